@@ -1,0 +1,289 @@
+//! A fio job as fio resolves it: every option that shapes the simulated I/O,
+//! in fio's units (bytes, nanoseconds), after global sections, includes,
+//! variables and arithmetic have been applied.
+
+use crate::workload::Ddir;
+
+/// rw= / readwrite=.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RwKind {
+    Read,
+    Write,
+    Trim,
+    RandRead,
+    RandWrite,
+    RandTrim,
+    /// rw / readwrite: sequential mixed reads and writes.
+    ReadWrite,
+    /// randrw.
+    RandReadWrite,
+    /// trimwrite: trim then write the same block.
+    TrimWrite,
+    /// randtrimwrite.
+    RandTrimWrite,
+}
+
+impl RwKind {
+    pub fn is_random(self) -> bool {
+        matches!(
+            self,
+            RwKind::RandRead
+                | RwKind::RandWrite
+                | RwKind::RandTrim
+                | RwKind::RandReadWrite
+                | RwKind::RandTrimWrite
+        )
+    }
+
+    /// Which directions this pattern can issue.
+    pub fn has(self, d: Ddir) -> bool {
+        use RwKind::*;
+        match d {
+            Ddir::Read => matches!(self, Read | RandRead | ReadWrite | RandReadWrite),
+            Ddir::Write => matches!(
+                self,
+                Write | RandWrite | ReadWrite | RandReadWrite | TrimWrite | RandTrimWrite
+            ),
+            Ddir::Trim => matches!(self, Trim | RandTrim | TrimWrite | RandTrimWrite),
+        }
+    }
+
+    /// fio's name, as printed in the normal output header.
+    pub fn fio_name(self) -> &'static str {
+        use RwKind::*;
+        match self {
+            Read => "read",
+            Write => "write",
+            Trim => "trim",
+            RandRead => "randread",
+            RandWrite => "randwrite",
+            RandTrim => "randtrim",
+            ReadWrite => "rw",
+            RandReadWrite => "randrw",
+            TrimWrite => "trimwrite",
+            RandTrimWrite => "randtrimwrite",
+        }
+    }
+}
+
+/// Block size choice for one direction.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BlockSize {
+    Fixed(u64),
+    /// bsrange=min-max: uniform, in multiples of min (fio's get_next_buflen).
+    Range {
+        min: u64,
+        max: u64,
+    },
+    /// bssplit: (size, percent) pairs; percents of 0 share the remainder.
+    Split(Vec<(u64, u32)>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoEngine {
+    Sync,
+    Psync,
+    Vsync,
+    Pvsync,
+    Pvsync2,
+    Libaio,
+    IoUring,
+    PosixAio,
+    Null,
+}
+
+impl IoEngine {
+    /// Synchronous engines: one I/O per system call, the thread blocks in it
+    /// (fio's FIO_SYNCIO), so iodepth is effectively 1 and slat is not
+    /// recorded.
+    pub fn is_sync(self) -> bool {
+        matches!(
+            self,
+            IoEngine::Sync
+                | IoEngine::Psync
+                | IoEngine::Vsync
+                | IoEngine::Pvsync
+                | IoEngine::Pvsync2
+        )
+    }
+
+    pub fn fio_name(self) -> &'static str {
+        match self {
+            IoEngine::Sync => "sync",
+            IoEngine::Psync => "psync",
+            IoEngine::Vsync => "vsync",
+            IoEngine::Pvsync => "pvsync",
+            IoEngine::Pvsync2 => "pvsync2",
+            IoEngine::Libaio => "libaio",
+            IoEngine::IoUring => "io_uring",
+            IoEngine::PosixAio => "posixaio",
+            IoEngine::Null => "null",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RateProcess {
+    Linear,
+    Poisson,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum RandomDistribution {
+    Random,
+    Zipf(f64),
+    Pareto(f64),
+    /// normal:<dev percent>
+    Normal(f64),
+    /// zoned: (access percent, size percent) per zone.
+    Zoned(Vec<(f64, f64)>),
+}
+
+/// One job section, resolved. `numjobs` clones are made by the simulator.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobSpec {
+    pub name: String,
+    pub description: Option<String>,
+    /// 1-based line of the `[section]` header, for messages.
+    pub line: u32,
+    /// Options written in this job's own section, as written (after
+    /// `$keyword` substitution), in order; bare flags are left out. This is
+    /// fio's JSON "job options".
+    pub own_options: Vec<(String, String)>,
+
+    pub rw: RwKind,
+    /// The `:N` suffix of rw (sequential: skip N bytes after each I/O;
+    /// random: a new random offset only every N I/Os). 0 = none.
+    pub rw_nr: u64,
+    /// rwmixread percent (rwmixwrite = 100 - this).
+    pub rwmixread: u32,
+    /// Per direction: read, write, trim.
+    pub bs: [BlockSize; 3],
+
+    /// size= in bytes (None: the whole file / device region).
+    pub size: Option<u64>,
+    /// filesize= per file (None: size / nrfiles).
+    pub filesize: Option<u64>,
+    pub offset: u64,
+    pub offset_increment: u64,
+    /// io_size / io_limit: bytes of I/O to do (None: size).
+    pub io_size: Option<u64>,
+    pub number_ios: Option<u64>,
+    pub loops: u32,
+
+    pub iodepth: u32,
+    pub iodepth_batch_submit: u32,
+    pub iodepth_batch_complete_min: u32,
+    pub iodepth_batch_complete_max: u32,
+    pub iodepth_low: u32,
+    pub numjobs: u32,
+    pub ioengine: IoEngine,
+    pub direct: bool,
+    pub hipri: bool,
+
+    /// runtime in ns (None: no limit).
+    pub runtime: Option<u64>,
+    pub time_based: bool,
+    pub ramp_time: u64,
+    pub startdelay: u64,
+    /// thinktime in ns, spin part in ns, every `thinktime_blocks` I/Os.
+    pub thinktime: u64,
+    pub thinktime_spin: u64,
+    pub thinktime_blocks: u32,
+
+    /// Bytes per second cap per direction (0 = none).
+    pub rate: [u64; 3],
+    pub rate_iops: [u64; 3],
+    pub rate_min: [u64; 3],
+    pub rate_process: RateProcess,
+
+    pub random_distribution: RandomDistribution,
+    pub randrepeat: bool,
+    pub randseed: Option<u64>,
+    pub norandommap: bool,
+
+    /// CPUs this job may run on (None: any).
+    pub cpus_allowed: Option<Vec<u32>>,
+
+    pub group_reporting: bool,
+    pub stonewall: bool,
+    pub new_group: bool,
+
+    pub filename: Option<String>,
+    pub nrfiles: u32,
+    pub directory: Option<String>,
+}
+
+impl Default for JobSpec {
+    /// fio's defaults (options.c): rw=read, bs=4k, ioengine=psync,
+    /// iodepth=1, numjobs=1, randrepeat=1, rwmixread=50, loops=1.
+    fn default() -> Self {
+        JobSpec {
+            name: String::new(),
+            description: None,
+            line: 0,
+            own_options: Vec::new(),
+            rw: RwKind::Read,
+            rw_nr: 0,
+            rwmixread: 50,
+            bs: [
+                BlockSize::Fixed(4096),
+                BlockSize::Fixed(4096),
+                BlockSize::Fixed(4096),
+            ],
+            size: None,
+            filesize: None,
+            offset: 0,
+            offset_increment: 0,
+            io_size: None,
+            number_ios: None,
+            loops: 1,
+            iodepth: 1,
+            iodepth_batch_submit: 1,
+            iodepth_batch_complete_min: 1,
+            iodepth_batch_complete_max: 1,
+            iodepth_low: 1,
+            numjobs: 1,
+            ioengine: IoEngine::Psync,
+            direct: false,
+            hipri: false,
+            runtime: None,
+            time_based: false,
+            ramp_time: 0,
+            startdelay: 0,
+            thinktime: 0,
+            thinktime_spin: 0,
+            thinktime_blocks: 1,
+            rate: [0; 3],
+            rate_iops: [0; 3],
+            rate_min: [0; 3],
+            rate_process: RateProcess::Linear,
+            random_distribution: RandomDistribution::Random,
+            randrepeat: true,
+            randseed: None,
+            norandommap: false,
+            cpus_allowed: None,
+            group_reporting: false,
+            stonewall: false,
+            new_group: false,
+            filename: None,
+            nrfiles: 1,
+            directory: None,
+        }
+    }
+}
+
+/// A whole job file.
+#[derive(Clone, Debug, Default)]
+pub struct JobFile {
+    /// Path as given, for messages.
+    pub path: String,
+    pub jobs: Vec<JobSpec>,
+    /// Options of the global section(s), as written: fio's JSON
+    /// "global options" (present only when the file has one).
+    pub global_options: Option<Vec<(String, String)>>,
+    /// Options accepted but that cannot change the simulated I/O.
+    pub ignored: Vec<crate::error::Diagnostic>,
+    /// fio quirks read as fio reads them (e.g. `bs= 8k` is 8 bytes).
+    pub warnings: Vec<crate::error::Diagnostic>,
+}

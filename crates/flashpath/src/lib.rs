@@ -5,8 +5,14 @@
 //! `device` (the storage device), and back. `sim` is the engine, `profile`
 //! the parameters, `report` the results in fio's formats.
 
+pub mod block;
+pub mod driver;
 pub mod error;
+pub mod host;
+pub mod machine;
+pub mod profile;
 pub mod report;
+pub mod run;
 pub mod sim;
 pub mod workload;
 

@@ -25,3 +25,9 @@ pub struct IoUnit {
     pub offset: u64,
     pub len: u32,
 }
+
+/// Anything that yields a job's I/Os in order: a fio job's stream, an
+/// iozone phase, a trace replayer. `None` means the job's work is done.
+pub trait IoSource {
+    fn next_io(&mut self) -> Option<IoUnit>;
+}

@@ -1,0 +1,110 @@
+//! Host controller drivers and the devices behind them, as the block layer
+//! sees them: a driver takes a request (`queue_rq`), drives its link and
+//! device with events of its own, and reports when the device has posted
+//! the completion. The host then takes the interrupt (or a poller finds it).
+
+pub mod null_blk;
+
+use crate::sim::queue::EventQueue;
+use crate::sim::Ns;
+use crate::workload::Ddir;
+
+/// A request as the driver sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DriverRq {
+    /// Slab key of the request; the driver hands it back on completion.
+    pub tag: u32,
+    pub ddir: Ddir,
+    /// Byte offset on the device and length.
+    pub offset: u64,
+    pub len: u32,
+    /// Submitted for polled completion (REQ_POLLED / hipri on a poll queue).
+    pub polled: bool,
+    /// CPU that submitted it (for per-CPU queues and interrupt routing).
+    pub cpu: u32,
+}
+
+/// An event private to a driver: `kind` and `id` mean what the driver says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DriverEvent {
+    pub kind: u32,
+    pub id: u32,
+}
+
+/// Events of the whole machine: the driver's are wrapped, completions are
+/// handed to the host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceSignal {
+    Driver(DriverEvent),
+    /// The device posted the completion of request `tag` now; deliver it to
+    /// the host (interrupt on `irq_cpu`, or to the poller).
+    Completed {
+        tag: u32,
+    },
+}
+
+/// What a driver may do to the outside world while handling a call.
+pub struct DriverCtx<'a, E> {
+    pub queue: &'a mut EventQueue<E>,
+    pub wrap: fn(DeviceSignal) -> E,
+}
+
+impl<E> DriverCtx<'_, E> {
+    pub fn now(&self) -> Ns {
+        self.queue.now()
+    }
+    pub fn schedule(&mut self, at: Ns, event: DriverEvent) {
+        self.queue
+            .schedule(at, (self.wrap)(DeviceSignal::Driver(event)));
+    }
+    /// The device posts request `tag`'s completion at `at`.
+    pub fn complete(&mut self, at: Ns, tag: u32) {
+        self.queue
+            .schedule(at, (self.wrap)(DeviceSignal::Completed { tag }));
+    }
+}
+
+/// Host-CPU costs of a driver's own code, ns at the host's reference
+/// frequency.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DriverCpuCosts {
+    /// queue_rq: build the command, ring the doorbell.
+    pub submit: Ns,
+    /// The interrupt handler's work (reading the completion entry).
+    pub irq_handler: Ns,
+    /// One call of the driver's poll function (mq_ops->poll).
+    pub poll_iteration: Ns,
+}
+
+/// How the device signals completions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompletionSignal {
+    /// An interrupt to the host.
+    Interrupt,
+    /// Completed inside the submission call (null_blk irqmode=0): no
+    /// interrupt, no sleep.
+    Inline,
+    /// Completed from a softirq on the submitting CPU right after submit
+    /// (null_blk irqmode=1).
+    Softirq,
+}
+
+pub trait Driver<E> {
+    /// The device's name as /sys/block shows it (`nullb0`, `nvme0n1`).
+    fn disk_name(&self) -> &str;
+    /// Capacity in bytes.
+    fn capacity(&self) -> u64;
+    /// Hardware queue depth (tags per hardware queue) and hardware queues.
+    fn queue_depth(&self) -> u32;
+    fn hw_queues(&self) -> u32;
+    /// Whether the driver has poll support for this request kind.
+    fn can_poll(&self) -> bool;
+    fn cpu_costs(&self) -> DriverCpuCosts;
+    fn completion_signal(&self) -> CompletionSignal;
+    /// Accept a request; the driver must eventually call `ctx.complete`.
+    fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>);
+    /// One of this driver's own events fired.
+    fn on_event(&mut self, event: DriverEvent, ctx: &mut DriverCtx<'_, E>);
+    /// Model counters for flashpath's own report section.
+    fn counters(&self) -> serde_json::Value;
+}

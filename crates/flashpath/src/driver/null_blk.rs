@@ -1,0 +1,184 @@
+//! null_blk (drivers/block/null_blk): a block device that does no I/O and
+//! completes each request after a fixed time. Module parameters as the
+//! kernel names them (Documentation/block/null_blk.rst): `completion_nsec`,
+//! `hw_queue_depth`, `submit_queues`, `irqmode`, `mbps`, `gb`.
+
+use super::{CompletionSignal, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
+use crate::profile::Profile;
+use crate::sim::{Ns, NS_PER_SEC};
+
+/// null_blk.h: TICKS_PER_SEC = 50, TIMER_INTERVAL = NSEC_PER_SEC / 50: the
+/// bandwidth limit refills its byte budget every 20 ms.
+const TICKS_PER_SEC: u64 = 50;
+const TIMER_INTERVAL: Ns = NS_PER_SEC / TICKS_PER_SEC;
+
+const EV_RETRY_THROTTLED: u32 = 0;
+
+pub struct NullBlk {
+    name: String,
+    capacity: u64,
+    completion_nsec: Ns,
+    hw_queue_depth: u32,
+    submit_queues: u32,
+    irqmode: u32,
+    /// mb_per_tick(mbps) = (1 << 20) / TICKS_PER_SEC * mbps; 0 = unlimited.
+    bytes_per_tick: u64,
+    /// Budget left in the current tick and the tick it belongs to.
+    cur_bytes: u64,
+    cur_tick: u64,
+    /// Requests waiting for the next tick's budget (the kernel stops the
+    /// queue and requeues them: BLK_STS_DEV_RESOURCE).
+    throttled: std::collections::VecDeque<DriverRq>,
+    cpu: DriverCpuCosts,
+    completed: u64,
+    throttle_waits: u64,
+}
+
+impl NullBlk {
+    pub fn from_profile(p: &Profile) -> crate::Result<NullBlk> {
+        let irqmode = p.count("device.irqmode")? as u32;
+        if irqmode > 2 {
+            return Err(crate::InputError::new(
+                p.files.last().cloned().unwrap_or_default(),
+                None,
+                format!("device.irqmode must be 0 (none), 1 (softirq) or 2 (timer), not {irqmode}"),
+            ));
+        }
+        let depth = p.count("device.hw_queue_depth")? as u32;
+        let queues = p.count("device.submit_queues")? as u32;
+        if depth == 0 || queues == 0 {
+            return Err(crate::InputError::new(
+                p.files.last().cloned().unwrap_or_default(),
+                None,
+                "device.hw_queue_depth and device.submit_queues must be at least 1",
+            ));
+        }
+        let mbps = p.count("device.mbps")?;
+        Ok(NullBlk {
+            name: "nullb0".into(),
+            capacity: p.bytes("device.capacity")?,
+            completion_nsec: p.ns("device.completion_nsec")?,
+            hw_queue_depth: depth,
+            submit_queues: queues,
+            irqmode,
+            bytes_per_tick: (1u64 << 20) / TICKS_PER_SEC * mbps,
+            cur_bytes: 0,
+            cur_tick: u64::MAX,
+            throttled: std::collections::VecDeque::with_capacity(depth as usize),
+            cpu: DriverCpuCosts {
+                submit: p.ns("driver.queue_rq")?,
+                irq_handler: p.ns("driver.irq_handler")?,
+                poll_iteration: p.ns("driver.poll")?,
+            },
+            completed: 0,
+            throttle_waits: 0,
+        })
+    }
+
+    /// null_handle_throttled: take the request's bytes from this tick's
+    /// budget, or refuse it until the timer refills the budget.
+    fn admit(&mut self, now: Ns, len: u64) -> bool {
+        if self.bytes_per_tick == 0 {
+            return true;
+        }
+        let tick = now / TIMER_INTERVAL;
+        if tick != self.cur_tick {
+            self.cur_tick = tick;
+            self.cur_bytes = self.bytes_per_tick;
+        }
+        if self.cur_bytes == 0 {
+            return false;
+        }
+        // The kernel lets the last request of a tick overdraw (atomic
+        // subtraction, checked before): one request always goes through.
+        self.cur_bytes = self.cur_bytes.saturating_sub(len);
+        true
+    }
+
+    fn start(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, impl Sized>) {
+        // irqmode=2 (NULL_IRQ_TIMER): an hrtimer fires completion_nsec
+        // after submission. Modes 0 and 1 complete at once (inline, or from
+        // the submitting CPU's softirq): the host path adds those costs.
+        let delay = if self.irqmode == 2 {
+            self.completion_nsec
+        } else {
+            0
+        };
+        self.completed += 1;
+        ctx.complete(ctx.now() + delay, rq.tag);
+    }
+}
+
+impl<E> Driver<E> for NullBlk {
+    fn disk_name(&self) -> &str {
+        &self.name
+    }
+    fn capacity(&self) -> u64 {
+        self.capacity
+    }
+    fn queue_depth(&self) -> u32 {
+        self.hw_queue_depth
+    }
+    fn hw_queues(&self) -> u32 {
+        self.submit_queues
+    }
+    fn can_poll(&self) -> bool {
+        // null_blk gained poll_queues in 5.13; with irqmode=2 a poller
+        // simply finds the completion once the timer has fired.
+        true
+    }
+    fn cpu_costs(&self) -> DriverCpuCosts {
+        self.cpu
+    }
+    fn completion_signal(&self) -> CompletionSignal {
+        match self.irqmode {
+            0 => CompletionSignal::Inline,
+            1 => CompletionSignal::Softirq,
+            _ => CompletionSignal::Interrupt,
+        }
+    }
+    fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {
+        if !self.throttled.is_empty() || !self.admit(ctx.now(), u64::from(rq.len)) {
+            self.throttle_waits += 1;
+            if self.throttled.is_empty() {
+                let next_tick = (ctx.now() / TIMER_INTERVAL + 1) * TIMER_INTERVAL;
+                ctx.schedule(
+                    next_tick,
+                    DriverEvent {
+                        kind: EV_RETRY_THROTTLED,
+                        id: 0,
+                    },
+                );
+            }
+            self.throttled.push_back(rq);
+            return;
+        }
+        self.start(rq, ctx);
+    }
+    fn on_event(&mut self, event: DriverEvent, ctx: &mut DriverCtx<'_, E>) {
+        debug_assert_eq!(event.kind, EV_RETRY_THROTTLED);
+        // nullb_bwtimer_fn: refill and restart the stopped queue.
+        while let Some(rq) = self.throttled.front().copied() {
+            if !self.admit(ctx.now(), u64::from(rq.len)) {
+                let next_tick = (ctx.now() / TIMER_INTERVAL + 1) * TIMER_INTERVAL;
+                ctx.schedule(
+                    next_tick,
+                    DriverEvent {
+                        kind: EV_RETRY_THROTTLED,
+                        id: 0,
+                    },
+                );
+                return;
+            }
+            self.throttled.pop_front();
+            self.start(rq, ctx);
+        }
+    }
+    fn counters(&self) -> serde_json::Value {
+        serde_json::json!({
+            "driver": "null_blk",
+            "completed": self.completed,
+            "throttle_waits": self.throttle_waits,
+        })
+    }
+}

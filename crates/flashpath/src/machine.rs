@@ -1,0 +1,903 @@
+//! The simulated machine: fio job threads on host CPUs, the block layer,
+//! and a driver with its device, wired together by one event loop.
+//!
+//! A request's life (DESIGN.md, "A request's life"): the thread prepares an
+//! I/O (fio user time) and enters the kernel (syscall, block layer submit,
+//! driver queue_rq), all on its core; the request takes a hardware-queue
+//! tag and goes to the driver; the device posts its completion; the host
+//! takes the interrupt (idle exit, handler, block completion, wake-up, IPI,
+//! context switch) or a polling thread finds it; fio reaps it and records
+//! its latencies.
+
+use crate::block::{BlkMq, QueueSettings};
+use crate::driver::{CompletionSignal, DeviceSignal, Driver, DriverCpuCosts, DriverCtx, DriverRq};
+use crate::host::cpu::{Cpu, HostCosts};
+use crate::report::{DirResult, DiskUtil, JobResult};
+use crate::sim::queue::EventQueue;
+use crate::sim::rng::RngStream;
+use crate::sim::slab::Slab;
+use crate::sim::{Ns, NS_PER_MS};
+use crate::workload::fio::{IoEngine, JobSpec, RateProcess};
+use crate::workload::{Ddir, IoSource, IoUnit};
+use std::collections::VecDeque;
+
+/// fio's bwavgtime and iopsavgtime default: one sample per 500 ms.
+const SAMPLE_INTERVAL: Ns = 500 * NS_PER_MS;
+
+#[derive(Clone, Copy, Debug)]
+pub enum Ev {
+    /// A thread starts (after its startdelay).
+    Start(u32),
+    /// A thread continues its loop (after a wake-up or a timer).
+    Run(u32),
+    /// The submit path of request `rq` reached the driver.
+    Dispatch(u32),
+    Device(DeviceSignal),
+}
+
+fn wrap_device(s: DeviceSignal) -> Ev {
+    Ev::Device(s)
+}
+
+/// Which CPU takes a device's completion interrupt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IrqCpu {
+    /// The CPU that submitted the request (per-CPU completion queues with
+    /// matching MSI-X affinity, as NVMe sets up).
+    Submitter,
+    /// A fixed CPU (a single-vector controller).
+    Fixed(u32),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    NotStarted,
+    Running,
+    /// Asleep in the kernel waiting for completions.
+    WaitIo,
+    /// Spinning in the driver's poll loop since the given time.
+    Polling(Ns),
+    /// Asleep on a timer (thinktime, rate limit).
+    Timer,
+    Done,
+}
+
+struct Rq {
+    thread: u32,
+    unit: IoUnit,
+    /// fio's start_time (get_io_u) and issue_time.
+    start: Ns,
+    issue: Ns,
+    /// Entered the block layer / device posted completion.
+    blk_start: Ns,
+    hctx: u32,
+    polled: bool,
+    cpu: u32,
+}
+
+/// Everything about a job clone that the loop needs, resolved once.
+pub struct ThreadPlan {
+    pub spec_index: u32,
+    pub clone: u32,
+    pub cpu: u32,
+    /// Threads of a later wave start when every earlier one is done
+    /// (stonewall).
+    pub wave: u32,
+    pub groupid: u32,
+    pub source: Box<dyn IoSource>,
+}
+
+struct Thread {
+    plan_spec: u32,
+    clone: u32,
+    cpu: u32,
+    wave: u32,
+    source: Box<dyn IoSource>,
+    engine: IoEngine,
+    sync: bool,
+    depth: u32,
+    complete_min: u32,
+    polled: bool,
+    startdelay: Ns,
+    runtime: Option<Ns>,
+    ramp: Ns,
+    thinktime: Ns,
+    thinktime_spin: Ns,
+    thinktime_blocks: u32,
+    rate_bps: [u64; 3],
+    rate_iops: [u64; 3],
+    rate_poisson: bool,
+    rate_rng: RngStream,
+
+    state: State,
+    start: Ns,
+    stats_start: Ns,
+    end: Ns,
+    inflight: u32,
+    done: VecDeque<u32>,
+    pending: Option<IoUnit>,
+    exhausted: bool,
+    ios_since_think: u32,
+    think_due: bool,
+    /// fio's rate_next_io_time per direction (ns since the job started).
+    rate_next: [Ns; 3],
+    rate_late_ns: u128,
+    rate_late_n: u64,
+
+    res: JobResult,
+    last_sample: Ns,
+    sample_bytes: [u64; 3],
+    sample_ios: [u64; 3],
+    usr_ns: Ns,
+    sys_ns: Ns,
+    ctx: u64,
+}
+
+/// Where one I/O's microseconds went, summed over the run.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Breakdown {
+    pub ios: u64,
+    /// fio user-space time, syscall and block/driver submit on the CPU.
+    pub submit_ns: u128,
+    /// Waiting for a hardware-queue tag.
+    pub tag_wait_ns: u128,
+    /// From reaching the driver to the device posting completion.
+    pub device_ns: u128,
+    /// Idle-state exit latency paid by the interrupt.
+    pub cstate_exit_ns: u128,
+    /// Interrupt entry, handler and block completion.
+    pub irq_ns: u128,
+    /// Wake-up, IPI and context switch back to the thread.
+    pub wakeup_ns: u128,
+    /// From the device's completion to the poller noticing it.
+    pub poll_ns: u128,
+    /// Syscall exit and fio's reap on the thread's CPU.
+    pub reap_ns: u128,
+}
+
+pub struct Machine {
+    queue: EventQueue<Ev>,
+    cpus: Vec<Cpu>,
+    costs: HostCosts,
+    drv_costs: DriverCpuCosts,
+    signal: CompletionSignal,
+    irq_cpu: IrqCpu,
+    settings: QueueSettings,
+    blk: BlkMq,
+    driver: Box<dyn Driver<Ev>>,
+    rqs: Slab<Rq>,
+    threads: Vec<Thread>,
+    current_wave: u32,
+    /// Per-request timestamps in flight: device completion time.
+    dev_done: Vec<Ns>,
+    pub breakdown: Breakdown,
+    disk: DiskUtil,
+    disk_inflight: u32,
+    disk_last_change: Ns,
+    /// Completed I/Os (for the conservation check and benchmarks).
+    pub completed_ios: u64,
+    pub submitted_ios: u64,
+}
+
+pub struct MachineParts {
+    pub cpus: Vec<Cpu>,
+    pub costs: HostCosts,
+    pub irq_cpu: IrqCpu,
+    pub settings: QueueSettings,
+    pub driver: Box<dyn Driver<Ev>>,
+}
+
+impl Machine {
+    pub fn new(
+        parts: MachineParts,
+        specs: &[JobSpec],
+        plans: Vec<ThreadPlan>,
+        seed: u64,
+    ) -> Machine {
+        let depth = parts
+            .driver
+            .queue_depth()
+            .min(parts.settings.nr_requests.max(1));
+        let blk = BlkMq::new(parts.driver.hw_queues(), depth);
+        let can_poll = parts.driver.can_poll();
+        let mut threads = Vec::with_capacity(plans.len());
+        for (tid, plan) in plans.into_iter().enumerate() {
+            let spec = &specs[plan.spec_index as usize];
+            let sync = spec.ioengine.is_sync();
+            // Polled completion: the queue allows it (io_poll=1), the
+            // driver can poll, and the submission asks for it (hipri with
+            // pvsync2's RWF_HIPRI or io_uring's IOPOLL). Linux's aio clears
+            // IOCB_HIPRI ("no one is going to poll for this I/O", fs/aio.c),
+            // so libaio with hipri completes by interrupt.
+            let polled = spec.hipri
+                && parts.settings.io_poll
+                && can_poll
+                && matches!(spec.ioengine, IoEngine::Pvsync2 | IoEngine::IoUring);
+            let depth = if sync { 1 } else { spec.iodepth.max(1) };
+            let mut res = JobResult {
+                name: spec.name.clone(),
+                description: spec.description.clone(),
+                groupid: plan.groupid,
+                section_index: plan.spec_index,
+                clone_index: plan.clone,
+                group_reporting: spec.group_reporting,
+                own_options: spec.own_options.clone(),
+                rw: spec.rw.fio_name().to_string(),
+                ioengine: spec.ioengine.fio_name().to_string(),
+                iodepth: spec.iodepth,
+                ..JobResult::default()
+            };
+            for d in Ddir::ALL {
+                res.bs_range[d.index()] = bs_range(&spec.bs[d.index()]);
+            }
+            threads.push(Thread {
+                plan_spec: plan.spec_index,
+                clone: plan.clone,
+                cpu: plan.cpu,
+                wave: plan.wave,
+                source: plan.source,
+                engine: spec.ioengine,
+                sync,
+                depth,
+                complete_min: spec.iodepth_batch_complete_min.max(1),
+                polled,
+                startdelay: spec.startdelay,
+                runtime: spec.runtime.filter(|r| *r > 0),
+                ramp: spec.ramp_time,
+                thinktime: spec.thinktime,
+                thinktime_spin: spec.thinktime_spin.min(spec.thinktime),
+                thinktime_blocks: spec.thinktime_blocks.max(1),
+                rate_bps: spec.rate,
+                rate_iops: spec.rate_iops,
+                rate_poisson: spec.rate_process == RateProcess::Poisson,
+                rate_rng: RngStream::new(
+                    seed,
+                    &format!("job{}.{}.rate", plan.spec_index, plan.clone),
+                ),
+                state: State::NotStarted,
+                start: 0,
+                stats_start: 0,
+                end: 0,
+                inflight: 0,
+                done: VecDeque::with_capacity(depth as usize),
+                pending: None,
+                exhausted: false,
+                ios_since_think: 0,
+                think_due: false,
+                rate_next: [0; 3],
+                rate_late_ns: 0,
+                rate_late_n: 0,
+                res,
+                last_sample: 0,
+                sample_bytes: [0; 3],
+                sample_ios: [0; 3],
+                usr_ns: 0,
+                sys_ns: 0,
+                ctx: 0,
+            });
+            let _ = tid;
+        }
+        let disk = DiskUtil {
+            name: parts.driver.disk_name().to_string(),
+            ..DiskUtil::default()
+        };
+        let max_inflight: usize = threads.iter().map(|t| t.depth as usize).sum();
+        Machine {
+            queue: EventQueue::with_capacity(4 * max_inflight + 16),
+            drv_costs: parts.driver.cpu_costs(),
+            signal: parts.driver.completion_signal(),
+            cpus: parts.cpus,
+            costs: parts.costs,
+            irq_cpu: parts.irq_cpu,
+            settings: parts.settings,
+            blk,
+            driver: parts.driver,
+            rqs: Slab::with_capacity(max_inflight),
+            threads,
+            current_wave: 0,
+            dev_done: Vec::with_capacity(max_inflight),
+            breakdown: Breakdown::default(),
+            disk,
+            disk_inflight: 0,
+            disk_last_change: 0,
+            completed_ios: 0,
+            submitted_ios: 0,
+        }
+    }
+
+    pub fn events_handled(&self) -> u64 {
+        self.queue.events_popped()
+    }
+
+    /// Run to the end: every thread done and nothing in flight.
+    pub fn run(&mut self) {
+        self.start_wave(0, 0);
+        while let Some((now, ev)) = self.queue.pop() {
+            match ev {
+                Ev::Start(t) => self.thread_start(t, now),
+                Ev::Run(t) => self.thread_run(t, now),
+                Ev::Dispatch(rq) => self.dispatch(rq, now),
+                Ev::Device(DeviceSignal::Driver(e)) => {
+                    let mut ctx = DriverCtx {
+                        queue: &mut self.queue,
+                        wrap: wrap_device,
+                    };
+                    self.driver.on_event(e, &mut ctx);
+                }
+                Ev::Device(DeviceSignal::Completed { tag }) => self.device_completed(tag, now),
+            }
+        }
+        debug_assert!(self.rqs.is_empty(), "requests left in flight");
+    }
+
+    fn start_wave(&mut self, wave: u32, now: Ns) {
+        self.current_wave = wave;
+        for (i, t) in self.threads.iter().enumerate() {
+            if t.wave == wave && t.state == State::NotStarted {
+                self.queue.schedule(now + t.startdelay, Ev::Start(i as u32));
+            }
+        }
+    }
+
+    fn thread_start(&mut self, tid: u32, now: Ns) {
+        let t = &mut self.threads[tid as usize];
+        t.state = State::Running;
+        t.start = now;
+        t.stats_start = now + t.ramp;
+        t.last_sample = t.stats_start;
+        let cpu = t.cpu;
+        self.cpus[cpu as usize].runnable += 1;
+        self.wake_cpu(cpu, now);
+        self.thread_run(tid, now);
+    }
+
+    /// A core that was idle is woken at `at`: returns the exit latency it
+    /// pays. (The idle governor is consulted when the core went idle.)
+    fn wake_cpu(&mut self, cpu: u32, at: Ns) -> Ns {
+        let _idle = self.cpus[cpu as usize].leave_idle(at);
+        0
+    }
+
+    fn thread_run(&mut self, tid: u32, now: Ns) {
+        let ti = tid as usize;
+        if self.threads[ti].state == State::Done {
+            return;
+        }
+        self.threads[ti].state = State::Running;
+        let mut now = now;
+        if !self.threads[ti].done.is_empty() {
+            now = self.reap(tid, now);
+        }
+        let costs = self.costs;
+        let drv = self.drv_costs;
+        loop {
+            let t = &mut self.threads[ti];
+            if let Some(rt) = t.runtime {
+                if now >= t.stats_start + rt {
+                    t.exhausted = true;
+                }
+            }
+            if t.exhausted {
+                break;
+            }
+            // thinktime after every thinktime_blocks I/Os: fio quiesces
+            // (waits for all in-flight I/O), spins thinktime_spin, then
+            // sleeps the rest (backend.c: handle_thinktime).
+            if t.think_due {
+                if t.inflight > 0 {
+                    break;
+                }
+                t.think_due = false;
+                let cpu = &mut self.cpus[t.cpu as usize];
+                let spun = cpu.spin_until(now, now + t.thinktime_spin);
+                t.sys_ns += spun - now.max(spun.min(now));
+                let wake = spun + (t.thinktime - t.thinktime_spin);
+                if wake > spun {
+                    self.sleep_timer(tid, spun, wake);
+                    return;
+                }
+                now = spun;
+                continue;
+            }
+            if t.inflight >= t.depth {
+                break;
+            }
+            let unit = match t.pending.take() {
+                Some(u) => u,
+                None => match t.source.next_io() {
+                    Some(u) => u,
+                    None => {
+                        t.exhausted = true;
+                        break;
+                    }
+                },
+            };
+            // Rate limits (io_u.c: rate_ddir): ahead of schedule, fio
+            // first quiesces (inline submit mode) and then sleeps until
+            // the I/O's time.
+            if let Some(due) = rate_due(t, unit) {
+                let due_abs = t.start + due;
+                if due_abs > now {
+                    t.pending = Some(unit);
+                    if t.inflight > 0 {
+                        break;
+                    }
+                    self.sleep_timer(tid, now, due_abs);
+                    return;
+                }
+                t.rate_late_ns += u128::from(now - due_abs);
+                t.rate_late_n += 1;
+            }
+            // Submit: fio's user-space work, then the kernel's path.
+            let start = now;
+            if t.engine == IoEngine::Null {
+                // fio's null engine completes in user space, no kernel.
+                let end = self.cpus[t.cpu as usize].run(now, costs.fio_submit, 0);
+                t.usr_ns += end - now;
+                let key = self.rqs.insert(Rq {
+                    thread: tid,
+                    unit,
+                    start,
+                    issue: end,
+                    blk_start: end,
+                    hctx: 0,
+                    polled: false,
+                    cpu: t.cpu,
+                });
+                t.inflight += 1;
+                t.done.push_back(key);
+                self.submitted_ios += 1;
+                note_depth(&mut t.res, t.inflight);
+                now = end;
+                t.ios_since_think += 1;
+                continue;
+            }
+            let sys = costs.syscall_entry
+                + costs.blk_submit
+                + drv.submit
+                + if t.sync { 0 } else { costs.syscall_exit };
+            let cpu = &mut self.cpus[t.cpu as usize];
+            let usr_end = cpu.run(now, costs.fio_submit, 0);
+            let end = cpu.run(usr_end, 0, sys);
+            t.usr_ns += usr_end - now;
+            t.sys_ns += end - usr_end;
+            let issue = if t.sync { usr_end } else { end };
+            let key = self.rqs.insert(Rq {
+                thread: tid,
+                unit,
+                start,
+                issue,
+                blk_start: usr_end,
+                hctx: 0,
+                polled: t.polled,
+                cpu: t.cpu,
+            });
+            t.inflight += 1;
+            self.submitted_ios += 1;
+            note_depth(&mut t.res, t.inflight);
+            t.ios_since_think += 1;
+            if t.thinktime > 0 && t.ios_since_think >= t.thinktime_blocks {
+                t.ios_since_think = 0;
+                t.think_due = true;
+            }
+            let sync = t.sync;
+            self.breakdown.submit_ns += u128::from(end - start);
+            self.queue.schedule(end, Ev::Dispatch(key));
+            now = end;
+            if sync {
+                break;
+            }
+        }
+        let t = &mut self.threads[ti];
+        if !t.done.is_empty() && t.engine == IoEngine::Null {
+            let end = self.reap(tid, now);
+            self.queue.schedule(end, Ev::Run(tid));
+            return;
+        }
+        if t.inflight > 0 {
+            if t.polled {
+                t.state = State::Polling(now);
+            } else {
+                t.state = State::WaitIo;
+                t.ctx += 1;
+                let cpu = &mut self.cpus[t.cpu as usize];
+                cpu.runnable -= 1;
+                if cpu.runnable == 0 {
+                    cpu.enter_idle(now);
+                }
+            }
+        } else if t.exhausted {
+            self.finish(tid, now);
+        }
+    }
+
+    fn sleep_timer(&mut self, tid: u32, now: Ns, wake: Ns) {
+        let t = &mut self.threads[tid as usize];
+        t.state = State::Timer;
+        t.ctx += 1;
+        let cpu = &mut self.cpus[t.cpu as usize];
+        cpu.runnable -= 1;
+        if cpu.runnable == 0 {
+            cpu.enter_idle(now);
+        }
+        // The timer fires on the thread's core: it pays the idle exit and
+        // the switch back to the thread before fio continues.
+        let cpu_id = t.cpu;
+        let exit = self.wake_cpu(cpu_id, wake);
+        let cpu = &mut self.cpus[cpu_id as usize];
+        cpu.runnable += 1;
+        let resumed = cpu.run(wake + exit, 0, self.costs.context_switch);
+        self.threads[tid as usize].sys_ns += resumed - wake - exit;
+        self.queue.schedule(resumed, Ev::Run(tid));
+    }
+
+    fn dispatch(&mut self, key: u32, now: Ns) {
+        let rq = self.rqs.get_mut(key);
+        let hctx = self.blk.hctx_of_cpu(rq.cpu);
+        rq.hctx = hctx as u32;
+        rq.blk_start = now;
+        self.disk_account(now, 1);
+        if self.blk.get_tag(hctx, key) {
+            self.to_driver(key, now);
+        }
+    }
+
+    fn to_driver(&mut self, key: u32, now: Ns) {
+        let rq = self.rqs.get(key);
+        self.breakdown.tag_wait_ns += u128::from(now - rq.blk_start);
+        let drq = DriverRq {
+            tag: key,
+            ddir: rq.unit.ddir,
+            offset: rq.unit.offset,
+            len: rq.unit.len,
+            polled: rq.polled,
+            cpu: rq.cpu,
+        };
+        if self.dev_done.len() <= key as usize {
+            self.dev_done.resize(key as usize + 1, 0);
+        }
+        self.dev_done[key as usize] = now;
+        let mut ctx = DriverCtx {
+            queue: &mut self.queue,
+            wrap: wrap_device,
+        };
+        self.driver.queue_rq(drq, &mut ctx);
+    }
+
+    fn disk_account(&mut self, now: Ns, delta: i32) {
+        let span = now - self.disk_last_change;
+        if self.disk_inflight > 0 {
+            self.disk.busy += span;
+        }
+        self.disk.in_queue += span * u64::from(self.disk_inflight);
+        self.disk_last_change = now;
+        self.disk_inflight = (self.disk_inflight as i32 + delta) as u32;
+    }
+
+    fn device_completed(&mut self, key: u32, now: Ns) {
+        let sent = self.dev_done[key as usize];
+        self.breakdown.device_ns += u128::from(now - sent);
+        let (tid, hctx, polled, rq_cpu, ddir, blk_start) = {
+            let rq = self.rqs.get(key);
+            (
+                rq.thread,
+                rq.hctx,
+                rq.polled,
+                rq.cpu,
+                rq.unit.ddir,
+                rq.blk_start,
+            )
+        };
+        self.disk_account(now, -1);
+        match ddir {
+            Ddir::Read => {
+                self.disk.read_ios += 1;
+                self.disk.read_ticks += now - blk_start;
+            }
+            _ => {
+                self.disk.write_ios += 1;
+                self.disk.write_ticks += now - blk_start;
+            }
+        }
+        // The tag is free again: a waiting request goes to the driver.
+        if let Some(next) = self.blk.put_tag(hctx as usize) {
+            self.to_driver(next, now);
+        }
+        let costs = self.costs;
+        let drv = self.drv_costs;
+        let ti = tid as usize;
+        let t_cpu = self.threads[ti].cpu;
+        if let State::Polling(since) = self.threads[ti].state {
+            if polled {
+                // blk_poll: the thread calls the driver's poll every
+                // poll_iteration; it notices the completion at the end of
+                // the first call that starts after the device posted it.
+                let iter = self.cpus[t_cpu as usize].scaled(drv.poll_iteration).max(1);
+                let polls = (now.saturating_sub(since)).div_ceil(iter).max(1);
+                let seen = since + polls * iter;
+                let cpu = &mut self.cpus[t_cpu as usize];
+                cpu.spin_until(since, seen);
+                let t = &mut self.threads[ti];
+                t.sys_ns += seen - since;
+                self.breakdown.poll_ns += u128::from(seen - now);
+                let done = cpu.run(seen, 0, costs.blk_complete + costs.syscall_exit);
+                t.sys_ns += done - seen;
+                self.breakdown.reap_ns += u128::from(done - seen);
+                t.inflight -= 1;
+                t.done.push_back(key);
+                t.state = State::Running;
+                self.queue.schedule(done, Ev::Run(tid));
+                return;
+            }
+        }
+        // Interrupt (or inline/softirq completion on the submitting CPU).
+        let (irq_cpu, mut at) = match self.signal {
+            CompletionSignal::Interrupt => {
+                let c = match self.irq_cpu {
+                    IrqCpu::Submitter => rq_cpu,
+                    IrqCpu::Fixed(c) => c.min(self.cpus.len() as u32 - 1),
+                };
+                let exit = self.wake_cpu(c, now);
+                self.breakdown.cstate_exit_ns += u128::from(exit);
+                let cost = costs.irq_entry + drv.irq_handler + costs.blk_complete;
+                let end = self.cpus[c as usize].run_irq(now + exit, cost);
+                self.breakdown.irq_ns += u128::from(end - now - exit);
+                (c, end)
+            }
+            CompletionSignal::Softirq | CompletionSignal::Inline => {
+                let cost = if self.signal == CompletionSignal::Softirq {
+                    costs.blk_complete
+                } else {
+                    0
+                };
+                let end = self.cpus[rq_cpu as usize].run_irq(now, cost);
+                self.breakdown.irq_ns += u128::from(end - now);
+                (rq_cpu, end)
+            }
+        };
+        let t = &mut self.threads[ti];
+        t.inflight -= 1;
+        t.done.push_back(key);
+        let need = if t.sync {
+            1
+        } else {
+            t.complete_min.min(t.inflight + t.done.len() as u32)
+        };
+        let wake_needed = t.state == State::WaitIo
+            && (t.done.len() as u32 >= need || (t.think_due && t.inflight == 0) || t.inflight == 0);
+        if !wake_needed {
+            return;
+        }
+        // Wake the thread: try_to_wake_up on the interrupt's CPU, an IPI if
+        // the thread sleeps on another core (which then leaves idle), and
+        // the context switch back into it.
+        let woke_at = at;
+        at = self.cpus[irq_cpu as usize].run_irq(at, costs.wakeup);
+        if t_cpu != irq_cpu && self.signal == CompletionSignal::Interrupt {
+            at += self.cpus[t_cpu as usize].scaled(costs.ipi);
+            let exit = self.wake_cpu(t_cpu, at);
+            self.breakdown.cstate_exit_ns += u128::from(exit);
+            at += exit;
+        } else {
+            self.wake_cpu(t_cpu, at);
+        }
+        let cpu = &mut self.cpus[t_cpu as usize];
+        cpu.runnable += 1;
+        let resumed = cpu.run(at, 0, costs.context_switch + costs.syscall_exit);
+        let t = &mut self.threads[ti];
+        t.sys_ns += resumed - at;
+        self.breakdown.wakeup_ns += u128::from(resumed - woke_at);
+        t.state = State::Running;
+        self.queue.schedule(resumed, Ev::Run(tid));
+    }
+
+    /// fio reaps every completed I/O of the thread at `now`: records the
+    /// latencies and bytes, accounts fio's completion work.
+    fn reap(&mut self, tid: u32, now: Ns) -> Ns {
+        let ti = tid as usize;
+        let n = self.threads[ti].done.len() as u64;
+        let cpu_id = self.threads[ti].cpu as usize;
+        let end = self.cpus[cpu_id].run(now, self.costs.fio_complete * n, 0);
+        let t = &mut self.threads[ti];
+        t.usr_ns += end - now;
+        while let Some(key) = t.done.pop_front() {
+            let rq = self.rqs.remove(key);
+            self.completed_ios += 1;
+            self.breakdown.ios += 1;
+            if now < t.stats_start {
+                continue;
+            }
+            let d = &mut t.res.dirs[rq.unit.ddir.index()];
+            d.io_bytes += u64::from(rq.unit.len);
+            d.total_ios += 1;
+            if !t.sync && t.engine != IoEngine::Null {
+                d.slat.record(rq.issue - rq.start);
+            }
+            d.clat.record(now - rq.issue);
+            d.lat.record(now - rq.start);
+        }
+        sample_bw(t, now);
+        end
+    }
+
+    fn finish(&mut self, tid: u32, now: Ns) {
+        let t = &mut self.threads[tid as usize];
+        t.state = State::Done;
+        t.end = now;
+        let cpu = &mut self.cpus[t.cpu as usize];
+        cpu.runnable -= 1;
+        if cpu.runnable == 0 {
+            cpu.enter_idle(now);
+        }
+        let wave = self.current_wave;
+        let wave_done = self
+            .threads
+            .iter()
+            .all(|t| t.wave != wave || t.state == State::Done);
+        if wave_done {
+            if let Some(next) = self
+                .threads
+                .iter()
+                .filter(|t| t.wave > wave)
+                .map(|t| t.wave)
+                .min()
+            {
+                self.start_wave(next, now);
+            }
+        }
+    }
+
+    /// Results per job clone, the disk's statistics, and the model's
+    /// counters.
+    pub fn results(mut self) -> (Vec<JobResult>, DiskUtil, serde_json::Value, Ns) {
+        let end = self.threads.iter().map(|t| t.end).max().unwrap_or(0);
+        self.disk_account(end, 0);
+        self.disk.total = end;
+        let mut jobs = Vec::with_capacity(self.threads.len());
+        let mut lateness = Vec::new();
+        for t in self.threads {
+            let mut res = t.res;
+            let runtime = t.end.saturating_sub(t.stats_start);
+            for d in Ddir::ALL {
+                let dr: &mut DirResult = &mut res.dirs[d.index()];
+                if dr.total_ios > 0 {
+                    dr.runtime = runtime;
+                }
+            }
+            res.job_runtime = runtime;
+            if runtime > 0 {
+                res.usr_cpu = t.usr_ns as f64 * 100.0 / runtime as f64;
+                res.sys_cpu = t.sys_ns as f64 * 100.0 / runtime as f64;
+            }
+            res.ctx = t.ctx;
+            let total: f64 = res.iodepth_level.iter().sum();
+            if total > 0.0 {
+                res.iodepth_level.iter_mut().for_each(|x| *x /= total);
+            }
+            lateness.push(serde_json::json!({
+                "job": res.name, "clone": t.clone, "spec": t.plan_spec,
+                "rate_lateness_mean_ns": if t.rate_late_n > 0 { (t.rate_late_ns / u128::from(t.rate_late_n)) as u64 } else { 0 },
+            }));
+            jobs.push(res);
+        }
+        let per_io = |x: u128| {
+            if self.breakdown.ios == 0 {
+                0.0
+            } else {
+                x as f64 / self.breakdown.ios as f64
+            }
+        };
+        let b = self.breakdown;
+        let cpus: Vec<serde_json::Value> = self
+            .cpus
+            .iter()
+            .map(|c| {
+                serde_json::json!({
+                    "cpu": c.id, "usr_ns": c.usr_ns, "sys_ns": c.sys_ns, "irq_ns": c.irq_ns,
+                    "idle_ns": c.idle_ns, "wakeups_from_idle": c.wakeups_from_idle,
+                })
+            })
+            .collect();
+        let extra = serde_json::json!({
+            "breakdown_ns_per_io": {
+                "submit": per_io(b.submit_ns),
+                "tag_wait": per_io(b.tag_wait_ns),
+                "device": per_io(b.device_ns),
+                "cstate_exit": per_io(b.cstate_exit_ns),
+                "irq": per_io(b.irq_ns),
+                "wakeup": per_io(b.wakeup_ns),
+                "poll": per_io(b.poll_ns),
+                "reap": per_io(b.reap_ns),
+            },
+            "block": { "tag_waits": self.blk.tag_waits, "io_poll": self.settings.io_poll },
+            "driver": self.driver.counters(),
+            "cpus": cpus,
+            "jobs": lateness,
+            "events": self.queue.events_popped(),
+        });
+        (jobs, self.disk, extra, end)
+    }
+}
+
+fn bs_range(bs: &crate::workload::fio::BlockSize) -> (u64, u64) {
+    use crate::workload::fio::BlockSize;
+    match bs {
+        BlockSize::Fixed(b) => (*b, *b),
+        BlockSize::Range { min, max } => (*min, *max),
+        BlockSize::Split(parts) => (
+            parts.iter().map(|p| p.0).min().unwrap_or(0),
+            parts.iter().map(|p| p.0).max().unwrap_or(0),
+        ),
+    }
+}
+
+/// fio's io_u_mark_depth: the depth at each submission, in buckets 1, 2,
+/// 4, 8, 16, 32, >=64.
+fn note_depth(res: &mut JobResult, depth: u32) {
+    let bucket = match depth {
+        0 | 1 => 0,
+        2..=3 => 1,
+        4..=7 => 2,
+        8..=15 => 3,
+        16..=31 => 4,
+        32..=63 => 5,
+        _ => 6,
+    };
+    res.iodepth_level[bucket] += 1.0;
+}
+
+/// When the I/O may be issued under the job's rate limits, as ns since the
+/// job started (fio's rate_next_io_time), advancing the schedule.
+fn rate_due(t: &mut Thread, unit: IoUnit) -> Option<Ns> {
+    let d = unit.ddir.index();
+    let bps = t.rate_bps[d];
+    let iops = t.rate_iops[d];
+    if bps == 0 && iops == 0 {
+        return None;
+    }
+    let due = t.rate_next[d];
+    // Spacing of this I/O: its bytes at the byte rate, or one I/O at the
+    // IOPS rate (whichever is the slower, as fio takes the larger usec).
+    let by_bytes = if bps > 0 {
+        u64::from(unit.len) as f64 * 1e9 / bps as f64
+    } else {
+        0.0
+    };
+    let by_iops = if iops > 0 { 1e9 / iops as f64 } else { 0.0 };
+    let spacing = by_bytes.max(by_iops);
+    let step = if t.rate_poisson {
+        // rate_process=poisson: exponential gaps with the same mean
+        // (io_u.c: -log(1 - random) * mean).
+        t.rate_rng.exponential(spacing)
+    } else {
+        spacing
+    };
+    t.rate_next[d] = due + step.round() as Ns;
+    Some(due)
+}
+
+/// fio's add_bw_samples/add_iops_samples: a sample every 500 ms of the
+/// bytes and I/Os since the previous one, over the time actually elapsed.
+fn sample_bw(t: &mut Thread, now: Ns) {
+    if now < t.last_sample + SAMPLE_INTERVAL {
+        return;
+    }
+    let spent_ms = (now - t.last_sample) / NS_PER_MS;
+    if spent_ms == 0 {
+        return;
+    }
+    for d in Ddir::ALL {
+        let i = d.index();
+        let dr = &mut t.res.dirs[i];
+        if dr.total_ios == 0 && t.sample_ios[i] == 0 {
+            continue;
+        }
+        let bytes = dr.io_bytes - t.sample_bytes[i];
+        let ios = dr.total_ios - t.sample_ios[i];
+        dr.bw_samples.push(bytes * 1000 / spent_ms / 1024);
+        dr.iops_samples.push(ios * 1000 / spent_ms);
+        t.sample_bytes[i] = dr.io_bytes;
+        t.sample_ios[i] = dr.total_ios;
+    }
+    t.last_sample = now;
+}

@@ -1,0 +1,259 @@
+//! Running a fio job file on a profile: build the machine the profile
+//! describes, lay the jobs' files out on the device, run, and gather the
+//! results in fio's terms.
+
+use crate::block::QueueSettings;
+use crate::driver::null_blk::NullBlk;
+use crate::driver::Driver;
+use crate::error::{InputError, Result};
+use crate::host::cpu::{Cpu, HostCosts};
+use crate::machine::{Ev, IrqCpu, Machine, MachineParts, ThreadPlan};
+use crate::profile::Profile;
+use crate::report::RunResult;
+use crate::sim::Ns;
+use crate::workload::fio::{JobFile, JobSpec};
+use crate::workload::IoSource;
+use std::collections::BTreeMap;
+
+/// Everything a run produced, plus engine figures for benchmarks.
+pub struct RunOutput {
+    pub result: RunResult,
+    pub events: u64,
+    pub completed_ios: u64,
+    pub submitted_ios: u64,
+}
+
+/// Host facts the job-file parser needs for `$ncpus` and friends.
+pub struct HostFacts {
+    pub ncpus: u32,
+}
+
+pub fn host_facts(profile: &Profile) -> Result<HostFacts> {
+    Ok(HostFacts {
+        ncpus: profile.count("host.cpus")? as u32,
+    })
+}
+
+fn build_driver(p: &Profile) -> Result<Box<dyn Driver<Ev>>> {
+    let kind = p.choice("device.kind", &["null_blk"])?;
+    match kind.as_str() {
+        "null_blk" => Ok(Box::new(NullBlk::from_profile(p)?)),
+        _ => unreachable!("choice() checked the kind"),
+    }
+}
+
+fn build_cpus(p: &Profile) -> Result<(Vec<Cpu>, IrqCpu)> {
+    let n = p.count("host.cpus")? as u32;
+    if n == 0 {
+        return Err(InputError::new(
+            p.files.last().cloned().unwrap_or_default(),
+            None,
+            "host.cpus must be at least 1",
+        ));
+    }
+    let hz = p.hz("host.freq")?;
+    let reference = p.hz("host.reference_freq")?;
+    if hz == 0.0 || reference == 0.0 {
+        return Err(InputError::new(
+            p.files.last().cloned().unwrap_or_default(),
+            None,
+            "host frequencies must be positive",
+        ));
+    }
+    let irq = p.choice("host.irq_cpu", &["submitter", "cpu0"])?;
+    let irq = if irq == "submitter" {
+        IrqCpu::Submitter
+    } else {
+        IrqCpu::Fixed(0)
+    };
+    Ok(((0..n).map(|i| Cpu::new(i, reference, hz)).collect(), irq))
+}
+
+/// Where a job's files live on the device: consecutive regions, one per
+/// distinct file name, in order of first use. A job on a raw device path
+/// (`/dev/...`) without a size uses the whole device.
+fn layout(jobs: &JobFile, capacity: u64) -> Result<Vec<Vec<(u64, u64)>>> {
+    const ALIGN: u64 = 1 << 20;
+    let mut files: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    let mut next = 0u64;
+    let mut out = Vec::new();
+    for spec in &jobs.jobs {
+        let mut per_clone = Vec::new();
+        for clone in 0..spec.numjobs.max(1) {
+            let (key, raw_device) = match &spec.filename {
+                Some(f) => (f.clone(), f.starts_with("/dev/")),
+                None => (format!("{}.{}.0", spec.name, clone), false),
+            };
+            let size = match (spec.size, spec.filesize) {
+                (Some(s), _) => s,
+                (None, Some(f)) => f * u64::from(spec.nrfiles.max(1)),
+                (None, None) if raw_device => capacity.saturating_sub(spec.offset),
+                (None, None) => return Err(InputError::new(
+                    jobs.path.clone(),
+                    Some(spec.line),
+                    format!(
+                        "job '{}': you need to specify size= (fio: \"you need to specify size=\")",
+                        spec.name
+                    ),
+                )),
+            };
+            let region = match files.get(&key) {
+                Some(r) => *r,
+                None => {
+                    let len = if raw_device {
+                        capacity
+                    } else {
+                        (spec.offset + size).div_ceil(ALIGN) * ALIGN
+                    };
+                    let start = if raw_device { 0 } else { next };
+                    if start + len > capacity {
+                        return Err(InputError::new(
+                            jobs.path.clone(),
+                            Some(spec.line),
+                            format!(
+                                "job '{}': its files need {} bytes past offset {} but the device has {} bytes",
+                                spec.name, len, start, capacity
+                            ),
+                        ));
+                    }
+                    if !raw_device {
+                        next = start + len;
+                    }
+                    files.insert(key, (start, len));
+                    (start, len)
+                }
+            };
+            let offset = spec.offset + u64::from(clone) * spec.offset_increment;
+            let len = size.min(region.1.saturating_sub(offset));
+            if len == 0 {
+                return Err(InputError::new(
+                    jobs.path.clone(),
+                    Some(spec.line),
+                    format!(
+                        "job '{}': offset {} leaves no room in its file",
+                        spec.name, offset
+                    ),
+                ));
+            }
+            per_clone.push((region.0 + offset, len));
+        }
+        out.push(per_clone);
+    }
+    Ok(out)
+}
+
+fn check_modelled(jobs: &JobFile) -> Result<()> {
+    for spec in &jobs.jobs {
+        if !spec.direct && spec.ioengine != crate::workload::fio::IoEngine::Null {
+            return Err(InputError::new(
+                jobs.path.clone(),
+                Some(spec.line),
+                format!(
+                    "job '{}': buffered I/O (direct=0, fio's default) needs the page cache, which flashpath does not model yet; set direct=1",
+                    spec.name
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+pub type SourceFactory<'a> = &'a dyn Fn(&JobSpec, u64, u64, u64, u32) -> Box<dyn IoSource>;
+
+/// Run a parsed job file on a loaded profile.
+pub fn run_jobs(
+    jobs: &JobFile,
+    profile: &Profile,
+    seed: u64,
+    make_source: SourceFactory<'_>,
+) -> Result<RunOutput> {
+    check_modelled(jobs)?;
+    let (cpus, irq_cpu) = build_cpus(profile)?;
+    let costs = HostCosts::from_profile(profile)?;
+    let settings = QueueSettings::from_profile(profile)?;
+    let driver = build_driver(profile)?;
+    profile.check_all_read()?;
+    let regions = layout(jobs, driver.capacity())?;
+    let ncpus = cpus.len() as u32;
+    let mut plans = Vec::new();
+    let mut wave = 0u32;
+    let mut group = 0u32;
+    let mut next_cpu = 0u32;
+    for (si, spec) in jobs.jobs.iter().enumerate() {
+        if si > 0 && spec.stonewall {
+            wave += 1;
+        }
+        if si > 0 && (spec.stonewall || spec.new_group) {
+            group += 1;
+        }
+        for clone in 0..spec.numjobs.max(1) {
+            let allowed: Vec<u32> = match &spec.cpus_allowed {
+                Some(list) => list.iter().copied().filter(|c| *c < ncpus).collect(),
+                None => (0..ncpus).collect(),
+            };
+            if allowed.is_empty() {
+                return Err(InputError::new(
+                    jobs.path.clone(),
+                    Some(spec.line),
+                    format!(
+                        "job '{}': cpus_allowed names no CPU of this {ncpus}-CPU host",
+                        spec.name
+                    ),
+                ));
+            }
+            // The scheduler spreads threads: take the allowed CPUs in turn.
+            let cpu = allowed[next_cpu as usize % allowed.len()];
+            next_cpu += 1;
+            let (start, len) = regions[si][clone as usize];
+            plans.push(ThreadPlan {
+                spec_index: si as u32,
+                clone,
+                cpu,
+                wave,
+                groupid: group,
+                source: make_source(spec, start, len, seed, clone),
+            });
+        }
+    }
+    let mut machine = Machine::new(
+        MachineParts {
+            cpus,
+            costs,
+            irq_cpu,
+            settings,
+            driver,
+        },
+        &jobs.jobs,
+        plans,
+        seed,
+    );
+    machine.run();
+    let events = machine.events_handled();
+    let completed = machine.completed_ios;
+    let submitted = machine.submitted_ios;
+    let (job_results, disk, mut extra, end): (_, _, _, Ns) = machine.results();
+    extra["profile"] = serde_json::json!(profile.name);
+    extra["seed"] = serde_json::json!(seed);
+    extra["ignored_options"] = jobs
+        .ignored
+        .iter()
+        .map(|d| serde_json::json!(d.to_string()))
+        .collect();
+    extra["warnings"] = jobs
+        .warnings
+        .iter()
+        .map(|d| serde_json::json!(d.to_string()))
+        .collect();
+    Ok(RunOutput {
+        result: RunResult {
+            jobs: job_results,
+            global_options: jobs.global_options.clone(),
+            end_time: end,
+            disks: vec![disk],
+            flashpath: extra,
+        },
+        events,
+        completed_ios: completed,
+        submitted_ios: submitted,
+    })
+}

@@ -79,7 +79,10 @@ fn ordered_opts(text: &str, key: &str, nth: usize) -> Vec<(String, String)> {
         .filter_map(|l| {
             let l = l.trim().trim_end_matches(',');
             let (k, v) = l.split_once(" : ")?;
-            Some((k.trim_matches('"').to_string(), v.trim_matches('"').to_string()))
+            Some((
+                k.trim_matches('"').to_string(),
+                v.trim_matches('"').to_string(),
+            ))
         })
         .collect()
 }
@@ -355,6 +358,10 @@ fn json_style_is_byte_identical_for_fio_numbers() {
             ]
             .iter()
             .any(|p| t.starts_with(p))
+                // percentile, bins, depth and latency-bucket entries
+                || t[1..].starts_with(|c: char| c.is_ascii_digit() || c == '>')
+                || t.starts_with("\"usr_cpu\"")
+                || t.starts_with("\"sys_cpu\"")
                 || t.starts_with('{')
                 || t.starts_with('}')
                 || t.starts_with(']')
@@ -416,7 +423,10 @@ fn derived_numbers_agree_with_fio() {
                         f["clat_ns"][key].as_f64().unwrap(),
                         o["clat_ns"][key].as_f64().unwrap(),
                     );
-                    assert!(close(a, b, a / 64.0 + 1.0), "{ctx} {d} clat {key}: {a} vs {b}");
+                    assert!(
+                        close(a, b, a / 64.0 + 1.0),
+                        "{ctx} {d} clat {key}: {a} vs {b}"
+                    );
                 }
                 // bw_agg from fio's own bw_mean and our group aggregate.
                 if f["bw_samples"].as_u64().unwrap() > 0 {
@@ -548,7 +558,10 @@ fn normal_output_matches_fio_lines() {
         // reconstruction has one clone per JSON entry, so only check the
         // single-clone runs' header lines exactly.
         let lines: Vec<&str> = text.lines().collect();
-        let start = lines.iter().position(|l| l.starts_with("Starting")).unwrap();
+        let start = lines
+            .iter()
+            .position(|l| l.starts_with("Starting"))
+            .unwrap();
         if !lines[..start].contains(&"...") {
             let head: Vec<&str> = ours_text.lines().take(start + 1).collect();
             assert_eq!(lines[..=start].to_vec(), head, "{}", dir.display());
@@ -575,9 +588,8 @@ fn combined_formats_in_fio_order() {
             ""
         }
     };
-    let order = |t: &str| -> Vec<&'static str> {
-        t.lines().map(kind).filter(|k| !k.is_empty()).collect()
-    };
+    let order =
+        |t: &str| -> Vec<&'static str> { t.lines().map(kind).filter(|k| !k.is_empty()).collect() };
     assert_eq!(order(&text), order(&ours));
     // And the JSON part is a valid document on its own.
     let j = all_formats_json(&ours);
@@ -605,11 +617,78 @@ fn latency_shares_exact_when_counted() {
                 for (k, v) in fj[key].as_object().unwrap() {
                     let (a, b) = (v.as_f64().unwrap(), oj[key][k].as_f64().unwrap());
                     if a == 0.01 {
-                        assert!(b >= 0.01 && b < 0.02, "{} {key} {k}", dir.display());
+                        assert!((0.01..0.02).contains(&b), "{} {key} {k}", dir.display());
                     } else {
                         assert_eq!(cf(a), cf(b), "{} {key} {k}", dir.display());
                     }
                 }
+            }
+        }
+    }
+}
+
+/// Bandwidth/IOPS sample statistics set from fio's own numbers (json+ has
+/// no samples): the bw/iops lines of normal output, terse's bw fields and
+/// JSON's bw_* / iops_* lines must then be fio's, byte for byte.
+#[test]
+fn bw_and_iops_sample_stats_print_like_fio() {
+    use flashpath::report::group::SampleStat;
+    use flashpath::report::{json, normal, terse};
+    for dir in run_dirs() {
+        let (text, run) = all_formats(&dir);
+        let doc: Value = serde_json::from_str(&all_formats_json(&text)).unwrap();
+        let mut ts = thread_stats(&run);
+        let gs = group_stats(&ts);
+        let stat = |d: &Value, p: &str, dev: &str, mean: &str| {
+            let n = u(&d[format!("{p}_samples")]);
+            let sd = d[dev].as_f64().unwrap();
+            SampleStat {
+                min: u(&d[format!("{p}_min")]),
+                max: u(&d[format!("{p}_max")]),
+                samples: n,
+                mean: d[mean].as_f64().unwrap(),
+                s: sd * sd * n.saturating_sub(1) as f64,
+            }
+        };
+        for (t, j) in ts.iter_mut().zip(doc["jobs"].as_array().unwrap()) {
+            for (k, name) in ["read", "write", "trim"].iter().enumerate() {
+                t.dirs[k].bw = stat(&j[*name], "bw", "bw_dev", "bw_mean");
+                t.dirs[k].iops = stat(&j[*name], "iops", "iops_stddev", "iops_mean");
+            }
+        }
+        let time = flashpath::report::fmt::ctime(run.end_time / 1_000_000_000);
+        let mut ours_normal = String::new();
+        let mut ours_json = String::new();
+        let mut ours_terse = Vec::new();
+        for t in &ts {
+            let rs = &gs[t.groupid as usize];
+            ours_normal.push_str(&normal::job_block(t, rs, &time));
+            json::print(&json::job_obj(t, rs, 0, true), 2, &mut ours_json);
+            ours_json.push('\n');
+            ours_terse.push(terse::terse_line(t, rs, &run));
+        }
+        let pick = |l: &&str| l.starts_with("   bw (") || l.starts_with("   iops ");
+        let fio_n: Vec<&str> = text.lines().filter(pick).collect();
+        let our_n: Vec<&str> = ours_normal.lines().filter(pick).collect();
+        assert_eq!(fio_n, our_n, "{}", dir.display());
+        let pickj = |l: &&str| {
+            let t = l.trim_start();
+            t.starts_with("\"bw_") || t.starts_with("\"iops_")
+        };
+        let fio_j: Vec<&str> = text.lines().filter(pickj).collect();
+        let our_j: Vec<&str> = ours_json.lines().filter(pickj).collect();
+        assert_eq!(fio_j, our_j, "{}", dir.display());
+        let fio_t: Vec<&str> = text.lines().filter(|l| l.starts_with("3;")).collect();
+        for (f, o) in fio_t.iter().zip(&ours_terse) {
+            let f: Vec<&str> = f.split(';').collect();
+            let o: Vec<&str> = o.trim_end().split(';').collect();
+            for base in [5, 46] {
+                assert_eq!(
+                    f[base + 36..base + 41],
+                    o[base + 36..base + 41],
+                    "{}",
+                    dir.display()
+                );
             }
         }
     }

@@ -139,10 +139,22 @@ mod tests {
         // real-runs/randrw70-4jobs-grouped/out.all-formats.txt
         assert_eq!(num2str(45053, 4, 1, false, N2sUnit::None), "45.1k");
         assert_eq!(num2str(19577, 4, 1, false, N2sUnit::None), "19.6k");
-        assert_eq!(num2str(184538130, 4, 1, true, N2sUnit::BytePerSec), "176MiB/s");
-        assert_eq!(num2str(184538130, 4, 1, false, N2sUnit::BytePerSec), "185MB/s");
-        assert_eq!(num2str(80191116, 4, 1, true, N2sUnit::BytePerSec), "76.5MiB/s");
-        assert_eq!(num2str(80191116, 4, 1, false, N2sUnit::BytePerSec), "80.2MB/s");
+        assert_eq!(
+            num2str(184538130, 4, 1, true, N2sUnit::BytePerSec),
+            "176MiB/s"
+        );
+        assert_eq!(
+            num2str(184538130, 4, 1, false, N2sUnit::BytePerSec),
+            "185MB/s"
+        );
+        assert_eq!(
+            num2str(80191116, 4, 1, true, N2sUnit::BytePerSec),
+            "76.5MiB/s"
+        );
+        assert_eq!(
+            num2str(80191116, 4, 1, false, N2sUnit::BytePerSec),
+            "80.2MB/s"
+        );
         assert_eq!(num2str(187121664, 4, 1, true, N2sUnit::Byte), "178MiB");
         assert_eq!(num2str(81313792, 4, 1, true, N2sUnit::Byte), "77.5MiB");
         assert_eq!(num2str(81313792, 4, 1, false, N2sUnit::Byte), "81.3MB");

@@ -409,8 +409,8 @@ pub fn group_stats(ts: &[ThreadStat]) -> Vec<GroupStats> {
     }
     for rs in &mut gs {
         for k in 0..3 {
-            if rs.max_run[k] > 0 {
-                rs.agg[k] = rs.iobytes[k] * 1000 / rs.max_run[k];
+            if let Some(agg) = (rs.iobytes[k] * 1000).checked_div(rs.max_run[k]) {
+                rs.agg[k] = agg;
             }
         }
     }
@@ -452,8 +452,14 @@ mod tests {
     #[test]
     fn bw_agg_rounding_differs_like_fio() {
         // randrw70: read bw_mean 179595.5, group aggregate 184538130 B/s.
-        assert_eq!(format!("{:.6}", convert_agg(179595.5, 184538130)), "99.657063");
-        assert_eq!(format!("{:.6}", bw_agg_terse(179595.5, 184538130)), "99.657350");
+        assert_eq!(
+            format!("{:.6}", convert_agg(179595.5, 184538130)),
+            "99.657063"
+        );
+        assert_eq!(
+            format!("{:.6}", bw_agg_terse(179595.5, 184538130)),
+            "99.657350"
+        );
     }
 
     #[test]

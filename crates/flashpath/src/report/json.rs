@@ -176,8 +176,8 @@ fn lat_obj(h: &LatencyHist, percentiles: bool, plus: bool) -> O {
 fn ddir_obj(ts: &ThreadStat, rs: &GroupStats, k: usize, plus: bool) -> O {
     let d = &ts.dirs[k];
     let (mut bw_bytes, mut bw, mut iops) = (0u64, 0u64, 0.0f64);
-    if d.runtime > 0 {
-        bw_bytes = 1000 * d.io_bytes / d.runtime;
+    if let Some(b) = (1000 * d.io_bytes).checked_div(d.runtime) {
+        bw_bytes = b;
         bw = bw_bytes / 1024;
         iops = 1000.0 * d.total_ios as f64 / d.runtime as f64;
     }
@@ -263,7 +263,11 @@ pub fn job_obj(ts: &ThreadStat, rs: &GroupStats, elapsed: u64, plus: bool) -> JV
     o.obj("iodepth_submit", dist_obj(&ts.iodepth_submit, sub_keys));
     o.obj("iodepth_complete", dist_obj(&ts.iodepth_complete, sub_keys));
     let (n, u, m) = ts.lat_dist();
-    for (name, vals) in [("latency_ns", &n[..]), ("latency_us", &u[..]), ("latency_ms", &m[..])] {
+    for (name, vals) in [
+        ("latency_ns", &n[..]),
+        ("latency_us", &u[..]),
+        ("latency_ms", &m[..]),
+    ] {
         let mut b = O::new();
         for (k, v) in LAT_KEYS.iter().zip(vals) {
             b.float(k, *v);
@@ -327,7 +331,8 @@ pub fn render_json(run: &RunResult, plus: bool) -> String {
     }
     // flashpath's own section, always present (null when empty) so readers
     // can rely on it; fio readers ignore unknown keys.
-    root.0.push(("flashpath".into(), from_serde(&run.flashpath)));
+    root.0
+        .push(("flashpath".into(), from_serde(&run.flashpath)));
     let mut out = String::new();
     print(&root.done(), 0, &mut out);
     out.push('\n');

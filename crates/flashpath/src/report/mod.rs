@@ -172,8 +172,7 @@ mod tests {
         ] {
             let _ = render(&run, f);
         }
-        let j: serde_json::Value =
-            serde_json::from_str(&render(&run, OutputFormat::Json)).unwrap();
+        let j: serde_json::Value = serde_json::from_str(&render(&run, OutputFormat::Json)).unwrap();
         assert_eq!(j["time"], "Thu Jan  1 00:00:00 1970");
     }
 }

@@ -5,9 +5,7 @@
 //! kb_base=1024, unit_base=bytes, sig_figs=4, percentile_precision=2.
 
 use super::fmt::{cfp, ctime, num2str, N2sUnit};
-use super::group::{
-    calc_lat, convert_agg, group_stats, ms_floor, GroupStats, ThreadStat,
-};
+use super::group::{calc_lat, convert_agg, group_stats, ms_floor, GroupStats, ThreadStat};
 use super::model::RunResult;
 use crate::sim::hist::{LatencyHist, FIO_DEFAULT_PERCENTILES};
 use std::fmt::Write;
@@ -389,4 +387,41 @@ pub fn render_results(run: &RunResult) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_lat_picks_units_like_fio() {
+        // real-runs/randrw70-4jobs-grouped and randread-4k-qd1 (fio 3.33).
+        let mut out = String::new();
+        display_lat(&mut out, "slat", (1556, 2361626, 4608.895368, 15087.206829));
+        display_lat(
+            &mut out,
+            "clat",
+            (6365, 4123734, 473513.031915, 176424.927502),
+        );
+        display_lat(&mut out, "clat", (468, 7255234, 25624.02, 103489.82));
+        assert_eq!(
+            out,
+            "    slat (nsec): min=1556, max=2361.6k, avg=4608.90, stdev=15087.21\n\
+             \x20   clat (usec): min=6, max=4123, avg=473.51, stdev=176.42\n\
+             \x20   clat (nsec): min=468, max=7255.2k, avg=25624.02, stdev=103489.82\n"
+        );
+    }
+
+    #[test]
+    fn percentile_table_in_nsec_has_three_columns() {
+        let mut h = LatencyHist::default();
+        for v in [498u64, 524, 620, 700, 5_000_000] {
+            h.record(v);
+        }
+        let mut out = String::new();
+        clat_percentiles(&mut out, &h, "clat");
+        let first = out.lines().nth(1).unwrap();
+        assert_eq!(first.matches("th=[").count(), 3, "{out}");
+        assert!(out.starts_with("    clat percentiles (nsec):\n     |  1.00th=[    498],"));
+    }
 }

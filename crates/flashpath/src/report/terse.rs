@@ -30,8 +30,8 @@ fn lat4(out: &mut String, v: Option<(u64, u64, f64, f64)>) {
 fn ddir(out: &mut String, ts: &ThreadStat, rs: &GroupStats, k: usize) {
     let d = &ts.dirs[k];
     let (mut bw, mut iops) = (0, 0);
-    if d.runtime > 0 {
-        bw = (1000 * d.io_bytes / d.runtime) / 1024;
+    if let Some(b) = (1000 * d.io_bytes).checked_div(d.runtime) {
+        bw = b / 1024;
         iops = 1000 * d.total_ios / d.runtime;
     }
     let _ = write!(out, ";{};{};{};{}", d.io_bytes >> 10, bw, iops, d.runtime);
@@ -41,11 +41,11 @@ fn ddir(out: &mut String, ts: &ThreadStat, rs: &GroupStats, k: usize) {
     // values are then bucket 0), so the 17 defaults always print.
     let vals = d.clat.percentiles(&FIO_DEFAULT_PERCENTILES);
     for i in 0..LIST_MAX_LEN {
-        match FIO_DEFAULT_PERCENTILES.get(i) {
-            Some(p) => {
-                let _ = write!(out, ";{}%={}", cf(*p), vals[i] / 1000);
+        match (FIO_DEFAULT_PERCENTILES.get(i), vals.get(i)) {
+            (Some(p), Some(v)) => {
+                let _ = write!(out, ";{}%={}", cf(*p), v / 1000);
             }
-            None => out.push_str(";0%=0"),
+            _ => out.push_str(";0%=0"),
         }
     }
     lat4(out, calc_lat(&d.lat));

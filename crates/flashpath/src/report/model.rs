@@ -49,6 +49,7 @@ pub struct JobResult {
     pub dirs: [DirResult; 3],
     /// ms the job ran (fio's job_runtime), in ns.
     pub job_runtime: Ns,
+    /// CPU use in percent of job_runtime, as fio prints usr_cpu/sys_cpu.
     pub usr_cpu: f64,
     pub sys_cpu: f64,
     pub ctx: u64,
@@ -62,6 +63,77 @@ pub struct JobResult {
     pub iodepth_complete: [f64; 7],
     /// errno of the first error, 0 if none.
     pub error: i32,
+    // ---- Added for the report formatters (all optional: Default is fio's
+    // behaviour when the simulator does not fill them). ----
+    /// fio's verror text for the normal output's `err=95 (...)`, e.g.
+    /// "file:io_u.c:1876, func=io_u error, error=Operation not supported".
+    pub error_msg: String,
+    /// Exact counts of I/Os per fio latency bucket (io_u.c
+    /// io_u_mark_latency). When `None` the formatters derive them from the
+    /// clat histograms, which can misplace I/Os whose latency lies within
+    /// 1/128 of a bucket edge.
+    pub io_u_lat: Option<IoULat>,
+    /// fsync/fdatasync latencies (fio's sync_stat); empty when none.
+    pub sync_lat: LatencyHist,
+    /// latency_target mode settings; `None` means off (fio then reports
+    /// target 0, window 0, percentile 100 and depth = iodepth).
+    pub latency_target: Option<LatencyTarget>,
+    /// Process id printed in the normal output's job line; `None` prints a
+    /// deterministic stand-in (see report::normal).
+    pub pid: Option<u32>,
+}
+
+/// fio's io_u_lat_n / io_u_lat_u / io_u_lat_m counters (stat.h
+/// FIO_IO_U_LAT_N_NR = 10, _U_NR = 10, _M_NR = 12).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IoULat {
+    pub n: [u64; 10],
+    pub u: [u64; 10],
+    pub m: [u64; 12],
+}
+
+impl IoULat {
+    /// fio's io_u_mark_latency: below 1 us by ns, below 1 ms by us, else by
+    /// ms. Bucket "N" holds values from the previous edge up to N-1.
+    pub fn record(&mut self, ns: u64) {
+        const EDGES: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
+        fn idx(v: u64) -> usize {
+            EDGES.iter().position(|e| v < *e).unwrap_or(EDGES.len())
+        }
+        if ns < 1_000 {
+            self.n[idx(ns)] += 1;
+        } else if ns < 1_000_000 {
+            self.u[idx(ns / 1_000)] += 1;
+        } else {
+            let ms = ns / 1_000_000;
+            let i = if ms < 1000 {
+                idx(ms)
+            } else if ms < 2000 {
+                10
+            } else {
+                11
+            };
+            self.m[i] += 1;
+        }
+    }
+
+    pub fn add(&mut self, other: &IoULat) {
+        self.n.iter_mut().zip(other.n).for_each(|(a, b)| *a += b);
+        self.u.iter_mut().zip(other.u).for_each(|(a, b)| *a += b);
+        self.m.iter_mut().zip(other.m).for_each(|(a, b)| *a += b);
+    }
+}
+
+/// latency_target / latency_window / latency_percentile and the depth fio
+/// settled on (fio's latency_qd).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LatencyTarget {
+    /// ns.
+    pub target: u64,
+    /// us, as fio keeps it.
+    pub window: u64,
+    pub percentile: f64,
+    pub depth: u32,
 }
 
 /// Per-device statistics (fio's disk_util).

@@ -6,6 +6,7 @@
 //! the parameters, `report` the results in fio's formats.
 
 pub mod error;
+pub mod host;
 pub mod report;
 pub mod sim;
 pub mod workload;

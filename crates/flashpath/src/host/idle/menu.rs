@@ -101,7 +101,10 @@ pub struct SelectInput {
     /// task), read by `get_loadavg()`.
     pub load_avg: f64,
     /// PM QoS CPU latency limit (`cpuidle_governor_latency_req()` /
-    /// `pm_qos_request(PM_QOS_CPU_DMA_LATENCY)`); `u64::MAX` = none.
+    /// `pm_qos_request(PM_QOS_CPU_DMA_LATENCY)`); `u64::MAX` = none
+    /// (the kernel's 2000 s default). The kernel keeps it in whole
+    /// microseconds, so it is truncated to us: below 1 us acts as 0
+    /// ("very strict latency requirement": state 0).
     pub latency_req_ns: Ns,
 }
 

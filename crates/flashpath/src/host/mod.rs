@@ -1,4 +1,11 @@
 //! The host: CPU cores that run the kernel's I/O path (costs scaled by core
 //! frequency), the threads (fio jobs) on them, and idle states.
+//!
+//! * [`cpu`]: cores as serial servers of kernel and application work.
+//! * [`idle`]: C-state tables (`drivers/idle/intel_idle.c`, the POLL state of
+//!   `drivers/cpuidle/poll_state.c`), the menu idle governor
+//!   (`drivers/cpuidle/governors/menu.c`, v4.4 and a recent text), C-state
+//!   residency counters and the C1 -> C1E hardware auto-promotion switch.
 
 pub mod cpu;
+pub mod idle;

@@ -262,7 +262,12 @@ impl IoTlbPool {
         for i in slot_index..slot_index + nslots {
             let s = &mut self.slots[i as usize];
             s.list = 0;
-            s.alloc_size = req.alloc_size - (offset + (u64::from(i - slot_index) << IO_TLB_SHIFT));
+            // size_t arithmetic: with a min_align_mask offset the last
+            // slot's value wraps in the kernel too (only the first slot's
+            // value is used, by the release and by bounces at the start).
+            s.alloc_size = req
+                .alloc_size
+                .wrapping_sub(offset + (u64::from(i - slot_index) << IO_TLB_SHIFT));
         }
         out.written = nslots;
         let mut count = 0;

@@ -380,12 +380,9 @@ impl IoTlbPool {
                 expect[i] = 1 + next;
             }
         }
-        for i in 0..n {
-            if self.slots[i].list != expect[i] {
-                return Err(format!(
-                    "slot {i}: list {} expected {}",
-                    self.slots[i].list, expect[i]
-                ));
+        for (i, (slot, want)) in self.slots.iter().zip(&expect).enumerate() {
+            if slot.list != *want {
+                return Err(format!("slot {i}: list {} expected {want}", slot.list));
             }
         }
         for a in 0..self.nareas as usize {

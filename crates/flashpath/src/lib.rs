@@ -1,11 +1,13 @@
 //! flashpath: a discrete-event simulator of the whole flash-storage I/O path
 //! of a Linux machine. The modules follow a request down the path:
 //! `workload` (the application's I/O) -> `host` (the CPU that runs the
-//! kernel) -> `block` (blk-mq) -> `driver` (host controller driver) ->
-//! `device` (the storage device), and back. `sim` is the engine, `profile`
-//! the parameters, `report` the results in fio's formats.
+//! kernel) -> `block` (blk-mq) -> `dma` (mapping, swiotlb) -> `driver` (host
+//! controller driver) -> `device` (the storage device), and back. `sim` is
+//! the engine, `machine` wires the layers, `profile` holds the parameters,
+//! `report` renders results in fio's formats.
 
 pub mod block;
+pub mod dma;
 pub mod driver;
 pub mod error;
 pub mod host;

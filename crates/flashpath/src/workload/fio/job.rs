@@ -212,6 +212,31 @@ pub struct JobSpec {
     pub filename: Option<String>,
     pub nrfiles: u32,
     pub directory: Option<String>,
+
+    // Fields added by the fio parser (fio 3.33 semantics).
+    /// `size=N%`: percent of the file/device region (then `size` is None).
+    pub size_percent: Option<u32>,
+    /// `offset=N%`: percent of the region (then `offset` is 0).
+    pub offset_percent: Option<u32>,
+    /// `startdelay=low-high`: fio picks a delay in [startdelay, high] (ns).
+    pub startdelay_high: Option<u64>,
+    /// Sequential `rw=read:-8k` suffix: bytes added to the next offset
+    /// after each I/O (fio's ddir_seq_add; may be negative). `rw_nr` holds
+    /// the same value when it is positive.
+    pub rw_seq_add: i64,
+    /// kb_base=1024 (default) or 1000: how unit prefixes were read.
+    pub kb_base: u32,
+    /// bs_unaligned: bsrange sizes are not rounded to multiples of the min.
+    pub bs_unaligned: bool,
+    /// Output-only options, recorded for the reporter.
+    pub percentile_list: Option<Vec<f64>>,
+    pub clat_percentiles: bool,
+    pub lat_percentiles: bool,
+    pub slat_percentiles: bool,
+    /// unified_rw_reporting: "none", "mixed" or "both".
+    pub unified_rw_reporting: String,
+    /// unit_base: 0 (auto), 8 (bytes), 1 (bits).
+    pub unit_base: u32,
 }
 
 impl Default for JobSpec {
@@ -269,6 +294,18 @@ impl Default for JobSpec {
             filename: None,
             nrfiles: 1,
             directory: None,
+            size_percent: None,
+            offset_percent: None,
+            startdelay_high: None,
+            rw_seq_add: 0,
+            kb_base: 1024,
+            bs_unaligned: false,
+            percentile_list: None,
+            clat_percentiles: true,
+            lat_percentiles: false,
+            slat_percentiles: false,
+            unified_rw_reporting: "none".to_string(),
+            unit_base: 0,
         }
     }
 }

@@ -237,6 +237,25 @@ pub struct JobSpec {
     pub unified_rw_reporting: String,
     /// unit_base: 0 (auto), 8 (bytes), 1 (bits).
     pub unit_base: u32,
+    /// ba / blockalign per direction: alignment of random offsets in bytes
+    /// (0 = fio's default, the minimum block size).
+    pub blockalign: [u64; 3],
+    /// exitall: when this job finishes, the simulator stops all others.
+    pub exitall: bool,
+    /// percentage_random per direction: share of random offsets for
+    /// random patterns (the rest sequential). Default 100.
+    pub percentage_random: [u32; 3],
+    /// verify=TYPE (None for 0/none). With do_verify, a write job reads
+    /// back what it wrote after its write phase (the stream yields those
+    /// reads); read jobs check their data inline (host CPU only).
+    pub verify: Option<String>,
+    pub do_verify: bool,
+    /// wait_for=NAME: start only after that job has finished.
+    pub wait_for: Option<String>,
+    /// exit_what (with exitall): "group", "stonewall" or "all".
+    pub exit_what: String,
+    /// cpus_allowed_policy=split: each clone gets one CPU of the set.
+    pub cpus_allowed_split: bool,
 }
 
 impl Default for JobSpec {
@@ -306,6 +325,14 @@ impl Default for JobSpec {
             slat_percentiles: false,
             unified_rw_reporting: "none".to_string(),
             unit_base: 0,
+            blockalign: [0; 3],
+            exitall: false,
+            percentage_random: [100; 3],
+            verify: None,
+            do_verify: true,
+            wait_for: None,
+            exit_what: "group".to_string(),
+            cpus_allowed_split: false,
         }
     }
 }

@@ -7,5 +7,5 @@ mod parse;
 pub mod stream;
 
 pub use job::*;
-pub use parse::{parse_job_file, parse_job_str, ParseContext};
+pub use parse::{fio_resolved_number, parse_job_file, parse_job_str, ParseContext};
 pub use stream::IoStream;

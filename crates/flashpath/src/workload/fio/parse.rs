@@ -290,6 +290,31 @@ fn bc_atom(t: &[char], p: &mut usize, depth: u32) -> Option<i64> {
 // ---------------------------------------------------------------------------
 // Numbers, as parse.c reads them.
 
+/// How fio 3.33 resolves one numeric option value: the number it prints as
+/// `out=N` under `fio --debug=parse` (sizes in bytes, times in
+/// microseconds, `N%` as fio's marker u64::MAX - N). None when fio would
+/// fail to parse it, or when the option is not numeric. For tests against
+/// the real fio.
+pub fn fio_resolved_number(option: &str, value: Option<&str>, kb_base: u32) -> Option<u64> {
+    let def = options::find(option)?;
+    let kb = u64::from(kb_base);
+    match (def.kind, value) {
+        (Kind::Set, None) => Some(1),
+        (_, None) => None,
+        (Kind::Time, Some(v)) => parse_time_us(v, true),
+        (Kind::Int, Some(v)) if is_time_int(def.name) => {
+            parse_time_us(v, def.name == "thinktime_iotime")
+        }
+        (Kind::Str | Kind::FloatList | Kind::Range, Some(v))
+            if !matches!(def.name, "filesize" | "number_ios" | "randseed") =>
+        {
+            let _ = v;
+            None
+        }
+        (_, Some(v)) => parse_bytes(v, kb).map(num_u64),
+    }
+}
+
 /// A size/int value: a number, or `N%` (fio stores -1ULL - N as a marker).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Num {
@@ -401,16 +426,13 @@ pub(crate) fn parse_bytes(s: &str, kb_base: u64) -> Option<Num> {
         return None;
     }
     let base = if s.contains("0x") || s.contains("0X") { 16 } else { 10 };
-    let v = strtoll(s, base)?;
-    if v < 0 {
-        return None;
-    }
-    let v = v as u64;
+    // Negative values wrap as in fio (a long long stored in a u64 field).
+    let v = strtoll(s, base)? as u64;
     let (m, pct) = mult_bytes(suffix_start(s), kb_base);
     Some(if pct {
         Num::Percent(v)
     } else {
-        Num::Val(v.checked_mul(m)?)
+        Num::Val(if m == 1 { v } else { v.checked_mul(m)? })
     })
 }
 
@@ -1069,8 +1091,8 @@ fn model(
                 return Err(bad("not a number"));
             };
             let cpus: Vec<u32> = (0..64).filter(|i| mask & (1u64 << i) != 0).collect();
-            if let Some(c) = cpus.iter().find(|c| **c >= ctx.ncpus) {
-                return Err(bad(&format!("CPU {c} too large (max={})", ctx.ncpus - 1)));
+            if cpus.is_empty() {
+                return Err(bad("no CPUs in the mask"));
             }
             s.cpus_allowed = Some(cpus);
         }
@@ -1115,6 +1137,54 @@ fn model(
             }
         }
         "hipri" => s.hipri = n == 1,
+        "exitall" => s.exitall = n == 1,
+        "exit_what" => {
+            if !matches!(v, "group" | "stonewall" | "all") {
+                return Err(bad("valid values: group, stonewall, all"));
+            }
+            s.exit_what = v.to_string();
+        }
+        "wait_for" => s.wait_for = Some(v.to_string()),
+        "cpus_allowed_policy" => {
+            s.cpus_allowed_split = match v {
+                "shared" => false,
+                "split" => true,
+                _ => return Err(bad("valid values: shared, split")),
+            }
+        }
+        "do_verify" => s.do_verify = n == 1,
+        "verify" => {
+            // options.c verify values (3.33); "0"/"none" turn it off.
+            const VALID: &[&str] = &[
+                "0", "none", "md5", "crc64", "crc32", "crc32c", "crc32c-intel", "crc16",
+                "crc7", "sha256", "sha512", "sha1", "sha3-224", "sha3-256", "sha3-384",
+                "sha3-512", "xxhash", "meta", "pattern", "null",
+            ];
+            if !VALID.contains(&v) {
+                return Err(bad(&format!("valid values: {}", VALID.join(", "))));
+            }
+            s.verify = (!matches!(v, "0" | "none")).then(|| v.to_string());
+        }
+        "percentage_random" => {
+            for (dd, p) in per_dir(v).iter().enumerate() {
+                if let Some(p) = p {
+                    match parse_bytes(p, kb) {
+                        Some(Num::Val(x)) if x <= 100 => s.percentage_random[dd] = x as u32,
+                        _ => return Err(bad("must be 0..100")),
+                    }
+                }
+            }
+        }
+        "ba" => {
+            for (dd, p) in per_dir(v).iter().enumerate() {
+                if let Some(p) = p {
+                    match parse_bytes(p, kb) {
+                        Some(Num::Val(x)) if x >= 1 => s.blockalign[dd] = x,
+                        _ => return Err(bad("alignment must be a size of at least 1 byte")),
+                    }
+                }
+            }
+        }
         other => {
             return Err(err(format!(
                 "option '{other}' is not modelled by flashpath"
@@ -1206,13 +1276,30 @@ fn parse_distribution(v: &str) -> std::result::Result<RandomDistribution, String
             if r.contains(',') || r.contains("r:") || r.contains("w:") {
                 return Err("per-direction zoned lists are not modelled by flashpath".into());
             }
-            let mut zones = Vec::new();
-            for z in r.split(':') {
+            // An empty access or size percent shares what is left evenly
+            // (fio 3.33 accepts `zoned:50/5:30/15:20/`).
+            let mut raw: Vec<(Option<f64>, Option<f64>)> = Vec::new();
+            for z in r.split(':').filter(|z| !z.is_empty()) {
                 let (a, b) = z.split_once('/').ok_or("zones are access%/size%")?;
-                let a: f64 = a.trim().parse().map_err(|_| format!("bad zone '{z}'"))?;
-                let b: f64 = b.trim().parse().map_err(|_| format!("bad zone '{z}'"))?;
-                zones.push((a, b));
+                let f = |x: &str| -> std::result::Result<Option<f64>, String> {
+                    if x.trim().is_empty() {
+                        Ok(None)
+                    } else {
+                        x.trim().parse().map(Some).map_err(|_| format!("bad zone '{z}'"))
+                    }
+                };
+                raw.push((f(a)?, f(b)?));
             }
+            let fill = |get: &dyn Fn(&(Option<f64>, Option<f64>)) -> Option<f64>| {
+                let given: f64 = raw.iter().filter_map(get).sum();
+                let missing = raw.iter().filter(|z| get(z).is_none()).count();
+                ((100.0 - given).max(0.0)) / missing.max(1) as f64
+            };
+            let (fa, fb) = (fill(&|z| z.0), fill(&|z| z.1));
+            let zones: Vec<(f64, f64)> = raw
+                .iter()
+                .map(|z| (z.0.unwrap_or(fa), z.1.unwrap_or(fb)))
+                .collect();
             let (ta, tb) = zones
                 .iter()
                 .fold((0.0, 0.0), |(x, y), (a, b)| (x + a, y + b));
@@ -1235,8 +1322,10 @@ fn parse_cpu_list(v: &str, ncpus: u32) -> std::result::Result<Vec<u32>, String> 
         if a > b {
             return Err(format!("bad CPU range '{part}'"));
         }
-        if b >= ncpus {
-            return Err(format!("CPU {b} too large (max={})", ncpus.saturating_sub(1)));
+        // fio 3.33 checks only against its compile-time FIO_MAX_CPUS here;
+        // CPUs the machine lacks are the simulator's to refuse at run time.
+        if b >= ncpus.max(4096) {
+            return Err(format!("CPU {b} too large (max={})", ncpus.max(4096) - 1));
         }
         for c in a..=b {
             if !cpus.contains(&c) {

@@ -45,9 +45,9 @@ pub struct IoStream {
     rwmix: [u32; 2],
     bs: [BlockSize; 3],
     bs_unaligned: bool,
-    /// Random-map granularity: the smallest block size of the active
-    /// directions (fio's td_min_bs).
-    min_bs: u64,
+    /// Granularity of random offsets and of the random map: blockalign
+    /// when set, else min_bs (io_u.c: offset = block * ba).
+    gran: u64,
     base: u64,
     file_len: u64,
     nfiles: u64,
@@ -55,6 +55,8 @@ pub struct IoStream {
     /// Per file, per direction: end of the last I/O (fio's f->last_pos).
     last_pos: Vec<[u64; 3]>,
     seq_add: i64,
+    /// percentage_random per direction (100 = all random).
+    pct_random: [u32; 3],
     /// Random patterns: new offset every `seq_nr` I/Os.
     seq_nr: u64,
     seq_count: u64,
@@ -74,6 +76,11 @@ pub struct IoStream {
     r_bs: RngStream,
     r_mix: RngStream,
     r_dist: RngStream,
+    /// verify with do_verify on a writing job: a replica of this stream
+    /// from its start, whose writes become the read-back pass once this
+    /// stream's work is done (fio verifies after the write phase, in write
+    /// order when there is a random map: backend.c do_verify, io_hist_list).
+    verify: Option<Box<IoStream>>,
 }
 
 fn min_of(b: &BlockSize) -> u64 {
@@ -119,7 +126,15 @@ impl IoStream {
         let per_file = spec.filesize.unwrap_or(total / nfiles).min(avail / nfiles);
         // filesetup.c: a file's I/O size is rounded down to the min block size.
         let file_len = per_file / min_bs * min_bs;
-        let nblocks = file_len / min_bs;
+        let gran = Ddir::ALL
+            .iter()
+            .filter(|d| rw.has(**d))
+            .map(|d| spec.blockalign[d.index()])
+            .max()
+            .filter(|b| *b > 0)
+            .unwrap_or(min_bs)
+            .min(file_len.max(1));
+        let nblocks = file_len / gran;
         let budget = if spec.time_based {
             None
         } else {
@@ -176,7 +191,7 @@ impl IoStream {
             rwmix: [spec.rwmixread.min(100), 100 - spec.rwmixread.min(100)],
             bs: spec.bs.clone(),
             bs_unaligned: spec.bs_unaligned,
-            min_bs,
+            gran,
             base: region_start + start,
             file_len,
             nfiles,
@@ -184,6 +199,7 @@ impl IoStream {
             last_pos: vec![[0; 3]; nfiles as usize],
             seq_add: spec.rw_seq_add,
             seq_nr: spec.rw_nr.max(1),
+            pct_random: spec.percentage_random,
             seq_count: 0,
             nblocks,
             use_map,
@@ -201,6 +217,29 @@ impl IoStream {
             r_bs: RngStream::new(seed, &name("bs")),
             r_mix: RngStream::new(seed, &name("rwmix")),
             r_dist,
+            verify: (spec.verify.is_some()
+                && spec.do_verify
+                && !spec.time_based
+                && rw.has(Ddir::Write))
+            .then(|| {
+                let mut plain = spec.clone();
+                plain.verify = None;
+                Box::new(IoStream::new(&plain, region_start, region_len, seed, clone_index))
+            }),
+        }
+    }
+
+    /// The verify pass: the replica's writes, issued as reads.
+    fn next_verify(&mut self) -> Option<IoUnit> {
+        let rep = self.verify.as_mut()?;
+        loop {
+            let u = rep.next()?;
+            if u.ddir == Ddir::Write {
+                return Some(IoUnit {
+                    ddir: Ddir::Read,
+                    ..u
+                });
+            }
         }
     }
 
@@ -217,20 +256,19 @@ impl IoStream {
             self.io_issues[Ddir::Write.index()] += 1;
             return Some(w);
         }
-        if let Some(b) = self.budget {
-            if self.bytes_done >= b {
-                return None;
-            }
-        }
-        if self.ios_left == Some(0) {
-            return None;
+        if self.budget.is_some_and(|b| self.bytes_done >= b) || self.ios_left == Some(0) {
+            return self.next_verify();
         }
         let ddir = self.next_ddir();
         let f = self.file_idx;
         // file_service_type=roundrobin: switch file after every I/O.
         self.file_idx = (self.file_idx + 1) % self.nfiles;
         let mut len = self.next_buflen(ddir);
-        let off = if self.rw.is_random() {
+        // io_u.c should_do_random: percentage_random picks random or
+        // sequential per I/O.
+        let p = self.pct_random[ddir.index()];
+        let random = self.rw.is_random() && (p >= 100 || (self.r_off.below(100) as u32) < p);
+        let off = if random {
             self.random_offset(f, ddir, &mut len)
         } else {
             self.seq_offset(f, ddir, len)
@@ -353,7 +391,7 @@ impl IoStream {
             let last = self.last_pos[f as usize][ddir.index()];
             if last + *len <= self.file_len && last != 0 {
                 if self.use_map {
-                    self.mark(last / self.min_bs, len);
+                    self.mark(last / self.gran, len);
                 }
                 return last;
             }
@@ -426,10 +464,10 @@ impl IoStream {
                 zs + self.r_dist.below(zn)
             }
         };
-        let mut off = blk * self.min_bs;
+        let mut off = blk * self.gran;
         if off + *len > self.file_len {
             // io_u_fits failed: keep the size, pull the offset back.
-            off = (self.file_len - *len) / self.min_bs * self.min_bs;
+            off = (self.file_len - *len) / self.gran * self.gran;
         }
         off
     }
@@ -466,7 +504,7 @@ impl IoStream {
     /// io_u.c mark_random_map: mark the blocks the I/O covers; if a used
     /// block comes first, the I/O is shortened to the free run.
     fn mark(&mut self, b: u64, len: &mut u64) {
-        let want = len.div_ceil(self.min_bs);
+        let want = len.div_ceil(self.gran);
         let mut got = 0;
         while got < want && b + got < self.nblocks && !self.is_used(b + got) {
             let x = b + got;
@@ -475,7 +513,7 @@ impl IoStream {
         }
         self.map_used += got;
         if got > 0 && got < want {
-            *len = got * self.min_bs;
+            *len = (*len).min(got * self.gran);
         }
     }
 }

@@ -34,7 +34,10 @@ fn ctx() -> ParseContext {
 }
 
 fn probe(name: &str) -> flashpath::Result<JobFile> {
-    parse_job_file(&fixtures().join("parse-probes").join(format!("{name}.fio")), &ctx())
+    parse_job_file(
+        &fixtures().join("parse-probes").join(format!("{name}.fio")),
+        &ctx(),
+    )
 }
 
 fn ok(name: &str) -> JobFile {
@@ -116,7 +119,11 @@ fn probe_values_match_resolved_tsv() {
     assert_eq!(sp.rw, RwKind::RandRead);
     assert_eq!(sp.iodepth, 4);
     assert_eq!(sp.size, Some(16 << 20));
-    assert!(j.warnings.iter().any(|w| w.line == Some(4)), "{:?}", j.warnings);
+    assert!(
+        j.warnings.iter().any(|w| w.line == Some(4)),
+        "{:?}",
+        j.warnings
+    );
     // value-whitespace
     let j = ok("value-whitespace");
     assert_eq!(job(&j, "ws1").bs[0], BlockSize::Fixed(8));
@@ -185,7 +192,11 @@ fn probe_errors_name_the_line() {
     }
     for (name, line, word) in [
         ("errors-bad-value", 3, "rw=sideways"),
-        ("errors-option-before-section", 1, "outside of [] job section"),
+        (
+            "errors-option-before-section",
+            1,
+            "outside of [] job section",
+        ),
         ("errors-unknown-option", 4, "not_a_real_option"),
         ("arithmetic-parens", 3, "size=(2*4096)"),
         ("booleans", 4, "direct=true"),
@@ -206,7 +217,10 @@ fn refused_and_unknown_options() {
     let p = |t: &str| parse_job_str("t.fio", t, Path::new("."), &c);
     let e = p("[a]\nrw=write\nverify=crc32c\nverify_backlog=1024\n").unwrap_err();
     assert_eq!(e.line, Some(4));
-    assert!(e.message.contains("'verify_backlog' is not modelled"), "{e}");
+    assert!(
+        e.message.contains("'verify_backlog' is not modelled"),
+        "{e}"
+    );
     let e = p("[a]\nrw=write\nverify=crc99\n").unwrap_err();
     assert!(e.message.contains("crc32c"), "lists valid values: {e}");
     let e = p("[a]\nioengine=sg\n").unwrap_err();
@@ -227,7 +241,18 @@ fn refused_and_unknown_options() {
     assert_eq!(j.jobs[0].cpus_allowed, Some(vec![0, 1]));
     assert_eq!(j.jobs[0].rwmixread, 70);
     // Never a panic on junk.
-    for junk in ["[", "[a", "[a]\n=", "[a]\nbs=,,,,", "[a]\nbs=99999999999999999999k", "[a]\nrw=read:", "[a]\nsize=$pagesize*(", "[a]\nrandom_distribution=zipf:1", "[a]\nbssplit=/", "[a]\ninclude "] {
+    for junk in [
+        "[",
+        "[a",
+        "[a]\n=",
+        "[a]\nbs=,,,,",
+        "[a]\nbs=99999999999999999999k",
+        "[a]\nrw=read:",
+        "[a]\nsize=$pagesize*(",
+        "[a]\nrandom_distribution=zipf:1",
+        "[a]\nbssplit=/",
+        "[a]\ninclude ",
+    ] {
         let _ = p(junk);
     }
 }
@@ -275,16 +300,26 @@ fn corpus_parses_or_is_refused_with_file_and_line() {
         match &r {
             Ok(_) => parsed += 1,
             Err(e) => {
-                assert!(e.line.is_some(), "{}: error without a line: {e}", f.display());
+                assert!(
+                    e.line.is_some(),
+                    "{}: error without a line: {e}",
+                    f.display()
+                );
                 assert!(!e.file.is_empty());
                 // Group by the kind of refusal.
                 let m = &e.message;
                 let key = if let Some(i) = m.find("option '") {
                     let rest = &m[i + 8..];
-                    format!("refused: {}", &rest[..rest.find('\'').unwrap_or(rest.len())])
+                    format!(
+                        "refused: {}",
+                        &rest[..rest.find('\'').unwrap_or(rest.len())]
+                    )
                 } else if let Some(i) = m.find("ioengine '") {
                     let rest = &m[i + 10..];
-                    format!("refused ioengine {}", &rest[..rest.find('\'').unwrap_or(rest.len())])
+                    format!(
+                        "refused ioengine {}",
+                        &rest[..rest.find('\'').unwrap_or(rest.len())]
+                    )
                 } else if m.starts_with("bad option") {
                     "unknown to fio 3.33".to_string()
                 } else {
@@ -388,7 +423,10 @@ fn recorded_fio_debug_output_matches() {
     }
     let root = fixtures();
     let mut n = 0;
-    for e in std::fs::read_dir(root.join("parse-probes")).unwrap().flatten() {
+    for e in std::fs::read_dir(root.join("parse-probes"))
+        .unwrap()
+        .flatten()
+    {
         let p = e.path();
         if p.to_string_lossy().ends_with(".parse-debug.txt") {
             let t = std::fs::read_to_string(&p).unwrap();
@@ -420,7 +458,10 @@ fn live_fio_agrees_on_resolved_values() {
     for e in std::fs::read_dir(root.join("real-runs")).unwrap().flatten() {
         files.push(e.path().join("job.fio"));
     }
-    for e in std::fs::read_dir(root.join("parse-probes")).unwrap().flatten() {
+    for e in std::fs::read_dir(root.join("parse-probes"))
+        .unwrap()
+        .flatten()
+    {
         if e.path().extension().is_some_and(|x| x == "fio") {
             files.push(e.path());
         }
@@ -450,7 +491,10 @@ fn live_fio_agrees_on_resolved_values() {
             );
         }
     }
-    println!("live fio: compared {n} resolved values over {} files", files.len());
+    println!(
+        "live fio: compared {n} resolved values over {} files",
+        files.len()
+    );
     assert!(n > 80);
 }
 
@@ -558,7 +602,11 @@ fn real_run_jobs_give_streams() {
     if !have_fixtures() {
         return;
     }
-    let jf = parse_job_file(&fixtures().join("real-runs/randread-4k-qd1/job.fio"), &ctx()).unwrap();
+    let jf = parse_job_file(
+        &fixtures().join("real-runs/randread-4k-qd1/job.fio"),
+        &ctx(),
+    )
+    .unwrap();
     let j = &jf.jobs[0];
     let mut s = IoStream::new(j, 0, 1 << 30, 1, 0);
     let v = drain(&mut s, 1 << 20);

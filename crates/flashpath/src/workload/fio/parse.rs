@@ -110,7 +110,9 @@ fn read_lines(
                 return Err(err("no new sections in included files".into()));
             }
             let Some(name) = rest.strip_suffix(']') else {
-                return Err(err(format!("malformed section header <{s}>: no closing ']'")));
+                return Err(err(format!(
+                    "malformed section header <{s}>: no closing ']'"
+                )));
             };
             // fio reads at most 255 characters of a name (sscanf %255[^\n]).
             let name: String = name.chars().take(255).collect();
@@ -139,8 +141,8 @@ fn read_lines(
                     "include nesting deeper than {MAX_INCLUDE_DEPTH} (an include cycle?)"
                 )));
             }
-            let bytes = std::fs::read(&found)
-                .map_err(|e| err(format!("cannot include '{inc}': {e}")))?;
+            let bytes =
+                std::fs::read(&found).map_err(|e| err(format!("cannot include '{inc}': {e}")))?;
             let t = String::from_utf8_lossy(&bytes);
             let fname = found.display().to_string();
             let sub_base = found.parent().unwrap_or(base_dir).to_path_buf();
@@ -154,7 +156,10 @@ fn read_lines(
         let (key, value) = match line.find('=') {
             // Whitespace around the key is trimmed, whitespace after '=' is
             // kept (parse.c only strips the key): `bs= 8k` keeps " 8k".
-            Some(eq) => (line[..eq].trim().to_string(), Some(line[eq + 1..].to_string())),
+            Some(eq) => (
+                line[..eq].trim().to_string(),
+                Some(line[eq + 1..].to_string()),
+            ),
             None => (line.trim().to_string(), None),
         };
         items.push(Item::Opt {
@@ -278,7 +283,9 @@ fn bc_atom(t: &[char], p: &mut usize, depth: u32) -> Option<i64> {
         c if c.is_ascii_digit() => {
             let mut v: i64 = 0;
             while *p < t.len() && t[*p].is_ascii_digit() {
-                v = v.checked_mul(10)?.checked_add(i64::from(t[*p] as u8 - b'0'))?;
+                v = v
+                    .checked_mul(10)?
+                    .checked_add(i64::from(t[*p] as u8 - b'0'))?;
                 *p += 1;
             }
             Some(v)
@@ -377,7 +384,10 @@ fn mult_bytes(suffix: Option<&str>, kb_base: u64) -> (u64, bool) {
         .position(|x| c.starts_with(x))
     {
         (p + 1, flip)
-    } else if let Some(p) = ["k", "m", "g", "t", "p"].iter().position(|x| c.starts_with(x)) {
+    } else if let Some(p) = ["k", "m", "g", "t", "p"]
+        .iter()
+        .position(|x| c.starts_with(x))
+    {
         (p + 1, kb_base)
     } else if c.starts_with('%') {
         return (1, true);
@@ -425,7 +435,11 @@ pub(crate) fn parse_bytes(s: &str, kb_base: u64) -> Option<Num> {
     if s.is_empty() {
         return None;
     }
-    let base = if s.contains("0x") || s.contains("0X") { 16 } else { 10 };
+    let base = if s.contains("0x") || s.contains("0X") {
+        16
+    } else {
+        10
+    };
     // Negative values wrap as in fio (a long long stored in a u64 field).
     let v = strtoll(s, base)? as u64;
     let (m, pct) = mult_bytes(suffix_start(s), kb_base);
@@ -441,7 +455,11 @@ pub(crate) fn parse_time_us(s: &str, is_seconds: bool) -> Option<u64> {
     if s.is_empty() {
         return None;
     }
-    let base = if s.contains("0x") || s.contains("0X") { 16 } else { 10 };
+    let base = if s.contains("0x") || s.contains("0X") {
+        16
+    } else {
+        10
+    };
     let v = strtoll(s, base)?;
     if v < 0 {
         return None;
@@ -533,11 +551,9 @@ impl Draft {
             s.iodepth_batch_submit = s.iodepth;
         }
         if !self.batch_max_set || s.iodepth_batch_complete_max < s.iodepth_batch_complete_min {
-            s.iodepth_batch_complete_max = s.iodepth_batch_complete_min.max(if self.batch_max_set {
-                0
-            } else {
-                s.iodepth
-            });
+            s.iodepth_batch_complete_max = s
+                .iodepth_batch_complete_min
+                .max(if self.batch_max_set { 0 } else { s.iodepth });
         }
         self.spec
     }
@@ -1033,8 +1049,7 @@ fn model(
             Num::Val(x) => s.offset_increment = x,
             Num::Percent(_) => {
                 return Err(err(
-                    "option 'offset_increment' as a percentage is not modelled by flashpath"
-                        .into(),
+                    "option 'offset_increment' as a percentage is not modelled by flashpath".into(),
                 ))
             }
         },
@@ -1156,9 +1171,26 @@ fn model(
         "verify" => {
             // options.c verify values (3.33); "0"/"none" turn it off.
             const VALID: &[&str] = &[
-                "0", "none", "md5", "crc64", "crc32", "crc32c", "crc32c-intel", "crc16",
-                "crc7", "sha256", "sha512", "sha1", "sha3-224", "sha3-256", "sha3-384",
-                "sha3-512", "xxhash", "meta", "pattern", "null",
+                "0",
+                "none",
+                "md5",
+                "crc64",
+                "crc32",
+                "crc32c",
+                "crc32c-intel",
+                "crc16",
+                "crc7",
+                "sha256",
+                "sha512",
+                "sha1",
+                "sha3-224",
+                "sha3-256",
+                "sha3-384",
+                "sha3-512",
+                "xxhash",
+                "meta",
+                "pattern",
+                "null",
             ];
             if !VALID.contains(&v) {
                 return Err(bad(&format!("valid values: {}", VALID.join(", "))));
@@ -1221,15 +1253,14 @@ fn parse_bssplit(s: &str, kb: u64) -> std::result::Result<Vec<(u64, u32)>, Strin
     if given > 100 && missing > 1 {
         return Err("bssplit percentages add to more than 100%".into());
     }
-    if given > 100 && missing == 0 {
-        return Err("bssplit percentages add to more than 100%".into());
-    }
-    let share = if missing > 0 {
-        100u32.saturating_sub(given) / missing
-    } else {
-        0
-    };
-    Ok(out.into_iter().map(|(b, p)| (b, p.unwrap_or(share))).collect())
+    let share = 100u32
+        .saturating_sub(given)
+        .checked_div(missing)
+        .unwrap_or(0);
+    Ok(out
+        .into_iter()
+        .map(|(b, p)| (b, p.unwrap_or(share)))
+        .collect())
 }
 
 /// options.c str_random_distribution_cb.
@@ -1238,14 +1269,18 @@ fn parse_distribution(v: &str) -> std::result::Result<RandomDistribution, String
         Some((k, r)) => (k, Some(r)),
         None => (v, None),
     };
-    let valid = "valid values: random, zipf[:theta], pareto[:h], normal[:dev], gauss[:dev], zoned:...";
+    let valid =
+        "valid values: random, zipf[:theta], pareto[:h], normal[:dev], gauss[:dev], zoned:...";
     let num = |def: f64| -> std::result::Result<f64, String> {
         match rest {
             None => Ok(def),
-            Some(r) if r.contains(':') => Err(
-                "a center/offset value after the parameter is not modelled by flashpath".into(),
-            ),
-            Some(r) => r.trim().parse::<f64>().map_err(|_| format!("'{r}' is not a number")),
+            Some(r) if r.contains(':') => {
+                Err("a center/offset value after the parameter is not modelled by flashpath".into())
+            }
+            Some(r) => r
+                .trim()
+                .parse::<f64>()
+                .map_err(|_| format!("'{r}' is not a number")),
         }
     };
     Ok(match kind {
@@ -1285,12 +1320,16 @@ fn parse_distribution(v: &str) -> std::result::Result<RandomDistribution, String
                     if x.trim().is_empty() {
                         Ok(None)
                     } else {
-                        x.trim().parse().map(Some).map_err(|_| format!("bad zone '{z}'"))
+                        x.trim()
+                            .parse()
+                            .map(Some)
+                            .map_err(|_| format!("bad zone '{z}'"))
                     }
                 };
                 raw.push((f(a)?, f(b)?));
             }
-            let fill = |get: &dyn Fn(&(Option<f64>, Option<f64>)) -> Option<f64>| {
+            type Zone = (Option<f64>, Option<f64>);
+            let fill = |get: &dyn Fn(&Zone) -> Option<f64>| {
                 let given: f64 = raw.iter().filter_map(get).sum();
                 let missing = raw.iter().filter(|z| get(z).is_none()).count();
                 ((100.0 - given).max(0.0)) / missing.max(1) as f64
@@ -1338,4 +1377,68 @@ fn parse_cpu_list(v: &str, ncpus: u32) -> std::result::Result<Vec<u32>, String> 
     }
     cpus.sort_unstable();
     Ok(cpus)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_follow_parse_c() {
+        assert_eq!(parse_bytes("4k", 1024), Some(Num::Val(4096)));
+        assert_eq!(parse_bytes("4KiB", 1024), Some(Num::Val(4000)));
+        assert_eq!(parse_bytes("4KiB", 1000), Some(Num::Val(4096)));
+        assert_eq!(parse_bytes("4ki", 1000), Some(Num::Val(4000)));
+        assert_eq!(parse_bytes(" 8k", 1024), Some(Num::Val(8)));
+        assert_eq!(parse_bytes("0x10", 1024), Some(Num::Val(16)));
+        assert_eq!(parse_bytes("20%", 1024), Some(Num::Percent(20)));
+        assert_eq!(parse_bytes("k", 1024), None);
+        assert_eq!(parse_bytes("(2*4096)", 1024), None);
+    }
+
+    #[test]
+    fn times_follow_parse_c() {
+        assert_eq!(parse_time_us("2m", true), Some(120_000_000));
+        assert_eq!(parse_time_us("1500ms", true), Some(1_500_000));
+        assert_eq!(parse_time_us("250", false), Some(250));
+        assert_eq!(parse_time_us("3", true), Some(3_000_000));
+        // "sec" is not "s": fio multiplies by 1.
+        assert_eq!(parse_time_us("3sec", true), Some(3));
+    }
+
+    #[test]
+    fn bc_math() {
+        assert_eq!(bc_eval("2*24105"), Some(48210));
+        assert_eq!(bc_eval("1+2*3"), Some(7));
+        assert_eq!(bc_eval("(1+2)*3"), Some(9));
+        assert_eq!(bc_eval("7/2"), Some(3));
+        assert_eq!(bc_eval("1/0"), None);
+        assert_eq!(bc_eval("2*"), None);
+    }
+
+    #[test]
+    fn per_direction_carry_over() {
+        assert_eq!(per_dir("8k"), [Some("8k"), Some("8k"), Some("8k")]);
+        assert_eq!(per_dir("8k,32k"), [Some("8k"), Some("32k"), Some("32k")]);
+        assert_eq!(per_dir("8k,32k,"), [Some("8k"), Some("32k"), None]);
+        assert_eq!(per_dir(",8k"), [None, Some("8k"), Some("8k")]);
+    }
+
+    #[test]
+    fn bssplit_shares_the_remainder() {
+        assert_eq!(
+            parse_bssplit("4k/50:1k/:32k/", 1024),
+            Ok(vec![(4096, 50), (1024, 25), (32768, 25)])
+        );
+        assert!(parse_bssplit("4k/80:1k/:32k/:8k/30", 1024).is_err());
+    }
+
+    #[test]
+    fn every_table_name_is_unique() {
+        let mut names: Vec<&str> = options::all_names().collect();
+        let n = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), n);
+    }
 }

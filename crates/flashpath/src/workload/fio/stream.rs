@@ -224,7 +224,13 @@ impl IoStream {
             .then(|| {
                 let mut plain = spec.clone();
                 plain.verify = None;
-                Box::new(IoStream::new(&plain, region_start, region_len, seed, clone_index))
+                Box::new(IoStream::new(
+                    &plain,
+                    region_start,
+                    region_len,
+                    seed,
+                    clone_index,
+                ))
             }),
         }
     }
@@ -312,8 +318,9 @@ impl IoStream {
                     };
                     if d != self.rwmix_ddir {
                         let other = 1 - self.rwmix_ddir.index();
-                        self.rwmix_issues =
-                            self.io_issues[self.rwmix_ddir.index()] * u64::from(self.rwmix[other]) / 100;
+                        self.rwmix_issues = self.io_issues[self.rwmix_ddir.index()]
+                            * u64::from(self.rwmix[other])
+                            / 100;
                     }
                     self.rwmix_ddir = d;
                 }
@@ -387,7 +394,7 @@ impl IoStream {
         // rw=randread:N: a new random offset only every N I/Os; the ones in
         // between follow on sequentially (rw_sequencer=sequential).
         self.seq_count += 1;
-        if self.seq_count % self.seq_nr != 0 {
+        if !self.seq_count.is_multiple_of(self.seq_nr) {
             let last = self.last_pos[f as usize][ddir.index()];
             if last + *len <= self.file_len && last != 0 {
                 if self.use_map {
@@ -602,5 +609,19 @@ mod tests {
         let mut st = IoStream::new(&s, 0, 1 << 20, 1, 0);
         let offs: Vec<u64> = (0..5).map(|_| st.next().unwrap().offset).collect();
         assert_eq!(offs, vec![0, 8192, 16384, 24576, 4096]);
+    }
+
+    #[test]
+    fn verify_reads_back_in_write_order() {
+        let mut s = spec(RwKind::RandWrite, 4096, 8 * 4096);
+        s.verify = Some("crc32c".into());
+        let mut st = IoStream::new(&s, 0, 1 << 20, 5, 0);
+        let v: Vec<IoUnit> = std::iter::from_fn(|| st.next()).collect();
+        assert_eq!(v.len(), 16);
+        for i in 0..8 {
+            assert_eq!(v[i].ddir, Ddir::Write);
+            assert_eq!(v[i + 8].ddir, Ddir::Read);
+            assert_eq!(v[i].offset, v[i + 8].offset);
+        }
     }
 }

@@ -612,3 +612,80 @@ fn real_run_jobs_give_streams() {
     let v = drain(&mut s, 1 << 20);
     assert_eq!(v.len() as u64, j.size.unwrap() / 4096);
 }
+
+/// fio's JSON "job options" / "global options" list what each section
+/// wrote (after `$keyword` substitution, bare flags left out, filename
+/// last). Compare with every real run's out.json.
+#[test]
+fn written_options_match_fio_json() {
+    if !have_fixtures() {
+        return;
+    }
+    let mut n = 0;
+    for e in std::fs::read_dir(fixtures().join("real-runs"))
+        .unwrap()
+        .flatten()
+    {
+        let (job, out) = (e.path().join("job.fio"), e.path().join("out.json"));
+        let (Ok(jf), Ok(text)) = (parse_job_file(&job, &ctx()), std::fs::read_to_string(&out))
+        else {
+            continue;
+        };
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let pairs = |o: &serde_json::Value| -> Vec<(String, String)> {
+            o.as_object()
+                .unwrap()
+                .iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
+                .collect()
+        };
+        let want_global = v.get("global options").map(pairs);
+        let sorted = |mut x: Vec<(String, String)>| {
+            x.sort();
+            x
+        };
+        assert_eq!(
+            jf.global_options.clone().map(sorted),
+            want_global.map(sorted),
+            "{}",
+            job.display()
+        );
+        for j in v["jobs"].as_array().unwrap() {
+            let name = j["jobname"].as_str().unwrap();
+            let mine = jf.jobs.iter().find(|s| s.name == name).unwrap();
+            // serde_json's map is sorted, so compare as sets here; the order
+            // (filename last) is checked below on one file.
+            assert_eq!(
+                sorted(mine.own_options.clone()),
+                sorted(pairs(&j["job options"])),
+                "{}",
+                job.display()
+            );
+            n += 1;
+        }
+    }
+    assert!(n >= 10, "{n}");
+    let jf = parse_job_file(&fixtures().join("real-runs/iouring-hipri/job.fio"), &ctx()).unwrap();
+    let keys: Vec<&str> = jf.jobs[0]
+        .own_options
+        .iter()
+        .map(|o| o.0.as_str())
+        .collect();
+    assert_eq!(
+        keys,
+        ["ioengine", "direct", "rw", "bs", "iodepth", "size", "runtime", "filename"]
+    );
+    assert!(jf.jobs[0].hipri);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Any text: an Ok or an InputError with a line, never a panic.
+    #[test]
+    fn parser_never_panics(text in "(\\[[a-z ]{0,6}\\]?|[a-z_]{0,12}=?[-0-9a-zA-Z:,/%$.{}() ]{0,16}|[;#].{0,5}|\\$[a-z_]{0,9}|include x)(\n(\\[[a-z ]{0,6}\\]?|[a-z_]{0,12}=?[-0-9a-zA-Z:,/%$.{}() ]{0,16}|rw=[a-z]{0,9}:?-?[0-9k]{0,3}|bs[a-z]{0,5}=[0-9k/:,%]{0,12})){0,8}") {
+        if let Err(e) = parse_job_str("fuzz.fio", &text, Path::new("/nonexistent"), &ctx()) {
+            prop_assert!(e.line.is_some(), "{}", e);
+        }
+    }
+}

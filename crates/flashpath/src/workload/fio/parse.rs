@@ -511,7 +511,6 @@ struct Draft {
     bsrange: [Option<(u64, u64)>; 3],
     bssplit: [Option<Vec<(u64, u32)>>; 3],
     iodepth_low_set: bool,
-    batch_max_set: bool,
 }
 
 impl Draft {
@@ -522,7 +521,6 @@ impl Draft {
             bsrange: [None, None, None],
             bssplit: [None, None, None],
             iodepth_low_set: false,
-            batch_max_set: false,
         }
     }
 
@@ -550,10 +548,8 @@ impl Draft {
         if s.iodepth_batch_submit == 0 || s.iodepth_batch_submit > s.iodepth {
             s.iodepth_batch_submit = s.iodepth;
         }
-        if !self.batch_max_set || s.iodepth_batch_complete_max < s.iodepth_batch_complete_min {
-            s.iodepth_batch_complete_max = s
-                .iodepth_batch_complete_min
-                .max(if self.batch_max_set { 0 } else { s.iodepth });
+        if s.iodepth_batch_complete_max < s.iodepth_batch_complete_min {
+            s.iodepth_batch_complete_max = s.iodepth_batch_complete_min;
         }
         self.spec
     }
@@ -591,15 +587,21 @@ fn build(path: &str, items: &[Item], ctx: &ParseContext) -> Result<JobFile> {
         // options.c sort_options: ioengine and kb_base are parsed first, as
         // the engine decides which engine options exist and kb_base how
         // sizes read.
-        let first = |k: &str| matches!(k, "ioengine" | "kb_base");
-        let ordered = opts
-            .iter()
-            .filter(|o| matches!(o, Item::Opt { key, .. } if first(key)))
-            .chain(
-                opts.iter()
-                    .filter(|o| matches!(o, Item::Opt { key, .. } if !first(key))),
-            );
-        for it in ordered {
+        // options.c sort_options: a stable sort by option priority.
+        // ioengine, kb_base and unit_base go first (the engine decides which
+        // engine options exist, kb_base how sizes read); filename (prio -1)
+        // goes last. fio's JSON "job options" come out in this order too.
+        let prio = |o: &Item| match o {
+            Item::Opt { key, .. } => match key.as_str() {
+                "ioengine" | "kb_base" | "unit_base" => 0,
+                "filename" => 2,
+                _ => 1,
+            },
+            Item::Section { .. } => 1,
+        };
+        let mut ordered: Vec<&Item> = opts.iter().collect();
+        ordered.sort_by_key(|o| prio(o));
+        for it in &ordered {
             if let Item::Opt {
                 file,
                 line,
@@ -611,7 +613,7 @@ fn build(path: &str, items: &[Item], ctx: &ParseContext) -> Result<JobFile> {
             }
         }
         // "job options" / "global options" as written, bare flags left out.
-        let written: Vec<(String, String)> = opts
+        let written: Vec<(String, String)> = ordered
             .iter()
             .filter_map(|o| match o {
                 Item::Opt {
@@ -979,7 +981,14 @@ fn model(
         "ioengine" => {
             let e = v.trim();
             match engine_of(e) {
-                Some(io) => s.ioengine = io,
+                Some(io) => {
+                    // Engine options belong to the engine (td->eo is
+                    // rebuilt when ioengine changes).
+                    if s.ioengine != io {
+                        s.hipri = false;
+                    }
+                    s.ioengine = io;
+                }
                 None if options::KNOWN_ENGINES.contains(&e) => {
                     return Err(err(format!(
                         "ioengine '{e}' is not modelled by flashpath (modelled: sync, psync, \
@@ -999,7 +1008,6 @@ fn model(
         "iodepth_batch_complete_min" => s.iodepth_batch_complete_min = u32v(0)?,
         "iodepth_batch_complete_max" => {
             s.iodepth_batch_complete_max = u32v(0)?;
-            d.batch_max_set = true;
         }
         "iodepth_low" => {
             s.iodepth_low = u32v(0)?;

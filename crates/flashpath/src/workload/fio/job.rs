@@ -212,6 +212,50 @@ pub struct JobSpec {
     pub filename: Option<String>,
     pub nrfiles: u32,
     pub directory: Option<String>,
+
+    // Fields added by the fio parser (fio 3.33 semantics).
+    /// `size=N%`: percent of the file/device region (then `size` is None).
+    pub size_percent: Option<u32>,
+    /// `offset=N%`: percent of the region (then `offset` is 0).
+    pub offset_percent: Option<u32>,
+    /// `startdelay=low-high`: fio picks a delay in [startdelay, high] (ns).
+    pub startdelay_high: Option<u64>,
+    /// Sequential `rw=read:-8k` suffix: bytes added to the next offset
+    /// after each I/O (fio's ddir_seq_add; may be negative). `rw_nr` holds
+    /// the same value when it is positive.
+    pub rw_seq_add: i64,
+    /// kb_base=1024 (default) or 1000: how unit prefixes were read.
+    pub kb_base: u32,
+    /// bs_unaligned: bsrange sizes are not rounded to multiples of the min.
+    pub bs_unaligned: bool,
+    /// Output-only options, recorded for the reporter.
+    pub percentile_list: Option<Vec<f64>>,
+    pub clat_percentiles: bool,
+    pub lat_percentiles: bool,
+    pub slat_percentiles: bool,
+    /// unified_rw_reporting: "none", "mixed" or "both".
+    pub unified_rw_reporting: String,
+    /// unit_base: 0 (auto), 8 (bytes), 1 (bits).
+    pub unit_base: u32,
+    /// ba / blockalign per direction: alignment of random offsets in bytes
+    /// (0 = fio's default, the minimum block size).
+    pub blockalign: [u64; 3],
+    /// exitall: when this job finishes, the simulator stops all others.
+    pub exitall: bool,
+    /// percentage_random per direction: share of random offsets for
+    /// random patterns (the rest sequential). Default 100.
+    pub percentage_random: [u32; 3],
+    /// verify=TYPE (None for 0/none). With do_verify, a write job reads
+    /// back what it wrote after its write phase (the stream yields those
+    /// reads); read jobs check their data inline (host CPU only).
+    pub verify: Option<String>,
+    pub do_verify: bool,
+    /// wait_for=NAME: start only after that job has finished.
+    pub wait_for: Option<String>,
+    /// exit_what (with exitall): "group", "stonewall" or "all".
+    pub exit_what: String,
+    /// cpus_allowed_policy=split: each clone gets one CPU of the set.
+    pub cpus_allowed_split: bool,
 }
 
 impl Default for JobSpec {
@@ -269,6 +313,26 @@ impl Default for JobSpec {
             filename: None,
             nrfiles: 1,
             directory: None,
+            size_percent: None,
+            offset_percent: None,
+            startdelay_high: None,
+            rw_seq_add: 0,
+            kb_base: 1024,
+            bs_unaligned: false,
+            percentile_list: None,
+            clat_percentiles: true,
+            lat_percentiles: false,
+            slat_percentiles: false,
+            unified_rw_reporting: "none".to_string(),
+            unit_base: 0,
+            blockalign: [0; 3],
+            exitall: false,
+            percentage_random: [100; 3],
+            verify: None,
+            do_verify: true,
+            wait_for: None,
+            exit_what: "group".to_string(),
+            cpus_allowed_split: false,
         }
     }
 }

@@ -2,5 +2,10 @@
 //! I/O, and the per-job I/O stream (offsets, sizes, directions).
 
 pub mod job;
+pub mod options;
+mod parse;
+pub mod stream;
 
 pub use job::*;
+pub use parse::{fio_resolved_number, parse_job_file, parse_job_str, ParseContext};
+pub use stream::IoStream;

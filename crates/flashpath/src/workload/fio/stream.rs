@@ -1,0 +1,627 @@
+//! One job's I/O sequence, in fio's order: direction (io_u.c get_rw_ddir,
+//! with the rwmix switching of set_rwmix_bytes), offset (get_next_offset:
+//! sequential per direction with the `:N` hole, or random through the
+//! random map), block size (get_next_buflen), file (file_service_type
+//! roundrobin), and the end of the job (size/io_size/number_ios/loops).
+//!
+//! Randomness comes from `RngStream`s, one per purpose, so the sequence is
+//! deterministic for a seed but not bit-identical to fio's tausworthe
+//! generator. Nothing is allocated per `next()`: the random map (one bit per
+//! minimum block) and the per-file positions are allocated in `new`.
+
+use super::job::*;
+use crate::sim::rng::RngStream;
+use crate::workload::{Ddir, IoUnit};
+
+/// lib/zipf.c caps the zeta sum at this many terms (ZIPF_MAX_GEN).
+const ZIPF_MAX_GEN: u64 = 10_000_000;
+/// lib/gauss.c: sum of this many uniform deviates.
+const GAUSS_ITERS: i64 = 12;
+/// fio's hash.h GOLDEN_RATIO_64; zipf/pareto/gauss scramble the rank so hot
+/// blocks are spread over the file instead of packed at its start.
+const GOLDEN_RATIO_64: u64 = 0x61C8_8646_80B5_83EB;
+
+enum Dist {
+    Uniform,
+    Zipf {
+        theta: f64,
+        zeta2: f64,
+        zetan: f64,
+        off: u64,
+    },
+    Pareto {
+        pow: f64,
+        off: u64,
+    },
+    Gauss {
+        stddev: u64,
+    },
+    /// cumulative access percent, start fraction, size fraction
+    Zoned(Vec<(f64, f64, f64)>),
+}
+
+pub struct IoStream {
+    rw: RwKind,
+    rwmix: [u32; 2],
+    bs: [BlockSize; 3],
+    bs_unaligned: bool,
+    /// Granularity of random offsets and of the random map: blockalign
+    /// when set, else min_bs (io_u.c: offset = block * ba).
+    gran: u64,
+    base: u64,
+    file_len: u64,
+    nfiles: u64,
+    file_idx: u64,
+    /// Per file, per direction: end of the last I/O (fio's f->last_pos).
+    last_pos: Vec<[u64; 3]>,
+    seq_add: i64,
+    /// percentage_random per direction (100 = all random).
+    pct_random: [u32; 3],
+    /// Random patterns: new offset every `seq_nr` I/Os.
+    seq_nr: u64,
+    seq_count: u64,
+    nblocks: u64,
+    use_map: bool,
+    map: Vec<u64>,
+    map_used: u64,
+    dist: Dist,
+    budget: Option<u64>,
+    bytes_done: u64,
+    ios_left: Option<u64>,
+    io_issues: [u64; 3],
+    rwmix_ddir: Ddir,
+    rwmix_issues: u64,
+    pending_write: Option<IoUnit>,
+    r_off: RngStream,
+    r_bs: RngStream,
+    r_mix: RngStream,
+    r_dist: RngStream,
+    /// verify with do_verify on a writing job: a replica of this stream
+    /// from its start, whose writes become the read-back pass once this
+    /// stream's work is done (fio verifies after the write phase, in write
+    /// order when there is a random map: backend.c do_verify, io_hist_list).
+    verify: Option<Box<IoStream>>,
+}
+
+fn min_of(b: &BlockSize) -> u64 {
+    match b {
+        BlockSize::Fixed(x) => *x,
+        BlockSize::Range { min, .. } => *min,
+        BlockSize::Split(v) => v.iter().map(|e| e.0).min().unwrap_or(4096),
+    }
+    .max(1)
+}
+
+impl IoStream {
+    pub fn new(
+        spec: &JobSpec,
+        region_start: u64,
+        region_len: u64,
+        seed: u64,
+        clone_index: u32,
+    ) -> IoStream {
+        let rw = spec.rw;
+        let min_bs = Ddir::ALL
+            .iter()
+            .filter(|d| rw.has(**d))
+            .map(|d| min_of(&spec.bs[d.index()]))
+            .min()
+            .unwrap_or(4096);
+        // Where this clone's area starts: offset (or offset=N%) plus
+        // clone_index * offset_increment (HOWTO "offset_increment").
+        let pct = |p: u32| (u128::from(region_len) * u128::from(p) / 100) as u64;
+        let start = spec
+            .offset_percent
+            .map_or(spec.offset, pct)
+            .saturating_add(u64::from(clone_index).saturating_mul(spec.offset_increment))
+            .min(region_len);
+        let avail = region_len - start;
+        let total = match (spec.size, spec.size_percent) {
+            (Some(s), _) => s,
+            (None, Some(p)) => pct(p),
+            (None, None) => avail,
+        }
+        .min(avail);
+        let nfiles = u64::from(spec.nrfiles.max(1));
+        let per_file = spec.filesize.unwrap_or(total / nfiles).min(avail / nfiles);
+        // filesetup.c: a file's I/O size is rounded down to the min block size.
+        let file_len = per_file / min_bs * min_bs;
+        let gran = Ddir::ALL
+            .iter()
+            .filter(|d| rw.has(**d))
+            .map(|d| spec.blockalign[d.index()])
+            .max()
+            .filter(|b| *b > 0)
+            .unwrap_or(min_bs)
+            .min(file_len.max(1));
+        let nblocks = file_len / gran;
+        let budget = if spec.time_based {
+            None
+        } else {
+            let per_loop = spec.io_size.unwrap_or(file_len * nfiles);
+            Some(per_loop.saturating_mul(u64::from(spec.loops.max(1))))
+        };
+        let name = |p: &str| format!("job{clone_index}.{p}");
+        let mut r_dist = RngStream::new(seed, &name("dist"));
+        let n = nblocks.max(1);
+        let dist = match &spec.random_distribution {
+            RandomDistribution::Random => Dist::Uniform,
+            RandomDistribution::Zipf(theta) => {
+                // lib/zipf.c zipf_init: zeta2 and zetan = sum 1/i^theta.
+                let zeta = |k: u64| (1..=k).map(|i| (i as f64).powf(-theta)).sum::<f64>();
+                Dist::Zipf {
+                    theta: *theta,
+                    zeta2: zeta(2),
+                    zetan: zeta(n.min(ZIPF_MAX_GEN)),
+                    off: r_dist.next_u64(),
+                }
+            }
+            RandomDistribution::Pareto(h) => Dist::Pareto {
+                // lib/zipf.c pareto_init: pareto_pow = log(h) / log(1 - h).
+                pow: h.ln() / (1.0 - h).ln(),
+                off: r_dist.next_u64(),
+            },
+            RandomDistribution::Normal(dev) => Dist::Gauss {
+                // lib/gauss.c gauss_init: stddev = ceil(nranges * dev / 100),
+                // at most nranges / 2.
+                stddev: ((n as f64 * dev / 100.0).ceil() as u64).min(n / 2),
+            },
+            RandomDistribution::Zoned(z) => {
+                let mut acc = 0.0;
+                let mut st = 0.0;
+                let mut v = Vec::with_capacity(z.len());
+                for (a, s) in z {
+                    acc += a;
+                    v.push((acc, st / 100.0, s / 100.0));
+                    st += s;
+                }
+                Dist::Zoned(v)
+            }
+        };
+        // fio uses the random map only for uniform random offsets: with a
+        // skewed distribution the map would push hits away from the hot
+        // blocks (io_u.c get_next_rand_block checks the map; lib/zipf.c
+        // draws ranks without it).
+        let use_map = rw.is_random()
+            && !spec.norandommap
+            && matches!(spec.random_distribution, RandomDistribution::Random);
+        let words = if use_map { nblocks.div_ceil(64) } else { 0 };
+        IoStream {
+            rw,
+            rwmix: [spec.rwmixread.min(100), 100 - spec.rwmixread.min(100)],
+            bs: spec.bs.clone(),
+            bs_unaligned: spec.bs_unaligned,
+            gran,
+            base: region_start + start,
+            file_len,
+            nfiles,
+            file_idx: 0,
+            last_pos: vec![[0; 3]; nfiles as usize],
+            seq_add: spec.rw_seq_add,
+            seq_nr: spec.rw_nr.max(1),
+            pct_random: spec.percentage_random,
+            seq_count: 0,
+            nblocks,
+            use_map,
+            map: vec![0; words as usize],
+            map_used: 0,
+            dist,
+            budget,
+            bytes_done: 0,
+            ios_left: spec.number_ios,
+            io_issues: [0; 3],
+            rwmix_ddir: Ddir::Read,
+            rwmix_issues: 0,
+            pending_write: None,
+            r_off: RngStream::new(seed, &name("offset")),
+            r_bs: RngStream::new(seed, &name("bs")),
+            r_mix: RngStream::new(seed, &name("rwmix")),
+            r_dist,
+            verify: (spec.verify.is_some()
+                && spec.do_verify
+                && !spec.time_based
+                && rw.has(Ddir::Write))
+            .then(|| {
+                let mut plain = spec.clone();
+                plain.verify = None;
+                Box::new(IoStream::new(
+                    &plain,
+                    region_start,
+                    region_len,
+                    seed,
+                    clone_index,
+                ))
+            }),
+        }
+    }
+
+    /// The verify pass: the replica's writes, issued as reads.
+    fn next_verify(&mut self) -> Option<IoUnit> {
+        let rep = self.verify.as_mut()?;
+        loop {
+            let u = rep.next()?;
+            if u.ddir == Ddir::Write {
+                return Some(IoUnit {
+                    ddir: Ddir::Read,
+                    ..u
+                });
+            }
+        }
+    }
+
+    /// The next I/O, or None when the job's work is done (never with
+    /// time_based: the simulator stops it by time).
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Option<IoUnit> {
+        if self.file_len == 0 {
+            return None;
+        }
+        if let Some(w) = self.pending_write.take() {
+            // trimwrite: the write of the block just trimmed; the pair
+            // counts once against the job's size (it covers one block).
+            self.io_issues[Ddir::Write.index()] += 1;
+            return Some(w);
+        }
+        if self.budget.is_some_and(|b| self.bytes_done >= b) || self.ios_left == Some(0) {
+            return self.next_verify();
+        }
+        let ddir = self.next_ddir();
+        let f = self.file_idx;
+        // file_service_type=roundrobin: switch file after every I/O.
+        self.file_idx = (self.file_idx + 1) % self.nfiles;
+        let mut len = self.next_buflen(ddir);
+        // io_u.c should_do_random: percentage_random picks random or
+        // sequential per I/O.
+        let p = self.pct_random[ddir.index()];
+        let random = self.rw.is_random() && (p >= 100 || (self.r_off.below(100) as u32) < p);
+        let off = if random {
+            self.random_offset(f, ddir, &mut len)
+        } else {
+            self.seq_offset(f, ddir, len)
+        };
+        let len = len.min(self.file_len - off);
+        self.last_pos[f as usize][ddir.index()] = off + len;
+        let u = IoUnit {
+            ddir,
+            offset: self.base + f * self.file_len + off,
+            len: u32::try_from(len).unwrap_or(u32::MAX),
+        };
+        if matches!(self.rw, RwKind::TrimWrite | RwKind::RandTrimWrite) {
+            self.pending_write = Some(IoUnit {
+                ddir: Ddir::Write,
+                ..u
+            });
+        }
+        Some(self.account(u))
+    }
+
+    fn account(&mut self, u: IoUnit) -> IoUnit {
+        self.bytes_done += u64::from(u.len);
+        self.io_issues[u.ddir.index()] += 1;
+        if let Some(n) = self.ios_left.as_mut() {
+            *n = n.saturating_sub(1);
+        }
+        u
+    }
+
+    /// io_u.c get_rw_ddir + set_rwmix_bytes + get_rand_ddir.
+    fn next_ddir(&mut self) -> Ddir {
+        match self.rw {
+            RwKind::ReadWrite | RwKind::RandReadWrite => {
+                if self.io_issues[self.rwmix_ddir.index()] >= self.rwmix_issues {
+                    // rand_between(1, 100) <= rwmix[READ] -> read
+                    let v = 1 + self.r_mix.below(100) as u32;
+                    let d = if v <= self.rwmix[0] {
+                        Ddir::Read
+                    } else {
+                        Ddir::Write
+                    };
+                    if d != self.rwmix_ddir {
+                        let other = 1 - self.rwmix_ddir.index();
+                        self.rwmix_issues = self.io_issues[self.rwmix_ddir.index()]
+                            * u64::from(self.rwmix[other])
+                            / 100;
+                    }
+                    self.rwmix_ddir = d;
+                }
+                self.rwmix_ddir
+            }
+            RwKind::Read | RwKind::RandRead => Ddir::Read,
+            RwKind::Write | RwKind::RandWrite => Ddir::Write,
+            RwKind::Trim | RwKind::RandTrim | RwKind::TrimWrite | RwKind::RandTrimWrite => {
+                Ddir::Trim
+            }
+        }
+    }
+
+    /// io_u.c get_next_buflen.
+    fn next_buflen(&mut self, ddir: Ddir) -> u64 {
+        let i = ddir.index();
+        let v = match &self.bs[i] {
+            BlockSize::Fixed(b) => *b,
+            BlockSize::Range { min, max } => {
+                let (min, max) = (*min, (*max).max(*min));
+                if self.bs_unaligned {
+                    min + self.r_bs.below(max - min + 1)
+                } else {
+                    // Multiples of min between min and max.
+                    min * (1 + self.r_bs.below(max / min))
+                }
+            }
+            BlockSize::Split(list) => {
+                // Cumulative percentages against a draw in 1..=100; a list
+                // that adds to less than 100 falls back to its last entry.
+                let r = 1 + self.r_bs.below(100) as u32;
+                let mut acc = 0;
+                let mut pick = list.last().map_or(4096, |e| e.0);
+                for (b, p) in list {
+                    acc += p;
+                    if *p > 0 && r <= acc {
+                        pick = *b;
+                        break;
+                    }
+                }
+                pick
+            }
+        };
+        v.max(1).min(self.file_len)
+    }
+
+    /// io_u.c get_next_seq_offset, with ddir_seq_add holes and backwards
+    /// wrapping.
+    fn seq_offset(&mut self, f: u64, ddir: Ddir, len: u64) -> u64 {
+        let last = self.last_pos[f as usize][ddir.index()];
+        let fl = i128::from(self.file_len);
+        let mut pos = i128::from(last);
+        if last != 0 && self.seq_add != 0 {
+            pos += i128::from(self.seq_add);
+            if pos < 0 || pos >= fl {
+                pos = if self.seq_add > 0 {
+                    0
+                } else {
+                    (fl + i128::from(self.seq_add)).max(0)
+                };
+            }
+        }
+        if pos + i128::from(len) > fl {
+            // End of the file: start over (a new pass or loop).
+            pos = 0;
+        }
+        pos as u64
+    }
+
+    fn random_offset(&mut self, f: u64, ddir: Ddir, len: &mut u64) -> u64 {
+        // rw=randread:N: a new random offset only every N I/Os; the ones in
+        // between follow on sequentially (rw_sequencer=sequential).
+        self.seq_count += 1;
+        if !self.seq_count.is_multiple_of(self.seq_nr) {
+            let last = self.last_pos[f as usize][ddir.index()];
+            if last + *len <= self.file_len && last != 0 {
+                if self.use_map {
+                    self.mark(last / self.gran, len);
+                }
+                return last;
+            }
+        }
+        let n = self.nblocks;
+        let blk = match &self.dist {
+            Dist::Uniform => {
+                let b = self.r_off.below(n);
+                if self.use_map {
+                    let b = self.first_free_from(b);
+                    self.mark(b, len);
+                    b
+                } else {
+                    b
+                }
+            }
+            Dist::Zipf {
+                theta,
+                zeta2,
+                zetan,
+                off,
+            } => {
+                // lib/zipf.c zipf_next (Gray et al., "Quickly generating
+                // billion-record synthetic databases").
+                let nf = n as f64;
+                let alpha = 1.0 / (1.0 - theta);
+                let eta = (1.0 - (2.0 / nf).powf(1.0 - theta)) / (1.0 - zeta2 / zetan);
+                let u = self.r_dist.uniform();
+                let z = u * zetan;
+                let val = if z < 1.0 {
+                    1
+                } else if z < 1.0 + 0.5f64.powf(*theta) {
+                    2
+                } else {
+                    1 + (nf * (eta * u - eta + 1.0).powf(alpha)) as u64
+                };
+                (val - 1).wrapping_mul(GOLDEN_RATIO_64).wrapping_add(*off) % n
+            }
+            Dist::Pareto { pow, off } => {
+                // lib/zipf.c pareto_next.
+                let u = self.r_dist.uniform();
+                let r = ((n - 1) as f64 * u.powf(*pow)) as u64;
+                r.wrapping_mul(GOLDEN_RATIO_64).wrapping_add(*off) % n
+            }
+            Dist::Gauss { stddev } => {
+                // lib/gauss.c gauss_next: mean of 12 uniform deviates in
+                // [-stddev/2, stddev/2), centred on the middle block.
+                let sd = *stddev as i64;
+                if sd == 0 {
+                    n / 2
+                } else {
+                    let mut sum: i64 = 0;
+                    for _ in 0..GAUSS_ITERS {
+                        sum += self.r_dist.below(sd as u64) as i64 - sd / 2;
+                    }
+                    let v = sum / GAUSS_ITERS * 2 + (n as i64) / 2;
+                    v.clamp(0, n as i64 - 1) as u64
+                }
+            }
+            Dist::Zoned(z) => {
+                let u = self.r_dist.uniform() * 100.0;
+                let (_, st, sz) = z
+                    .iter()
+                    .find(|(acc, _, _)| u < *acc)
+                    .or(z.last())
+                    .copied()
+                    .unwrap_or((100.0, 0.0, 1.0));
+                let zs = ((st * n as f64) as u64).min(n - 1);
+                let zn = ((sz * n as f64) as u64).clamp(1, n - zs);
+                zs + self.r_dist.below(zn)
+            }
+        };
+        let mut off = blk * self.gran;
+        if off + *len > self.file_len {
+            // io_u_fits failed: keep the size, pull the offset back.
+            off = (self.file_len - *len) / self.gran * self.gran;
+        }
+        off
+    }
+
+    fn is_used(&self, b: u64) -> bool {
+        self.map[(b / 64) as usize] & (1u64 << (b % 64)) != 0
+    }
+
+    /// lib/axmap.c axmap_next_free: the first free block at or after `b`,
+    /// wrapping; a full map starts a new pass (all blocks free again).
+    fn first_free_from(&mut self, b: u64) -> u64 {
+        if self.map_used >= self.nblocks {
+            self.map.iter_mut().for_each(|w| *w = 0);
+            self.map_used = 0;
+            return b;
+        }
+        let words = self.map.len() as u64;
+        let mut w = b / 64;
+        // Mask off bits below b in the first word.
+        let mut word = self.map[w as usize] | ((1u64 << (b % 64)) - 1);
+        for _ in 0..=words {
+            if word != u64::MAX {
+                let cand = w * 64 + u64::from((!word).trailing_zeros());
+                if cand < self.nblocks {
+                    return cand;
+                }
+            }
+            w = (w + 1) % words;
+            word = self.map[w as usize];
+        }
+        b
+    }
+
+    /// io_u.c mark_random_map: mark the blocks the I/O covers; if a used
+    /// block comes first, the I/O is shortened to the free run.
+    fn mark(&mut self, b: u64, len: &mut u64) {
+        let want = len.div_ceil(self.gran);
+        let mut got = 0;
+        while got < want && b + got < self.nblocks && !self.is_used(b + got) {
+            let x = b + got;
+            self.map[(x / 64) as usize] |= 1u64 << (x % 64);
+            got += 1;
+        }
+        self.map_used += got;
+        if got > 0 && got < want {
+            *len = (*len).min(got * self.gran);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(rw: RwKind, bs: u64, size: u64) -> JobSpec {
+        JobSpec {
+            rw,
+            bs: [
+                BlockSize::Fixed(bs),
+                BlockSize::Fixed(bs),
+                BlockSize::Fixed(bs),
+            ],
+            size: Some(size),
+            ..JobSpec::default()
+        }
+    }
+
+    #[test]
+    fn sequential_read_covers_the_area_in_order() {
+        let s = spec(RwKind::Read, 4096, 64 * 1024);
+        let mut st = IoStream::new(&s, 1 << 20, 1 << 30, 1, 0);
+        let offs: Vec<u64> = std::iter::from_fn(|| st.next()).map(|u| u.offset).collect();
+        let want: Vec<u64> = (0..16).map(|i| (1 << 20) + i * 4096).collect();
+        assert_eq!(offs, want);
+    }
+
+    #[test]
+    fn backwards_read_goes_down() {
+        let mut s = spec(RwKind::Read, 4096, 64 * 1024);
+        s.rw_seq_add = -8192;
+        let mut st = IoStream::new(&s, 0, 1 << 30, 1, 0);
+        let offs: Vec<u64> = (0..4).map(|_| st.next().unwrap().offset).collect();
+        assert_eq!(offs, vec![0, 65536 - 8192, 65536 - 12288, 65536 - 16384]);
+    }
+
+    #[test]
+    fn offset_increment_moves_each_clone() {
+        let mut s = spec(RwKind::Write, 4096, 8192);
+        s.offset = 4096;
+        s.offset_increment = 1 << 20;
+        let mut st = IoStream::new(&s, 0, 1 << 30, 1, 2);
+        assert_eq!(st.next().unwrap().offset, 4096 + 2 * (1 << 20));
+    }
+
+    #[test]
+    fn trimwrite_trims_then_writes_the_same_block() {
+        let s = spec(RwKind::TrimWrite, 4096, 8192);
+        let mut st = IoStream::new(&s, 0, 1 << 20, 1, 0);
+        let v: Vec<IoUnit> = std::iter::from_fn(|| st.next()).collect();
+        assert_eq!(v.len(), 4);
+        assert_eq!((v[0].ddir, v[1].ddir), (Ddir::Trim, Ddir::Write));
+        assert_eq!(v[0].offset, v[1].offset);
+    }
+
+    #[test]
+    fn time_based_never_ends() {
+        let mut s = spec(RwKind::RandRead, 4096, 8192);
+        s.time_based = true;
+        let mut st = IoStream::new(&s, 0, 1 << 20, 1, 0);
+        assert_eq!((0..1000).filter_map(|_| st.next()).count(), 1000);
+    }
+
+    #[test]
+    fn zipf_is_skewed() {
+        let mut s = spec(RwKind::RandRead, 4096, 4096 * 1000);
+        s.random_distribution = RandomDistribution::Zipf(1.2);
+        s.time_based = true;
+        let mut st = IoStream::new(&s, 0, 1 << 30, 9, 0);
+        let mut hits = vec![0u32; 1000];
+        for _ in 0..20000 {
+            hits[(st.next().unwrap().offset / 4096) as usize] += 1;
+        }
+        hits.sort_unstable_by(|a, b| b.cmp(a));
+        let top10: u32 = hits[..10].iter().sum();
+        assert!(top10 > 20000 / 4, "top 1% of blocks got {top10} of 20000");
+    }
+
+    #[test]
+    fn nrfiles_round_robin() {
+        let mut s = spec(RwKind::Read, 4096, 4 * 8192);
+        s.nrfiles = 4;
+        let mut st = IoStream::new(&s, 0, 1 << 20, 1, 0);
+        let offs: Vec<u64> = (0..5).map(|_| st.next().unwrap().offset).collect();
+        assert_eq!(offs, vec![0, 8192, 16384, 24576, 4096]);
+    }
+
+    #[test]
+    fn verify_reads_back_in_write_order() {
+        let mut s = spec(RwKind::RandWrite, 4096, 8 * 4096);
+        s.verify = Some("crc32c".into());
+        let mut st = IoStream::new(&s, 0, 1 << 20, 5, 0);
+        let v: Vec<IoUnit> = std::iter::from_fn(|| st.next()).collect();
+        assert_eq!(v.len(), 16);
+        for i in 0..8 {
+            assert_eq!(v[i].ddir, Ddir::Write);
+            assert_eq!(v[i + 8].ddir, Ddir::Read);
+            assert_eq!(v[i].offset, v[i + 8].offset);
+        }
+    }
+}

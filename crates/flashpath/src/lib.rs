@@ -5,6 +5,7 @@
 //! `device` (the storage device), and back. `sim` is the engine, `profile`
 //! the parameters, `report` the results in fio's formats.
 
+pub mod device;
 pub mod error;
 pub mod report;
 pub mod sim;

@@ -30,9 +30,9 @@ impl Sparse {
     #[inline]
     pub fn get(&self, i: u64) -> Option<u32> {
         let i = i as usize;
-        match &self.chunks[i / CHUNK] {
-            Some(c) => Some(c[i % CHUNK]),
-            None => None,
+        match self.chunks.get(i / CHUNK) {
+            Some(Some(c)) => Some(c[i % CHUNK]),
+            _ => None,
         }
     }
 

@@ -30,7 +30,11 @@ fn map_cache_hit_ratio_is_min_1_c_over_r() {
         let mut dev = FlashDevice::new(&p, 7).unwrap();
         let h = hit_ratio(&mut dev, range, warm, 40_000);
         let want = (cover as f64 / range as f64).min(1.0);
-        assert!((h - want).abs() < 0.02, "range {range}: hit {h:.4} vs {want:.4}");
+        eprintln!("range {range}: hit {h:.4} vs {want:.4}");
+        assert!(
+            (h - want).abs() < 0.02,
+            "range {range}: hit {h:.4} vs {want:.4}"
+        );
         let s = dev.stats();
         // Every miss is one map-page read from NAND.
         assert_eq!(s.map_misses, s.nand_reads_map);
@@ -55,7 +59,10 @@ fn single_die_read_throughput_is_one_over_tr_plus_transfer() {
     let per = (last - t0) as f64 / n as f64;
     let x = dev.nand().xfer_ns(4096) as f64;
     let want = (p.channel.cmd_ns + CellTiming::SLC.t_read) as f64 + x;
-    assert!((per - want).abs() / want < 0.01, "per read {per} ns vs {want} ns");
+    assert!(
+        (per - want).abs() / want < 0.01,
+        "per read {per} ns vs {want} ns"
+    );
     assert_eq!(dev.stats().map_misses, 0);
 }
 
@@ -79,7 +86,10 @@ fn channel_saturates_at_its_bus_rate() {
     }
     let bytes_per_s = (n * 4096) as f64 / ((last - t0) as f64 * 1e-9);
     let bus = 4096.0 / (dev.nand().xfer_ns(4096) as f64 * 1e-9);
-    assert!((bytes_per_s - bus).abs() / bus < 0.02, "{bytes_per_s} vs bus {bus}");
+    assert!(
+        (bytes_per_s - bus).abs() / bus < 0.02,
+        "{bytes_per_s} vs bus {bus}"
+    );
     assert!(bytes_per_s < 333e6 && bytes_per_s > 0.95 * 333e6);
     // With two channels, twice as much.
     let mut p2 = p.clone();
@@ -123,7 +133,7 @@ fn desnoyers_waf(alpha: f64) -> f64 {
 #[test]
 fn greedy_gc_write_amplification_matches_desnoyers() {
     for op in [0.15f64, 0.25, 0.5] {
-        let mut p = FlashParams::small(1, 2, 512, 64);
+        let mut p = FlashParams::small(1, 1, 512, 256);
         p.over_provisioning = op;
         p.check_integrity = false;
         let mut dev = FlashDevice::new(&p, 1).unwrap();
@@ -134,7 +144,14 @@ fn greedy_gc_write_amplification_matches_desnoyers() {
         let alpha = (1.0 + op) * (1.0 - reserve);
         let want = desnoyers_waf(alpha);
         let got = s.waf();
-        assert!((got - want).abs() / want < 0.10, "OP {op}: WAF {got:.3} vs model {want:.3}");
+        eprintln!("OP {op}: WAF {got:.3}, Desnoyers {want:.3}");
+        // Greedy is never worse than LRW for uniform traffic and converges
+        // to it as pages per block grow (Desnoyers 2012, §5); at 256 pages
+        // per block it is within a few percent below.
+        assert!(
+            got <= want * 1.02 && got >= want * 0.92,
+            "OP {op}: WAF {got:.3} vs model {want:.3}"
+        );
         dev.audit().unwrap();
     }
 }
@@ -144,7 +161,10 @@ fn cost_benefit_beats_greedy_on_hot_cold_traffic() {
     // 90% of writes to 10% of the space: cost-benefit leaves cold blocks
     // alone longer. Timed writes through the buffer.
     let mut waf = [0.0; 2];
-    for (k, policy) in [GcPolicy::Greedy, GcPolicy::CostBenefit].into_iter().enumerate() {
+    for (k, policy) in [GcPolicy::Greedy, GcPolicy::CostBenefit]
+        .into_iter()
+        .enumerate()
+    {
         let mut p = FlashParams::small(1, 1, 256, 32);
         p.gc_policy = policy;
         p.over_provisioning = 0.15;
@@ -153,7 +173,11 @@ fn cost_benefit_beats_greedy_on_hot_cold_traffic() {
         let mut rng = RngStream::new(5, "hotcold");
         let mut now = 0;
         for i in 0..(user * 8) {
-            let l = if rng.uniform() < 0.9 { rng.below(user / 10) } else { rng.below(user) };
+            let l = if rng.uniform() < 0.9 {
+                rng.below(user / 10)
+            } else {
+                rng.below(user)
+            };
             now = dev.write(now, l, 1);
             if i == user * 2 {
                 dev.reset_stats();
@@ -162,7 +186,16 @@ fn cost_benefit_beats_greedy_on_hot_cold_traffic() {
         dev.audit().unwrap();
         waf[k] = dev.stats().waf();
     }
-    assert!(waf[1] <= waf[0] * 1.02, "cost-benefit {} vs greedy {}", waf[1], waf[0]);
+    eprintln!(
+        "hot/cold WAF: greedy {:.3}, cost-benefit {:.3}",
+        waf[0], waf[1]
+    );
+    assert!(
+        waf[1] < waf[0] * 0.8,
+        "cost-benefit {} vs greedy {}",
+        waf[1],
+        waf[0]
+    );
 }
 
 #[test]
@@ -200,7 +233,11 @@ fn integrity_oracle_survives_heavy_gc_timed() {
     dev.audit().unwrap();
     let s = dev.stats();
     assert!(s.gc_victims > 1000, "GC ran {} times", s.gc_victims);
-    assert!(s.integrity_checks > 10_000, "{checks} ops, {} checks", s.integrity_checks);
+    assert!(
+        s.integrity_checks > 10_000,
+        "{checks} ops, {} checks",
+        s.integrity_checks
+    );
     assert!(s.waf() > 1.0);
 }
 
@@ -219,7 +256,10 @@ fn hpb_read_skips_the_map_lookup_and_detects_stale_entries() {
     let t_normal = dev.read(t, far, 1);
     assert_eq!(dev.stats().map_misses, 1);
     let hpb_cost = t;
-    assert!(t_normal - t > hpb_cost, "map miss should roughly double the read");
+    assert!(
+        t_normal - t > hpb_cost,
+        "map miss should roughly double the read"
+    );
     // A write makes the host's entry stale.
     let now = dev.write(t_normal, far, 1);
     let now = dev.flush(now);
@@ -253,9 +293,19 @@ fn memory_grows_with_the_touched_footprint() {
     }
     let m = dev.memory();
     let frac = m.l2p_chunks as f64 / m.l2p_chunks_total as f64;
-    assert!((0.009..0.012).contains(&frac), "L2P chunks {} of {}", m.l2p_chunks, m.l2p_chunks_total);
+    assert!(
+        (0.009..0.012).contains(&frac),
+        "L2P chunks {} of {}",
+        m.l2p_chunks,
+        m.l2p_chunks_total
+    );
     let pfrac = m.p2l_blocks as f64 / m.blocks_total as f64;
-    assert!(pfrac < 0.015, "P2L blocks {} of {}", m.p2l_blocks, m.blocks_total);
+    assert!(
+        pfrac < 0.015,
+        "P2L blocks {} of {}",
+        m.p2l_blocks,
+        m.blocks_total
+    );
     if p.check_integrity {
         assert!(m.version_chunks <= m.l2p_chunks);
         assert!(m.phys_version_chunks as f64 / m.l2p_chunks_total as f64 <= 0.015);
@@ -285,7 +335,10 @@ fn speed_random_4k_reads() {
     let mut dev = FlashDevice::new(&p, 1).unwrap();
     let t = std::time::Instant::now();
     dev.precondition(false, 1.0, 1);
-    println!("precondition 1x capacity of 64 GiB: {:.2} s", t.elapsed().as_secs_f64());
+    println!(
+        "precondition 1x capacity of 64 GiB: {:.2} s",
+        t.elapsed().as_secs_f64()
+    );
     let range = dev.user_lpns() / 8;
     let mut rng = RngStream::new(1, "speed");
     // Closed loop at QD 32: each completion issues the next read.

@@ -192,7 +192,7 @@ impl FlashParams {
         if self.write_buffer_units == 0 {
             return bad("write_buffer_units must be at least 1".into());
         }
-        if !(self.over_provisioning > 0.0) {
+        if self.over_provisioning.is_nan() || self.over_provisioning <= 0.0 {
             return bad("over_provisioning must be positive (GC needs spare blocks)".into());
         }
         if self.gc_low_free_blocks < 2 || self.gc_high_free_blocks <= self.gc_low_free_blocks {
@@ -203,10 +203,12 @@ impl FlashParams {
         }
         // Every die must hold its share of user data plus the GC reserve.
         let dies = u64::from(g.dies());
-        let slots_per_block =
-            u64::from(g.pages_per_block) * u64::from(g.planes_per_die) * u64::from(self.units_per_page());
+        let slots_per_block = u64::from(g.pages_per_block)
+            * u64::from(g.planes_per_die)
+            * u64::from(self.units_per_page());
         let per_die = self.user_units().div_ceil(dies);
-        let blocks_needed = per_die.div_ceil(slots_per_block) + u64::from(self.gc_high_free_blocks) + 2;
+        let blocks_needed =
+            per_die.div_ceil(slots_per_block) + u64::from(self.gc_high_free_blocks) + 2;
         if blocks_needed > u64::from(g.blocks_per_plane) {
             return bad(format!(
                 "over_provisioning {} too small: a die needs {} blocks for its data and GC reserve, has {}",

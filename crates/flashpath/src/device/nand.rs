@@ -198,7 +198,18 @@ impl Timeline {
     /// returns the start.
     pub fn reserve(&mut self, earliest: Ns, dur: Ns) -> Ns {
         let mut t = earliest.max(self.floor);
-        let mut i = 0;
+        // Fast path: after everything booked (the common case: a transfer
+        // after a tR lands past the bus's current bookings).
+        if let Some(last) = self.busy.back_mut() {
+            if t > last.1 {
+                // fall through to push_back below
+            } else if t == last.1 {
+                last.1 = t + dur;
+                return t;
+            }
+        }
+        // Intervals ending by t cannot hold the booking: skip them.
+        let mut i = self.busy.partition_point(|&(_, e)| e <= t);
         while i < self.busy.len() {
             let (s, e) = self.busy[i];
             if t + dur <= s {

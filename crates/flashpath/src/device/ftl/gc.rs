@@ -90,16 +90,16 @@ impl FlashDevice {
             // Pass 1: how many valid units this row holds (one sense + their
             // transfer out).
             let mut count = 0u64;
-            for ppn in first..first + row {
+            for ppn in (first..first + row).filter(|_| self.timed) {
                 let l = self.slot_lpn(ppn);
                 if l != NONE && self.l2p_get(u64::from(l)) == ppn {
                     count += 1;
                 }
             }
-            if count == 0 {
-                continue;
-            }
             if self.timed {
+                if count == 0 {
+                    continue;
+                }
                 self.stats.nand_reads_gc += 1;
                 self.nand.read(t, die, count * self.unit_bytes);
             }

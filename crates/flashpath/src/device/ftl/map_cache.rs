@@ -15,7 +15,9 @@ pub enum Access {
     Hit,
     /// The page was not cached; it is now (unless capacity is 0). `evicted`
     /// is the map page pushed out, with whether it was dirty.
-    Miss { evicted: Option<(u32, bool)> },
+    Miss {
+        evicted: Option<(u32, bool)>,
+    },
 }
 
 #[derive(Clone, Debug)]

@@ -186,7 +186,8 @@ pub struct FlashDevice {
     /// Rows sensed during the current request: (global row, sense end), so
     /// units of one row are read with one tR.
     scratch: Vec<(u32, Ns)>,
-    #[allow(dead_code)]
+    /// The run seed, for device-side random streams (none yet: the model is
+    /// deterministic given the request sequence).
     seed: u64,
 }
 
@@ -226,8 +227,14 @@ impl FlashDevice {
             die_state: (0..dies)
                 .map(|_| DieState {
                     free: (0..blocks_per_die).collect(),
-                    user: Frontier { block: NONE, next: 0 },
-                    gc: Frontier { block: NONE, next: 0 },
+                    user: Frontier {
+                        block: NONE,
+                        next: 0,
+                    },
+                    gc: Frontier {
+                        block: NONE,
+                        next: 0,
+                    },
                     pending: Vec::with_capacity(row_slots as usize),
                 })
                 .collect(),
@@ -253,6 +260,10 @@ impl FlashDevice {
 
     pub fn params(&self) -> &FlashParams {
         &self.p
+    }
+
+    pub fn seed(&self) -> u64 {
+        self.seed
     }
 
     pub fn nand(&self) -> &Nand {
@@ -452,7 +463,10 @@ impl FlashDevice {
 
     fn invalidate(&mut self, ppn: u32) {
         let b = self.block_of(ppn);
-        debug_assert!(self.valid[b] > 0, "invalidating in a block with no valid data");
+        debug_assert!(
+            self.valid[b] > 0,
+            "invalidating in a block with no valid data"
+        );
         self.valid[b] -= 1;
     }
 
@@ -697,6 +711,9 @@ impl FlashDevice {
             let ver = self.lpn_version(l);
             self.place(l, false, t, ver);
             if self.timed {
+                // Read-modify-write of the entry's map page; a miss reads it
+                // from NAND. The data program does not wait for it (the
+                // entry is updated when both are done; DFTL-style).
                 let mp = (l / self.entries_per_map_page) as u32;
                 self.map_touch(t, mp, true);
             }
@@ -736,7 +753,12 @@ impl FlashDevice {
         for d in 0..self.dies {
             self.flush_die(d, now);
         }
-        self.inflight.iter().map(|r| r.0 .0).max().unwrap_or(now).max(now)
+        self.inflight
+            .iter()
+            .map(|r| r.0 .0)
+            .max()
+            .unwrap_or(now)
+            .max(now)
     }
 
     /// Unmap `npages` units from `lpn` (UNMAP / discard). Returns when the
@@ -748,7 +770,11 @@ impl FlashDevice {
         for l in lpn..lpn + u64::from(npages) {
             self.stats.trimmed_units += 1;
             let die = self.die_of_lpn(l) as usize;
-            if let Some(i) = self.die_state[die].pending.iter().position(|&x| u64::from(x) == l) {
+            if let Some(i) = self.die_state[die]
+                .pending
+                .iter()
+                .position(|&x| u64::from(x) == l)
+            {
                 self.die_state[die].pending.swap_remove(i);
                 self.buf_pending -= 1;
             }
@@ -798,7 +824,12 @@ impl FlashDevice {
     /// the mapping directly (GC bookkeeping runs, NAND timing does not).
     /// The map cache ends empty (as after a power cycle). Returns the
     /// counters of the preconditioning and resets [`Self::stats`].
-    pub fn precondition(&mut self, sequential: bool, random_overwrites: f64, seed: u64) -> FtlStats {
+    pub fn precondition(
+        &mut self,
+        sequential: bool,
+        random_overwrites: f64,
+        seed: u64,
+    ) -> FtlStats {
         self.timed = false;
         for d in 0..self.dies {
             self.flush_die(d, 0);
@@ -896,7 +927,10 @@ impl FlashDevice {
                 return Err(format!("free block {gb} holds {n} valid units"));
             }
             if n != self.valid[gb] {
-                return Err(format!("block {gb}: counted {n} valid, counter says {}", self.valid[gb]));
+                return Err(format!(
+                    "block {gb}: counted {n} valid, counter says {}",
+                    self.valid[gb]
+                ));
             }
         }
         Ok(())

@@ -177,7 +177,7 @@ impl FlashParams {
         {
             return bad("every geometry count must be at least 1".into());
         }
-        if self.unit_bytes == 0 || g.page_bytes % self.unit_bytes != 0 {
+        if self.unit_bytes == 0 || !g.page_bytes.is_multiple_of(self.unit_bytes) {
             return bad(format!(
                 "page_bytes {} must be a multiple of the mapping unit {}",
                 g.page_bytes, self.unit_bytes

@@ -117,7 +117,7 @@ impl FlashDevice {
                     // the translation pages too).
                     let mp = (u64::from(l) / self.entries_per_map_page) as u32;
                     self.map_touch(t, mp, true);
-                    if (new + 1) % row == 0 {
+                    if (new + 1).is_multiple_of(row) {
                         self.stats.nand_programs_gc += 1;
                         self.nand.program(t, die, self.row_bytes);
                     }

@@ -9,3 +9,9 @@ pub mod stream;
 pub use job::*;
 pub use parse::{fio_resolved_number, parse_job_file, parse_job_str, ParseContext};
 pub use stream::IoStream;
+
+impl crate::workload::IoSource for IoStream {
+    fn next_io(&mut self) -> Option<crate::workload::IoUnit> {
+        self.next()
+    }
+}

@@ -1,0 +1,938 @@
+//! Page-level FTL: L2P map (chunked, lazily allocated) whose pages live in
+//! NAND and are cached LRU in controller SRAM, a write buffer flushed as
+//! multi-plane page rows, static striping of LPNs over dies with a dynamic
+//! write frontier per die, garbage collection (greedy or cost-benefit), and
+//! a data-integrity oracle.
+//!
+//! Physical addressing. A *block* here is a multi-plane block: block `b` of
+//! every plane of a die, operated in lock-step (same page offset on all
+//! planes: one tR / tPROG / tBERS for all of them, the multi-plane rule of
+//! ONFI and MQSim). A block has `pages_per_block` *rows*; a row is one page
+//! per plane, `planes × page_bytes / unit_bytes` slots. PPN =
+//! `((die × blocks_per_die) + block) × slots_per_block + slot`.
+//!
+//! Static allocation: LPN `l` lives on die `l % dies` for its whole life
+//! (GC migrates within the die), so consecutive LPNs stripe over dies and
+//! channels (die numbering is channel-fastest). Within a die the position
+//! is dynamic: the die's write frontier. GC has its own frontier per die
+//! (hot/cold separation of host and GC writes, as MQSim's GC write
+//! frontier).
+
+mod gc;
+pub mod map_cache;
+pub mod sparse;
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use crate::error::Result;
+use crate::sim::rng::RngStream;
+use crate::sim::Ns;
+
+use super::nand::Nand;
+use super::FlashParams;
+use map_cache::{Access, MapCache};
+use sparse::Sparse;
+
+/// Physical page number of one 4 KiB slot.
+pub type Ppn = u32;
+
+/// No mapping / no data.
+const NONE: u32 = u32::MAX;
+
+/// Victim selection for garbage collection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GcPolicy {
+    /// Fewest valid pages (MQSim `GREEDY`).
+    Greedy,
+    /// Highest (1 − u) / 2u × age (Rosenblum & Ousterhout, "The Design and
+    /// Implementation of a Log-Structured File System", SOSP'91; Kawaguchi
+    /// et al., USENIX'95). Age counts host writes since the block's last
+    /// program.
+    CostBenefit,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BlockState {
+    Free,
+    Open,
+    Full,
+}
+
+/// Counters. NAND operation counts are array operations: a multi-plane
+/// read or program counts once.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FtlStats {
+    pub host_read_units: u64,
+    pub host_write_units: u64,
+    pub trimmed_units: u64,
+    /// Reads served from the write buffer.
+    pub buffer_read_hits: u64,
+    /// Writes that overwrote a unit still in the buffer.
+    pub buffer_coalesced: u64,
+    /// Reads of unmapped (trimmed / never written) units: no NAND.
+    pub unmapped_reads: u64,
+    pub map_hits: u64,
+    pub map_misses: u64,
+    pub map_evictions: u64,
+    pub map_dirty_writebacks: u64,
+    pub nand_reads_data: u64,
+    pub nand_reads_map: u64,
+    pub nand_reads_gc: u64,
+    pub nand_programs_data: u64,
+    pub nand_programs_gc: u64,
+    pub nand_programs_map: u64,
+    pub nand_erases: u64,
+    /// Units programmed for the host (flush), by GC (migration), and wasted
+    /// padding of partial rows.
+    pub units_programmed_host: u64,
+    pub units_programmed_gc: u64,
+    pub units_padded: u64,
+    pub gc_runs: u64,
+    pub gc_victims: u64,
+    pub hpb_reads: u64,
+    /// HPB READs whose PPN was stale (or whose data was in the buffer): the
+    /// device did the normal lookup.
+    pub hpb_stale: u64,
+    /// Time host writes waited for buffer space.
+    pub write_stall_ns: u64,
+    pub integrity_checks: u64,
+}
+
+impl FtlStats {
+    /// Write amplification: units programmed (host + GC + padding) per unit
+    /// flushed for the host. 1.0 when nothing was written.
+    pub fn waf(&self) -> f64 {
+        if self.units_programmed_host == 0 {
+            return 1.0;
+        }
+        (self.units_programmed_host + self.units_programmed_gc + self.units_padded) as f64
+            / self.units_programmed_host as f64
+    }
+
+    pub fn map_hit_ratio(&self) -> f64 {
+        let n = self.map_hits + self.map_misses;
+        if n == 0 {
+            0.0
+        } else {
+            self.map_hits as f64 / n as f64
+        }
+    }
+}
+
+/// What the model has allocated, for memory checks (chunk counts, not RSS).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryUse {
+    pub l2p_chunks: usize,
+    pub l2p_chunks_total: usize,
+    pub version_chunks: usize,
+    pub phys_version_chunks: usize,
+    /// Blocks with an explicit reverse map (P2L) allocated.
+    pub p2l_blocks: usize,
+    pub blocks_total: usize,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Frontier {
+    block: u32,
+    next: u32,
+}
+
+#[derive(Clone, Debug)]
+struct DieState {
+    free: VecDeque<u32>,
+    user: Frontier,
+    gc: Frontier,
+    /// LPNs waiting in the write buffer for this die (< one row).
+    pending: Vec<u32>,
+}
+
+/// The device back end. See the module docs of [`crate::device`] for the
+/// API and the model.
+pub struct FlashDevice {
+    p: FlashParams,
+    nand: Nand,
+    dies: u32,
+    blocks_per_die: u32,
+    slots_per_block: u32,
+    row_slots: u32,
+    user_lpns: u64,
+    entries_per_map_page: u64,
+    unit_bytes: u64,
+    map_bytes: u64,
+    row_bytes: u64,
+    l2p: Sparse,
+    /// Oracle: version of the latest write of each LPN.
+    lpn_ver: Sparse,
+    /// Oracle: version of the data each physical slot holds.
+    phys_ver: Sparse,
+    valid: Vec<u32>,
+    state: Vec<BlockState>,
+    /// Host-write clock at the block's last program (cost-benefit age).
+    stamp: Vec<u64>,
+    erase_count: Vec<u32>,
+    /// Reverse map per block, allocated when a block is first opened; a
+    /// factory-filled block without one uses the analytic layout.
+    p2l: Vec<Option<Box<[u32]>>>,
+    die_state: Vec<DieState>,
+    cache: MapCache,
+    map_gen: Vec<u32>,
+    buf_pending: u32,
+    buf_inflight: u32,
+    inflight: BinaryHeap<Reverse<(Ns, u32)>>,
+    stats: FtlStats,
+    timed: bool,
+    clock: u64,
+    /// Rows sensed during the current request: (global row, sense end), so
+    /// units of one row are read with one tR.
+    scratch: Vec<(u32, Ns)>,
+    /// The run seed, for device-side random streams (none yet: the model is
+    /// deterministic given the request sequence).
+    seed: u64,
+}
+
+impl FlashDevice {
+    pub fn new(params: &FlashParams, seed: u64) -> Result<FlashDevice> {
+        params.validate()?;
+        let p = params.clone();
+        let g = p.geometry;
+        let dies = g.dies();
+        let blocks_per_die = g.blocks_per_plane;
+        let row_slots = g.planes_per_die * p.units_per_page();
+        let slots_per_block = row_slots * g.pages_per_block;
+        let nblocks = (dies * blocks_per_die) as usize;
+        let user_lpns = p.user_units();
+        let epm = p.entries_per_map_page();
+        let map_pages = user_lpns.div_ceil(epm) as u32;
+        let phys = p.physical_units();
+        let mut dev = FlashDevice {
+            nand: Nand::new(g, p.timing, p.channel),
+            dies,
+            blocks_per_die,
+            slots_per_block,
+            row_slots,
+            user_lpns,
+            entries_per_map_page: epm,
+            unit_bytes: u64::from(p.unit_bytes),
+            map_bytes: u64::from(p.map_page_bytes),
+            row_bytes: u64::from(g.planes_per_die) * u64::from(g.page_bytes),
+            l2p: Sparse::new(user_lpns),
+            lpn_ver: Sparse::new(if p.check_integrity { user_lpns } else { 0 }),
+            phys_ver: Sparse::new(if p.check_integrity { phys } else { 0 }),
+            valid: vec![0; nblocks],
+            state: vec![BlockState::Free; nblocks],
+            stamp: vec![0; nblocks],
+            erase_count: vec![0; nblocks],
+            p2l: (0..nblocks).map(|_| None).collect(),
+            die_state: (0..dies)
+                .map(|_| DieState {
+                    free: (0..blocks_per_die).collect(),
+                    user: Frontier {
+                        block: NONE,
+                        next: 0,
+                    },
+                    gc: Frontier {
+                        block: NONE,
+                        next: 0,
+                    },
+                    pending: Vec::with_capacity(row_slots as usize),
+                })
+                .collect(),
+            cache: MapCache::new(p.map_cache_pages, map_pages),
+            map_gen: vec![0; map_pages as usize],
+            buf_pending: 0,
+            buf_inflight: 0,
+            inflight: BinaryHeap::with_capacity(p.write_buffer_units as usize + 1),
+            stats: FtlStats::default(),
+            timed: true,
+            clock: 0,
+            scratch: Vec::with_capacity(64),
+            seed,
+            p,
+        };
+        if dev.p.prefilled {
+            dev.factory_fill();
+        }
+        Ok(dev)
+    }
+
+    // ----- geometry helpers -------------------------------------------------
+
+    pub fn params(&self) -> &FlashParams {
+        &self.p
+    }
+
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    pub fn nand(&self) -> &Nand {
+        &self.nand
+    }
+
+    /// Logical pages (mapping units) the host can address.
+    pub fn user_lpns(&self) -> u64 {
+        self.user_lpns
+    }
+
+    pub fn entries_per_map_page(&self) -> u64 {
+        self.entries_per_map_page
+    }
+
+    pub fn map_pages(&self) -> u32 {
+        self.map_gen.len() as u32
+    }
+
+    #[inline]
+    fn die_of_lpn(&self, lpn: u64) -> u32 {
+        (lpn % u64::from(self.dies)) as u32
+    }
+
+    #[inline]
+    fn die_of_ppn(&self, ppn: u32) -> u32 {
+        ppn / (self.blocks_per_die * self.slots_per_block)
+    }
+
+    #[inline]
+    fn block_of(&self, ppn: u32) -> usize {
+        (ppn / self.slots_per_block) as usize
+    }
+
+    #[inline]
+    fn map_die(&self, mp: u32) -> u32 {
+        mp % self.dies
+    }
+
+    /// Where the factory layout puts `lpn`: die `lpn % dies`, then in order
+    /// through that die's blocks.
+    #[inline]
+    fn factory_ppn(&self, lpn: u64) -> u32 {
+        let d = lpn % u64::from(self.dies);
+        let i = lpn / u64::from(self.dies);
+        let spb = u64::from(self.slots_per_block);
+        ((d * u64::from(self.blocks_per_die) + i / spb) * spb + i % spb) as u32
+    }
+
+    /// Inverse of [`Self::factory_ppn`]; NONE past the end of user space.
+    #[inline]
+    fn factory_lpn(&self, ppn: u32) -> u32 {
+        let spb = u64::from(self.slots_per_block);
+        let per_die = u64::from(self.blocks_per_die) * spb;
+        let d = u64::from(ppn) / per_die;
+        let i = u64::from(ppn) % per_die;
+        let lpn = i * u64::from(self.dies) + d;
+        if lpn < self.user_lpns {
+            lpn as u32
+        } else {
+            NONE
+        }
+    }
+
+    /// Current L2P entry without allocating.
+    #[inline]
+    fn l2p_get(&self, lpn: u64) -> u32 {
+        match self.l2p.get(lpn) {
+            Some(v) => v,
+            None if self.p.prefilled => self.factory_ppn(lpn),
+            None => NONE,
+        }
+    }
+
+    fn l2p_set(&mut self, lpn: u64, ppn: u32) -> u32 {
+        let prefilled = self.p.prefilled;
+        let (dies, bpd, spb) = (
+            u64::from(self.dies),
+            u64::from(self.blocks_per_die),
+            u64::from(self.slots_per_block),
+        );
+        let init = move |l: u64| {
+            if prefilled {
+                let d = l % dies;
+                let i = l / dies;
+                ((d * bpd + i / spb) * spb + i % spb) as u32
+            } else {
+                NONE
+            }
+        };
+        let e = self.l2p.get_mut_or_init(lpn, init);
+        std::mem::replace(e, ppn)
+    }
+
+    /// The LPN whose data a physical slot holds (NONE if none was written).
+    #[inline]
+    fn slot_lpn(&self, ppn: u32) -> u32 {
+        let b = self.block_of(ppn);
+        match &self.p2l[b] {
+            Some(m) => m[(ppn % self.slots_per_block) as usize],
+            None if self.p.prefilled => self.factory_lpn(ppn),
+            None => NONE,
+        }
+    }
+
+    fn phys_version(&self, ppn: u32) -> u32 {
+        self.phys_ver.get(u64::from(ppn)).unwrap_or(0)
+    }
+
+    fn lpn_version(&self, lpn: u64) -> u32 {
+        self.lpn_ver.get(lpn).unwrap_or(0)
+    }
+
+    /// The device arrives full: every LPN laid out in order (analytic, no
+    /// per-page work: only the per-block counts are set).
+    fn factory_fill(&mut self) {
+        let spb = u64::from(self.slots_per_block);
+        for d in 0..self.dies {
+            let count = self
+                .user_lpns
+                .saturating_sub(u64::from(d))
+                .div_ceil(u64::from(self.dies));
+            let nblocks = count.div_ceil(spb) as u32;
+            for b in 0..nblocks {
+                let gb = (d * self.blocks_per_die + b) as usize;
+                let v = (count - u64::from(b) * spb).min(spb);
+                self.valid[gb] = v as u32;
+                self.state[gb] = BlockState::Full;
+            }
+            let ds = &mut self.die_state[d as usize];
+            ds.free.clear();
+            ds.free.extend(nblocks..self.blocks_per_die);
+        }
+    }
+
+    // ----- placement, shared by host flushes, GC and preconditioning -------
+
+    /// Take a free block of `die` and open it. A host-frontier allocation
+    /// below the low watermark runs GC first (foreground GC, charged on the
+    /// die's timeline from `t`).
+    fn open_block(&mut self, die: u32, for_gc: bool, t: Ns) -> u32 {
+        if !for_gc && self.die_state[die as usize].free.len() < self.p.gc_low_free_blocks as usize {
+            self.collect(die, t);
+        }
+        let b = self.die_state[die as usize]
+            .free
+            .pop_front()
+            .expect("no free block: validated over-provisioning should prevent this");
+        let gb = (die * self.blocks_per_die + b) as usize;
+        self.state[gb] = BlockState::Open;
+        let spb = self.slots_per_block as usize;
+        match &mut self.p2l[gb] {
+            Some(m) => m.fill(NONE),
+            slot @ None => *slot = Some(vec![NONE; spb].into_boxed_slice()),
+        }
+        b
+    }
+
+    /// The next slot of a frontier, opening a block when needed.
+    fn next_slot(&mut self, die: u32, for_gc: bool, t: Ns) -> u32 {
+        let spb = self.slots_per_block;
+        let f = self.frontier(die, for_gc);
+        if f.block == NONE || f.next == spb {
+            if f.block != NONE {
+                let gb = (die * self.blocks_per_die + f.block) as usize;
+                self.state[gb] = BlockState::Full;
+            }
+            let b = self.open_block(die, for_gc, t);
+            *self.frontier_mut(die, for_gc) = Frontier { block: b, next: 0 };
+        }
+        let bpd = self.blocks_per_die;
+        let f = self.frontier_mut(die, for_gc);
+        let s = f.next;
+        f.next += 1;
+        (die * bpd + f.block) * spb + s
+    }
+
+    #[inline]
+    fn frontier(&self, die: u32, for_gc: bool) -> Frontier {
+        let ds = &self.die_state[die as usize];
+        if for_gc {
+            ds.gc
+        } else {
+            ds.user
+        }
+    }
+
+    #[inline]
+    fn frontier_mut(&mut self, die: u32, for_gc: bool) -> &mut Frontier {
+        let ds = &mut self.die_state[die as usize];
+        if for_gc {
+            &mut ds.gc
+        } else {
+            &mut ds.user
+        }
+    }
+
+    fn invalidate(&mut self, ppn: u32) {
+        let b = self.block_of(ppn);
+        debug_assert!(
+            self.valid[b] > 0,
+            "invalidating in a block with no valid data"
+        );
+        self.valid[b] -= 1;
+    }
+
+    /// Write `lpn` (data version `ver`) at the next slot of a frontier and
+    /// update L2P, P2L, valid counts, the map generation and the oracle.
+    fn place(&mut self, lpn: u64, for_gc: bool, t: Ns, ver: u32) -> u32 {
+        let die = self.die_of_lpn(lpn);
+        // Take the slot first: it may run GC, which may move lpn's old copy.
+        let ppn = self.next_slot(die, for_gc, t);
+        let old = self.l2p_set(lpn, ppn);
+        if old != NONE {
+            self.invalidate(old);
+        }
+        let b = self.block_of(ppn);
+        self.valid[b] += 1;
+        self.stamp[b] = self.clock;
+        if let Some(m) = &mut self.p2l[b] {
+            m[(ppn % self.slots_per_block) as usize] = lpn as u32;
+        }
+        if self.p.check_integrity {
+            *self.phys_ver.get_mut_or_init(u64::from(ppn), |_| 0) = ver;
+        }
+        self.map_gen[(lpn / self.entries_per_map_page) as usize] =
+            self.map_gen[(lpn / self.entries_per_map_page) as usize].wrapping_add(1);
+        ppn
+    }
+
+    /// Map-cache access for map page `mp` at `t`; on a miss the map page is
+    /// read from its die (and a dirty victim written back to its own die).
+    /// Returns when the entry is available.
+    fn map_touch(&mut self, t: Ns, mp: u32, dirty: bool) -> Ns {
+        match self.cache.access(mp, dirty) {
+            Access::Hit => {
+                self.stats.map_hits += 1;
+                t
+            }
+            Access::Miss { evicted } => {
+                self.stats.map_misses += 1;
+                if let Some((e, was_dirty)) = evicted {
+                    self.stats.map_evictions += 1;
+                    if was_dirty {
+                        self.stats.map_dirty_writebacks += 1;
+                        self.stats.nand_programs_map += 1;
+                        let die = self.map_die(e);
+                        self.nand.program(t, die, self.map_bytes);
+                    }
+                }
+                self.stats.nand_reads_map += 1;
+                let die = self.map_die(mp);
+                self.nand.read(t, die, self.map_bytes).1
+            }
+        }
+    }
+
+    // ----- host reads --------------------------------------------------------
+
+    fn check_range(&self, lpn: u64, n: u32) {
+        assert!(
+            lpn + u64::from(n) <= self.user_lpns,
+            "I/O beyond the device: lpn {lpn} + {n} > {}",
+            self.user_lpns
+        );
+    }
+
+    /// Read `npages` units from `lpn`; returns when the last is out of NAND
+    /// (on the controller side of the channel).
+    pub fn read(&mut self, now: Ns, lpn: u64, npages: u32) -> Ns {
+        self.check_range(lpn, npages);
+        self.nand.set_now(now);
+        self.scratch.clear();
+        let mut done = now;
+        let mut memo = (NONE, now);
+        for l in lpn..lpn + u64::from(npages) {
+            done = done.max(self.read_one(now, l, &mut memo));
+        }
+        done
+    }
+
+    #[inline]
+    fn in_buffer(&self, lpn: u64) -> bool {
+        let die = self.die_of_lpn(lpn);
+        self.die_state[die as usize].pending.contains(&(lpn as u32))
+    }
+
+    /// One unit through the map lookup. `memo` = (map page, ready time) of
+    /// the previous unit of the same request.
+    fn read_one(&mut self, now: Ns, lpn: u64, memo: &mut (u32, Ns)) -> Ns {
+        self.stats.host_read_units += 1;
+        if self.in_buffer(lpn) {
+            self.stats.buffer_read_hits += 1;
+            return now;
+        }
+        let ppn = self.l2p_get(lpn);
+        if ppn == NONE {
+            self.stats.unmapped_reads += 1;
+            return now;
+        }
+        let mp = (lpn / self.entries_per_map_page) as u32;
+        let t = if memo.0 == mp {
+            memo.1
+        } else {
+            let t = self.map_touch(now, mp, false);
+            *memo = (mp, t);
+            t
+        };
+        self.read_ppn(t, lpn, ppn)
+    }
+
+    /// The NAND part of a read of `lpn` at `ppn`, from `t`.
+    #[inline]
+    fn read_ppn(&mut self, t: Ns, lpn: u64, ppn: u32) -> Ns {
+        let die = self.die_of_ppn(ppn);
+        debug_assert_eq!(die, self.die_of_lpn(lpn), "LPN left its die");
+        let row = ppn / self.row_slots;
+        let done = if let Some(&(_, se)) = self.scratch.iter().find(|(r, _)| *r == row) {
+            self.nand.read_more(t, die, se, self.unit_bytes)
+        } else {
+            let (se, done) = self.nand.read(t, die, self.unit_bytes);
+            if self.scratch.len() < self.scratch.capacity() {
+                self.scratch.push((row, se));
+            }
+            self.stats.nand_reads_data += 1;
+            done
+        };
+        if self.p.check_integrity {
+            self.check(lpn, ppn);
+        }
+        done
+    }
+
+    /// The oracle: the slot must hold this LPN's latest version.
+    fn check(&mut self, lpn: u64, ppn: u32) {
+        let owner = self.slot_lpn(ppn);
+        let want = self.lpn_version(lpn);
+        let got = self.phys_version(ppn);
+        assert!(
+            u64::from(owner) == lpn && want == got,
+            "data integrity: lpn {lpn} -> ppn {ppn} holds lpn {owner} version {got}, expected version {want}"
+        );
+        self.stats.integrity_checks += 1;
+    }
+
+    /// HPB READ of one unit: if `ppn` is the current location the map
+    /// lookup is skipped; otherwise (stale entry, or newer data in the
+    /// buffer) the device does a normal read. Returns (done, entry valid).
+    pub fn read_with_ppn(&mut self, now: Ns, lpn: u64, ppn: Ppn) -> (Ns, bool) {
+        self.read_hpb(now, lpn, &[ppn])
+    }
+
+    /// HPB READ of `ppns.len()` units from `lpn` (HPB 2.0 allows up to 255).
+    /// Returns (done, every entry was valid).
+    pub fn read_hpb(&mut self, now: Ns, lpn: u64, ppns: &[Ppn]) -> (Ns, bool) {
+        self.check_range(lpn, ppns.len() as u32);
+        self.nand.set_now(now);
+        self.scratch.clear();
+        let mut done = now;
+        let mut all_valid = true;
+        let mut memo = (NONE, now);
+        for (k, &ppn) in ppns.iter().enumerate() {
+            let l = lpn + k as u64;
+            self.stats.hpb_reads += 1;
+            if ppn != NONE && !self.in_buffer(l) && self.l2p_get(l) == ppn {
+                self.stats.host_read_units += 1;
+                done = done.max(self.read_ppn(now, l, ppn));
+            } else {
+                self.stats.hpb_stale += 1;
+                all_valid = false;
+                done = done.max(self.read_one(now, l, &mut memo));
+            }
+        }
+        (done, all_valid)
+    }
+
+    // ----- host writes --------------------------------------------------------
+
+    /// Write `npages` units from `lpn`. Completes when the data is in the
+    /// write buffer; waits for space when the buffer is full.
+    pub fn write(&mut self, now: Ns, lpn: u64, npages: u32) -> Ns {
+        self.check_range(lpn, npages);
+        self.nand.set_now(now);
+        let mut t = now;
+        for l in lpn..lpn + u64::from(npages) {
+            self.stats.host_write_units += 1;
+            self.clock += 1;
+            if self.p.check_integrity {
+                let v = self.lpn_ver.get_mut_or_init(l, |_| 0);
+                *v = v.wrapping_add(1);
+            }
+            if self.in_buffer(l) {
+                self.stats.buffer_coalesced += 1;
+                continue;
+            }
+            t = self.buffer_room(t);
+            let die = self.die_of_lpn(l);
+            self.die_state[die as usize].pending.push(l as u32);
+            self.buf_pending += 1;
+            if self.die_state[die as usize].pending.len() == self.row_slots as usize {
+                self.flush_die(die, t);
+            }
+        }
+        t
+    }
+
+    /// Wait (from `t`) until the buffer has room for one unit.
+    fn buffer_room(&mut self, mut t: Ns) -> Ns {
+        loop {
+            while let Some(&Reverse((rt, k))) = self.inflight.peek() {
+                if rt > t {
+                    break;
+                }
+                self.inflight.pop();
+                self.buf_inflight -= k;
+            }
+            if self.buf_pending + self.buf_inflight < self.p.write_buffer_units {
+                return t;
+            }
+            if let Some(Reverse((rt, k))) = self.inflight.pop() {
+                self.stats.write_stall_ns += rt - t;
+                t = rt;
+                self.buf_inflight -= k;
+            } else {
+                // Full of partial rows: flush the fullest, padded.
+                let die = (0..self.dies)
+                    .max_by_key(|&d| (self.die_state[d as usize].pending.len(), Reverse(d)))
+                    .unwrap_or(0);
+                self.flush_die(die, t);
+            }
+        }
+    }
+
+    /// Program the die's buffered units as one (padded if partial)
+    /// multi-plane row, from `t`.
+    fn flush_die(&mut self, die: u32, t: Ns) {
+        let mut pending = std::mem::take(&mut self.die_state[die as usize].pending);
+        let n = pending.len() as u32;
+        if n == 0 {
+            self.die_state[die as usize].pending = pending;
+            return;
+        }
+        for &l in &pending {
+            let l = u64::from(l);
+            let ver = self.lpn_version(l);
+            self.place(l, false, t, ver);
+            if self.timed {
+                // Read-modify-write of the entry's map page; a miss reads it
+                // from NAND. The data program does not wait for it (the
+                // entry is updated when both are done; DFTL-style).
+                let mp = (l / self.entries_per_map_page) as u32;
+                self.map_touch(t, mp, true);
+            }
+        }
+        self.stats.units_programmed_host += u64::from(n);
+        self.pad_row(die, false);
+        pending.clear();
+        self.die_state[die as usize].pending = pending;
+        self.buf_pending -= n;
+        let end = if self.timed {
+            self.stats.nand_programs_data += 1;
+            self.nand.program(t, die, self.row_bytes)
+        } else {
+            t
+        };
+        self.buf_inflight += n;
+        self.inflight.push(Reverse((end, n)));
+    }
+
+    /// Skip the rest of the frontier's current row (left unwritten).
+    fn pad_row(&mut self, die: u32, for_gc: bool) {
+        let row = self.row_slots;
+        let f = self.frontier_mut(die, for_gc);
+        if f.block == NONE {
+            return;
+        }
+        let r = f.next % row;
+        if r != 0 {
+            f.next += row - r;
+            self.stats.units_padded += u64::from(row - r);
+        }
+    }
+
+    /// Flush everything buffered; returns when all of it is on NAND.
+    pub fn flush(&mut self, now: Ns) -> Ns {
+        self.nand.set_now(now);
+        for d in 0..self.dies {
+            self.flush_die(d, now);
+        }
+        self.inflight
+            .iter()
+            .map(|r| r.0 .0)
+            .max()
+            .unwrap_or(now)
+            .max(now)
+    }
+
+    /// Unmap `npages` units from `lpn` (UNMAP / discard). Returns when the
+    /// map update is done (a map-page miss costs its read).
+    pub fn trim(&mut self, now: Ns, lpn: u64, npages: u32) -> Ns {
+        self.check_range(lpn, npages);
+        self.nand.set_now(now);
+        let mut done = now;
+        for l in lpn..lpn + u64::from(npages) {
+            self.stats.trimmed_units += 1;
+            let die = self.die_of_lpn(l) as usize;
+            if let Some(i) = self.die_state[die]
+                .pending
+                .iter()
+                .position(|&x| u64::from(x) == l)
+            {
+                self.die_state[die].pending.swap_remove(i);
+                self.buf_pending -= 1;
+            }
+            let old = self.l2p_set(l, NONE);
+            if old != NONE {
+                self.invalidate(old);
+                let mp = (l / self.entries_per_map_page) as usize;
+                self.map_gen[mp] = self.map_gen[mp].wrapping_add(1);
+                if self.timed {
+                    done = done.max(self.map_touch(now, mp as u32, true));
+                }
+            }
+        }
+        done
+    }
+
+    // ----- host-side views (HPB) ---------------------------------------------
+
+    /// Current physical location of `lpn` (None: unmapped). No timing and no
+    /// map-cache effect: this is what an HPB READ BUFFER would return.
+    pub fn ppn_of(&self, lpn: u64) -> Option<Ppn> {
+        let p = self.l2p_get(lpn);
+        (p != NONE).then_some(p)
+    }
+
+    pub fn map_page_of(&self, lpn: u64) -> u32 {
+        (lpn / self.entries_per_map_page) as u32
+    }
+
+    /// Changes every time an entry of map page `mp` changes (host write
+    /// flushed, GC migration, trim): a host copy taken at generation g is
+    /// current while the generation is still g.
+    pub fn map_page_generation(&self, mp: u32) -> u32 {
+        self.map_gen[mp as usize]
+    }
+
+    /// Whether map page `mp` is cached in controller SRAM, and dirty there.
+    pub fn map_page_cached(&self, mp: u32) -> (bool, bool) {
+        (self.cache.contains(mp), self.cache.is_dirty(mp))
+    }
+
+    // ----- preconditioning ------------------------------------------------------
+
+    /// Bring the device to a steady state fast, without timing: optionally a
+    /// sequential fill (analytic on a pristine device), then
+    /// `random_overwrites` × capacity uniformly random unit writes applied to
+    /// the mapping directly (GC bookkeeping runs, NAND timing does not).
+    /// The map cache ends empty (as after a power cycle). Returns the
+    /// counters of the preconditioning and resets [`Self::stats`].
+    pub fn precondition(
+        &mut self,
+        sequential: bool,
+        random_overwrites: f64,
+        seed: u64,
+    ) -> FtlStats {
+        self.timed = false;
+        for d in 0..self.dies {
+            self.flush_die(d, 0);
+        }
+        let pristine = self.stats.units_programmed_host == 0 && self.clock == 0;
+        if sequential {
+            if pristine && !self.p.prefilled {
+                self.p.prefilled = true;
+                self.factory_fill();
+            } else if !pristine {
+                for l in 0..self.user_lpns {
+                    self.bulk_write(l);
+                }
+            }
+        }
+        let n = (random_overwrites * self.user_lpns as f64) as u64;
+        let mut rng = RngStream::new(seed, "device.precondition");
+        for _ in 0..n {
+            let l = rng.below(self.user_lpns);
+            self.bulk_write(l);
+        }
+        for d in 0..self.dies {
+            self.pad_row(d, false);
+        }
+        self.inflight.clear();
+        self.buf_inflight = 0;
+        self.cache.clear();
+        self.timed = true;
+        std::mem::take(&mut self.stats)
+    }
+
+    fn bulk_write(&mut self, l: u64) {
+        self.stats.host_write_units += 1;
+        self.stats.units_programmed_host += 1;
+        self.clock += 1;
+        let ver = if self.p.check_integrity {
+            let v = self.lpn_ver.get_mut_or_init(l, |_| 0);
+            *v = v.wrapping_add(1);
+            *v
+        } else {
+            0
+        };
+        self.place(l, false, 0, ver);
+    }
+
+    // ----- counters -------------------------------------------------------------
+
+    pub fn stats(&self) -> &FtlStats {
+        &self.stats
+    }
+
+    pub fn reset_stats(&mut self) {
+        self.stats = FtlStats::default();
+    }
+
+    pub fn memory(&self) -> MemoryUse {
+        MemoryUse {
+            l2p_chunks: self.l2p.chunks_allocated(),
+            l2p_chunks_total: self.l2p.chunks_total(),
+            version_chunks: self.lpn_ver.chunks_allocated(),
+            phys_version_chunks: self.phys_ver.chunks_allocated(),
+            p2l_blocks: self.p2l.iter().filter(|m| m.is_some()).count(),
+            blocks_total: self.p2l.len(),
+        }
+    }
+
+    /// Valid units in every block of `die`, for tests and reports.
+    pub fn valid_counts(&self, die: u32) -> &[u32] {
+        let a = (die * self.blocks_per_die) as usize;
+        &self.valid[a..a + self.blocks_per_die as usize]
+    }
+
+    pub fn free_blocks(&self, die: u32) -> usize {
+        self.die_state[die as usize].free.len()
+    }
+
+    pub fn erase_counts(&self) -> &[u32] {
+        &self.erase_count
+    }
+
+    /// Recount valid units from the maps and compare with the per-block
+    /// counters (slow; tests).
+    pub fn audit(&self) -> std::result::Result<(), String> {
+        let spb = self.slots_per_block;
+        for gb in 0..self.valid.len() {
+            let mut n = 0;
+            for s in 0..spb {
+                let ppn = gb as u32 * spb + s;
+                let l = self.slot_lpn(ppn);
+                if l != NONE && self.l2p_get(u64::from(l)) == ppn {
+                    n += 1;
+                }
+            }
+            if self.state[gb] == BlockState::Free && n != 0 {
+                return Err(format!("free block {gb} holds {n} valid units"));
+            }
+            if n != self.valid[gb] {
+                return Err(format!(
+                    "block {gb}: counted {n} valid, counter says {}",
+                    self.valid[gb]
+                ));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,412 @@
+//! NAND flash: geometry, array timing per cell type, and the two shared
+//! resources of the back end (channel buses and dies) as *timelines*.
+//!
+//! The device needs no events of its own. Every NAND operation is placed on
+//! the timelines when it is issued and its completion time is computed
+//! arithmetically:
+//!
+//! * a **die** does one array operation at a time (sense, program, erase)
+//!   and keeps its page register busy until the data has left it, so it is a
+//!   single `busy_until` (FIFO in call order);
+//! * a **channel** bus is shared by all dies behind it and carries only the
+//!   data (and the data-out/data-in command cycles). It is a short sorted
+//!   list of reserved intervals with first-fit gap filling, so die
+//!   interleaving works as on real hardware: while die A senses for tR,
+//!   die B's transfer can use the bus. A single `busy_until` would serialise
+//!   every die behind the last transfer reserved, which is wrong by a factor
+//!   of the dies per channel.
+//!
+//! This is MQSim's resource model (`CMU-SAFARI/MQSim:src/ssd/NVM_PHY_ONFI_NVDDR2.cpp`:
+//! command/address cycles, tR, data-out on the channel; die-level
+//! interleaving; multi-plane commands of one page offset on the planes of a
+//! die) without its event queue.
+
+use std::collections::VecDeque;
+
+use crate::sim::Ns;
+
+/// Cell technology, used to pick example timings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CellType {
+    Slc,
+    Mlc,
+    Tlc,
+}
+
+/// Array timings of one die. Values come from profiles; the constants below
+/// are documented examples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CellTiming {
+    /// Page read (array to page register), tR.
+    pub t_read: Ns,
+    /// Page program (page register to array), tPROG.
+    pub t_prog: Ns,
+    /// Block erase, tBERS.
+    pub t_erase: Ns,
+}
+
+impl CellTiming {
+    /// SLC: tR 25 µs, tPROG 200–300 µs (midpoint 250), erase 1.5–2 ms (2 ms).
+    /// Source: HP white paper "SSD technology differences between SLC, MLC
+    /// and TLC NAND", via KERNEL-NOTES §1(c) / §6.
+    pub const SLC: CellTiming = CellTiming {
+        t_read: 25_000,
+        t_prog: 250_000,
+        t_erase: 2_000_000,
+    };
+    /// MLC: tR 50 µs, tPROG 600–900 µs (midpoint 750), erase 3 ms. Same source.
+    pub const MLC: CellTiming = CellTiming {
+        t_read: 50_000,
+        t_prog: 750_000,
+        t_erase: 3_000_000,
+    };
+    /// TLC: tR ~75 µs, tPROG ~900–1350 µs (midpoint 1125), erase ~4.5 ms.
+    /// Same source; tR 75 µs is also MQSim's default page read latency
+    /// (`CMU-SAFARI/MQSim:ssdconfig.xml`, KERNEL-NOTES §6), and MQSim's block
+    /// erase is 3.8 ms.
+    pub const TLC: CellTiming = CellTiming {
+        t_read: 75_000,
+        t_prog: 1_125_000,
+        t_erase: 4_500_000,
+    };
+
+    pub fn for_cell(cell: CellType) -> CellTiming {
+        match cell {
+            CellType::Slc => Self::SLC,
+            CellType::Mlc => Self::MLC,
+            CellType::Tlc => Self::TLC,
+        }
+    }
+}
+
+/// The physical hierarchy: channel / chip (package, one chip-enable) / die
+/// (LUN) / plane / block / page, as in MQSim's `Flash_Parameter_Set`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Geometry {
+    pub channels: u32,
+    pub chips_per_channel: u32,
+    pub dies_per_chip: u32,
+    pub planes_per_die: u32,
+    pub blocks_per_plane: u32,
+    pub pages_per_block: u32,
+    /// Bytes of one physical page of one plane.
+    pub page_bytes: u32,
+}
+
+impl Geometry {
+    /// MQSim's default SSD (`CMU-SAFARI/MQSim:ssdconfig.xml`, KERNEL-NOTES §6):
+    /// 8 channels × 4 chips × 2 dies × 2 planes, 2048 blocks/plane,
+    /// 256 pages/block, 8 KiB pages (= 512 GiB raw).
+    pub const MQSIM: Geometry = Geometry {
+        channels: 8,
+        chips_per_channel: 4,
+        dies_per_chip: 2,
+        planes_per_die: 2,
+        blocks_per_plane: 2048,
+        pages_per_block: 256,
+        page_bytes: 8192,
+    };
+
+    pub fn dies(&self) -> u32 {
+        self.channels * self.chips_per_channel * self.dies_per_chip
+    }
+
+    pub fn raw_bytes(&self) -> u64 {
+        u64::from(self.dies())
+            * u64::from(self.planes_per_die)
+            * u64::from(self.blocks_per_plane)
+            * u64::from(self.pages_per_block)
+            * u64::from(self.page_bytes)
+    }
+
+    /// Dies are numbered channel-fastest (die `d` is on channel
+    /// `d % channels`), so consecutive die numbers spread over the channels
+    /// first: MQSim's "CWDP" plane-allocation order.
+    #[inline]
+    pub fn channel_of(&self, die: u32) -> u32 {
+        die % self.channels
+    }
+}
+
+/// The ONFI/Toggle bus between the controller and the dies of a channel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChannelParams {
+    /// Data rate in bytes per second. MQSim's default is 333 MT/s NV-DDR2 on
+    /// an 8-bit bus, i.e. 333 MB/s (`ssdconfig.xml`, KERNEL-NOTES §6);
+    /// ONFI 4.x NV-DDR3 parts run 800 MT/s and beyond.
+    pub bytes_per_sec: u64,
+    /// Command + address cycles that start an array operation (CMD, 5 ADDR,
+    /// CMD ≈ 7 cycles). Delays the die; not booked on the bus (it is tiny
+    /// and booking it would forbid the gap filling that interleaving needs).
+    pub cmd_ns: Ns,
+    /// Per-transfer bus overhead: the data-out (random data output) or
+    /// data-in command cycles and the status read around a transfer. Booked
+    /// on the bus together with the data.
+    pub xfer_overhead_ns: Ns,
+}
+
+impl ChannelParams {
+    /// Example: MQSim's 333 MB/s channel; 7 command cycles at ~25 ns
+    /// (ONFI SDR-mode command cycle tWC) ≈ 175 ns, rounded to 200 ns for
+    /// both the command and the per-transfer overhead. Profiles override.
+    pub const MQSIM: ChannelParams = ChannelParams {
+        bytes_per_sec: 333_000_000,
+        cmd_ns: 200,
+        xfer_overhead_ns: 200,
+    };
+}
+
+/// Most intervals a channel keeps. When more are booked, the oldest is
+/// folded into the floor (time before it is treated as busy): bounded memory
+/// and search cost, at the price of forgetting very old gaps.
+const MAX_INTERVALS: usize = 128;
+
+/// A bus timeline: sorted, disjoint busy intervals `[start, end)` after
+/// `floor`; no booking starts before `floor`.
+#[derive(Clone, Debug, Default)]
+pub struct Timeline {
+    floor: Ns,
+    busy: VecDeque<(Ns, Ns)>,
+}
+
+impl Timeline {
+    pub fn new() -> Self {
+        Timeline {
+            floor: 0,
+            busy: VecDeque::with_capacity(MAX_INTERVALS + 1),
+        }
+    }
+
+    /// Forget intervals that ended by `now`. `now` is the caller's current
+    /// time, non-decreasing in an event loop; the floor makes the timeline
+    /// safe (never double-booked) even if it is not.
+    #[inline]
+    pub fn prune(&mut self, now: Ns) {
+        if now > self.floor {
+            self.floor = now;
+        }
+        while let Some(&(_, end)) = self.busy.front() {
+            if end <= self.floor {
+                self.busy.pop_front();
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// Book `dur` at the first free gap starting at or after `earliest`;
+    /// returns the start.
+    pub fn reserve(&mut self, earliest: Ns, dur: Ns) -> Ns {
+        let mut t = earliest.max(self.floor);
+        // Fast path: after everything booked (the common case: a transfer
+        // after a tR lands past the bus's current bookings).
+        if let Some(last) = self.busy.back_mut() {
+            if t > last.1 {
+                // fall through to push_back below
+            } else if t == last.1 {
+                last.1 = t + dur;
+                return t;
+            }
+        }
+        // Intervals ending by t cannot hold the booking: skip them.
+        let mut i = self.busy.partition_point(|&(_, e)| e <= t);
+        while i < self.busy.len() {
+            let (s, e) = self.busy[i];
+            if t + dur <= s {
+                break;
+            }
+            if e > t {
+                t = e;
+            }
+            i += 1;
+        }
+        let end = t + dur;
+        // Merge with the neighbours when touching, else insert.
+        let merge_prev = i > 0 && self.busy[i - 1].1 == t;
+        let merge_next = i < self.busy.len() && self.busy[i].0 == end;
+        match (merge_prev, merge_next) {
+            (true, true) => {
+                self.busy[i - 1].1 = self.busy[i].1;
+                self.busy.remove(i);
+            }
+            (true, false) => self.busy[i - 1].1 = end,
+            (false, true) => self.busy[i].0 = t,
+            (false, false) => {
+                if dur > 0 {
+                    self.busy.insert(i, (t, end));
+                }
+            }
+        }
+        if self.busy.len() > MAX_INTERVALS {
+            if let Some((_, e)) = self.busy.pop_front() {
+                self.floor = self.floor.max(e);
+            }
+        }
+        t
+    }
+
+    /// Time after which the bus is free for good.
+    pub fn busy_until(&self) -> Ns {
+        self.busy.back().map_or(self.floor, |&(_, e)| e)
+    }
+}
+
+/// The NAND back end: geometry, timings, and the timelines of every die and
+/// channel.
+#[derive(Clone, Debug)]
+pub struct Nand {
+    pub geo: Geometry,
+    pub timing: CellTiming,
+    pub chan: ChannelParams,
+    die_busy: Vec<Ns>,
+    channels: Vec<Timeline>,
+    /// The caller's current time (latest seen): bus intervals that ended by
+    /// then are forgotten. Kept apart from each operation's earliest start,
+    /// which may lie in the future (after a map read, after a GC).
+    now: Ns,
+}
+
+impl Nand {
+    pub fn new(geo: Geometry, timing: CellTiming, chan: ChannelParams) -> Self {
+        Nand {
+            geo,
+            timing,
+            chan,
+            die_busy: vec![0; geo.dies() as usize],
+            channels: (0..geo.channels).map(|_| Timeline::new()).collect(),
+            now: 0,
+        }
+    }
+
+    /// Tell the timelines the caller's current time (once per request).
+    #[inline]
+    pub fn set_now(&mut self, now: Ns) {
+        self.now = self.now.max(now);
+    }
+
+    /// Bus time to move `bytes` plus the per-transfer command overhead.
+    #[inline]
+    pub fn xfer_ns(&self, bytes: u64) -> Ns {
+        self.chan.xfer_overhead_ns + (bytes * 1_000_000_000).div_ceil(self.chan.bytes_per_sec)
+    }
+
+    #[inline]
+    pub fn die_busy_until(&self, die: u32) -> Ns {
+        self.die_busy[die as usize]
+    }
+
+    pub fn channel_busy_until(&self, channel: u32) -> Ns {
+        self.channels[channel as usize].busy_until()
+    }
+
+    /// Sense one page row (a multi-plane read senses the same page offset on
+    /// every plane for one tR) and move `bytes` out over the channel.
+    /// Returns `(sense_end, done)`; more data from the same sensed row can
+    /// follow with [`Nand::read_more`] without another tR.
+    #[inline]
+    pub fn read(&mut self, now: Ns, die: u32, bytes: u64) -> (Ns, Ns) {
+        let d = die as usize;
+        let start = now.max(self.die_busy[d]);
+        let sense_end = start + self.chan.cmd_ns + self.timing.t_read;
+        let x = self.xfer_ns(bytes);
+        let ch = &mut self.channels[self.geo.channel_of(die) as usize];
+        ch.prune(self.now);
+        let xs = ch.reserve(sense_end, x);
+        let done = xs + x;
+        // The page register holds the data until it is out: the die cannot
+        // start its next operation before (no cache read modelled).
+        self.die_busy[d] = done;
+        (sense_end, done)
+    }
+
+    /// Another transfer out of a row sensed by [`Nand::read`].
+    #[inline]
+    pub fn read_more(&mut self, now: Ns, die: u32, sense_end: Ns, bytes: u64) -> Ns {
+        let x = self.xfer_ns(bytes);
+        let ch = &mut self.channels[self.geo.channel_of(die) as usize];
+        ch.prune(self.now);
+        let xs = ch.reserve(sense_end.max(now), x);
+        let done = xs + x;
+        let d = die as usize;
+        self.die_busy[d] = self.die_busy[d].max(done);
+        done
+    }
+
+    /// Move `bytes` in over the channel (one page per plane for a
+    /// multi-plane program) and program them in one tPROG. Returns the
+    /// program's end. Data-in waits for the die (no cache program).
+    pub fn program(&mut self, now: Ns, die: u32, bytes: u64) -> Ns {
+        let d = die as usize;
+        let x = self.xfer_ns(bytes);
+        let ready = now.max(self.die_busy[d]) + self.chan.cmd_ns;
+        let ch = &mut self.channels[self.geo.channel_of(die) as usize];
+        ch.prune(self.now);
+        let xs = ch.reserve(ready, x);
+        let done = xs + x + self.timing.t_prog;
+        self.die_busy[d] = done;
+        done
+    }
+
+    /// Erase one block (all planes of the die in one multi-plane erase).
+    pub fn erase(&mut self, now: Ns, die: u32) -> Ns {
+        let d = die as usize;
+        let done = now.max(self.die_busy[d]) + self.chan.cmd_ns + self.timing.t_erase;
+        self.die_busy[d] = done;
+        done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeline_fills_gaps_first_fit() {
+        let mut t = Timeline::new();
+        assert_eq!(t.reserve(100, 10), 100);
+        assert_eq!(t.reserve(0, 10), 0);
+        // Does not fit in [10,100)? It does: 10..60.
+        assert_eq!(t.reserve(5, 50), 10);
+        // Gap 60..100 is 40 long: 50 does not fit, goes after 110.
+        assert_eq!(t.reserve(55, 50), 110);
+        assert_eq!(t.reserve(60, 40), 60);
+        assert_eq!(t.busy_until(), 160);
+        // Everything touching merged into one interval.
+        assert_eq!(t.busy.len(), 1);
+    }
+
+    #[test]
+    fn timeline_floor_never_double_books() {
+        let mut t = Timeline::new();
+        t.reserve(0, 100);
+        t.prune(200);
+        assert_eq!(t.reserve(0, 10), 200);
+    }
+
+    #[test]
+    fn dies_interleave_on_one_channel() {
+        let geo = Geometry {
+            channels: 1,
+            chips_per_channel: 1,
+            dies_per_chip: 2,
+            planes_per_die: 1,
+            blocks_per_plane: 4,
+            pages_per_block: 4,
+            page_bytes: 4096,
+        };
+        let mut n = Nand::new(geo, CellTiming::SLC, ChannelParams::MQSIM);
+        let x = n.xfer_ns(4096);
+        let (s0, d0) = n.read(0, 0, 4096);
+        let (s1, d1) = n.read(0, 1, 4096);
+        assert_eq!(s0, s1, "both dies sense at once");
+        assert_eq!(d0, s0 + x);
+        assert_eq!(d1, d0 + x, "second transfer queues behind the first");
+        // A program on die 0 waits for die 0 and then for the bus (die 1's
+        // transfer holds it until d1).
+        let p = n.program(0, 0, 4096);
+        assert_eq!(p, d1 + x + CellTiming::SLC.t_prog);
+        // An erase needs no bus.
+        let e = n.erase(0, 1);
+        assert_eq!(e, d1 + 200 + CellTiming::SLC.t_erase);
+    }
+}

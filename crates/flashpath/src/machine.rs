@@ -115,7 +115,8 @@ struct Thread {
     end: Ns,
     inflight: u32,
     done: VecDeque<u32>,
-    pending: Option<IoUnit>,
+    /// The next I/O, held back by a rate limit, with its due time.
+    pending: Option<(IoUnit, Option<Ns>)>,
     exhausted: bool,
     ios_since_think: u32,
     think_due: bool,
@@ -402,10 +403,10 @@ impl Machine {
             if t.inflight >= t.depth {
                 break;
             }
-            let unit = match t.pending.take() {
-                Some(u) => u,
+            let (unit, due) = match t.pending.take() {
+                Some(held) => held,
                 None => match t.source.next_io() {
-                    Some(u) => u,
+                    Some(u) => (u, rate_due(t, u)),
                     None => {
                         t.exhausted = true;
                         break;
@@ -415,10 +416,10 @@ impl Machine {
             // Rate limits (io_u.c: rate_ddir): ahead of schedule, fio
             // first quiesces (inline submit mode) and then sleeps until
             // the I/O's time.
-            if let Some(due) = rate_due(t, unit) {
+            if let Some(due) = due {
                 let due_abs = t.start + due;
                 if due_abs > now {
-                    t.pending = Some(unit);
+                    t.pending = Some((unit, Some(due)));
                     if t.inflight > 0 {
                         break;
                     }

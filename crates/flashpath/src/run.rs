@@ -88,14 +88,16 @@ fn layout(jobs: &JobFile, capacity: u64) -> Result<Vec<Vec<(u64, u64)>>> {
                 (Some(s), _) => s,
                 (None, Some(f)) => f * u64::from(spec.nrfiles.max(1)),
                 (None, None) if raw_device => capacity.saturating_sub(spec.offset),
-                (None, None) => return Err(InputError::new(
-                    jobs.path.clone(),
-                    Some(spec.line),
-                    format!(
+                (None, None) => {
+                    return Err(InputError::new(
+                        jobs.path.clone(),
+                        Some(spec.line),
+                        format!(
                         "job '{}': you need to specify size= (fio: \"you need to specify size=\")",
                         spec.name
                     ),
-                )),
+                    ))
+                }
             };
             let region = match files.get(&key) {
                 Some(r) => *r,

@@ -104,10 +104,18 @@ fn every_submitted_io_completes_once_and_bytes_match() {
 }
 
 const ALL_HOST_COSTS: [&str; 12] = [
-    "host.cost.fio_submit", "host.cost.fio_complete", "host.cost.syscall_entry",
-    "host.cost.syscall_exit", "host.cost.blk_submit", "host.cost.blk_complete",
-    "host.cost.irq_entry", "host.cost.wakeup", "host.cost.context_switch", "host.cost.ipi",
-    "driver.queue_rq", "driver.irq_handler",
+    "host.cost.fio_submit",
+    "host.cost.fio_complete",
+    "host.cost.syscall_entry",
+    "host.cost.syscall_exit",
+    "host.cost.blk_submit",
+    "host.cost.blk_complete",
+    "host.cost.irq_entry",
+    "host.cost.wakeup",
+    "host.cost.context_switch",
+    "host.cost.ipi",
+    "driver.queue_rq",
+    "driver.irq_handler",
 ];
 
 fn zero_costs() -> Vec<String> {
@@ -119,7 +127,10 @@ fn cpu_bound_submission_never_fills_the_tags() {
     // With ~1.35 us of CPU per submission and a 10 us device, at most
     // ~8 requests can be at the device: the 64 tags never run out.
     let out = run(job(IoEngine::Libaio, 128), 20_000, &[]);
-    assert_eq!(out.result.flashpath["block"]["tag_waits"].as_u64().unwrap(), 0);
+    assert_eq!(
+        out.result.flashpath["block"]["tag_waits"].as_u64().unwrap(),
+        0
+    );
 }
 
 #[test]

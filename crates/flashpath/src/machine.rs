@@ -391,7 +391,7 @@ impl Machine {
                 t.think_due = false;
                 let cpu = &mut self.cpus[t.cpu as usize];
                 let spun = cpu.spin_until(now, now + t.thinktime_spin);
-                t.sys_ns += spun - now.max(spun.min(now));
+                t.sys_ns += t.thinktime_spin;
                 let wake = spun + (t.thinktime - t.thinktime_spin);
                 if wake > spun {
                     self.sleep_timer(tid, spun, wake);
@@ -433,8 +433,9 @@ impl Machine {
             let start = now;
             if t.engine == IoEngine::Null {
                 // fio's null engine completes in user space, no kernel.
-                let end = self.cpus[t.cpu as usize].run(now, costs.fio_submit, 0);
-                t.usr_ns += end - now;
+                let cpu = &mut self.cpus[t.cpu as usize];
+                let end = cpu.run(now, costs.fio_submit, 0);
+                t.usr_ns += cpu.scaled(costs.fio_submit);
                 let key = self.rqs.insert(Rq {
                     thread: tid,
                     unit,
@@ -460,8 +461,8 @@ impl Machine {
             let cpu = &mut self.cpus[t.cpu as usize];
             let usr_end = cpu.run(now, costs.fio_submit, 0);
             let end = cpu.run(usr_end, 0, sys);
-            t.usr_ns += usr_end - now;
-            t.sys_ns += end - usr_end;
+            t.usr_ns += cpu.scaled(costs.fio_submit);
+            t.sys_ns += cpu.scaled(sys);
             let issue = if t.sync { usr_end } else { end };
             let key = self.rqs.insert(Rq {
                 thread: tid,
@@ -476,6 +477,9 @@ impl Machine {
             t.inflight += 1;
             self.submitted_ios += 1;
             note_depth(&mut t.res, t.inflight);
+            // One I/O per submit call (iodepth_batch_submit=1 default):
+            // fio's io_u_mark_submit bucket "4" covers 1 to 4.
+            t.res.iodepth_submit[batch_bucket(1)] += 1.0;
             t.ios_since_think += 1;
             if t.thinktime > 0 && t.ios_since_think >= t.thinktime_blocks {
                 t.ios_since_think = 0;
@@ -528,7 +532,8 @@ impl Machine {
         let cpu = &mut self.cpus[cpu_id as usize];
         cpu.runnable += 1;
         let resumed = cpu.run(wake + exit, 0, self.costs.context_switch);
-        self.threads[tid as usize].sys_ns += resumed - wake - exit;
+        let switch = cpu.scaled(self.costs.context_switch);
+        self.threads[tid as usize].sys_ns += switch;
         self.queue.schedule(resumed, Ev::Run(tid));
     }
 
@@ -622,7 +627,7 @@ impl Machine {
                 t.sys_ns += seen - since;
                 self.breakdown.poll_ns += u128::from(seen - now);
                 let done = cpu.run(seen, 0, costs.blk_complete + costs.syscall_exit);
-                t.sys_ns += done - seen;
+                t.sys_ns += cpu.scaled(costs.blk_complete + costs.syscall_exit);
                 self.breakdown.reap_ns += u128::from(done - seen);
                 t.inflight -= 1;
                 t.done.push_back(key);
@@ -686,7 +691,7 @@ impl Machine {
         cpu.runnable += 1;
         let resumed = cpu.run(at, 0, costs.context_switch + costs.syscall_exit);
         let t = &mut self.threads[ti];
-        t.sys_ns += resumed - at;
+        t.sys_ns += cpu.scaled(costs.context_switch + costs.syscall_exit);
         self.breakdown.wakeup_ns += u128::from(resumed - woke_at);
         t.state = State::Running;
         self.queue.schedule(resumed, Ev::Run(tid));
@@ -699,8 +704,14 @@ impl Machine {
         let n = self.threads[ti].done.len() as u64;
         let cpu_id = self.threads[ti].cpu as usize;
         let end = self.cpus[cpu_id].run(now, self.costs.fio_complete * n, 0);
+        let usr = self.cpus[cpu_id].scaled(self.costs.fio_complete * n);
         let t = &mut self.threads[ti];
-        t.usr_ns += end - now;
+        t.usr_ns += usr;
+        if n > 0 {
+            // fio's io_u_mark_complete: I/Os reaped per call, buckets
+            // 0, 4, 8, 16, 32, 64, >=64 (each covers up to its key).
+            t.res.iodepth_complete[batch_bucket(n)] += 1.0;
+        }
         while let Some(key) = t.done.pop_front() {
             let rq = self.rqs.remove(key);
             self.completed_ios += 1;
@@ -716,6 +727,11 @@ impl Machine {
             }
             d.clat.record(now - rq.issue);
             d.lat.record(now - rq.start);
+            // fio's io_u_mark_latency buckets, fed from the clat.
+            t.res
+                .io_u_lat
+                .get_or_insert_with(Default::default)
+                .record(now - rq.issue);
         }
         sample_bw(t, now);
         end
@@ -771,9 +787,15 @@ impl Machine {
                 res.sys_cpu = t.sys_ns as f64 * 100.0 / runtime as f64;
             }
             res.ctx = t.ctx;
-            let total: f64 = res.iodepth_level.iter().sum();
-            if total > 0.0 {
-                res.iodepth_level.iter_mut().for_each(|x| *x /= total);
+            for dist in [
+                &mut res.iodepth_level,
+                &mut res.iodepth_submit,
+                &mut res.iodepth_complete,
+            ] {
+                let total: f64 = dist.iter().sum();
+                if total > 0.0 {
+                    dist.iter_mut().for_each(|x| *x /= total);
+                }
             }
             lateness.push(serde_json::json!({
                 "job": res.name, "clone": t.clone, "spec": t.plan_spec,
@@ -845,6 +867,20 @@ fn note_depth(res: &mut JobResult, depth: u32) {
         _ => 6,
     };
     res.iodepth_level[bucket] += 1.0;
+}
+
+/// fio's submit/complete batch buckets: 0, 1-4, 5-8, 9-16, 17-32, 33-64,
+/// more.
+fn batch_bucket(n: u64) -> usize {
+    match n {
+        0 => 0,
+        1..=4 => 1,
+        5..=8 => 2,
+        9..=16 => 3,
+        17..=32 => 4,
+        33..=64 => 5,
+        _ => 6,
+    }
 }
 
 /// When the I/O may be issued under the job's rate limits, as ns since the

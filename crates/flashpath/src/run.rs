@@ -11,9 +11,10 @@ use crate::machine::{Ev, IrqCpu, Machine, MachineParts, ThreadPlan};
 use crate::profile::Profile;
 use crate::report::RunResult;
 use crate::sim::Ns;
-use crate::workload::fio::{JobFile, JobSpec};
+use crate::workload::fio::{parse_job_file, IoStream, JobFile, JobSpec, ParseContext};
 use crate::workload::IoSource;
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// Everything a run produced, plus engine figures for benchmarks.
 pub struct RunOutput {
@@ -26,12 +27,66 @@ pub struct RunOutput {
 /// Host facts the job-file parser needs for `$ncpus` and friends.
 pub struct HostFacts {
     pub ncpus: u32,
+    pub mb_memory: u64,
 }
 
 pub fn host_facts(profile: &Profile) -> Result<HostFacts> {
     Ok(HostFacts {
         ncpus: profile.count("host.cpus")? as u32,
+        mb_memory: profile.bytes("host.memory")? >> 20,
     })
+}
+
+/// The parser's view of the simulated machine: `$ncpus`, `$mb_memory` and
+/// `$pagesize` describe it, not the machine flashpath runs on.
+pub fn parse_context(profile: &Profile) -> Result<ParseContext> {
+    let facts = host_facts(profile)?;
+    // 4 KiB pages: x86-64 and the arm64 kernels of the seed devices.
+    Ok(ParseContext::from_process_env(
+        facts.ncpus,
+        facts.mb_memory,
+        4096,
+    ))
+}
+
+/// Load the profile with its overrides, parse the job file for it.
+pub fn load(job_path: &Path, device: &str, overrides: &[String]) -> Result<(JobFile, Profile)> {
+    let mut profile = Profile::load(device)?;
+    for o in overrides {
+        profile.apply_override(o)?;
+    }
+    let ctx = parse_context(&profile)?;
+    let jobs = parse_job_file(job_path, &ctx)?;
+    Ok((jobs, profile))
+}
+
+/// The stream of a fio job: its randseed when it names one, else the
+/// run's seed.
+pub fn fio_source(
+    spec: &JobSpec,
+    start: u64,
+    len: u64,
+    seed: u64,
+    clone: u32,
+) -> Box<dyn IoSource> {
+    Box::new(IoStream::new(
+        spec,
+        start,
+        len,
+        spec.randseed.unwrap_or(seed),
+        clone,
+    ))
+}
+
+/// `flashpath run JOB --device PROFILE [--set k=v] [--seed N]`.
+pub fn run_file(
+    job_path: &Path,
+    device: &str,
+    overrides: &[String],
+    seed: u64,
+) -> Result<RunOutput> {
+    let (jobs, profile) = load(job_path, device, overrides)?;
+    run_jobs(&jobs, &profile, seed, &fio_source)
 }
 
 fn build_driver(p: &Profile) -> Result<Box<dyn Driver<Ev>>> {
@@ -146,6 +201,24 @@ fn layout(jobs: &JobFile, capacity: u64) -> Result<Vec<Vec<(u64, u64)>>> {
 
 fn check_modelled(jobs: &JobFile) -> Result<()> {
     for spec in &jobs.jobs {
+        let unmodelled = [
+            (spec.size_percent.is_some(), "size=N%"),
+            (spec.offset_percent.is_some(), "offset=N%"),
+            (spec.startdelay_high.is_some(), "a startdelay range"),
+            (spec.exitall, "exitall"),
+            (spec.wait_for.is_some(), "wait_for"),
+            (spec.cpus_allowed_split, "cpus_allowed_policy=split"),
+        ];
+        if let Some((_, what)) = unmodelled.iter().find(|(set, _)| *set) {
+            return Err(InputError::new(
+                jobs.path.clone(),
+                Some(spec.line),
+                format!(
+                    "job '{}': {what} is read but not simulated by flashpath yet",
+                    spec.name
+                ),
+            ));
+        }
         if !spec.direct && spec.ioengine != crate::workload::fio::IoEngine::Null {
             return Err(InputError::new(
                 jobs.path.clone(),
@@ -170,6 +243,7 @@ pub fn run_jobs(
     make_source: SourceFactory<'_>,
 ) -> Result<RunOutput> {
     check_modelled(jobs)?;
+    host_facts(profile)?;
     let (cpus, irq_cpu) = build_cpus(profile)?;
     let costs = HostCosts::from_profile(profile)?;
     let settings = QueueSettings::from_profile(profile)?;

@@ -19,6 +19,11 @@ use std::path::{Path, PathBuf};
 /// the installed package carries them: (name, file text).
 pub const BUILTIN: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/builtin_profiles.rs"));
 
+/// Scenario definitions shipped with flashpath (`scenarios/**/*.toml`):
+/// the experiments `flashpath reproduce` runs, with their published values.
+pub const BUILTIN_SCENARIOS: &[(&str, &str)] =
+    include!(concat!(env!("OUT_DIR"), "/builtin_scenarios.rs"));
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     Int(i64),

@@ -1,0 +1,132 @@
+"""The ``flashpath`` command line."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import click
+
+from flashpath import _core
+from flashpath._core import FlashpathError
+
+
+def _fail(err: FlashpathError) -> None:
+    click.echo(f"flashpath: error: {err.args[0]}", err=True)
+    sys.exit(2)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(_core.__version__, prog_name="flashpath")
+def main() -> None:
+    """flashpath: simulate the whole Linux flash-storage I/O path."""
+
+
+@main.command("run")
+@click.argument("job", type=click.Path(dir_okay=False))
+@click.option("--device", required=True, help="Profile name (see `flashpath profiles`) or .toml path.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a profile parameter.")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0), help="Run seed.")
+@click.option(
+    "--output-format",
+    default="normal",
+    show_default=True,
+    help="normal, json, json+, terse, or a comma list, as fio takes it.",
+)
+@click.option("--output", type=click.Path(dir_okay=False, writable=True), help="Write the report here.")
+@click.option("--parse-only", is_flag=True, help="Check the job file and exit, as fio --parse-only.")
+def run_cmd(
+    job: str,
+    device: str,
+    overrides: tuple[str, ...],
+    seed: int,
+    output_format: str,
+    output: str | None,
+    parse_only: bool,
+) -> None:
+    """Run fio job file JOB on a simulated machine."""
+    if not Path(job).is_file():
+        click.echo(f"flashpath: error: {job}: no such job file", err=True)
+        sys.exit(2)
+    try:
+        if parse_only:
+            for note in _core.parse_only(job, device, list(overrides)):
+                click.echo(note, err=True)
+            return
+        text, _json, _events, _ios, notes = _core.run_job(
+            job, device, list(overrides), seed, output_format
+        )
+    except FlashpathError as err:
+        _fail(err)
+        return
+    for note in notes:
+        click.echo(note, err=True)
+    if output:
+        Path(output).write_text(text)
+    else:
+        click.echo(text, nl=False)
+
+
+@main.command("profiles")
+def profiles_cmd() -> None:
+    """List the shipped profiles."""
+    for name in _core.profiles():
+        click.echo(f"{name:24} {_core.profile_description(name)}")
+
+
+@main.group("profile")
+def profile_group() -> None:
+    """Inspect a profile."""
+
+
+@profile_group.command("show")
+@click.argument("name")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE")
+def profile_show(name: str, overrides: tuple[str, ...]) -> None:
+    """Every parameter of profile NAME with its unit and source."""
+    try:
+        click.echo(_core.profile_show(name, list(overrides)), nl=False)
+    except FlashpathError as err:
+        _fail(err)
+
+
+BENCH_WORKLOADS = {
+    "nullblk randread 4k qd32, 1 job": (
+        "nullblk",
+        "[bench]\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\niodepth=32\n"
+        "filename=/dev/nullb0\nnorandommap\nnumber_ios={n}\n",
+    ),
+    "nullblk randread 4k qd1 psync": (
+        "nullblk",
+        "[bench]\nioengine=psync\ndirect=1\nrw=randread\nbs=4k\n"
+        "filename=/dev/nullb0\nnorandommap\nnumber_ios={n}\n",
+    ),
+}
+
+
+@main.command("bench")
+@click.option("--ios", default=2_000_000, show_default=True, help="Simulated I/Os per workload.")
+def bench_cmd(ios: int) -> None:
+    """Simulated I/Os and events per wall second on fixed workloads."""
+    click.echo(f"flashpath {_core.__version__}, core built as {_core.build_profile()}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, (device, text) in BENCH_WORKLOADS.items():
+            job = Path(tmp) / "bench.fio"
+            job.write_text(text.format(n=ios))
+            t0 = time.perf_counter()
+            try:
+                _t, _j, events, done, _n = _core.run_job(str(job), device, [], 0, "terse")
+            except FlashpathError as err:
+                _fail(err)
+                return
+            wall = time.perf_counter() - t0
+            click.echo(
+                f"{name:36} {done:>10} I/Os {wall:7.2f} s  "
+                f"{done / wall / 1e6:6.2f} M I/O/s  {events / wall / 1e6:6.2f} M events/s"
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -26,8 +26,12 @@ def main() -> None:
 
 @main.command("run")
 @click.argument("job", type=click.Path(dir_okay=False))
-@click.option("--device", required=True, help="Profile name (see `flashpath profiles`) or .toml path.")
-@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a profile parameter.")
+@click.option(
+    "--device", required=True, help="Profile name (see `flashpath profiles`) or .toml path."
+)
+@click.option(
+    "--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a profile parameter."
+)
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0), help="Run seed.")
 @click.option(
     "--output-format",
@@ -35,8 +39,12 @@ def main() -> None:
     show_default=True,
     help="normal, json, json+, terse, or a comma list, as fio takes it.",
 )
-@click.option("--output", type=click.Path(dir_okay=False, writable=True), help="Write the report here.")
-@click.option("--parse-only", is_flag=True, help="Check the job file and exit, as fio --parse-only.")
+@click.option(
+    "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report here."
+)
+@click.option(
+    "--parse-only", is_flag=True, help="Check the job file and exit, as fio --parse-only."
+)
 def run_cmd(
     job: str,
     device: str,
@@ -90,6 +98,36 @@ def profile_show(name: str, overrides: tuple[str, ...]) -> None:
         click.echo(_core.profile_show(name, list(overrides)), nl=False)
     except FlashpathError as err:
         _fail(err)
+
+
+@main.command("reproduce")
+@click.argument("name")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "csv", "json"]),
+    default="table",
+    show_default=True,
+)
+@click.option(
+    "--plot", "plot_path", type=click.Path(dir_okay=False), help="Draw the result to this file."
+)
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
+def reproduce_cmd(name: str, fmt: str, plot_path: str | None, seed: int) -> None:
+    """Run a published experiment's grid (NAME, or all) and compare."""
+    from flashpath import reproduce as rp
+
+    try:
+        rows = rp.reproduce(name, seed)
+    except FlashpathError as err:
+        _fail(err)
+        return
+    render = {"table": rp.to_table, "csv": rp.to_csv, "json": rp.to_json}[fmt]
+    click.echo(render(rows), nl=False)
+    if plot_path:
+        plotter = rp.PLOTTERS.get(name, rp.plot)
+        plotter(rows, plot_path)
+        click.echo(f"plot written to {plot_path}", err=True)
 
 
 BENCH_WORKLOADS = {

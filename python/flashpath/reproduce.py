@@ -1,0 +1,258 @@
+"""``flashpath reproduce``: run a published experiment's grid and compare.
+
+A scenario lives in ``scenarios/<name>/scenario.toml`` (embedded in the
+core at build time, so the installed package has them):
+
+    name = "io-poll"
+    description = "..."
+    metrics = { latency_us = "read.lat_mean_us", bandwidth_MBps = "read.bw_MBps" }
+    modes = { irq = ["block.io_poll=0"], poll = ["block.io_poll=1"] }
+    mode_order = ["irq", "poll"]
+
+    [[cases]]
+    case = "device=dram"
+    profile = "nvme-dram"
+    job = '''
+    [dd]
+    ...
+    '''
+    published = { "latency_us.irq" = 19.5 }
+
+Each case runs once per mode (the mode's ``--set`` overrides added to the
+case's own ``overrides``); each metric is read from the run's fio JSON by a
+named extractor. Published values are data here, to compare against; the
+simulator never sees them.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import tempfile
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from flashpath import _core
+from flashpath._core import FlashpathError
+
+
+@dataclass
+class Row:
+    scenario: str
+    case: str
+    metric: str
+    mode: str
+    simulated: float
+    published: float | None
+    counters: dict[str, Any] = field(default_factory=dict)
+
+
+# Extractors: "<ddir>.<stat>" over a fio JSON document (all jobs summed for
+# bandwidth, I/O-weighted for latency).
+def _dir_stat(doc: dict[str, Any], ddir: str, stat: str) -> float:
+    jobs = doc["jobs"]
+    dirs = [j[ddir] for j in jobs if j[ddir]["total_ios"] > 0]
+    if not dirs:
+        return 0.0
+    n = sum(d["total_ios"] for d in dirs)
+
+    def weighted(key: str, field_: str) -> float:
+        return sum(d[key][field_] * d["total_ios"] for d in dirs) / n
+
+    if stat == "bw_MBps":
+        return sum(d["bw_bytes"] for d in dirs) / 1e6
+    if stat == "bw_MiBps":
+        return sum(d["bw_bytes"] for d in dirs) / 2**20
+    if stat == "bw_kBps":
+        return sum(d["bw_bytes"] for d in dirs) / 1024
+    if stat == "iops":
+        return sum(d["iops"] for d in dirs)
+    if stat == "lat_mean_us":
+        return weighted("lat_ns", "mean") / 1000
+    if stat == "clat_mean_us":
+        return weighted("clat_ns", "mean") / 1000
+    if stat == "clat_min_us":
+        return min(d["clat_ns"]["min"] for d in dirs) / 1000
+    if stat == "clat_max_us":
+        return max(d["clat_ns"]["max"] for d in dirs) / 1000
+    raise KeyError(stat)
+
+
+def extract(doc: dict[str, Any], extractor: str) -> float:
+    ddir, _, stat = extractor.partition(".")
+    if ddir in ("read", "write", "trim"):
+        return _dir_stat(doc, ddir, stat)
+    if ddir in EXTRA_EXTRACTORS:
+        return EXTRA_EXTRACTORS[ddir](doc, stat)
+    raise KeyError(extractor)
+
+
+# Scenario-specific extractors (e.g. iozone throughput) register here:
+# name -> f(document, stat) -> float.
+EXTRA_EXTRACTORS: dict[str, Callable[[dict[str, Any], str], float]] = {}
+
+# Scenario-specific runners (e.g. iozone command lines) register here: the
+# key of the case that holds the workload -> f(case, profile, overrides, seed)
+# -> document.
+RUNNERS: dict[str, Callable[[dict[str, Any], str, list[str], int], dict[str, Any]]] = {}
+
+
+def _run_fio(case: dict[str, Any], profile: str, overrides: list[str], seed: int) -> dict[str, Any]:
+    with tempfile.NamedTemporaryFile("w", suffix=".fio", delete=False) as f:
+        f.write(case["job"])
+        path = f.name
+    try:
+        _text, json_text, _e, _n, _notes = _core.run_job(path, profile, overrides, seed, "json+")
+    finally:
+        os.unlink(path)
+    return json.loads(json_text)
+
+
+RUNNERS["job"] = _run_fio
+
+
+def scenarios() -> dict[str, dict[str, Any]]:
+    out = {}
+    for name, text in _core.scenario_files():
+        if name.endswith("/scenario"):
+            doc = tomllib.loads(text)
+            out[doc["name"]] = doc
+    return out
+
+
+def run_scenario(doc: dict[str, Any], seed: int = 0) -> list[Row]:
+    rows: list[Row] = []
+    modes: dict[str, list[str]] = doc["modes"]
+    mode_order = doc.get("mode_order", list(modes))
+    for case in doc["cases"]:
+        docs: dict[str, dict[str, Any]] = {}
+        for mode in mode_order:
+            overrides = list(case.get("overrides", [])) + list(modes[mode])
+            runner_key = next(k for k in RUNNERS if k in case)
+            docs[mode] = RUNNERS[runner_key](case, case["profile"], overrides, seed)
+        published = case.get("published", {})
+        for metric, extractor in doc["metrics"].items():
+            if metric in case.get("skip_metrics", []):
+                continue
+            for mode in mode_order:
+                value = extract(docs[mode], extractor)
+                rows.append(
+                    Row(
+                        doc["name"],
+                        case["case"],
+                        metric,
+                        mode,
+                        value,
+                        published.get(f"{metric}.{mode}"),
+                        docs[mode].get("flashpath") or {},
+                    )
+                )
+    return rows
+
+
+def to_csv(rows: list[Row]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["scenario", "case", "metric", "mode", "simulated", "published"])
+    for r in rows:
+        pub = "" if r.published is None else f"{r.published:g}"
+        w.writerow([r.scenario, r.case, r.metric, r.mode, f"{r.simulated:.4g}", pub])
+    return buf.getvalue()
+
+
+def to_json(rows: list[Row]) -> str:
+    return json.dumps(
+        [
+            {
+                "scenario": r.scenario,
+                "case": r.case,
+                "metric": r.metric,
+                "mode": r.mode,
+                "simulated": r.simulated,
+                "published": r.published,
+            }
+            for r in rows
+        ],
+        indent=2,
+    )
+
+
+def to_table(rows: list[Row]) -> str:
+    """For people: one line per (case, metric) with every mode, the
+    difference between the first two modes and, where published, the error."""
+    lines = []
+    groups: dict[tuple[str, str, str], list[Row]] = {}
+    for r in rows:
+        groups.setdefault((r.scenario, r.case, r.metric), []).append(r)
+    header = f"{'scenario':12} {'case':44} {'metric':16} {'mode':>10} {'simulated':>12} {'published':>12} {'error':>8}"
+    lines.append(header)
+    lines.append("-" * len(header))
+    for (_scen, _case, _metric), rs in groups.items():
+        for r in rs:
+            err = ""
+            if r.published:
+                err = f"{(r.simulated - r.published) / r.published * 100:+.1f}%"
+            pub = "" if r.published is None else f"{r.published:.6g}"
+            lines.append(
+                f"{r.scenario:12} {r.case:44} {r.metric:16} {r.mode:>10} "
+                f"{r.simulated:12.6g} {pub:>12} {err:>8}"
+            )
+        if len(rs) >= 2 and rs[0].simulated:
+            sim_diff = (rs[1].simulated - rs[0].simulated) / rs[0].simulated * 100
+            pub_diff = ""
+            if rs[0].published and rs[1].published:
+                pub_diff = f" (published {(rs[1].published - rs[0].published) / rs[0].published * 100:+.2f}%)"
+            lines.append(f"{'':74} {rs[1].mode} vs {rs[0].mode}: {sim_diff:+.2f}%{pub_diff}")
+    return "\n".join(lines) + "\n"
+
+
+def plot(rows: list[Row], path: str) -> None:
+    """Simulated against published, per case, metric and mode."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [f"{r.case}\n{r.metric} {r.mode}" for r in rows]
+    fig, ax = plt.subplots(figsize=(max(6, len(rows) * 0.6), 4.5))
+    xs = range(len(rows))
+    ax.bar([x - 0.2 for x in xs], [r.simulated for r in rows], width=0.4, label="simulated")
+    ax.bar(
+        [x + 0.2 for x in xs],
+        [r.published or 0 for r in rows],
+        width=0.4,
+        label="published",
+    )
+    ax.set_xticks(list(xs))
+    ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=7)
+    ax.legend()
+    ax.set_title(", ".join(sorted({r.scenario for r in rows})))
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+PLOTTERS: dict[str, Callable[[list[Row], str], None]] = {}
+
+
+def reproduce(name: str, seed: int = 0) -> list[Row]:
+    all_scenarios = scenarios()
+    if name == "all":
+        rows: list[Row] = []
+        for doc in all_scenarios.values():
+            rows += run_scenario(doc, seed)
+        return rows
+    if name not in all_scenarios:
+        known = ", ".join(sorted(all_scenarios)) or "(none yet)"
+        raise FlashpathError(
+            (
+                f"no scenario named '{name}'; scenarios: {known}",
+                "reproduce",
+                None,
+                "unknown scenario",
+            )
+        )
+    return run_scenario(all_scenarios[name], seed)

@@ -367,7 +367,7 @@ impl Machine {
         self.threads[ti].state = State::Running;
         let mut now = now;
         if !self.threads[ti].done.is_empty() {
-            now = self.reap(tid, now);
+            now = self.reap(tid, now, false);
         }
         let costs = self.costs;
         let drv = self.drv_costs;
@@ -400,7 +400,9 @@ impl Machine {
                 now = spun;
                 continue;
             }
-            if t.inflight >= t.depth {
+            // fio's queue_full: cur_depth counts I/Os until fio reaps
+            // them, not until the device completes them.
+            if t.inflight + t.done.len() as u32 >= t.depth {
                 break;
             }
             let (unit, due) = match t.pending.take() {
@@ -494,8 +496,11 @@ impl Machine {
             }
         }
         let t = &mut self.threads[ti];
-        if !t.done.is_empty() && t.engine == IoEngine::Null {
-            let end = self.reap(tid, now);
+        if !t.done.is_empty() {
+            // Completions are ready: fio's getevents returns at once (the
+            // null engine reaps in user space, without a system call).
+            let syscall = t.engine != IoEngine::Null;
+            let end = self.reap(tid, now, syscall);
             self.queue.schedule(end, Ev::Run(tid));
             return;
         }
@@ -506,6 +511,11 @@ impl Machine {
                 t.state = State::WaitIo;
                 t.ctx += 1;
                 let cpu = &mut self.cpus[t.cpu as usize];
+                if !t.sync {
+                    // io_getevents: enter the kernel, then sleep in it.
+                    cpu.run(now, 0, costs.syscall_entry);
+                    t.sys_ns += cpu.scaled(costs.syscall_entry);
+                }
                 cpu.runnable -= 1;
                 if cpu.runnable == 0 {
                     cpu.enter_idle(now);
@@ -544,11 +554,11 @@ impl Machine {
         rq.blk_start = now;
         self.disk_account(now, 1);
         if self.blk.get_tag(hctx, key) {
-            self.to_driver(key, now);
+            self.issue_to_driver(key, now);
         }
     }
 
-    fn to_driver(&mut self, key: u32, now: Ns) {
+    fn issue_to_driver(&mut self, key: u32, now: Ns) {
         let rq = self.rqs.get(key);
         self.breakdown.tag_wait_ns += u128::from(now - rq.blk_start);
         let drq = DriverRq {
@@ -607,7 +617,7 @@ impl Machine {
         }
         // The tag is free again: a waiting request goes to the driver.
         if let Some(next) = self.blk.put_tag(hctx as usize) {
-            self.to_driver(next, now);
+            self.issue_to_driver(next, now);
         }
         let costs = self.costs;
         let drv = self.drv_costs;
@@ -669,8 +679,10 @@ impl Machine {
         } else {
             t.complete_min.min(t.inflight + t.done.len() as u32)
         };
-        let wake_needed = t.state == State::WaitIo
-            && (t.done.len() as u32 >= need || (t.think_due && t.inflight == 0) || t.inflight == 0);
+        // Woken when enough completions are ready, or when everything is in
+        // (a quiesce before thinktime or a rate-limit sleep).
+        let wake_needed =
+            t.state == State::WaitIo && (t.done.len() as u32 >= need || t.inflight == 0);
         if !wake_needed {
             return;
         }
@@ -699,14 +711,21 @@ impl Machine {
 
     /// fio reaps every completed I/O of the thread at `now`: records the
     /// latencies and bytes, accounts fio's completion work.
-    fn reap(&mut self, tid: u32, now: Ns) -> Ns {
+    fn reap(&mut self, tid: u32, now: Ns, syscall: bool) -> Ns {
         let ti = tid as usize;
         let n = self.threads[ti].done.len() as u64;
         let cpu_id = self.threads[ti].cpu as usize;
-        let end = self.cpus[cpu_id].run(now, self.costs.fio_complete * n, 0);
+        let sys = if syscall {
+            self.costs.syscall_entry + self.costs.syscall_exit
+        } else {
+            0
+        };
+        let end = self.cpus[cpu_id].run(now, self.costs.fio_complete * n, sys);
         let usr = self.cpus[cpu_id].scaled(self.costs.fio_complete * n);
+        let sys = self.cpus[cpu_id].scaled(sys);
         let t = &mut self.threads[ti];
         t.usr_ns += usr;
+        t.sys_ns += sys;
         if n > 0 {
             // fio's io_u_mark_complete: I/Os reaped per call, buckets
             // 0, 4, 8, 16, 32, 64, >=64 (each covers up to its key).

@@ -46,9 +46,19 @@ fn end_to_end(c: &mut Criterion) {
         filename: Some("/dev/nullb0".into()),
         ..JobSpec::default()
     };
-    let file = JobFile { path: "bench.fio".into(), jobs: vec![spec], ..JobFile::default() };
+    let file = JobFile {
+        path: "bench.fio".into(),
+        jobs: vec![spec],
+        ..JobFile::default()
+    };
     g.bench_function("nullblk_randread_4k_qd32", |b| {
-        b.iter(|| black_box(run_jobs(&file, &profile, 1, &fio_source).unwrap().completed_ios))
+        b.iter(|| {
+            black_box(
+                run_jobs(&file, &profile, 1, &fio_source)
+                    .unwrap()
+                    .completed_ios,
+            )
+        })
     });
     g.finish();
 }

@@ -30,6 +30,9 @@ pub enum Ev {
     Start(u32),
     /// A thread continues its loop (after a wake-up or a timer).
     Run(u32),
+    /// A thread goes on submitting after its previous submission's CPU work
+    /// (one submission per event keeps every layer's calls in time order).
+    Submit(u32),
     /// The submit path of request `rq` reached the driver.
     Dispatch(u32),
     Device(DeviceSignal),
@@ -316,7 +319,8 @@ impl Machine {
         while let Some((now, ev)) = self.queue.pop() {
             match ev {
                 Ev::Start(t) => self.thread_start(t, now),
-                Ev::Run(t) => self.thread_run(t, now),
+                Ev::Run(t) => self.thread_run(t, now, true),
+                Ev::Submit(t) => self.thread_run(t, now, false),
                 Ev::Dispatch(rq) => self.dispatch(rq, now),
                 Ev::Device(DeviceSignal::Driver(e)) => {
                     let mut ctx = DriverCtx {
@@ -349,7 +353,7 @@ impl Machine {
         let cpu = t.cpu;
         self.cpus[cpu as usize].runnable += 1;
         self.wake_cpu(cpu, now);
-        self.thread_run(tid, now);
+        self.thread_run(tid, now, true);
     }
 
     /// A core that was idle is woken at `at`: returns the exit latency it
@@ -359,14 +363,14 @@ impl Machine {
         0
     }
 
-    fn thread_run(&mut self, tid: u32, now: Ns) {
+    fn thread_run(&mut self, tid: u32, now: Ns, reap_first: bool) {
         let ti = tid as usize;
         if self.threads[ti].state == State::Done {
             return;
         }
         self.threads[ti].state = State::Running;
         let mut now = now;
-        if !self.threads[ti].done.is_empty() {
+        if reap_first && !self.threads[ti].done.is_empty() {
             now = self.reap(tid, now, false);
         }
         let costs = self.costs;
@@ -451,7 +455,7 @@ impl Machine {
                 t.inflight += 1;
                 t.done.push_back(key);
                 self.submitted_ios += 1;
-                note_depth(&mut t.res, t.inflight);
+                note_depth(&mut t.res, t.inflight + t.done.len() as u32);
                 now = end;
                 t.ios_since_think += 1;
                 continue;
@@ -478,7 +482,7 @@ impl Machine {
             });
             t.inflight += 1;
             self.submitted_ios += 1;
-            note_depth(&mut t.res, t.inflight);
+            note_depth(&mut t.res, t.inflight + t.done.len() as u32);
             // One I/O per submit call (iodepth_batch_submit=1 default):
             // fio's io_u_mark_submit bucket "4" covers 1 to 4.
             t.res.iodepth_submit[batch_bucket(1)] += 1.0;
@@ -494,6 +498,8 @@ impl Machine {
             if sync {
                 break;
             }
+            self.queue.schedule(end, Ev::Submit(tid));
+            return;
         }
         let t = &mut self.threads[ti];
         if !t.done.is_empty() {

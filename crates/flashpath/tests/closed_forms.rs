@@ -167,23 +167,7 @@ fn poisson_arrivals_on_one_tag_give_md1_mean_wait() {
     let d_ns: f64 = 10_000.0;
     let rho: f64 = 0.6;
     let iops = (rho / (d_ns * 1e-9)).round() as u64;
-    let zero: Vec<String> = [
-        "host.cost.fio_submit",
-        "host.cost.fio_complete",
-        "host.cost.syscall_entry",
-        "host.cost.syscall_exit",
-        "host.cost.blk_submit",
-        "host.cost.blk_complete",
-        "host.cost.irq_entry",
-        "host.cost.wakeup",
-        "host.cost.context_switch",
-        "host.cost.ipi",
-        "driver.queue_rq",
-        "driver.irq_handler",
-    ]
-    .iter()
-    .map(|k| format!("{k}=0"))
-    .collect();
+    let zero = zero_costs();
     let mut ov: Vec<&str> = zero.iter().map(String::as_str).collect();
     ov.push("device.hw_queue_depth=1");
     let mut spec = job(IoEngine::Libaio, 64);

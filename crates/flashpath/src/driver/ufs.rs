@@ -28,6 +28,7 @@ use crate::workload::Ddir;
 const EV_RSP: u32 = 0;
 const EV_MAP_WORK: u32 = 1;
 const EV_MAP_DONE: u32 = 2;
+const EV_MAP_READY: u32 = 3;
 
 const BLOCK: u64 = 4096;
 
@@ -86,6 +87,7 @@ struct Counters {
     trims: u64,
     read_buffers: u64,
     rsp_with_hpb: u64,
+    read_map_misses: u64,
 }
 
 pub struct Ufs {
@@ -105,6 +107,7 @@ pub struct Ufs {
     map_work_queued: bool,
     loads: Vec<(u32, u32)>,
     issued: Vec<(u32, u32)>,
+    deferred: Vec<(DriverRq, Ns)>,
     c: Counters,
 }
 
@@ -181,6 +184,7 @@ impl Ufs {
             map_work_queued: false,
             loads: Vec::new(),
             issued: Vec::new(),
+            deferred: Vec::new(),
             c: Counters::default(),
         })
     }
@@ -195,10 +199,9 @@ impl Ufs {
 
     /// Run one request through link and device; returns the time the
     /// response has arrived and the HPB sense data it carries.
-    fn execute(&mut self, now: Ns, rq: &DriverRq) -> (Ns, HpbRsp) {
+    fn execute(&mut self, now: Ns, rq: &DriverRq) -> Option<(Ns, HpbRsp)> {
         let lpn = rq.offset / BLOCK;
         let blocks = (u64::from(rq.len).div_ceil(BLOCK)) as u32;
-        let mut rsp = HpbRsp::default();
         let t = self.command(now);
         let data_done = match rq.ddir {
             Ddir::Read => {
@@ -221,11 +224,20 @@ impl Ufs {
                         if let Some(h) = &mut self.hpb {
                             h.dev_normal_read(lpn);
                         }
+                        let mp = self.dev.map_page_of(lpn);
+                        if !self.dev.map_page_cached(mp).0 {
+                            // Map miss: the firmware reads the map page and
+                            // issues the data read when it has arrived (an
+                            // event, so the die sees reads in time order).
+                            self.c.read_map_misses += 1;
+                            let ready = self.dev.read_map_page(t, mp);
+                            self.deferred.push((*rq, ready));
+                            return None;
+                        }
                         self.dev.read(t, lpn, blocks)
                     }
                 };
-                self.link
-                    .send_up(done, UPIU_HEADER_BYTES + u64::from(rq.len))
+                return Some(self.finish_read(done, rq));
             }
             Ddir::Write => {
                 self.c.writes += 1;
@@ -248,12 +260,42 @@ impl Ufs {
                 self.dev.trim(t, lpn, blocks)
             }
         };
-        if let Some(h) = &mut self.hpb {
-            rsp = h.dev_take_rsp();
-        }
+        Some(self.respond(data_done))
+    }
+
+    /// DATA IN from `data_ready`, then the response.
+    fn finish_read(&mut self, data_ready: Ns, rq: &DriverRq) -> (Ns, HpbRsp) {
+        let sent = self
+            .link
+            .send_up(data_ready, UPIU_HEADER_BYTES + u64::from(rq.len));
+        self.respond(sent)
+    }
+
+    /// RESPONSE UPIU (with the device's HPB recommendations) from `at`.
+    fn respond(&mut self, at: Ns) -> (Ns, HpbRsp) {
+        let rsp = match &mut self.hpb {
+            Some(h) => h.dev_take_rsp(),
+            None => HpbRsp::default(),
+        };
         let extra = if rsp.is_empty() { 0 } else { HPB_SENSE_BYTES };
-        let arrived = self.link.send_up(data_done, UPIU_HEADER_BYTES + extra);
+        let arrived = self.link.send_up(at, UPIU_HEADER_BYTES + extra);
         (arrived, rsp)
+    }
+
+    fn post(&mut self, at: Ns, rsp: HpbRsp, tag: u32, ctx: &mut DriverCtx<'_, impl Sized>) {
+        if rsp.is_empty() {
+            ctx.complete(at, tag);
+        } else {
+            self.c.rsp_with_hpb += 1;
+            self.pending_rsp.push((tag, rsp));
+            ctx.schedule(
+                at,
+                DriverEvent {
+                    kind: EV_RSP,
+                    id: tag,
+                },
+            );
+        }
     }
 
     /// READ BUFFER (0xF9) of one sub-region's map: command, the device
@@ -309,19 +351,18 @@ impl<E> Driver<E> for Ufs {
         CompletionSignal::Interrupt
     }
     fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {
-        let (at, rsp) = self.execute(ctx.now(), &rq);
-        if rsp.is_empty() {
-            ctx.complete(at, rq.tag);
-        } else {
-            self.c.rsp_with_hpb += 1;
-            self.pending_rsp.push((rq.tag, rsp));
-            ctx.schedule(
-                at,
-                DriverEvent {
-                    kind: EV_RSP,
-                    id: rq.tag,
-                },
-            );
+        match self.execute(ctx.now(), &rq) {
+            Some((at, rsp)) => self.post(at, rsp, rq.tag, ctx),
+            None => {
+                let &(_, ready) = self.deferred.last().unwrap();
+                ctx.schedule(
+                    ready,
+                    DriverEvent {
+                        kind: EV_MAP_READY,
+                        id: rq.tag,
+                    },
+                );
+            }
         }
     }
     fn on_event(&mut self, ev: DriverEvent, ctx: &mut DriverCtx<'_, E>) {
@@ -346,6 +387,19 @@ impl<E> Driver<E> for Ufs {
                     );
                 }
                 ctx.complete(now, tag);
+            }
+            EV_MAP_READY => {
+                let i = self
+                    .deferred
+                    .iter()
+                    .position(|(r, _)| r.tag == ev.id)
+                    .expect("deferred read of a known request");
+                let (rq, _) = self.deferred.swap_remove(i);
+                let lpn = rq.offset / BLOCK;
+                let blocks = (u64::from(rq.len).div_ceil(BLOCK)) as u32;
+                let done = self.dev.read(now, lpn, blocks);
+                let (at, rsp) = self.finish_read(done, &rq);
+                self.post(at, rsp, rq.tag, ctx);
             }
             EV_MAP_WORK => {
                 self.map_work_queued = false;
@@ -383,6 +437,8 @@ impl<E> Driver<E> for Ufs {
         let mut v = serde_json::json!({
             "driver": "ufshcd",
             "reads": self.c.reads,
+            "read_map_misses": self.c.read_map_misses,
+            "read_map_hit_ratio": if self.c.reads > 0 { 1.0 - self.c.read_map_misses as f64 / self.c.reads as f64 } else { 0.0 },
             "writes": self.c.writes,
             "trims": self.c.trims,
             "link_bytes_down": self.link.bytes_down,

@@ -89,7 +89,12 @@ fn run_iozone(
 ) -> PyResult<(String, String, u64, u64)> {
     guarded(py, move || {
         let out = run::run_iozone(&args, &device, &overrides, seed)?;
-        Ok((out.text, out.json.to_string(), out.events, out.completed_ios))
+        Ok((
+            out.text,
+            out.json.to_string(),
+            out.events,
+            out.completed_ios,
+        ))
     })
 }
 

@@ -60,7 +60,10 @@ fn hpb_hit_ratio_zero_then_rising_and_dirty_falls_back() {
     for l in 0..200 {
         read(&mut h, l * 5 % 2048);
     }
-    assert!(ratio(&h) > before, "hit ratio rises as sub-regions activate");
+    assert!(
+        ratio(&h) > before,
+        "hit ratio rises as sub-regions activate"
+    );
     // A write dirties the host entry: that block falls back to a normal
     // read (its neighbours still hit) until the device recommends a reload.
     h.prep_write(12, 1);
@@ -101,8 +104,14 @@ fn iozone_bad_arguments_name_the_argument() {
         let e = parse_args(&args(line)).unwrap_err();
         assert!(e.to_string().contains(want), "{line}: {e}");
     }
-    let a = parse_args(&args("-r 4k -+n -i2 -ecI -t 16 -l 16 -u 16 -s 64m -F a b c d e f g h i j k l m n o p")).unwrap();
-    assert_eq!((a.reclen, a.size, a.procs.clone()), (4096, 64 << 20, vec![16]));
+    let a = parse_args(&args(
+        "-r 4k -+n -i2 -ecI -t 16 -l 16 -u 16 -s 64m -F a b c d e f g h i j k l m n o p",
+    ))
+    .unwrap();
+    assert_eq!(
+        (a.reclen, a.size, a.procs.clone()),
+        (4096, 64 << 20, vec![16])
+    );
     assert!(a.direct && a.fsync && a.close && a.no_retest);
 }
 
@@ -124,18 +133,38 @@ fn iozone_output_lines_parse_like_iozone() {
             let mut w = lhs.split_whitespace();
             let n: u32 = w.next().unwrap().parse().unwrap();
             let name = w.collect::<Vec<_>>().join(" ");
-            let v: f64 = rhs.trim().strip_suffix("kB/sec").unwrap().trim().parse().unwrap();
+            let v: f64 = rhs
+                .trim()
+                .strip_suffix("kB/sec")
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap();
             children.push((n, name, v));
         }
-        for p in ["Parent sees", "Min throughput per process", "Max throughput per process", "Avg throughput per process"] {
+        for p in [
+            "Parent sees",
+            "Min throughput per process",
+            "Max throughput per process",
+            "Avg throughput per process",
+        ] {
             if l.starts_with(p) {
-                let v = l.split('=').nth(1).unwrap().trim().trim_end_matches("kB/sec").trim();
+                let v = l
+                    .split('=')
+                    .nth(1)
+                    .unwrap()
+                    .trim()
+                    .trim_end_matches("kB/sec")
+                    .trim();
                 assert!(v.parse::<f64>().unwrap() > 0.0, "{l}");
             }
         }
     }
     let names: Vec<_> = children.iter().map(|c| c.1.as_str()).collect();
-    assert_eq!(names, ["initial writers", "random readers", "random writers"]);
+    assert_eq!(
+        names,
+        ["initial writers", "random readers", "random writers"]
+    );
     assert!(children.iter().all(|c| c.0 == 2 && c.2 > 0.0));
     let tests = out.json["tests"].as_array().unwrap();
     assert_eq!(tests.len(), 3);
@@ -144,7 +173,11 @@ fn iozone_output_lines_parse_like_iozone() {
 
 fn randread_mbps(range_mb: u64, hpb: bool, cache_pages: u32) -> (f64, serde_json::Value) {
     let files: Vec<String> = (0..4).map(|k| format!("f{k}")).collect();
-    let line = format!("-r 4k -+n -i2 -I -t 4 -s {}m -F {}", range_mb / 4, files.join(" "));
+    let line = format!(
+        "-r 4k -+n -i2 -I -t 4 -s {}m -F {}",
+        range_mb / 4,
+        files.join(" ")
+    );
     let sets = vec![
         format!("ufs.hpb.enabled={}", u8::from(hpb)),
         format!("device.flash.map_cache_pages={cache_pages}"),
@@ -152,7 +185,10 @@ fn randread_mbps(range_mb: u64, hpb: bool, cache_pages: u32) -> (f64, serde_json
     let out = run_iozone(&args(&line), "ufs21-64g", &sets, 1).unwrap();
     let t = &out.json["tests"][0];
     assert_eq!(t["test"], "random readers");
-    (t["children_kBps"].as_f64().unwrap() / 1024.0, out.json["flashpath"]["driver"].clone())
+    (
+        t["children_kBps"].as_f64().unwrap() / 1024.0,
+        out.json["flashpath"]["driver"].clone(),
+    )
 }
 
 /// Scaled-down hpb scenario: with a map cache covering 64 MiB, HPB off
@@ -163,7 +199,10 @@ fn hpb_off_falls_once_the_map_no_longer_fits() {
     assert!(d["read_map_hit_ratio"].as_f64().unwrap() > 0.95);
     let (big_off, d) = randread_mbps(256, false, 4);
     let h = d["read_map_hit_ratio"].as_f64().unwrap();
-    assert!((h - 0.25).abs() < 0.05, "map-cache hit ratio {h} ~ C/R = 0.25");
+    assert!(
+        (h - 0.25).abs() < 0.05,
+        "map-cache hit ratio {h} ~ C/R = 0.25"
+    );
     assert!(big_off < 0.8 * small_off, "off: {small_off} -> {big_off}");
     let (big_on, d) = randread_mbps(256, true, 4);
     assert!(d["hpb"]["hit_ratio"].as_f64().unwrap() > 0.9);

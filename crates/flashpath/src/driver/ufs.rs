@@ -35,7 +35,10 @@ const BLOCK: u64 = 4096;
 /// The device back end's parameters from `device.flash.*`.
 pub fn flash_params(p: &Profile) -> Result<FlashParams> {
     let k = |s: &str| format!("device.flash.{s}");
-    let gc_policy = match p.choice(&k("gc_policy"), &["greedy", "cost_benefit"])?.as_str() {
+    let gc_policy = match p
+        .choice(&k("gc_policy"), &["greedy", "cost_benefit"])?
+        .as_str()
+    {
         "greedy" => GcPolicy::Greedy,
         _ => GcPolicy::CostBenefit,
     };

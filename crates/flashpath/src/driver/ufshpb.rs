@@ -358,7 +358,10 @@ impl Hpb {
     pub fn srgn_span(&self, rgn: u32, srgn: u32, user_lpns: u64) -> (u64, u64) {
         let start =
             u64::from(rgn) * self.p.entries_per_region + u64::from(srgn) * self.p.entries_per_srgn;
-        (start, self.p.entries_per_srgn.min(user_lpns.saturating_sub(start)))
+        (
+            start,
+            self.p.entries_per_srgn.min(user_lpns.saturating_sub(start)),
+        )
     }
 
     /// READ BUFFER completed: the host now holds `ppns`.

@@ -59,7 +59,10 @@ impl UfsLinkParams {
     pub fn validate(&self, file: &str) -> Result<()> {
         let bad = |m: String| Err(InputError::new(file.to_string(), None, m));
         if !(1..=5).contains(&self.gear) {
-            return bad(format!("ufs.link.gear must be 1..5 (HS-G1..HS-G5), not {}", self.gear));
+            return bad(format!(
+                "ufs.link.gear must be 1..5 (HS-G1..HS-G5), not {}",
+                self.gear
+            ));
         }
         if !(1..=2).contains(&self.lanes) {
             return bad(format!("ufs.link.lanes must be 1 or 2, not {}", self.lanes));

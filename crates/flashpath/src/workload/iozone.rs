@@ -51,9 +51,11 @@ fn parse_size(opt: &str, v: &str) -> Result<u64> {
         Some('g' | 'G') => (&v[..v.len() - 1], 1 << 30),
         _ => (v, 1 << 10),
     };
-    let n: u64 = num
-        .parse()
-        .map_err(|_| err(format!("{opt} {v}: not a size (a number of kB, or with k, m or g)")))?;
+    let n: u64 = num.parse().map_err(|_| {
+        err(format!(
+            "{opt} {v}: not a size (a number of kB, or with k, m or g)"
+        ))
+    })?;
     if n == 0 {
         return Err(err(format!("{opt} {v}: must be positive")));
     }
@@ -89,8 +91,8 @@ pub fn parse_args(args: &[String]) -> Result<IozoneArgs> {
         let Some(flags) = a.strip_prefix('-').filter(|f| !f.is_empty()) else {
             return Err(err(format!("{a}: unexpected argument")));
         };
-        let mut chars = flags.char_indices();
-        while let Some((k, c)) = chars.next() {
+        let chars = flags.char_indices();
+        for (k, c) in chars {
             let with_value = matches!(c, 's' | 'r' | 'i' | 't' | 'l' | 'u');
             if with_value {
                 let rest = &flags[k + 1..];
@@ -154,7 +156,8 @@ pub fn parse_args(args: &[String]) -> Result<IozoneArgs> {
         (None, None, Some(n)) => vec![n],
         (None, None, None) => {
             return Err(err(
-                "-t N (throughput mode) is required: flashpath runs iozone's throughput mode".into(),
+                "-t N (throughput mode) is required: flashpath runs iozone's throughput mode"
+                    .into(),
             ))
         }
     };
@@ -169,14 +172,14 @@ pub fn parse_args(args: &[String]) -> Result<IozoneArgs> {
     }
     let size = size.ok_or_else(|| err("-s: the file size is required".into()))?;
     let reclen = reclen.unwrap_or(4 << 10);
-    if reclen > size || size % reclen != 0 {
+    if reclen > size || !size.is_multiple_of(reclen) {
         return Err(err(format!(
             "-r {}k: the record size must divide the file size -s {}k",
             reclen >> 10,
             size >> 10
         )));
     }
-    if reclen % 4096 != 0 {
+    if !reclen.is_multiple_of(4096) {
         return Err(err(format!(
             "-r {reclen}: O_DIRECT records must be multiples of 4 KiB"
         )));
@@ -219,7 +222,7 @@ fn phase_rw(name: &str, child: u32) -> RwKind {
         "random readers" => RwKind::RandRead,
         "random writers" => RwKind::RandWrite,
         _ => {
-            if child % 2 == 0 {
+            if child.is_multiple_of(2) {
                 RwKind::RandRead
             } else {
                 RwKind::RandWrite
@@ -318,7 +321,11 @@ pub fn summarize(phases: &[Phase], result: &RunResult) -> Vec<PhaseResult> {
             wall = wall.max(j.job_runtime);
             min_xfer = min_xfer.min(b as f64 / 1024.0);
             let secs = j.job_runtime as f64 / 1e9;
-            per.push(if secs > 0.0 { b as f64 / 1024.0 / secs } else { 0.0 });
+            per.push(if secs > 0.0 {
+                b as f64 / 1024.0 / secs
+            } else {
+                0.0
+            });
         }
         let children: f64 = per.iter().sum();
         let parent = if wall > 0 {

@@ -169,6 +169,24 @@ def reproduce_cmd(name: str, fmt: str, plot_path: str | None, seed: int) -> None
         click.echo(f"plot written to {plot_path}", err=True)
 
 
+@main.command(
+    "iozone", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False}
+)
+@click.option("--device", required=True, help="Profile name or path.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
+@click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def iozone_cmd(device: str, overrides: tuple[str, ...], seed: int, as_json: bool, args: tuple[str, ...]) -> None:
+    """Run an iozone command line: flashpath iozone --device P -- <iozone args>."""
+    try:
+        text, json_text, _e, _n = _core.run_iozone(list(args), device, list(overrides), seed)
+    except FlashpathError as err:
+        _fail(err)
+        return
+    click.echo(json_text if as_json else text, nl=not as_json or True)
+
+
 BENCH_WORKLOADS = {
     "nullblk randread 4k qd32, 1 job": (
         "nullblk",

@@ -260,3 +260,66 @@ def reproduce(name: str, seed: int = 0) -> list[Row]:
             )
         )
     return run_scenario(all_scenarios[name], seed)
+
+
+# iozone command lines (scenario key ``iozone``): the document is
+# ``{"tests": [...], "flashpath": {...}}``; the extractor
+# ``iozone.<test name>`` gives the "Children see" throughput in MB/s
+# (iozone's kB/s / 1024), ``iozone.<test name>@kBps`` in kB/s.
+def _run_iozone(case: dict[str, Any], profile: str, overrides: list[str], seed: int) -> dict[str, Any]:
+    import shlex
+
+    _text, json_text, _e, _n = _core.run_iozone(shlex.split(case["iozone"]), profile, overrides, seed)
+    return json.loads(json_text)
+
+
+def _iozone_stat(doc: dict[str, Any], stat: str) -> float:
+    name, _, unit = stat.partition("@")
+    for t in doc["tests"]:
+        if t["test"] == name:
+            return t["children_kBps"] if unit == "kBps" else t["children_kBps"] / 1024
+    raise KeyError(stat)
+
+
+RUNNERS["iozone"] = _run_iozone
+EXTRA_EXTRACTORS["iozone"] = _iozone_stat
+
+
+def _plot_hpb(rows: list[Row], path: str) -> None:
+    """Throughput against I/O range for HPB on and off with the published
+    points; map-cache and HPB hit ratios underneath."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    def gb(case: str) -> float:
+        return float(case.split("=")[1].rstrip("GB"))
+
+    fig, (ax, ax2) = plt.subplots(2, 1, figsize=(6.5, 7), sharex=True)
+    for mode, color in (("on", "tab:blue"), ("off", "tab:red")):
+        rs = sorted((r for r in rows if r.mode == mode), key=lambda r: gb(r.case))
+        xs = [gb(r.case) for r in rs]
+        ax.plot(xs, [r.simulated for r in rs], "-o", color=color, label=f"HPB {mode} (simulated)")
+        pub = [(gb(r.case), r.published) for r in rs if r.published is not None]
+        if pub:
+            ax.plot(*zip(*pub), "x", color=color, ms=10, mew=2, label=f"HPB {mode} (published)")
+        drv = [(r.counters or {}).get("driver", {}) for r in rs]
+        ax2.plot(xs, [d.get("read_map_hit_ratio", 0) for d in drv], "--s", color=color,
+                 label=f"device map-cache hit ratio, HPB {mode}")
+        if mode == "on":
+            ax2.plot(xs, [(d.get("hpb") or {}).get("hit_ratio", 0) for d in drv], "-^",
+                     color="tab:green", label="HPB hit ratio")
+    ax.set_ylabel("iozone random read throughput (MB/s)")
+    ax.set_xscale("log", base=2)
+    ax.legend(fontsize=8)
+    ax.set_title("UFS HPB: 16 x 4 KiB O_DIRECT random readers")
+    ax2.set_xlabel("I/O range (GB)")
+    ax2.set_ylabel("hit ratio")
+    ax2.set_ylim(0, 1.05)
+    ax2.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+PLOTTERS["hpb"] = _plot_hpb

@@ -76,6 +76,28 @@ fn run_job(
     })
 }
 
+/// Run an iozone command line on a profile. Returns (iozone's text, JSON
+/// of the same numbers with flashpath's counters, events, I/Os completed).
+#[pyfunction]
+#[pyo3(signature = (args, device, overrides=Vec::new(), seed=0))]
+fn run_iozone(
+    py: Python<'_>,
+    args: Vec<String>,
+    device: String,
+    overrides: Vec<String>,
+    seed: u64,
+) -> PyResult<(String, String, u64, u64)> {
+    guarded(py, move || {
+        let out = run::run_iozone(&args, &device, &overrides, seed)?;
+        Ok((
+            out.text,
+            out.json.to_string(),
+            out.events,
+            out.completed_ios,
+        ))
+    })
+}
+
 /// Parse a job file as `fio --parse-only` does; returns the warnings and
 /// the options listed as ignored.
 #[pyfunction]
@@ -149,6 +171,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("FlashpathError", m.py().get_type::<FlashpathError>())?;
     m.add_function(wrap_pyfunction!(run_job, m)?)?;
+    m.add_function(wrap_pyfunction!(run_iozone, m)?)?;
     m.add_function(wrap_pyfunction!(parse_only, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(profile_description, m)?)?;

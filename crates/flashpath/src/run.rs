@@ -90,9 +90,10 @@ pub fn run_file(
 }
 
 fn build_driver(p: &Profile) -> Result<Box<dyn Driver<Ev>>> {
-    let kind = p.choice("device.kind", &["null_blk"])?;
+    let kind = p.choice("device.kind", &["null_blk", "ufs"])?;
     match kind.as_str() {
         "null_blk" => Ok(Box::new(NullBlk::from_profile(p)?)),
+        "ufs" => Ok(Box::new(crate::driver::ufs::Ufs::from_profile(p, 0)?)),
         _ => unreachable!("choice() checked the kind"),
     }
 }
@@ -331,5 +332,41 @@ pub fn run_jobs(
         events,
         completed_ios: completed,
         submitted_ios: submitted,
+    })
+}
+
+/// What `flashpath iozone` produced: iozone's text, the same numbers as
+/// JSON (`{"tests": [...], "flashpath": {...}}`), and engine figures.
+pub struct IozoneOutput {
+    pub text: String,
+    pub json: serde_json::Value,
+    pub events: u64,
+    pub completed_ios: u64,
+}
+
+/// `flashpath iozone --device PROFILE -- <iozone arguments>`.
+pub fn run_iozone(
+    args: &[String],
+    device: &str,
+    overrides: &[String],
+    seed: u64,
+) -> Result<IozoneOutput> {
+    use crate::workload::iozone;
+    let a = iozone::parse_args(args)?;
+    let mut profile = Profile::load(device)?;
+    for o in overrides {
+        profile.apply_override(o)?;
+    }
+    let (phases, jobs) = iozone::build_jobs(&a);
+    let out = run_jobs(&jobs, &profile, seed, &fio_source)?;
+    let rs = iozone::summarize(&phases, &out.result);
+    Ok(IozoneOutput {
+        text: iozone::render_text(&a, &rs),
+        json: serde_json::json!({
+            "tests": iozone::to_json(&rs),
+            "flashpath": out.result.flashpath,
+        }),
+        events: out.events,
+        completed_ios: out.completed_ios,
     })
 }

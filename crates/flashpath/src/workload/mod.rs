@@ -2,6 +2,7 @@
 //! traces), resolved into job specifications and per-job I/O streams.
 
 pub mod fio;
+pub mod iozone;
 
 /// Data direction, in fio's order (read, write, trim).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -609,6 +609,14 @@ impl FlashDevice {
         self.stats.integrity_checks += 1;
     }
 
+    /// HPB READ BUFFER on the device side: bring map page `mp` into the
+    /// controller (a NAND map read when it is not cached). Returns when the
+    /// map data is ready to send.
+    pub fn read_map_page(&mut self, now: Ns, mp: u32) -> Ns {
+        self.nand.set_now(now);
+        self.map_touch(now, mp, false)
+    }
+
     /// HPB READ of one unit: if `ppn` is the current location the map
     /// lookup is skipped; otherwise (stale entry, or newer data in the
     /// buffer) the device does a normal read. Returns (done, entry valid).

@@ -1,0 +1,485 @@
+//! UFS host controller driver (ufshcd) with the UFS device behind it.
+//!
+//! Per request: the driver fills a UTP transfer request descriptor in one
+//! of the UTRL's slots (32 for UFS 2.1) and rings the doorbell; the host
+//! controller fetches it and sends the COMMAND UPIU down the link; the
+//! device firmware decodes it (one controller core, `fw_cmd` per command);
+//! a read goes to the FTL (normal READ: map lookup through the map cache;
+//! HPB READ: with the host's PPN) and the data comes back as a DATA IN
+//! UPIU; a write is asked for with RTT, sent as DATA OUT and buffered; the
+//! RESPONSE UPIU (with HPB sense data when the device has recommendations)
+//! ends it and the controller raises the completion interrupt.
+//!
+//! Everything is booked on timelines (link directions, firmware core, NAND)
+//! when the request arrives, so a request needs no event of its own; an
+//! event is scheduled only for HPB work (a response with recommendations,
+//! map_work, a READ BUFFER completing).
+
+use super::ufshpb::{Hpb, HpbMode, HpbParams, HpbRsp, Prep};
+use super::{CompletionSignal, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
+use crate::device::nand::Timeline;
+use crate::device::{CellTiming, ChannelParams, FlashDevice, FlashParams, GcPolicy, Geometry};
+use crate::error::{InputError, Result};
+use crate::link::ufs::{UfsLink, UfsLinkParams, HPB_SENSE_BYTES, UPIU_HEADER_BYTES};
+use crate::profile::Profile;
+use crate::sim::Ns;
+use crate::workload::Ddir;
+
+const EV_RSP: u32 = 0;
+const EV_MAP_WORK: u32 = 1;
+const EV_MAP_DONE: u32 = 2;
+const EV_MAP_READY: u32 = 3;
+
+const BLOCK: u64 = 4096;
+
+/// The device back end's parameters from `device.flash.*`.
+pub fn flash_params(p: &Profile) -> Result<FlashParams> {
+    let k = |s: &str| format!("device.flash.{s}");
+    let gc_policy = match p
+        .choice(&k("gc_policy"), &["greedy", "cost_benefit"])?
+        .as_str()
+    {
+        "greedy" => GcPolicy::Greedy,
+        _ => GcPolicy::CostBenefit,
+    };
+    let fp = FlashParams {
+        geometry: Geometry {
+            channels: p.count(&k("channels"))? as u32,
+            chips_per_channel: p.count(&k("chips_per_channel"))? as u32,
+            dies_per_chip: p.count(&k("dies_per_chip"))? as u32,
+            planes_per_die: p.count(&k("planes_per_die"))? as u32,
+            blocks_per_plane: p.count(&k("blocks_per_plane"))? as u32,
+            pages_per_block: p.count(&k("pages_per_block"))? as u32,
+            page_bytes: p.bytes(&k("page_bytes"))? as u32,
+        },
+        timing: CellTiming {
+            t_read: p.ns(&k("t_read"))?,
+            t_prog: p.ns(&k("t_prog"))?,
+            t_erase: p.ns(&k("t_erase"))?,
+        },
+        channel: ChannelParams {
+            bytes_per_sec: p.rate(&k("channel_rate"))? as u64,
+            cmd_ns: p.ns(&k("channel_cmd"))?,
+            xfer_overhead_ns: p.ns(&k("channel_xfer_overhead"))?,
+        },
+        unit_bytes: 4096,
+        map_page_bytes: p.bytes(&k("map_page_bytes"))? as u32,
+        map_entry_bytes: p.bytes(&k("map_entry_bytes"))? as u32,
+        map_cache_pages: p.count(&k("map_cache_pages"))? as u32,
+        write_buffer_units: p.count(&k("write_buffer_units"))? as u32,
+        over_provisioning: p.ratio(&k("over_provisioning"))?,
+        gc_low_free_blocks: p.count(&k("gc_low_free_blocks"))? as u32,
+        gc_high_free_blocks: p.count(&k("gc_high_free_blocks"))? as u32,
+        gc_policy,
+        prefilled: p.flag(&k("prefilled"))?,
+        check_integrity: cfg!(debug_assertions),
+    };
+    fp.validate()
+        .map_err(|e| InputError::new(profile_file(p), None, e.message))?;
+    Ok(fp)
+}
+
+fn profile_file(p: &Profile) -> String {
+    p.files.last().cloned().unwrap_or_default()
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Counters {
+    reads: u64,
+    writes: u64,
+    trims: u64,
+    read_buffers: u64,
+    rsp_with_hpb: u64,
+    read_map_misses: u64,
+}
+
+pub struct Ufs {
+    name: String,
+    capacity: u64,
+    slots: u32,
+    cpu: DriverCpuCosts,
+    doorbell: Ns,
+    fw_cmd: Ns,
+    map_work_delay: Ns,
+    pub link: UfsLink,
+    fw: Timeline,
+    pub dev: FlashDevice,
+    pub hpb: Option<Hpb>,
+    /// Responses carrying HPB sense data, by slab tag, until they arrive.
+    pending_rsp: Vec<(u32, HpbRsp)>,
+    map_work_queued: bool,
+    loads: Vec<(u32, u32)>,
+    issued: Vec<(u32, u32)>,
+    deferred: Vec<(DriverRq, Ns)>,
+    c: Counters,
+}
+
+impl Ufs {
+    pub fn from_profile(p: &Profile, seed: u64) -> Result<Ufs> {
+        let fp = flash_params(p)?;
+        let mut dev = FlashDevice::new(&fp, seed)?;
+        let overwrites = p.ratio("device.flash.precondition_random_overwrites")?;
+        if overwrites > 0.0 {
+            dev.precondition(true, overwrites, seed);
+        }
+        let rate = p.choice("ufs.link.rate_series", &["A", "B"])?;
+        let lp = UfsLinkParams {
+            gear: p.count("ufs.link.gear")? as u32,
+            rate_b: rate == "B",
+            lanes: p.count("ufs.link.lanes")? as u32,
+            frame_payload: p.bytes("ufs.link.frame_payload")? as u32,
+            frame_overhead: p.bytes("ufs.link.frame_overhead")? as u32,
+        };
+        lp.validate(&profile_file(p))?;
+        let slots = p.count("ufs.host.utrl_slots")? as u32;
+        if slots == 0 || slots > 32 {
+            return Err(InputError::new(
+                profile_file(p),
+                None,
+                "ufs.host.utrl_slots must be 1..32 (UTRL entries)",
+            ));
+        }
+        let hpb_on = p.flag("ufs.hpb.enabled")?;
+        let mode = p.choice("ufs.hpb.mode", &["device", "host"])?;
+        let rgn_exp = p.count("ufs.hpb.region_size_exp")?;
+        let srgn_exp = p.count("ufs.hpb.srgn_size_exp")?;
+        if !(12..=40).contains(&srgn_exp) || srgn_exp > rgn_exp || rgn_exp > 40 {
+            return Err(InputError::new(
+                profile_file(p),
+                None,
+                "need 12 <= ufs.hpb.srgn_size_exp <= ufs.hpb.region_size_exp <= 40 (sizes are 512 B x 2^exp)",
+            ));
+        }
+        let hp = HpbParams {
+            mode: if mode == "host" {
+                HpbMode::Host
+            } else {
+                HpbMode::Device
+            },
+            entries_per_region: (512u64 << rgn_exp) / BLOCK,
+            entries_per_srgn: (512u64 << srgn_exp) / BLOCK,
+            max_active_regions: p.count("ufs.hpb.max_active_regions")? as u32,
+            device_activation_reads: p.count("ufs.hpb.device_activation_reads")? as u32,
+            activation_thld: p.count("ufs.hpb.activation_thld")? as u32,
+            max_single_cmd_blocks: p.count("ufs.hpb.max_single_cmd_blocks")? as u32,
+        };
+        let hpb_prep = p.ns("driver.hpb_prep")?;
+        let map_work_delay = p.ns("ufs.hpb.map_work_delay")?;
+        let capacity = dev.user_lpns() * BLOCK;
+        let queue_rq = p.ns("driver.queue_rq")?;
+        Ok(Ufs {
+            name: "sda".into(),
+            capacity,
+            slots,
+            cpu: DriverCpuCosts {
+                submit: queue_rq + if hpb_on { hpb_prep } else { 0 },
+                irq_handler: p.ns("driver.irq_handler")?,
+                poll_iteration: 0,
+            },
+            doorbell: p.ns("ufs.host.doorbell")?,
+            fw_cmd: p.ns("ufs.device.fw_cmd")?,
+            map_work_delay,
+            link: UfsLink::new(lp),
+            fw: Timeline::new(),
+            hpb: hpb_on.then(|| Hpb::new(hp, dev.user_lpns())),
+            dev,
+            pending_rsp: Vec::new(),
+            map_work_queued: false,
+            loads: Vec::new(),
+            issued: Vec::new(),
+            deferred: Vec::new(),
+            c: Counters::default(),
+        })
+    }
+
+    /// A command's way to the device: doorbell, COMMAND UPIU, firmware.
+    fn command(&mut self, now: Ns) -> Ns {
+        self.link.prune(now);
+        self.fw.prune(now);
+        let arrived = self.link.send_down(now + self.doorbell, UPIU_HEADER_BYTES);
+        self.fw.reserve(arrived, self.fw_cmd) + self.fw_cmd
+    }
+
+    /// Run one request through link and device; returns the time the
+    /// response has arrived and the HPB sense data it carries.
+    fn execute(&mut self, now: Ns, rq: &DriverRq) -> Option<(Ns, HpbRsp)> {
+        let lpn = rq.offset / BLOCK;
+        let blocks = (u64::from(rq.len).div_ceil(BLOCK)) as u32;
+        let t = self.command(now);
+        let data_done = match rq.ddir {
+            Ddir::Read => {
+                self.c.reads += 1;
+                let prep = match &mut self.hpb {
+                    Some(h) => h.prep_read(lpn, blocks),
+                    None => Prep::Normal,
+                };
+                let done = match prep {
+                    Prep::HpbRead(ppn) => {
+                        let (done, valid) = self.dev.read_with_ppn(t, lpn, ppn);
+                        let h = self.hpb.as_mut().unwrap();
+                        if !valid {
+                            h.stats.stale_at_device += 1;
+                        }
+                        h.dev_hpb_read(lpn);
+                        done
+                    }
+                    Prep::Normal => {
+                        if let Some(h) = &mut self.hpb {
+                            h.dev_normal_read(lpn);
+                        }
+                        let mp = self.dev.map_page_of(lpn);
+                        if !self.dev.map_page_cached(mp).0 {
+                            // Map miss: the firmware reads the map page and
+                            // issues the data read when it has arrived (an
+                            // event, so the die sees reads in time order).
+                            self.c.read_map_misses += 1;
+                            let ready = self.dev.read_map_page(t, mp);
+                            self.deferred.push((*rq, ready));
+                            return None;
+                        }
+                        self.dev.read(t, lpn, blocks)
+                    }
+                };
+                return Some(self.finish_read(done, rq));
+            }
+            Ddir::Write => {
+                self.c.writes += 1;
+                if let Some(h) = &mut self.hpb {
+                    h.prep_write(lpn, blocks);
+                    h.dev_write(lpn, blocks);
+                }
+                let rtt = self.link.send_up(t, UPIU_HEADER_BYTES);
+                let data = self
+                    .link
+                    .send_down(rtt, UPIU_HEADER_BYTES + u64::from(rq.len));
+                self.dev.write(data, lpn, blocks)
+            }
+            Ddir::Trim => {
+                self.c.trims += 1;
+                if let Some(h) = &mut self.hpb {
+                    h.prep_write(lpn, blocks);
+                    h.dev_write(lpn, blocks);
+                }
+                self.dev.trim(t, lpn, blocks)
+            }
+        };
+        Some(self.respond(data_done))
+    }
+
+    /// DATA IN from `data_ready`, then the response.
+    fn finish_read(&mut self, data_ready: Ns, rq: &DriverRq) -> (Ns, HpbRsp) {
+        let sent = self
+            .link
+            .send_up(data_ready, UPIU_HEADER_BYTES + u64::from(rq.len));
+        self.respond(sent)
+    }
+
+    /// RESPONSE UPIU (with the device's HPB recommendations) from `at`.
+    fn respond(&mut self, at: Ns) -> (Ns, HpbRsp) {
+        let rsp = match &mut self.hpb {
+            Some(h) => h.dev_take_rsp(),
+            None => HpbRsp::default(),
+        };
+        let extra = if rsp.is_empty() { 0 } else { HPB_SENSE_BYTES };
+        let arrived = self.link.send_up(at, UPIU_HEADER_BYTES + extra);
+        (arrived, rsp)
+    }
+
+    fn post(&mut self, at: Ns, rsp: HpbRsp, tag: u32, ctx: &mut DriverCtx<'_, impl Sized>) {
+        if rsp.is_empty() {
+            ctx.complete(at, tag);
+        } else {
+            self.c.rsp_with_hpb += 1;
+            self.pending_rsp.push((tag, rsp));
+            ctx.schedule(
+                at,
+                DriverEvent {
+                    kind: EV_RSP,
+                    id: tag,
+                },
+            );
+        }
+    }
+
+    /// READ BUFFER (0xF9) of one sub-region's map: command, the device
+    /// reads the map pages covering it, DATA IN of 8 B per entry, response.
+    fn read_buffer(&mut self, now: Ns, rgn: u32, srgn: u32) -> Ns {
+        self.c.read_buffers += 1;
+        let h = self.hpb.as_ref().unwrap();
+        let (start, n) = h.srgn_span(rgn, srgn, self.dev.user_lpns());
+        let map_bytes = h.p.entries_per_srgn * super::ufshpb::HPB_ENTRY_SIZE;
+        let t = self.command(now);
+        let mut ready = t;
+        if n > 0 {
+            let first = self.dev.map_page_of(start);
+            let last = self.dev.map_page_of(start + n - 1);
+            for mp in first..=last {
+                ready = ready.max(self.dev.read_map_page(t, mp));
+            }
+        }
+        let data = self.link.send_up(ready, UPIU_HEADER_BYTES + map_bytes);
+        self.link.send_up(data, UPIU_HEADER_BYTES)
+    }
+
+    pub fn hpb_hit_ratio(&self) -> f64 {
+        match &self.hpb {
+            Some(h) if h.stats.hit_cnt + h.stats.miss_cnt > 0 => {
+                h.stats.hit_cnt as f64 / (h.stats.hit_cnt + h.stats.miss_cnt) as f64
+            }
+            _ => 0.0,
+        }
+    }
+}
+
+impl<E> Driver<E> for Ufs {
+    fn disk_name(&self) -> &str {
+        &self.name
+    }
+    fn capacity(&self) -> u64 {
+        self.capacity
+    }
+    fn queue_depth(&self) -> u32 {
+        self.slots
+    }
+    fn hw_queues(&self) -> u32 {
+        1
+    }
+    fn can_poll(&self) -> bool {
+        false
+    }
+    fn cpu_costs(&self) -> DriverCpuCosts {
+        self.cpu
+    }
+    fn completion_signal(&self) -> CompletionSignal {
+        CompletionSignal::Interrupt
+    }
+    fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {
+        match self.execute(ctx.now(), &rq) {
+            Some((at, rsp)) => self.post(at, rsp, rq.tag, ctx),
+            None => {
+                let &(_, ready) = self.deferred.last().unwrap();
+                ctx.schedule(
+                    ready,
+                    DriverEvent {
+                        kind: EV_MAP_READY,
+                        id: rq.tag,
+                    },
+                );
+            }
+        }
+    }
+    fn on_event(&mut self, ev: DriverEvent, ctx: &mut DriverCtx<'_, E>) {
+        let now = ctx.now();
+        match ev.kind {
+            EV_RSP => {
+                let i = self
+                    .pending_rsp
+                    .iter()
+                    .position(|(t, _)| *t == ev.id)
+                    .expect("response of a known request");
+                let (tag, rsp) = self.pending_rsp.swap_remove(i);
+                self.hpb.as_mut().unwrap().host_rsp(&rsp);
+                if !self.map_work_queued {
+                    self.map_work_queued = true;
+                    ctx.schedule(
+                        now + self.map_work_delay,
+                        DriverEvent {
+                            kind: EV_MAP_WORK,
+                            id: 0,
+                        },
+                    );
+                }
+                ctx.complete(now, tag);
+            }
+            EV_MAP_READY => {
+                let i = self
+                    .deferred
+                    .iter()
+                    .position(|(r, _)| r.tag == ev.id)
+                    .expect("deferred read of a known request");
+                let (rq, _) = self.deferred.swap_remove(i);
+                let lpn = rq.offset / BLOCK;
+                let blocks = (u64::from(rq.len).div_ceil(BLOCK)) as u32;
+                let done = self.dev.read(now, lpn, blocks);
+                let (at, rsp) = self.finish_read(done, &rq);
+                self.post(at, rsp, rq.tag, ctx);
+            }
+            EV_MAP_WORK => {
+                self.map_work_queued = false;
+                let mut loads = std::mem::take(&mut self.loads);
+                loads.clear();
+                self.hpb.as_mut().unwrap().map_work(&mut loads);
+                for &(rgn, srgn) in &loads {
+                    let done = self.read_buffer(now, rgn, srgn);
+                    let id = self.issued.len() as u32;
+                    self.issued.push((rgn, srgn));
+                    ctx.schedule(
+                        done,
+                        DriverEvent {
+                            kind: EV_MAP_DONE,
+                            id,
+                        },
+                    );
+                }
+                self.loads = loads;
+            }
+            EV_MAP_DONE => {
+                let (rgn, srgn) = self.issued[ev.id as usize];
+                let h = self.hpb.as_mut().unwrap();
+                let (start, n) = h.srgn_span(rgn, srgn, self.dev.user_lpns());
+                let ppns: Vec<_> = (start..start + n)
+                    .map(|l| self.dev.ppn_of(l).unwrap_or(u32::MAX))
+                    .collect();
+                h.map_loaded(rgn, srgn, ppns);
+            }
+            _ => unreachable!("unknown UFS event"),
+        }
+    }
+    fn counters(&self) -> serde_json::Value {
+        let s = self.dev.stats();
+        let mut v = serde_json::json!({
+            "driver": "ufshcd",
+            "reads": self.c.reads,
+            "read_map_misses": self.c.read_map_misses,
+            "read_map_hit_ratio": if self.c.reads > 0 { 1.0 - self.c.read_map_misses as f64 / self.c.reads as f64 } else { 0.0 },
+            "writes": self.c.writes,
+            "trims": self.c.trims,
+            "link_bytes_down": self.link.bytes_down,
+            "link_bytes_up": self.link.bytes_up,
+            "ftl": {
+                "map_hits": s.map_hits,
+                "map_misses": s.map_misses,
+                "map_hit_ratio": s.map_hit_ratio(),
+                "nand_reads_data": s.nand_reads_data,
+                "nand_reads_map": s.nand_reads_map,
+                "hpb_reads": s.hpb_reads,
+                "hpb_stale": s.hpb_stale,
+                "waf": s.waf(),
+                "gc_runs": s.gc_runs,
+            },
+            "hpb": serde_json::Value::Null,
+        });
+        if let Some(h) = &self.hpb {
+            let st = h.stats;
+            v["hpb"] = serde_json::json!({
+                "hit_cnt": st.hit_cnt,
+                "miss_cnt": st.miss_cnt,
+                "hit_ratio": self.hpb_hit_ratio(),
+                "rcmd_noti_cnt": st.rcmd_noti_cnt,
+                "rcmd_active_cnt": st.rcmd_active_cnt,
+                "rcmd_inactive_cnt": st.rcmd_inactive_cnt,
+                "map_req_cnt": st.map_req_cnt,
+                "umap_req_cnt": st.umap_req_cnt,
+                "lru_evictions": st.lru_evictions,
+                "stale_at_device": st.stale_at_device,
+                "active_regions": h.active_regions(),
+                "regions": h.regions(),
+                "srgns_per_rgn": h.srgns_per_rgn(),
+                "host_map_bytes": h.host_map_bytes(),
+                "read_buffers": self.c.read_buffers,
+                "responses_with_hpb": self.c.rsp_with_hpb,
+            });
+        }
+        v
+    }
+}

@@ -1,0 +1,482 @@
+//! UFS Host Performance Booster (HPB 1.0), both sides, as the kernel's
+//! ufshpb (`drivers/ufs/core/ufshpb.c`) and an HPB device do it
+//! (KERNEL-NOTES §2(a)).
+//!
+//! Host: per region and sub-region state, the host copy of the L2P entries
+//! of VALID sub-regions, a dirty bitmap per sub-region, the active-region
+//! LRU bounded by `max_active_regions` (wLUMaxActiveHPBRegions; the map
+//! pool is sized from it as ufshpb's init does), the activation and
+//! inactivation lists filled from response UPIUs, and the counters of the
+//! sysfs `hpb_stats` group.
+//!
+//! Device (device control mode): counts normal reads per sub-region and
+//! recommends a sub-region for activation once it has seen
+//! `device_activation_reads` normal reads of it (a dirty one is recommended
+//! again: the kernel then reloads it); keeps its own view of the active
+//! regions and recommends inactivation of its least-recently-read region
+//! when a new one would exceed the limit. A response carries at most 2 + 2
+//! recommendations (`MAX_ACTIVE_NUM`, `MAX_INACTIVE_NUM`).
+//!
+//! Host control mode (option): the host counts reads per sub-region and
+//! activates one itself at `activation_thld` reads; the device sends no
+//! recommendations.
+
+use crate::device::Ppn;
+use std::collections::VecDeque;
+
+pub const MAX_ACTIVE_NUM: usize = 2;
+pub const MAX_INACTIVE_NUM: usize = 2;
+/// HPB entry: 8 B per 4 KiB block (`HPB_ENTRY_SIZE`).
+pub const HPB_ENTRY_SIZE: u64 = 8;
+/// Normal reads of an already recommended sub-region after which the
+/// device recommends it again **[assumption]**: well above the reads in
+/// flight during one activation (one per thread), so a load in progress is
+/// not restarted.
+const RE_RECOMMEND_READS: u32 = 64;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HpbMode {
+    Device,
+    Host,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HpbParams {
+    pub mode: HpbMode,
+    /// 4 KiB entries per region and per sub-region.
+    pub entries_per_region: u64,
+    pub entries_per_srgn: u64,
+    pub max_active_regions: u32,
+    /// Device control mode: normal reads of a sub-region before the device
+    /// recommends it.
+    pub device_activation_reads: u32,
+    /// Host control mode: `activation_thld`.
+    pub activation_thld: u32,
+    /// Blocks an HPB READ may carry (1 for HPB 1.0).
+    pub max_single_cmd_blocks: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SrgnState {
+    Unused,
+    Invalid,
+    Issued,
+    Valid,
+}
+
+struct Srgn {
+    state: SrgnState,
+    /// Host copy of the PPNs (allocated while the region is active).
+    ppns: Vec<Ppn>,
+    dirty: Vec<u64>,
+    /// HCM read counter.
+    reads: u32,
+    /// Queued for activation (on lh_act_srgn).
+    queued: bool,
+}
+
+struct Rgn {
+    active: bool,
+    lru_tick: u64,
+    srgns: Vec<Srgn>,
+}
+
+/// A response UPIU's HPB sense data.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HpbRsp {
+    pub act: [(u32, u32); MAX_ACTIVE_NUM],
+    pub n_act: u8,
+    pub inact: [u32; MAX_INACTIVE_NUM],
+    pub n_inact: u8,
+}
+
+impl HpbRsp {
+    pub fn is_empty(&self) -> bool {
+        self.n_act == 0 && self.n_inact == 0
+    }
+}
+
+/// What `prep` decided for a read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Prep {
+    Normal,
+    HpbRead(Ppn),
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HpbStats {
+    pub hit_cnt: u64,
+    pub miss_cnt: u64,
+    pub rcmd_noti_cnt: u64,
+    pub rcmd_active_cnt: u64,
+    pub rcmd_inactive_cnt: u64,
+    pub map_req_cnt: u64,
+    pub umap_req_cnt: u64,
+    /// Regions the host LRU evicted to make room.
+    pub lru_evictions: u64,
+    /// HPB READs whose PPN the device found stale.
+    pub stale_at_device: u64,
+}
+
+pub struct Hpb {
+    pub p: HpbParams,
+    rgns: Vec<Rgn>,
+    active_regions: u32,
+    tick: u64,
+    /// lh_act_srgn / lh_inact_rgn, drained by map_work.
+    pub act_list: VecDeque<(u32, u32)>,
+    pub inact_list: VecDeque<u32>,
+    pub stats: HpbStats,
+    // Device side.
+    dev_reads: Vec<u32>,
+    dev_recommended: Vec<bool>,
+    dev_rgn_active: Vec<bool>,
+    dev_rgn_tick: Vec<u64>,
+    dev_active: u32,
+    dev_pending_act: VecDeque<(u32, u32)>,
+    dev_pending_inact: VecDeque<u32>,
+    srgns_per_rgn: u32,
+}
+
+impl Hpb {
+    pub fn new(p: HpbParams, user_lpns: u64) -> Hpb {
+        let nrgn = user_lpns.div_ceil(p.entries_per_region) as usize;
+        let srgns_per_rgn = (p.entries_per_region / p.entries_per_srgn) as u32;
+        let rgns = (0..nrgn)
+            .map(|_| Rgn {
+                active: false,
+                lru_tick: 0,
+                srgns: Vec::new(),
+            })
+            .collect();
+        let nsrgn = nrgn * srgns_per_rgn as usize;
+        Hpb {
+            p,
+            rgns,
+            active_regions: 0,
+            tick: 0,
+            act_list: VecDeque::new(),
+            inact_list: VecDeque::new(),
+            stats: HpbStats::default(),
+            dev_reads: vec![0; nsrgn],
+            dev_recommended: vec![false; nsrgn],
+            dev_rgn_active: vec![false; nrgn],
+            dev_rgn_tick: vec![0; nrgn],
+            dev_active: 0,
+            dev_pending_act: VecDeque::new(),
+            dev_pending_inact: VecDeque::new(),
+            srgns_per_rgn,
+        }
+    }
+
+    pub fn regions(&self) -> u32 {
+        self.rgns.len() as u32
+    }
+    pub fn srgns_per_rgn(&self) -> u32 {
+        self.srgns_per_rgn
+    }
+    pub fn active_regions(&self) -> u32 {
+        self.active_regions
+    }
+    /// Host memory holding map entries now (8 B per entry of every
+    /// allocated sub-region).
+    pub fn host_map_bytes(&self) -> u64 {
+        self.rgns
+            .iter()
+            .filter(|r| r.active)
+            .map(|r| r.srgns.len() as u64 * self.p.entries_per_srgn * HPB_ENTRY_SIZE)
+            .sum()
+    }
+
+    #[inline]
+    fn locate(&self, lpn: u64) -> (u32, u32, usize) {
+        let rgn = (lpn / self.p.entries_per_region) as u32;
+        let in_rgn = lpn % self.p.entries_per_region;
+        let srgn = (in_rgn / self.p.entries_per_srgn) as u32;
+        (rgn, srgn, (in_rgn % self.p.entries_per_srgn) as usize)
+    }
+
+    #[inline]
+    fn flat(&self, rgn: u32, srgn: u32) -> usize {
+        (rgn * self.srgns_per_rgn + srgn) as usize
+    }
+
+    /// ufshpb_prep for a READ of `blocks` 4 KiB blocks at `lpn`.
+    pub fn prep_read(&mut self, lpn: u64, blocks: u32) -> Prep {
+        if blocks > self.p.max_single_cmd_blocks {
+            return Prep::Normal;
+        }
+        let (rgn, srgn, off) = self.locate(lpn);
+        self.tick += 1;
+        let tick = self.tick;
+        let r = &mut self.rgns[rgn as usize];
+        if self.p.mode == HpbMode::Host {
+            if r.srgns.is_empty() {
+                r.srgns = (0..self.srgns_per_rgn).map(|_| new_srgn()).collect();
+            }
+            let s = &mut r.srgns[srgn as usize];
+            s.reads += 1;
+            if s.reads >= self.p.activation_thld
+                && !s.queued
+                && s.state != SrgnState::Valid
+                && s.state != SrgnState::Issued
+            {
+                s.queued = true;
+                self.act_list.push_back((rgn, srgn));
+            }
+        }
+        if !r.active {
+            self.stats.miss_cnt += 1;
+            return Prep::Normal;
+        }
+        r.lru_tick = tick;
+        let s = &r.srgns[srgn as usize];
+        if s.state != SrgnState::Valid || (s.dirty[off / 64] >> (off % 64)) & 1 != 0 {
+            self.stats.miss_cnt += 1;
+            return Prep::Normal;
+        }
+        self.stats.hit_cnt += 1;
+        Prep::HpbRead(s.ppns[off])
+    }
+
+    /// ufshpb_prep for a WRITE/DISCARD: dirty the host entries.
+    pub fn prep_write(&mut self, lpn: u64, blocks: u32) {
+        for l in lpn..lpn + u64::from(blocks) {
+            let (rgn, srgn, off) = self.locate(l);
+            let r = &mut self.rgns[rgn as usize];
+            if r.srgns.is_empty() {
+                continue;
+            }
+            let s = &mut r.srgns[srgn as usize];
+            if self.p.mode == HpbMode::Host {
+                s.reads = 0;
+            }
+            if s.state == SrgnState::Valid {
+                s.dirty[off / 64] |= 1 << (off % 64);
+            }
+        }
+    }
+
+    /// The host side of a response UPIU with HPB sense data
+    /// (ufshpb_rsp_req_region_update): queue the work for map_work.
+    pub fn host_rsp(&mut self, rsp: &HpbRsp) {
+        self.stats.rcmd_noti_cnt += 1;
+        for &(rgn, srgn) in &rsp.act[..rsp.n_act as usize] {
+            self.stats.rcmd_active_cnt += 1;
+            let r = &mut self.rgns[rgn as usize];
+            if r.srgns.is_empty() {
+                r.srgns = (0..self.srgns_per_rgn).map(|_| new_srgn()).collect();
+            }
+            let s = &mut r.srgns[srgn as usize];
+            // An active sub-region recommended again is reloaded: INVALID
+            // until the READ BUFFER completes.
+            if s.state == SrgnState::Valid {
+                s.state = SrgnState::Invalid;
+            }
+            if !s.queued {
+                s.queued = true;
+                self.act_list.push_back((rgn, srgn));
+            }
+        }
+        for &rgn in &rsp.inact[..rsp.n_inact as usize] {
+            self.stats.rcmd_inactive_cnt += 1;
+            self.inact_list.push_back(rgn);
+        }
+    }
+
+    fn inactivate(&mut self, rgn: u32) {
+        let r = &mut self.rgns[rgn as usize];
+        if !r.active || r.srgns.iter().any(|s| s.state == SrgnState::Issued) {
+            return;
+        }
+        r.active = false;
+        for s in &mut r.srgns {
+            s.state = SrgnState::Unused;
+            s.ppns = Vec::new();
+            s.dirty = Vec::new();
+            s.queued = false;
+        }
+        self.active_regions -= 1;
+    }
+
+    /// map_work: evict what the device asked, then activate. Returns the
+    /// sub-regions to load with READ BUFFER (now ISSUED).
+    pub fn map_work(&mut self, out: &mut Vec<(u32, u32)>) {
+        while let Some(rgn) = self.inact_list.pop_front() {
+            self.inactivate(rgn);
+        }
+        while let Some((rgn, srgn)) = self.act_list.pop_front() {
+            if !self.rgns[rgn as usize].active {
+                if self.active_regions >= self.p.max_active_regions {
+                    // LRU victim: least recently used, nothing in flight.
+                    let victim = self
+                        .rgns
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, r)| {
+                            r.active
+                                && *i != rgn as usize
+                                && r.srgns.iter().all(|s| s.state != SrgnState::Issued)
+                        })
+                        .min_by_key(|(_, r)| r.lru_tick)
+                        .map(|(i, _)| i as u32);
+                    match victim {
+                        Some(v) => {
+                            self.inactivate(v);
+                            self.stats.lru_evictions += 1;
+                        }
+                        None => {
+                            self.rgns[rgn as usize].srgns[srgn as usize].queued = false;
+                            continue;
+                        }
+                    }
+                }
+                let n = self.p.entries_per_srgn as usize;
+                let r = &mut self.rgns[rgn as usize];
+                r.active = true;
+                self.tick += 1;
+                r.lru_tick = self.tick;
+                for s in &mut r.srgns {
+                    s.state = SrgnState::Invalid;
+                    s.dirty = vec![0; n.div_ceil(64)];
+                }
+                self.active_regions += 1;
+            }
+            let s = &mut self.rgns[rgn as usize].srgns[srgn as usize];
+            s.queued = false;
+            if s.state == SrgnState::Issued {
+                continue;
+            }
+            s.state = SrgnState::Issued;
+            self.stats.map_req_cnt += 1;
+            out.push((rgn, srgn));
+        }
+    }
+
+    /// First LPN of a sub-region and its entry count (clipped at the end of
+    /// the device).
+    pub fn srgn_span(&self, rgn: u32, srgn: u32, user_lpns: u64) -> (u64, u64) {
+        let start =
+            u64::from(rgn) * self.p.entries_per_region + u64::from(srgn) * self.p.entries_per_srgn;
+        (
+            start,
+            self.p.entries_per_srgn.min(user_lpns.saturating_sub(start)),
+        )
+    }
+
+    /// READ BUFFER completed: the host now holds `ppns`.
+    pub fn map_loaded(&mut self, rgn: u32, srgn: u32, ppns: Vec<Ppn>) {
+        let r = &mut self.rgns[rgn as usize];
+        if !r.active {
+            return;
+        }
+        let s = &mut r.srgns[srgn as usize];
+        if s.state != SrgnState::Issued {
+            return;
+        }
+        s.ppns = ppns;
+        s.ppns.resize(self.p.entries_per_srgn as usize, u32::MAX);
+        s.dirty.iter_mut().for_each(|w| *w = 0);
+        s.state = SrgnState::Valid;
+    }
+
+    // ----- device side ---------------------------------------------------------
+
+    /// The device saw a normal READ of `lpn`.
+    pub fn dev_normal_read(&mut self, lpn: u64) {
+        if self.p.mode != HpbMode::Device {
+            return;
+        }
+        let (rgn, srgn, _) = self.locate(lpn);
+        let f = self.flat(rgn, srgn);
+        self.tick += 1;
+        self.dev_rgn_tick[rgn as usize] = self.tick;
+        self.dev_reads[f] += 1;
+        // A recommended sub-region keeps getting normal reads while the host
+        // loads it; if they go on (the host dropped it from its LRU, which
+        // the device is not told of in device control mode) recommend it
+        // again.
+        let need = if self.dev_recommended[f] {
+            self.p.device_activation_reads.max(RE_RECOMMEND_READS)
+        } else {
+            self.p.device_activation_reads
+        };
+        if self.dev_reads[f] < need {
+            return;
+        }
+        self.dev_recommended[f] = true;
+        self.dev_reads[f] = 0;
+        if !self.dev_rgn_active[rgn as usize] {
+            if self.dev_active >= self.p.max_active_regions {
+                let victim = (0..self.dev_rgn_active.len())
+                    .filter(|&i| self.dev_rgn_active[i] && i != rgn as usize)
+                    .min_by_key(|&i| self.dev_rgn_tick[i]);
+                if let Some(v) = victim {
+                    self.dev_rgn_active[v] = false;
+                    self.dev_active -= 1;
+                    let base = v * self.srgns_per_rgn as usize;
+                    for k in 0..self.srgns_per_rgn as usize {
+                        self.dev_recommended[base + k] = false;
+                        self.dev_reads[base + k] = 0;
+                    }
+                    self.dev_pending_inact.push_back(v as u32);
+                }
+            }
+            self.dev_rgn_active[rgn as usize] = true;
+            self.dev_active += 1;
+        }
+        self.dev_pending_act.push_back((rgn, srgn));
+    }
+
+    /// The device saw an HPB READ of `lpn` (keeps its region recent).
+    pub fn dev_hpb_read(&mut self, lpn: u64) {
+        let (rgn, _, _) = self.locate(lpn);
+        self.tick += 1;
+        self.dev_rgn_tick[rgn as usize] = self.tick;
+    }
+
+    /// The device saw a WRITE of `lpn`: the host copy of that entry is now
+    /// stale, so the sub-region may be recommended again.
+    pub fn dev_write(&mut self, lpn: u64, blocks: u32) {
+        for l in lpn..lpn + u64::from(blocks) {
+            let (rgn, srgn, _) = self.locate(l);
+            let f = self.flat(rgn, srgn);
+            self.dev_recommended[f] = false;
+            self.dev_reads[f] = 0;
+        }
+    }
+
+    /// Recommendations for the next response UPIU (up to 2 + 2).
+    pub fn dev_take_rsp(&mut self) -> HpbRsp {
+        let mut rsp = HpbRsp::default();
+        while (rsp.n_inact as usize) < MAX_INACTIVE_NUM {
+            match self.dev_pending_inact.pop_front() {
+                Some(r) => {
+                    rsp.inact[rsp.n_inact as usize] = r;
+                    rsp.n_inact += 1;
+                }
+                None => break,
+            }
+        }
+        while (rsp.n_act as usize) < MAX_ACTIVE_NUM {
+            match self.dev_pending_act.pop_front() {
+                Some(a) => {
+                    rsp.act[rsp.n_act as usize] = a;
+                    rsp.n_act += 1;
+                }
+                None => break,
+            }
+        }
+        rsp
+    }
+}
+
+fn new_srgn() -> Srgn {
+    Srgn {
+        state: SrgnState::Unused,
+        ppns: Vec::new(),
+        dirty: Vec::new(),
+        reads: 0,
+        queued: false,
+    }
+}

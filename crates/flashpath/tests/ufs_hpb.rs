@@ -1,0 +1,210 @@
+//! UFS + HPB + iozone front end: behaviour that can fail.
+
+use flashpath::driver::ufshpb::{Hpb, HpbMode, HpbParams, Prep};
+use flashpath::run::run_iozone;
+use flashpath::workload::iozone::parse_args;
+
+fn params() -> HpbParams {
+    HpbParams {
+        mode: HpbMode::Device,
+        entries_per_region: 4096,
+        entries_per_srgn: 1024,
+        max_active_regions: 4,
+        device_activation_reads: 1,
+        activation_thld: 8,
+        max_single_cmd_blocks: 1,
+    }
+}
+
+/// Drive the host and device sides the way the driver does, loading maps
+/// at once (READ BUFFER timing is the driver's).
+fn read(h: &mut Hpb, lpn: u64) -> bool {
+    let p = h.prep_read(lpn, 1);
+    match p {
+        Prep::HpbRead(ppn) => {
+            assert_eq!(ppn, lpn as u32 + 7, "host map returns the loaded PPN");
+            h.dev_hpb_read(lpn);
+        }
+        Prep::Normal => h.dev_normal_read(lpn),
+    }
+    let rsp = h.dev_take_rsp();
+    if !rsp.is_empty() {
+        h.host_rsp(&rsp);
+        let mut loads = Vec::new();
+        h.map_work(&mut loads);
+        for (r, s) in loads {
+            let (start, n) = h.srgn_span(r, s, 1 << 20);
+            h.map_loaded(r, s, (start..start + n).map(|l| l as u32 + 7).collect());
+        }
+    }
+    matches!(p, Prep::HpbRead(_))
+}
+
+#[test]
+fn hpb_hit_ratio_zero_then_rising_and_dirty_falls_back() {
+    let mut h = Hpb::new(params(), 1 << 20);
+    // Before any activation no read can be an HPB READ.
+    assert!(!read(&mut h, 10));
+    assert_eq!(h.stats.hit_cnt, 0);
+    assert_eq!(h.stats.miss_cnt, 1);
+    // The first read's response recommended its sub-region: now it hits.
+    assert!(read(&mut h, 11));
+    assert!(read(&mut h, 1000));
+    // Another sub-region of the same region is not loaded yet.
+    assert!(!read(&mut h, 1500));
+    assert!(read(&mut h, 1501));
+    assert_eq!(h.stats.rcmd_active_cnt, 2);
+    assert_eq!(h.stats.map_req_cnt, 2);
+    let ratio = |h: &Hpb| h.stats.hit_cnt as f64 / (h.stats.hit_cnt + h.stats.miss_cnt) as f64;
+    let before = ratio(&h);
+    for l in 0..200 {
+        read(&mut h, l * 5 % 2048);
+    }
+    assert!(
+        ratio(&h) > before,
+        "hit ratio rises as sub-regions activate"
+    );
+    // A write dirties the host entry: that block falls back to a normal
+    // read (its neighbours still hit) until the device recommends a reload.
+    h.prep_write(12, 1);
+    h.dev_write(12, 1);
+    assert!(read(&mut h, 13));
+    let misses = h.stats.miss_cnt;
+    assert!(!read(&mut h, 12), "dirty entry -> normal READ");
+    assert_eq!(h.stats.miss_cnt, misses + 1);
+    // That normal read made the device recommend the sub-region again; the
+    // reload cleared the dirty bit.
+    assert!(read(&mut h, 12));
+}
+
+#[test]
+fn hpb_region_lru_respects_the_active_limit() {
+    let mut h = Hpb::new(params(), 1 << 20);
+    for r in 0..10u64 {
+        read(&mut h, r * 4096);
+    }
+    assert!(h.active_regions() <= 4);
+    assert!(h.stats.rcmd_inactive_cnt + h.stats.lru_evictions >= 6);
+}
+
+fn args(s: &str) -> Vec<String> {
+    s.split_whitespace().map(str::to_string).collect()
+}
+
+#[test]
+fn iozone_bad_arguments_name_the_argument() {
+    for (line, want) in [
+        ("-r 4k -i2 -t 2 -s 1m", "-I"),
+        ("-r 4k -i 5 -I -t 2 -s 1m", "-i 5"),
+        ("-r 4k -i2 -I -t 2 -s 1x", "-s 1x"),
+        ("-r 4k -i2 -I -t 2 -s 1m -Z", "-Z"),
+        ("-r 4k -i2 -I -t 4 -s 1m -F a b", "-F"),
+        ("-r 3k -i2 -I -t 2 -s 1m", "-r"),
+    ] {
+        let e = parse_args(&args(line)).unwrap_err();
+        assert!(e.to_string().contains(want), "{line}: {e}");
+    }
+    let a = parse_args(&args(
+        "-r 4k -+n -i2 -ecI -t 16 -l 16 -u 16 -s 64m -F a b c d e f g h i j k l m n o p",
+    ))
+    .unwrap();
+    assert_eq!(
+        (a.reclen, a.size, a.procs.clone()),
+        (4096, 64 << 20, vec![16])
+    );
+    assert!(a.direct && a.fsync && a.close && a.no_retest);
+}
+
+/// iozone's throughput-mode lines, parsed as a script parses iozone.
+#[test]
+fn iozone_output_lines_parse_like_iozone() {
+    let out = run_iozone(
+        &args("-r 4k -+n -i 0 -i 2 -I -t 2 -s 2m -F f1 f2"),
+        "ufs21-64g",
+        &[],
+        0,
+    )
+    .unwrap();
+    let mut children = Vec::new();
+    for line in out.text.lines() {
+        let l = line.trim();
+        if let Some(rest) = l.strip_prefix("Children see throughput for ") {
+            let (lhs, rhs) = rest.split_once('=').unwrap();
+            let mut w = lhs.split_whitespace();
+            let n: u32 = w.next().unwrap().parse().unwrap();
+            let name = w.collect::<Vec<_>>().join(" ");
+            let v: f64 = rhs
+                .trim()
+                .strip_suffix("kB/sec")
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap();
+            children.push((n, name, v));
+        }
+        for p in [
+            "Parent sees",
+            "Min throughput per process",
+            "Max throughput per process",
+            "Avg throughput per process",
+        ] {
+            if l.starts_with(p) {
+                let v = l
+                    .split('=')
+                    .nth(1)
+                    .unwrap()
+                    .trim()
+                    .trim_end_matches("kB/sec")
+                    .trim();
+                assert!(v.parse::<f64>().unwrap() > 0.0, "{l}");
+            }
+        }
+    }
+    let names: Vec<_> = children.iter().map(|c| c.1.as_str()).collect();
+    assert_eq!(
+        names,
+        ["initial writers", "random readers", "random writers"]
+    );
+    assert!(children.iter().all(|c| c.0 == 2 && c.2 > 0.0));
+    let tests = out.json["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 3);
+    assert!((tests[1]["children_kBps"].as_f64().unwrap() - children[1].2).abs() < 0.01);
+}
+
+fn randread_mbps(range_mb: u64, hpb: bool, cache_pages: u32) -> (f64, serde_json::Value) {
+    let files: Vec<String> = (0..4).map(|k| format!("f{k}")).collect();
+    let line = format!(
+        "-r 4k -+n -i2 -I -t 4 -s {}m -F {}",
+        range_mb / 4,
+        files.join(" ")
+    );
+    let sets = vec![
+        format!("ufs.hpb.enabled={}", u8::from(hpb)),
+        format!("device.flash.map_cache_pages={cache_pages}"),
+    ];
+    let out = run_iozone(&args(&line), "ufs21-64g", &sets, 1).unwrap();
+    let t = &out.json["tests"][0];
+    assert_eq!(t["test"], "random readers");
+    (
+        t["children_kBps"].as_f64().unwrap() / 1024.0,
+        out.json["flashpath"]["driver"].clone(),
+    )
+}
+
+/// Scaled-down hpb scenario: with a map cache covering 64 MiB, HPB off
+/// falls once the range's map no longer fits; HPB on stays flat.
+#[test]
+fn hpb_off_falls_once_the_map_no_longer_fits() {
+    let (small_off, d) = randread_mbps(32, false, 4);
+    assert!(d["read_map_hit_ratio"].as_f64().unwrap() > 0.95);
+    let (big_off, d) = randread_mbps(256, false, 4);
+    let h = d["read_map_hit_ratio"].as_f64().unwrap();
+    assert!(
+        (h - 0.25).abs() < 0.05,
+        "map-cache hit ratio {h} ~ C/R = 0.25"
+    );
+    assert!(big_off < 0.8 * small_off, "off: {small_off} -> {big_off}");
+    let (big_on, d) = randread_mbps(256, true, 4);
+    assert!(d["hpb"]["hit_ratio"].as_f64().unwrap() > 0.9);
+    assert!(big_on > 1.3 * big_off, "on {big_on} vs off {big_off}");
+}

@@ -4,6 +4,7 @@
 
 use crate::block::QueueSettings;
 use crate::driver::null_blk::NullBlk;
+use crate::driver::nvme::Nvme;
 use crate::driver::Driver;
 use crate::error::{InputError, Result};
 use crate::host::cpu::{Cpu, HostCosts};
@@ -91,9 +92,10 @@ pub fn run_file(
 }
 
 fn build_driver(p: &Profile) -> Result<Box<dyn Driver<Ev>>> {
-    let kind = p.choice("device.kind", &["null_blk"])?;
+    let kind = p.choice("device.kind", &["null_blk", "nvme"])?;
     match kind.as_str() {
         "null_blk" => Ok(Box::new(NullBlk::from_profile(p)?)),
+        "nvme" => Ok(Box::new(Nvme::from_profile(p)?)),
         _ => unreachable!("choice() checked the kind"),
     }
 }

@@ -4,6 +4,7 @@
 //! the completion. The host then takes the interrupt (or a poller finds it).
 
 pub mod null_blk;
+pub mod nvme;
 
 use crate::sim::queue::EventQueue;
 use crate::sim::Ns;

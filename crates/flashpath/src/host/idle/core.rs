@@ -107,22 +107,25 @@ impl CoreIdle {
     /// paid (0 when the core was not idle). A POLL stay that outlives the
     /// Modern governor's poll time limit re-selects at the limit (as
     /// `cpuidle_idle_call()` does after `poll_idle()` returns), and the
-    /// wake-up then pays the exit of that second state.
+    /// wake-up then pays the exit of that second state (once: a second
+    /// POLL choice polls on to the wake-up).
     pub fn exit(&mut self, at: Ns, woke_by_timer: bool, nr_iowaiters: u32) -> Ns {
         let Some((idx, since)) = self.current.take() else {
             return 0;
         };
-        let stay = at.saturating_sub(since);
+        let (mut idx, mut since) = (idx, since);
+        let mut stay = at.saturating_sub(since);
         if self.states[idx].polling && self.states.len() > 1 {
             if let Some(limit) = self.gov.poll_time_limit_ns(&self.states) {
                 if stay > limit {
                     self.stats.record(&self.states, idx, limit);
                     self.gov.reflect(&self.states, limit, false);
-                    let entered = since + limit;
-                    let left = self.next_timer_ns.saturating_sub(limit);
-                    let timer = Some(entered + left.max(1));
-                    self.enter(entered, timer, nr_iowaiters);
-                    return self.exit(at, woke_by_timer, nr_iowaiters);
+                    since += limit;
+                    let left = self.next_timer_ns.saturating_sub(limit).max(1);
+                    self.current = None;
+                    idx = self.enter(since, Some(since + left), nr_iowaiters);
+                    self.current = None;
+                    stay = at - since;
                 }
             }
         }

@@ -95,6 +95,28 @@ def extract(doc: dict[str, Any], extractor: str) -> float:
 # name -> f(document, stat) -> float.
 EXTRA_EXTRACTORS: dict[str, Callable[[dict[str, Any], str], float]] = {}
 
+
+def _dd_stat(doc: dict[str, Any], stat: str) -> float:
+    """dd's own summary of a run of reads: elapsed time per read (us) and
+    MB/s in 10^6 bytes per second, from the job's runtime and bytes."""
+    dirs = [j["read"] for j in doc["jobs"] if j["read"]["total_ios"] > 0]
+    if not dirs:
+        return 0.0
+    runtime_ms = max(d["runtime"] for d in dirs)
+    ios = sum(d["total_ios"] for d in dirs)
+    nbytes = sum(d["io_bytes"] for d in dirs)
+    if runtime_ms == 0:
+        return 0.0
+    if stat == "latency_us":
+        return runtime_ms * 1000 / ios
+    if stat == "bandwidth_MBps":
+        return nbytes / (runtime_ms / 1000) / 1e6
+    raise KeyError(stat)
+
+
+EXTRA_EXTRACTORS["dd"] = _dd_stat
+
+
 # Scenario-specific runners (e.g. iozone command lines) register here: the
 # key of the case that holds the workload -> f(case, profile, overrides, seed)
 # -> document.
@@ -236,6 +258,61 @@ def plot(rows: list[Row], path: str) -> None:
 
 
 PLOTTERS: dict[str, Callable[[list[Row], str], None]] = {}
+
+# Layers of flashpath.breakdown_ns_per_io, bottom to top, with their labels.
+_IO_POLL_LAYERS = [
+    ("submit", "submit path (user, syscall, block, driver)"),
+    ("tag_wait", "tag wait"),
+    ("device", "device (link + service)"),
+    ("poll", "poll (completion to noticed)"),
+    ("cstate_exit", "C-state exit"),
+    ("irq", "interrupt + completion"),
+    ("wakeup", "wake-up, IPI, switch"),
+    ("reap", "completion path (polled)"),
+]
+
+
+def plot_io_poll(rows: list[Row], path: str) -> None:
+    """Where one I/O's microseconds go, per device and mode: a stacked bar
+    of the run's per-layer breakdown, with the published latency marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    bars = [r for r in rows if r.metric == "latency_us"]
+    fig, ax = plt.subplots(figsize=(max(6, len(bars) * 1.2), 5))
+    xs = list(range(len(bars)))
+    bottoms = [0.0] * len(bars)
+    for key, label in _IO_POLL_LAYERS:
+        heights = [
+            float((r.counters.get("breakdown_ns_per_io") or {}).get(key, 0.0)) / 1000 for r in bars
+        ]
+        if not any(heights):
+            continue
+        ax.bar(xs, heights, bottom=bottoms, label=label)
+        bottoms = [b + h for b, h in zip(bottoms, heights, strict=True)]
+    pub = [(x, r.published) for x, r in zip(xs, bars, strict=True) if r.published]
+    if pub:
+        ax.scatter(
+            [p[0] for p in pub],
+            [p[1] for p in pub],
+            marker="_",
+            s=600,
+            color="black",
+            zorder=3,
+            label="published latency",
+        )
+    ax.set_xticks(xs)
+    ax.set_xticklabels([f"{r.case.split('=')[-1]}\n{r.mode}" for r in bars])
+    ax.set_ylabel("us per I/O")
+    ax.set_title("io-poll: where one 4 KiB read's time goes")
+    ax.legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+PLOTTERS["io-poll"] = plot_io_poll
 
 
 def reproduce(name: str, seed: int = 0) -> list[Row]:

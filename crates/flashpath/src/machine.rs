@@ -173,6 +173,16 @@ pub struct Machine {
     poll_stats: PollStats,
     polled_irq: bool,
     irq_delay: Ns,
+    /// A spinning poller holds its core: the thread, per core.
+    held: Vec<Option<u32>>,
+    /// Threads that became runnable on a held core: they run when the
+    /// poller lets go (thread, reference-ns of kernel work first).
+    /// The time it became ready, for a woken one.
+    deferred: Vec<Vec<(u32, Ns, Option<Ns>)>>,
+    /// Time woken threads waited for their core (busy or held by a poller).
+    core_wait_ns: u128,
+    hybrid_sleeps: u64,
+    hybrid_sleep_ns: u128,
     costs: HostCosts,
     drv_costs: DriverCpuCosts,
     signal: CompletionSignal,
@@ -308,6 +318,11 @@ impl Machine {
             idle: parts.cpus.iter().map(|_| CoreIdle::new(&parts.idle)).collect(),
             poll_stats: PollStats::default(),
             polled_irq: parts.driver.polled_irq(),
+            held: vec![None; parts.cpus.len()],
+            deferred: vec![Vec::new(); parts.cpus.len()],
+            core_wait_ns: 0,
+            hybrid_sleeps: 0,
+            hybrid_sleep_ns: 0,
             irq_delay: parts.driver.irq_delay(),
             cpus: parts.cpus,
             costs: parts.costs,
@@ -437,6 +452,13 @@ impl Machine {
     fn thread_run(&mut self, tid: u32, now: Ns) {
         let ti = tid as usize;
         if self.threads[ti].state == State::Done {
+            return;
+        }
+        let cpu_id = self.threads[ti].cpu as usize;
+        if self.held[cpu_id].is_some_and(|p| p != tid) {
+            // Another thread spins on this core: wait until it lets go.
+            self.threads[ti].state = State::Running;
+            self.deferred[cpu_id].push((tid, 0, None));
             return;
         }
         self.threads[ti].state = State::Running;
@@ -592,6 +614,8 @@ impl Machine {
                 if sleep > 0 {
                     t.state = State::HybridSleep;
                     t.ctx += 1;
+                    self.hybrid_sleeps += 1;
+                    self.hybrid_sleep_ns += u128::from(sleep);
                     t.timer_at = Some(now + sleep);
                     let cpu = t.cpu;
                     self.cpus[cpu as usize].runnable -= 1;
@@ -599,6 +623,7 @@ impl Machine {
                     self.queue.schedule(now + sleep, Ev::HybridWake(tid));
                 } else {
                     t.state = State::Polling(now);
+                    self.held[t.cpu as usize] = Some(tid);
                 }
             } else {
                 t.state = State::WaitIo;
@@ -626,6 +651,7 @@ impl Machine {
         let t = &mut self.threads[ti];
         t.sys_ns += resumed - now - exit;
         t.state = State::Polling(resumed);
+        self.held[cpu_id as usize] = Some(tid);
         if let Some((key, posted)) = t.hybrid_ready.take() {
             self.poll_complete(tid, key, posted, resumed);
         }
@@ -678,7 +704,25 @@ impl Machine {
         t.inflight -= 1;
         t.done.push_back(key);
         t.state = State::Running;
-        self.queue.schedule(done, Ev::Run(tid));
+        // The poller lets go of its core: threads that became runnable
+        // meanwhile are switched in first, then the poller continues.
+        self.held[c] = None;
+        let mut next = done;
+        let waiting = std::mem::take(&mut self.deferred[c]);
+        for &(other, cost, ready) in &waiting {
+            let resumed = self.cpus[c].run(done, 0, cost);
+            let switch = self.cpus[c].scaled(cost);
+            self.threads[other as usize].sys_ns += switch;
+            if let Some(ready) = ready {
+                self.core_wait_ns += u128::from(resumed - ready - switch);
+                self.breakdown.wakeup_ns += u128::from(resumed - ready);
+            }
+            self.queue.schedule(resumed, Ev::Run(other));
+            next = next.max(resumed);
+        }
+        self.deferred[c] = waiting;
+        self.deferred[c].clear();
+        self.queue.schedule(next, Ev::Run(tid));
     }
 
     /// Hybrid polling's statistics: the request's time from the driver to
@@ -860,9 +904,20 @@ impl Machine {
         }
         let cpu = &mut self.cpus[t_cpu as usize];
         cpu.runnable += 1;
-        let resumed = cpu.run(at, 0, costs.context_switch + costs.syscall_exit);
+        let switch = costs.context_switch + costs.syscall_exit;
+        if self.held[t_cpu as usize].is_some() {
+            // A poller spins on the thread's core: it runs when the
+            // poller's request completes (the poll loop does not yield).
+            let t = &mut self.threads[ti];
+            t.state = State::Running;
+            self.deferred[t_cpu as usize].push((tid, switch, Some(at)));
+            self.breakdown.wakeup_ns += u128::from(at - woke_at);
+            return;
+        }
+        let resumed = cpu.run(at, 0, switch);
+        self.core_wait_ns += u128::from(resumed - at - cpu.scaled(switch));
         let t = &mut self.threads[ti];
-        t.sys_ns += cpu.scaled(costs.context_switch + costs.syscall_exit);
+        t.sys_ns += cpu.scaled(switch);
         self.breakdown.wakeup_ns += u128::from(resumed - woke_at);
         t.state = State::Running;
         self.queue.schedule(resumed, Ev::Run(tid));
@@ -1015,7 +1070,13 @@ impl Machine {
                 "poll": per_io(b.poll_ns),
                 "reap": per_io(b.reap_ns),
             },
-            "block": { "tag_waits": self.blk.tag_waits, "io_poll": self.settings.io_poll },
+            "block": {
+                "tag_waits": self.blk.tag_waits, "io_poll": self.settings.io_poll,
+                "io_poll_delay": self.settings.io_poll_delay,
+                "hybrid_sleeps": self.hybrid_sleeps,
+                "hybrid_sleep_ns": self.hybrid_sleep_ns as u64,
+            },
+            "core_wait_ns": self.core_wait_ns as u64,
             "driver": self.driver.counters(),
             "cpus": cpus,
             "jobs": lateness,

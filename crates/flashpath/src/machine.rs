@@ -315,7 +315,11 @@ impl Machine {
             queue: EventQueue::with_capacity(4 * max_inflight + 16),
             drv_costs: parts.driver.cpu_costs(),
             signal: parts.driver.completion_signal(),
-            idle: parts.cpus.iter().map(|_| CoreIdle::new(&parts.idle)).collect(),
+            idle: parts
+                .cpus
+                .iter()
+                .map(|_| CoreIdle::new(&parts.idle))
+                .collect(),
             poll_stats: PollStats::default(),
             polled_irq: parts.driver.polled_irq(),
             held: vec![None; parts.cpus.len()],
@@ -775,6 +779,7 @@ impl Machine {
         }
     }
 
+    #[allow(clippy::wrong_self_convention)] // "to the driver", not a conversion
     fn to_driver(&mut self, key: u32, now: Ns) {
         let rq = self.rqs.get(key);
         self.breakdown.tag_wait_ns += u128::from(now - rq.blk_start);
@@ -883,8 +888,9 @@ impl Machine {
         } else {
             t.complete_min.min(t.inflight + t.done.len() as u32)
         };
-        let wake_needed = t.state == State::WaitIo
-            && (t.done.len() as u32 >= need || (t.think_due && t.inflight == 0) || t.inflight == 0);
+        // (A thinktime quiesce waits for inflight == 0, covered below.)
+        let wake_needed =
+            t.state == State::WaitIo && (t.done.len() as u32 >= need || t.inflight == 0);
         if !wake_needed {
             self.cpu_idle(irq_cpu, at);
             return;

@@ -145,7 +145,10 @@ fn build_idle(p: &Profile) -> Result<IdleConfig> {
         Some(t) => t.table(),
         None => IdleConfig::poll_only().table,
     };
-    let variant = match p.choice("host.idle.governor", &["menu-v4.4", "menu"])?.as_str() {
+    let variant = match p
+        .choice("host.idle.governor", &["menu-v4.4", "menu"])?
+        .as_str()
+    {
         "menu-v4.4" => MenuVariant::Linux44,
         _ => MenuVariant::Modern,
     };

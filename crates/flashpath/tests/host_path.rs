@@ -40,10 +40,18 @@ fn polled_latency_is_device_plus_submit_path_plus_at_most_one_poll() {
     assert_eq!(clat.samples, 2000);
     let base = shared_path();
     assert!(clat.min >= base, "{} vs {base}", clat.min);
-    assert!(clat.max <= base + ns("driver.poll"), "{} vs {base}", clat.max);
+    assert!(
+        clat.max <= base + ns("driver.poll"),
+        "{} vs {base}",
+        clat.max
+    );
     // The poller holds its core: fio shows (almost) all system time, and
     // the core never idles while the job runs.
-    assert!(out.result.jobs[0].sys_cpu > 90.0, "{}", out.result.jobs[0].sys_cpu);
+    assert!(
+        out.result.jobs[0].sys_cpu > 90.0,
+        "{}",
+        out.result.jobs[0].sys_cpu
+    );
     assert_eq!(out.result.jobs[0].ctx, 0);
 }
 
@@ -79,7 +87,10 @@ fn interrupt_latency_adds_exactly_the_chosen_states_exit() {
     irq_case(&[], 0);
     // Haswell table, v4.4 menu: the waiter's CPU has an I/O waiter, so
     // the multiplier keeps it in C1 (2 us exit) or POLL.
-    irq_case(&["host.idle.table=hsw", "host.idle.governor=menu-v4.4"], 2_000);
+    irq_case(
+        &["host.idle.table=hsw", "host.idle.governor=menu-v4.4"],
+        2_000,
+    );
     // With C1E auto-promotion the same choice costs C1E's 10 us.
     irq_case(
         &[
@@ -110,7 +121,7 @@ fn hybrid_poll_sleeps_half_the_bucket_mean() {
     let dev = ns("device.completion_nsec");
     let per = slept as f64 / sleeps as f64;
     assert!(
-        per >= (dev / 2) as f64 && per <= ((dev + ns("driver.poll") + 1) / 2) as f64,
+        per >= (dev / 2) as f64 && per <= (dev + ns("driver.poll")).div_ceil(2) as f64,
         "{per}"
     );
     // A fixed delay sleeps that long once per request.

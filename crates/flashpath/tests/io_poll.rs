@@ -29,7 +29,10 @@ fn run(profile: &str, job: &str, overrides: &[&str]) -> RunOutput {
 fn dd(out: &RunOutput) -> (f64, f64) {
     let r = &out.result.jobs[0].dirs[0];
     let secs = r.runtime as f64 / 1e9;
-    (secs * 1e6 / r.total_ios as f64, r.io_bytes as f64 / secs / 1e6)
+    (
+        secs * 1e6 / r.total_ios as f64,
+        r.io_bytes as f64 / secs / 1e6,
+    )
 }
 
 #[test]
@@ -55,12 +58,18 @@ fn io_poll_scenario_reproduces_the_seed() {
             let out = run(profile, job, &sets);
             let (lat, bw) = dd(&out);
             assert_eq!(out.result.jobs[0].dirs[0].total_ios, 204_800);
-            let get = |m: &str| published.get(&format!("{m}.{mode}")).and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64)));
+            let get = |m: &str| {
+                published
+                    .get(&format!("{m}.{mode}"))
+                    .and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64)))
+            };
             let b = &out.result.flashpath["breakdown_ns_per_io"];
             println!(
                 "{name:16} {mode:5} {lat:9.2} {:>9} {bw:9.1} {:>9}   {b}",
                 get("latency_us").map(|v| v.to_string()).unwrap_or_default(),
-                get("bandwidth_MBps").map(|v| v.to_string()).unwrap_or_default(),
+                get("bandwidth_MBps")
+                    .map(|v| v.to_string())
+                    .unwrap_or_default(),
             );
             let cpus = out.result.flashpath["cpus"].as_array().unwrap();
             for (i, c) in cpus.iter().enumerate().take(2) {
@@ -84,7 +93,10 @@ fn io_poll_scenario_reproduces_the_seed() {
                 );
             }
             if let Some(p) = get("bandwidth_MBps") {
-                assert!(((bw - p) / p).abs() <= 0.10, "{name} {mode}: {bw:.1} MB/s vs {p}");
+                assert!(
+                    ((bw - p) / p).abs() <= 0.10,
+                    "{name} {mode}: {bw:.1} MB/s vs {p}"
+                );
             }
             if mode == "poll" {
                 // A poller holds its core: ~100% system time.

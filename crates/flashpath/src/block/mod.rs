@@ -137,8 +137,8 @@ impl PollStats {
             // blk_mq_poll_stats_fn: a bucket with samples takes the
             // window's mean; one without keeps its old value.
             for b in 0..POLL_STATS_BKTS {
-                if self.n[b] > 0 {
-                    self.mean[b] = self.sum[b] / self.n[b];
+                if let Some(mean) = self.sum[b].checked_div(self.n[b]) {
+                    self.mean[b] = mean;
                 }
                 self.sum[b] = 0;
                 self.n[b] = 0;
@@ -162,7 +162,7 @@ impl PollStats {
         if m == 0 {
             0
         } else {
-            (m + 1) / 2
+            m.div_ceil(2)
         }
     }
 }

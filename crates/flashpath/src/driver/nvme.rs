@@ -44,9 +44,8 @@ pub struct Nvme {
 
 impl Nvme {
     pub fn from_profile(p: &Profile) -> crate::Result<Nvme> {
-        let err = |m: &str| {
-            crate::InputError::new(p.files.last().cloned().unwrap_or_default(), None, m)
-        };
+        let err =
+            |m: &str| crate::InputError::new(p.files.last().cloned().unwrap_or_default(), None, m);
         let depth = p.count("driver.io_queue_depth")? as u32;
         let io_queues = p.count("driver.io_queues")? as u32;
         let units = p.count("device.parallel_units")? as usize;

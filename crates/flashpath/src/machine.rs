@@ -898,12 +898,15 @@ impl Machine {
         // Wake the thread: try_to_wake_up on the interrupt's CPU, an IPI if
         // the thread sleeps on another core (which then leaves idle), and
         // the context switch back into it.
-        let woke_at = at;
+        // (The waiter's own exit latency is counted as C-state exit, not
+        // as wake-up: woke_at moves past it.)
+        let mut woke_at = at;
         at = self.cpus[irq_cpu as usize].run_irq(at, costs.wakeup);
         if t_cpu != irq_cpu && self.signal == CompletionSignal::Interrupt {
             at += self.cpus[t_cpu as usize].scaled(costs.ipi);
             let exit = self.wake_cpu(t_cpu, at);
             self.breakdown.cstate_exit_ns += u128::from(exit);
+            woke_at += exit;
             at += exit;
         } else {
             self.wake_cpu(t_cpu, at);

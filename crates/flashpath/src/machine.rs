@@ -417,7 +417,7 @@ impl Machine {
                 if since.is_some() {
                     // Woken before the core finished its last work: it
                     // never reached the idle state.
-                    self.idle[c].exit(at.max(since.unwrap_or(0)), by_timer, 0);
+                    self.idle[c].cancel();
                 }
                 0
             }

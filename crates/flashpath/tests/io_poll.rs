@@ -105,3 +105,40 @@ fn io_poll_scenario_reproduces_the_seed() {
         }
     }
 }
+
+#[test]
+fn classic_poll_interrupt_on_the_pollers_core_delays_the_poll() {
+    // v4.4: the interrupt still fires on a polled request's queue. On
+    // another CPU (the profile's choice) it costs the poller nothing; on
+    // the poller's own core it preempts the spin, and the poll that
+    // notices the completion comes after the handler.
+    let job = scenario()["cases"][0]["job"].as_str().unwrap().to_string();
+    let p = Profile::load("nvme-dram").unwrap();
+    let cost = p.ns("host.cost.irq_entry").unwrap() + p.ns("driver.irq_handler").unwrap();
+    let iter = p.ns("driver.poll").unwrap();
+    let other = run("nvme-dram", &job, &["block.io_poll=1"]);
+    let same = run(
+        "nvme-dram",
+        &job,
+        &["block.io_poll=1", "host.irq_cpu=submitter"],
+    );
+    let (lo, _) = dd(&other);
+    let (ls, _) = dd(&same);
+    let extra_ns = (ls - lo) * 1000.0;
+    assert!(
+        extra_ns > (cost - iter) as f64 && extra_ns < (cost + iter) as f64,
+        "{extra_ns} ns vs {cost}"
+    );
+    // With poll queues (v5.0+) polled I/O raises no interrupt at all.
+    let pq = run(
+        "nvme-dram",
+        &job,
+        &[
+            "block.io_poll=1",
+            "host.irq_cpu=submitter",
+            "driver.poll_queues=1",
+        ],
+    );
+    let (lq, _) = dd(&pq);
+    assert!((lq - lo).abs() * 1000.0 < iter as f64, "{lq} vs {lo}");
+}

@@ -155,3 +155,27 @@ impl<E> Driver<E> for Nvme {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn service_time_is_link_plus_device() {
+        let mut p = Profile::load("nvme-dram").unwrap();
+        p.apply_override("link.pcie.latency=500").unwrap();
+        p.apply_override("device.read_latency=4000").unwrap();
+        p.apply_override("device.media_rate=4096").unwrap(); // MB/s
+        let n = Nvme::from_profile(&p).unwrap();
+        let (before, on_unit, after) = n.service_ns(Ddir::Read, 4096);
+        // Doorbell (posted) + command fetch (round trip).
+        assert_eq!(before, 3 * 500);
+        // 4096 B at 4096 MB/s = 1000 ns.
+        assert_eq!(on_unit, 4000 + 1000);
+        // Gen3 x4, 256 B payloads: 4480 wire bytes at 3.938 GB/s, then the
+        // completion entry's posted write.
+        assert_eq!(after, 1138 + 500);
+        assert_eq!(Driver::<()>::queue_depth(&n), 1023);
+        assert!(Driver::<()>::polled_irq(&n));
+    }
+}

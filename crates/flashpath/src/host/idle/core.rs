@@ -137,6 +137,12 @@ impl CoreIdle {
         exit
     }
 
+    /// The core was asked to idle but work reached it before its queued
+    /// work ended: it never entered the state.
+    pub fn cancel(&mut self) {
+        self.current = None;
+    }
+
     /// Residency per state for flashpath's report section.
     pub fn report(&self) -> serde_json::Value {
         let states: Vec<serde_json::Value> = self

@@ -281,7 +281,7 @@ def plot_io_poll(rows: list[Row], path: str) -> None:
     import matplotlib.pyplot as plt
 
     bars = [r for r in rows if r.metric == "latency_us"]
-    fig, ax = plt.subplots(figsize=(max(6, len(bars) * 1.2), 5))
+    fig, ax = plt.subplots(figsize=(max(6, len(bars) * 1.2) + 3, 5))
     xs = list(range(len(bars)))
     bottoms = [0.0] * len(bars)
     for key, label in _IO_POLL_LAYERS:
@@ -305,9 +305,11 @@ def plot_io_poll(rows: list[Row], path: str) -> None:
         )
     ax.set_xticks(xs)
     ax.set_xticklabels([f"{r.case.split('=')[-1]}\n{r.mode}" for r in bars])
+    top = max(bottoms + [p[1] for p in pub] + [1.0])
+    ax.set_ylim(0, top * 1.08)
     ax.set_ylabel("us per I/O")
     ax.set_title("io-poll: where one 4 KiB read's time goes")
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     fig.savefig(path)
 

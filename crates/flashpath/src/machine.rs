@@ -8,6 +8,13 @@
 //! takes the interrupt (idle exit, handler, block completion, wake-up, IPI,
 //! context switch) or a polling thread finds it; fio reaps it and records
 //! its latencies.
+//!
+//! A core with nothing runnable idles in the state its menu governor picks
+//! (`host::idle::CoreIdle`: next timer = a sleeping thread's timer or the
+//! tick, I/O waiters = its threads asleep on I/O); whatever wakes it pays
+//! that state's exit latency. A polling thread holds its core in C0: work
+//! that becomes runnable there waits until the poller's request completes.
+//! Hybrid polling (`io_poll_delay` >= 0) sleeps on a timer first.
 
 use crate::block::{BlkMq, PollStats, QueueSettings};
 use crate::driver::{CompletionSignal, DeviceSignal, Driver, DriverCpuCosts, DriverCtx, DriverRq};

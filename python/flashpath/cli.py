@@ -177,7 +177,9 @@ def reproduce_cmd(name: str, fmt: str, plot_path: str | None, seed: int) -> None
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def iozone_cmd(device: str, overrides: tuple[str, ...], seed: int, as_json: bool, args: tuple[str, ...]) -> None:
+def iozone_cmd(
+    device: str, overrides: tuple[str, ...], seed: int, as_json: bool, args: tuple[str, ...]
+) -> None:
     """Run an iozone command line: flashpath iozone --device P -- <iozone args>."""
     try:
         text, json_text, _e, _n = _core.run_iozone(list(args), device, list(overrides), seed)
@@ -185,6 +187,120 @@ def iozone_cmd(device: str, overrides: tuple[str, ...], seed: int, as_json: bool
         _fail(err)
         return
     click.echo(json_text if as_json else text, nl=not as_json or True)
+
+
+# GNU dd's number suffixes (coreutils dd.c: c, w, b, kB, K/k, MB, M, GB, G).
+_DD_SUFFIXES = {
+    "c": 1,
+    "w": 2,
+    "b": 512,
+    "kB": 1000,
+    "K": 1024,
+    "k": 1024,
+    "MB": 1000**2,
+    "M": 1024**2,
+    "GB": 1000**3,
+    "G": 1024**3,
+}
+
+
+def _dd_number(operand: str, text: str) -> int:
+    for suffix in sorted(_DD_SUFFIXES, key=len, reverse=True):
+        if text.endswith(suffix) and text[: -len(suffix)].isdigit():
+            return int(text[: -len(suffix)]) * _DD_SUFFIXES[suffix]
+    if text.isdigit():
+        return int(text)
+    raise click.UsageError(f"invalid number '{text}' for {operand}= (dd: invalid number)")
+
+
+def dd_job(operands: tuple[str, ...]) -> tuple[str, int, int]:
+    """The fio job equivalent to a dd read command line: synchronous reads
+    of bs bytes, one at a time, O_DIRECT, each submitted for polling when
+    the queue allows it (v4.4's direct I/O path polled every sync O_DIRECT
+    read). Returns (job text, count, bs)."""
+    ops: dict[str, str] = {}
+    for op in operands:
+        key, sep, value = op.partition("=")
+        if not sep:
+            raise click.UsageError(f"unrecognized operand '{op}' (dd takes key=value operands)")
+        ops[key] = value
+    unknown = set(ops) - {"if", "of", "bs", "ibs", "count", "iflag", "skip"}
+    if unknown:
+        raise click.UsageError(f"dd operand(s) not simulated: {', '.join(sorted(unknown))}")
+    src = ops.get("if")
+    if not src or not src.startswith("/dev/"):
+        raise click.UsageError("if= must name the simulated block device (e.g. if=/dev/nvme0n1)")
+    if ops.get("of", "/dev/null") != "/dev/null":
+        raise click.UsageError("only of=/dev/null is simulated (reads)")
+    if "direct" not in ops.get("iflag", "").split(","):
+        raise click.UsageError(
+            "iflag=direct is required: buffered reads need the page cache, which is not modelled"
+        )
+    bs = _dd_number("bs", ops.get("bs", ops.get("ibs", "512")))
+    if "count" not in ops:
+        raise click.UsageError("count= is required")
+    count = _dd_number("count", ops["count"])
+    skip = _dd_number("skip", ops.get("skip", "0"))
+    job = (
+        f"[dd]\nfilename={src}\nioengine=pvsync2\nhipri\nrw=read\nbs={bs}\ndirect=1\n"
+        f"number_ios={count}\nsize={count * bs}\noffset={skip * bs}\ncpus_allowed=0\n"
+    )
+    return job, count, bs
+
+
+def _si(n: float) -> str:
+    for unit, f in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= f:
+            return f"{n / f:.3g} {unit}"
+    return f"{n:g} bytes"
+
+
+def _iec(n: float) -> str:
+    for unit, f in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= f:
+            return f"{n / f:.3g} {unit}"
+    return f"{n:g} bytes"
+
+
+@main.command("dd", context_settings={"ignore_unknown_options": True})
+@click.argument("operands", nargs=-1)
+@click.option("--device", required=True, help="Profile name or .toml path.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
+def dd_cmd(operands: tuple[str, ...], device: str, overrides: tuple[str, ...], seed: int) -> None:
+    """dd if=DEV of=/dev/null bs=N iflag=direct count=N on a simulated
+    machine, printing dd's own summary."""
+    import json
+    import os
+
+    job, count, bs = dd_job(operands)
+    with tempfile.NamedTemporaryFile("w", suffix=".fio", delete=False) as f:
+        f.write(job)
+        path = f.name
+    try:
+        _text, json_text, _e, _n, notes = _core.run_job(path, device, list(overrides), seed, "json")
+    except FlashpathError as err:
+        _fail(err)
+        return
+    finally:
+        os.unlink(path)
+    for note in notes:
+        click.echo(note, err=True)
+    doc = json.loads(json_text)
+    read = doc["jobs"][0]["read"]
+    ios = read["total_ios"]
+    nbytes = read["io_bytes"]
+    secs = read["runtime"] / 1000
+    rate = nbytes / secs if secs else 0.0
+    click.echo(f"{ios}+0 records in\n{ios}+0 records out", err=True)
+    click.echo(
+        f"{nbytes} bytes ({_si(nbytes)}, {_iec(nbytes)}) copied, {secs:g} s, {_si(rate)}/s",
+        err=True,
+    )
+    if ios < count:
+        click.echo(
+            f"flashpath: the device ended after {ios} of {count} reads of {bs} bytes", err=True
+        )
 
 
 BENCH_WORKLOADS = {

@@ -95,6 +95,28 @@ def extract(doc: dict[str, Any], extractor: str) -> float:
 # name -> f(document, stat) -> float.
 EXTRA_EXTRACTORS: dict[str, Callable[[dict[str, Any], str], float]] = {}
 
+
+def _dd_stat(doc: dict[str, Any], stat: str) -> float:
+    """dd's own summary of a run of reads: elapsed time per read (us) and
+    MB/s in 10^6 bytes per second, from the job's runtime and bytes."""
+    dirs = [j["read"] for j in doc["jobs"] if j["read"]["total_ios"] > 0]
+    if not dirs:
+        return 0.0
+    runtime_ms = max(d["runtime"] for d in dirs)
+    ios = sum(d["total_ios"] for d in dirs)
+    nbytes = sum(d["io_bytes"] for d in dirs)
+    if runtime_ms == 0:
+        return 0.0
+    if stat == "latency_us":
+        return runtime_ms * 1000 / ios
+    if stat == "bandwidth_MBps":
+        return nbytes / (runtime_ms / 1000) / 1e6
+    raise KeyError(stat)
+
+
+EXTRA_EXTRACTORS["dd"] = _dd_stat
+
+
 # Scenario-specific runners (e.g. iozone command lines) register here: the
 # key of the case that holds the workload -> f(case, profile, overrides, seed)
 # -> document.
@@ -241,6 +263,63 @@ def plot(rows: list[Row], path: str) -> None:
 
 PLOTTERS: dict[str, Callable[[list[Row], str], None]] = {}
 
+# Layers of flashpath.breakdown_ns_per_io, bottom to top, with their labels.
+_IO_POLL_LAYERS = [
+    ("submit", "submit path (user, syscall, block, driver)"),
+    ("tag_wait", "tag wait"),
+    ("device", "device (link + service)"),
+    ("poll", "poll (completion to noticed)"),
+    ("cstate_exit", "C-state exit"),
+    ("irq", "interrupt + completion"),
+    ("wakeup", "wake-up, IPI, switch"),
+    ("reap", "completion path (polled)"),
+]
+
+
+def plot_io_poll(rows: list[Row], path: str) -> None:
+    """Where one I/O's microseconds go, per device and mode: a stacked bar
+    of the run's per-layer breakdown, with the published latency marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    bars = [r for r in rows if r.metric == "latency_us"]
+    fig, ax = plt.subplots(figsize=(max(6, len(bars) * 1.2) + 3, 5))
+    xs = list(range(len(bars)))
+    bottoms = [0.0] * len(bars)
+    for key, label in _IO_POLL_LAYERS:
+        heights = [
+            float((r.counters.get("breakdown_ns_per_io") or {}).get(key, 0.0)) / 1000 for r in bars
+        ]
+        if not any(heights):
+            continue
+        ax.bar(xs, heights, bottom=bottoms, label=label)
+        bottoms = [b + h for b, h in zip(bottoms, heights, strict=True)]
+    pub = [(x, r.published) for x, r in zip(xs, bars, strict=True) if r.published]
+    if pub:
+        ax.scatter(
+            [p[0] for p in pub],
+            [p[1] for p in pub],
+            marker="_",
+            s=600,
+            color="black",
+            zorder=3,
+            label="published latency",
+        )
+    ax.set_xticks(xs)
+    ax.set_xticklabels([f"{r.case.split('=')[-1]}\n{r.mode}" for r in bars])
+    top = max(bottoms + [p[1] for p in pub] + [1.0])
+    ax.set_ylim(0, top * 1.08)
+    ax.set_ylabel("us per I/O")
+    ax.set_title("io-poll: where one 4 KiB read's time goes")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+PLOTTERS["io-poll"] = plot_io_poll
+
 
 def reproduce(name: str, seed: int = 0) -> list[Row]:
     all_scenarios = scenarios()
@@ -266,10 +345,14 @@ def reproduce(name: str, seed: int = 0) -> list[Row]:
 # ``{"tests": [...], "flashpath": {...}}``; the extractor
 # ``iozone.<test name>`` gives the "Children see" throughput in MB/s
 # (iozone's kB/s / 1024), ``iozone.<test name>@kBps`` in kB/s.
-def _run_iozone(case: dict[str, Any], profile: str, overrides: list[str], seed: int) -> dict[str, Any]:
+def _run_iozone(
+    case: dict[str, Any], profile: str, overrides: list[str], seed: int
+) -> dict[str, Any]:
     import shlex
 
-    _text, json_text, _e, _n = _core.run_iozone(shlex.split(case["iozone"]), profile, overrides, seed)
+    _text, json_text, _e, _n = _core.run_iozone(
+        shlex.split(case["iozone"]), profile, overrides, seed
+    )
     return json.loads(json_text)
 
 
@@ -303,13 +386,23 @@ def _plot_hpb(rows: list[Row], path: str) -> None:
         ax.plot(xs, [r.simulated for r in rs], "-o", color=color, label=f"HPB {mode} (simulated)")
         pub = [(gb(r.case), r.published) for r in rs if r.published is not None]
         if pub:
-            ax.plot(*zip(*pub), "x", color=color, ms=10, mew=2, label=f"HPB {mode} (published)")
+            ax.plot(*zip(*pub, strict=True), "x", color=color, ms=10, mew=2, label=f"HPB {mode} (published)")
         drv = [(r.counters or {}).get("driver", {}) for r in rs]
-        ax2.plot(xs, [d.get("read_map_hit_ratio", 0) for d in drv], "--s", color=color,
-                 label=f"device map-cache hit ratio, HPB {mode}")
+        ax2.plot(
+            xs,
+            [d.get("read_map_hit_ratio", 0) for d in drv],
+            "--s",
+            color=color,
+            label=f"device map-cache hit ratio, HPB {mode}",
+        )
         if mode == "on":
-            ax2.plot(xs, [(d.get("hpb") or {}).get("hit_ratio", 0) for d in drv], "-^",
-                     color="tab:green", label="HPB hit ratio")
+            ax2.plot(
+                xs,
+                [(d.get("hpb") or {}).get("hit_ratio", 0) for d in drv],
+                "-^",
+                color="tab:green",
+                label="HPB hit ratio",
+            )
     ax.set_ylabel("iozone random read throughput (MB/s)")
     ax.set_xscale("log", base=2)
     ax.legend(fontsize=8)

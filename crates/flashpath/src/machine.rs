@@ -8,10 +8,18 @@
 //! takes the interrupt (idle exit, handler, block completion, wake-up, IPI,
 //! context switch) or a polling thread finds it; fio reaps it and records
 //! its latencies.
+//!
+//! A core with nothing runnable idles in the state its menu governor picks
+//! (`host::idle::CoreIdle`: next timer = a sleeping thread's timer or the
+//! tick, I/O waiters = its threads asleep on I/O); whatever wakes it pays
+//! that state's exit latency. A polling thread holds its core in C0: work
+//! that becomes runnable there waits until the poller's request completes.
+//! Hybrid polling (`io_poll_delay` >= 0) sleeps on a timer first.
 
-use crate::block::{BlkMq, QueueSettings};
+use crate::block::{BlkMq, PollStats, QueueSettings};
 use crate::driver::{CompletionSignal, DeviceSignal, Driver, DriverCpuCosts, DriverCtx, DriverRq};
 use crate::host::cpu::{Cpu, HostCosts};
+use crate::host::idle::{CoreIdle, IdleConfig};
 use crate::report::{DirResult, DiskUtil, JobResult};
 use crate::sim::queue::EventQueue;
 use crate::sim::rng::RngStream;
@@ -35,6 +43,8 @@ pub enum Ev {
     Submit(u32),
     /// The submit path of request `rq` reached the driver.
     Dispatch(u32),
+    /// A hybrid poller's sleep timer fired.
+    HybridWake(u32),
     Device(DeviceSignal),
 }
 
@@ -62,6 +72,8 @@ enum State {
     Polling(Ns),
     /// Asleep on a timer (thinktime, rate limit).
     Timer,
+    /// Hybrid polling: asleep on the poll-delay timer before spinning.
+    HybridSleep,
     Done,
 }
 
@@ -135,6 +147,11 @@ struct Thread {
     usr_ns: Ns,
     sys_ns: Ns,
     ctx: u64,
+    /// The timer a sleeping thread armed (thinktime, rate, hybrid poll).
+    timer_at: Option<Ns>,
+    /// Hybrid poll: a completion posted (request, time) while the thread
+    /// slept.
+    hybrid_ready: Option<(u32, Ns)>,
 }
 
 /// Where one I/O's microseconds went, summed over the run.
@@ -162,6 +179,20 @@ pub struct Breakdown {
 pub struct Machine {
     queue: EventQueue<Ev>,
     cpus: Vec<Cpu>,
+    idle: Vec<CoreIdle>,
+    poll_stats: PollStats,
+    polled_irq: bool,
+    irq_delay: Ns,
+    /// A spinning poller holds its core: the thread, per core.
+    held: Vec<Option<u32>>,
+    /// Threads that became runnable on a held core: they run when the
+    /// poller lets go (thread, reference-ns of kernel work first).
+    /// The time it became ready, for a woken one.
+    deferred: Vec<Vec<(u32, Ns, Option<Ns>)>>,
+    /// Time woken threads waited for their core (busy or held by a poller).
+    core_wait_ns: u128,
+    hybrid_sleeps: u64,
+    hybrid_sleep_ns: u128,
     costs: HostCosts,
     drv_costs: DriverCpuCosts,
     signal: CompletionSignal,
@@ -185,6 +216,8 @@ pub struct Machine {
 
 pub struct MachineParts {
     pub cpus: Vec<Cpu>,
+    /// The cpuidle model of every core.
+    pub idle: IdleConfig,
     pub costs: HostCosts,
     pub irq_cpu: IrqCpu,
     pub settings: QueueSettings,
@@ -278,6 +311,8 @@ impl Machine {
                 usr_ns: 0,
                 sys_ns: 0,
                 ctx: 0,
+                timer_at: None,
+                hybrid_ready: None,
             });
             let _ = tid;
         }
@@ -290,6 +325,19 @@ impl Machine {
             queue: EventQueue::with_capacity(4 * max_inflight + 16),
             drv_costs: parts.driver.cpu_costs(),
             signal: parts.driver.completion_signal(),
+            idle: parts
+                .cpus
+                .iter()
+                .map(|_| CoreIdle::new(&parts.idle))
+                .collect(),
+            poll_stats: PollStats::default(),
+            polled_irq: parts.driver.polled_irq(),
+            held: vec![None; parts.cpus.len()],
+            deferred: vec![Vec::new(); parts.cpus.len()],
+            core_wait_ns: 0,
+            hybrid_sleeps: 0,
+            hybrid_sleep_ns: 0,
+            irq_delay: parts.driver.irq_delay(),
             cpus: parts.cpus,
             costs: parts.costs,
             irq_cpu: parts.irq_cpu,
@@ -315,12 +363,17 @@ impl Machine {
 
     /// Run to the end: every thread done and nothing in flight.
     pub fn run(&mut self) {
+        // Every core starts idle; a thread's start wakes its core.
+        for c in 0..self.cpus.len() as u32 {
+            self.cpu_idle(c, 0);
+        }
         self.start_wave(0, 0);
         while let Some((now, ev)) = self.queue.pop() {
             match ev {
                 Ev::Start(t) => self.thread_start(t, now),
                 Ev::Run(t) => self.thread_run(t, now, true),
                 Ev::Submit(t) => self.thread_run(t, now, false),
+                Ev::HybridWake(t) => self.hybrid_wake(t, now),
                 Ev::Dispatch(rq) => self.dispatch(rq, now),
                 Ev::Device(DeviceSignal::Driver(e)) => {
                     let mut ctx = DriverCtx {
@@ -356,16 +409,71 @@ impl Machine {
         self.thread_run(tid, now, true);
     }
 
-    /// A core that was idle is woken at `at`: returns the exit latency it
-    /// pays. (The idle governor is consulted when the core went idle.)
+    /// A core that was idle is woken at `at` (by an interrupt or IPI):
+    /// returns the exit latency it pays. (The idle governor chose the state
+    /// when the core went idle.)
     fn wake_cpu(&mut self, cpu: u32, at: Ns) -> Ns {
-        let _idle = self.cpus[cpu as usize].leave_idle(at);
-        0
+        self.wake_cpu_by(cpu, at, false)
+    }
+
+    fn wake_cpu_by(&mut self, cpu: u32, at: Ns, by_timer: bool) -> Ns {
+        let c = cpu as usize;
+        let since = self.cpus[c].idle_since;
+        match self.cpus[c].leave_idle(at) {
+            Some(_) => {
+                let iowait = self.iowaiters(cpu);
+                self.idle[c].exit(at, by_timer, iowait)
+            }
+            None => {
+                if since.is_some() {
+                    // Woken before the core finished its last work: it
+                    // never reached the idle state.
+                    self.idle[c].cancel();
+                }
+                0
+            }
+        }
+    }
+
+    /// Threads of `cpu` asleep in I/O wait (`nr_iowait_cpu()`).
+    fn iowaiters(&self, cpu: u32) -> u32 {
+        self.threads
+            .iter()
+            .filter(|t| t.cpu == cpu && matches!(t.state, State::WaitIo | State::HybridSleep))
+            .count() as u32
+    }
+
+    /// The core has nothing runnable from `at` (after its queued work): it
+    /// goes idle and the governor picks a state, with the earliest timer
+    /// a sleeping thread of the core armed (else the tick) and its I/O
+    /// waiters.
+    fn cpu_idle(&mut self, cpu: u32, at: Ns) {
+        let c = cpu as usize;
+        if self.cpus[c].runnable > 0 || self.cpus[c].idle_since.is_some() {
+            return;
+        }
+        self.cpus[c].enter_idle(at);
+        let since = self.cpus[c].idle_since.unwrap_or(at);
+        let timer = self
+            .threads
+            .iter()
+            .filter(|t| t.cpu == cpu)
+            .filter_map(|t| t.timer_at)
+            .min();
+        let iowait = self.iowaiters(cpu);
+        self.idle[c].enter(since, timer, iowait);
     }
 
     fn thread_run(&mut self, tid: u32, now: Ns, reap_first: bool) {
         let ti = tid as usize;
         if self.threads[ti].state == State::Done {
+            return;
+        }
+        let cpu_id = self.threads[ti].cpu as usize;
+        if self.held[cpu_id].is_some_and(|p| p != tid) {
+            // Another thread spins on this core: wait until it lets go.
+            self.threads[ti].state = State::Running;
+            self.deferred[cpu_id].push((tid, 0, None));
             return;
         }
         self.threads[ti].state = State::Running;
@@ -375,6 +483,7 @@ impl Machine {
         }
         let costs = self.costs;
         let drv = self.drv_costs;
+        let mut last_unit: Option<IoUnit> = None;
         loop {
             let t = &mut self.threads[ti];
             if let Some(rt) = t.runtime {
@@ -492,6 +601,7 @@ impl Machine {
                 t.think_due = true;
             }
             let sync = t.sync;
+            last_unit = Some(unit);
             self.breakdown.submit_ns += u128::from(end - start);
             self.queue.schedule(end, Ev::Dispatch(key));
             now = end;
@@ -512,23 +622,153 @@ impl Machine {
         }
         if t.inflight > 0 {
             if t.polled {
-                t.state = State::Polling(now);
+                // Hybrid polling (io_poll_delay >= 0): sleep first, once
+                // per request, then spin (blk_mq_poll_hybrid_sleep).
+                let delay = self.settings.io_poll_delay;
+                let sleep = match (delay, last_unit) {
+                    (d, Some(_)) if d > 0 => d as Ns * 1_000,
+                    (0, Some(u)) => PollStats::bucket(u.ddir != Ddir::Read, u.len)
+                        .map(|b| self.poll_stats.sleep_ns(now, b))
+                        .unwrap_or(0),
+                    _ => 0,
+                };
+                let t = &mut self.threads[ti];
+                if sleep > 0 {
+                    t.state = State::HybridSleep;
+                    t.ctx += 1;
+                    self.hybrid_sleeps += 1;
+                    self.hybrid_sleep_ns += u128::from(sleep);
+                    t.timer_at = Some(now + sleep);
+                    let cpu = t.cpu;
+                    self.cpus[cpu as usize].runnable -= 1;
+                    self.cpu_idle(cpu, now);
+                    self.queue.schedule(now + sleep, Ev::HybridWake(tid));
+                } else {
+                    t.state = State::Polling(now);
+                    self.held[t.cpu as usize] = Some(tid);
+                }
             } else {
                 t.state = State::WaitIo;
                 t.ctx += 1;
-                let cpu = &mut self.cpus[t.cpu as usize];
+                let cpu = t.cpu;
                 if !t.sync {
                     // io_getevents: enter the kernel, then sleep in it.
-                    cpu.run(now, 0, costs.syscall_entry);
-                    t.sys_ns += cpu.scaled(costs.syscall_entry);
+                    let core = &mut self.cpus[cpu as usize];
+                    core.run(now, 0, costs.syscall_entry);
+                    t.sys_ns += core.scaled(costs.syscall_entry);
                 }
-                cpu.runnable -= 1;
-                if cpu.runnable == 0 {
-                    cpu.enter_idle(now);
-                }
+                self.cpus[cpu as usize].runnable -= 1;
+                self.cpu_idle(cpu, now);
             }
         } else if t.exhausted {
             self.finish(tid, now);
+        }
+    }
+
+    /// The hybrid poller's hrtimer fires: the core leaves idle, the thread
+    /// is switched back in and spins (or finds the completion that was
+    /// posted while it slept at its first poll).
+    fn hybrid_wake(&mut self, tid: u32, now: Ns) {
+        let ti = tid as usize;
+        let cpu_id = self.threads[ti].cpu;
+        self.threads[ti].timer_at = None;
+        let exit = self.wake_cpu_by(cpu_id, now, true);
+        let cpu = &mut self.cpus[cpu_id as usize];
+        cpu.runnable += 1;
+        let resumed = cpu.run(now + exit, 0, self.costs.context_switch);
+        let t = &mut self.threads[ti];
+        t.sys_ns += resumed - now - exit;
+        t.state = State::Polling(resumed);
+        self.held[cpu_id as usize] = Some(tid);
+        if let Some((key, posted)) = t.hybrid_ready.take() {
+            self.poll_complete(tid, key, posted, resumed);
+        }
+    }
+
+    /// A polling thread (spinning since `since`) finds request `key`,
+    /// posted by the device at `posted`: blk_poll calls the driver's poll
+    /// every poll_iteration and notices the completion at the end of the
+    /// first call that starts after it was posted.
+    fn poll_complete(&mut self, tid: u32, key: u32, posted: Ns, since: Ns) {
+        let costs = self.costs;
+        let drv = self.drv_costs;
+        let ti = tid as usize;
+        let t_cpu = self.threads[ti].cpu;
+        let c = t_cpu as usize;
+        let iter = self.cpus[c].scaled(drv.poll_iteration).max(1);
+        let polls = (posted.saturating_sub(since)).div_ceil(iter).max(1);
+        let mut seen = since + polls * iter;
+        let spin_from = since;
+        if self.polled_irq {
+            // v4.4 classic poll on an interrupt-driven queue: the MSI-X
+            // interrupt fires too and runs its handler (which finds the
+            // entry or races the poller for it); on the poller's own core
+            // it preempts the spin and delays the poll that notices.
+            let irq_at = posted + self.irq_delay;
+            let ic = self.irq_target(self.rqs.get(key).cpu);
+            let cost = costs.irq_entry + drv.irq_handler;
+            if ic == t_cpu {
+                self.cpus[c].spin_until(spin_from, irq_at.min(seen));
+                let end = self.cpus[c].run_irq(irq_at, cost);
+                if irq_at < seen {
+                    self.breakdown.irq_ns += u128::from(end - irq_at);
+                    seen += end - irq_at;
+                }
+            } else {
+                let exit = self.wake_cpu(ic, irq_at);
+                let end = self.cpus[ic as usize].run_irq(irq_at + exit, cost);
+                self.cpu_idle(ic, end);
+            }
+        }
+        self.poll_stats_add(key, seen);
+        let cpu = &mut self.cpus[c];
+        cpu.spin_until(spin_from, seen);
+        let t = &mut self.threads[ti];
+        t.sys_ns += seen - since;
+        self.breakdown.poll_ns += u128::from(seen - posted);
+        let done = cpu.run(seen, 0, costs.blk_complete + costs.syscall_exit);
+        t.sys_ns += cpu.scaled(costs.blk_complete + costs.syscall_exit);
+        self.breakdown.reap_ns += u128::from(done - seen);
+        t.inflight -= 1;
+        t.done.push_back(key);
+        t.state = State::Running;
+        // The poller lets go of its core: threads that became runnable
+        // meanwhile are switched in first, then the poller continues.
+        self.held[c] = None;
+        let mut next = done;
+        let waiting = std::mem::take(&mut self.deferred[c]);
+        for &(other, cost, ready) in &waiting {
+            let resumed = self.cpus[c].run(done, 0, cost);
+            let switch = self.cpus[c].scaled(cost);
+            self.threads[other as usize].sys_ns += switch;
+            if let Some(ready) = ready {
+                self.core_wait_ns += u128::from(resumed - ready - switch);
+                self.breakdown.wakeup_ns += u128::from(resumed - ready);
+            }
+            self.queue.schedule(resumed, Ev::Run(other));
+            next = next.max(resumed);
+        }
+        self.deferred[c] = waiting;
+        self.deferred[c].clear();
+        self.queue.schedule(next, Ev::Run(tid));
+    }
+
+    /// Hybrid polling's statistics: the request's time from the driver to
+    /// its completion (blk_stat_add with io_start_time_ns).
+    fn poll_stats_add(&mut self, key: u32, at: Ns) {
+        if self.settings.io_poll_delay == 0 {
+            let rq = self.rqs.get(key);
+            if let Some(b) = PollStats::bucket(rq.unit.ddir != Ddir::Read, rq.unit.len) {
+                let started = self.dev_done[key as usize];
+                self.poll_stats.add(at, b, at - started);
+            }
+        }
+    }
+
+    fn irq_target(&self, rq_cpu: u32) -> u32 {
+        match self.irq_cpu {
+            IrqCpu::Submitter => rq_cpu,
+            IrqCpu::Fixed(c) => c.min(self.cpus.len() as u32 - 1),
         }
     }
 
@@ -536,15 +776,14 @@ impl Machine {
         let t = &mut self.threads[tid as usize];
         t.state = State::Timer;
         t.ctx += 1;
-        let cpu = &mut self.cpus[t.cpu as usize];
-        cpu.runnable -= 1;
-        if cpu.runnable == 0 {
-            cpu.enter_idle(now);
-        }
+        t.timer_at = Some(wake);
+        let cpu_id = t.cpu;
+        self.cpus[cpu_id as usize].runnable -= 1;
+        self.cpu_idle(cpu_id, now);
         // The timer fires on the thread's core: it pays the idle exit and
         // the switch back to the thread before fio continues.
-        let cpu_id = t.cpu;
-        let exit = self.wake_cpu(cpu_id, wake);
+        self.threads[tid as usize].timer_at = None;
+        let exit = self.wake_cpu_by(cpu_id, wake, true);
         let cpu = &mut self.cpus[cpu_id as usize];
         cpu.runnable += 1;
         let resumed = cpu.run(wake + exit, 0, self.costs.context_switch);
@@ -629,40 +868,27 @@ impl Machine {
         let drv = self.drv_costs;
         let ti = tid as usize;
         let t_cpu = self.threads[ti].cpu;
-        if let State::Polling(since) = self.threads[ti].state {
-            if polled {
-                // blk_poll: the thread calls the driver's poll every
-                // poll_iteration; it notices the completion at the end of
-                // the first call that starts after the device posted it.
-                let iter = self.cpus[t_cpu as usize].scaled(drv.poll_iteration).max(1);
-                let polls = (now.saturating_sub(since)).div_ceil(iter).max(1);
-                let seen = since + polls * iter;
-                let cpu = &mut self.cpus[t_cpu as usize];
-                cpu.spin_until(since, seen);
-                let t = &mut self.threads[ti];
-                t.sys_ns += seen - since;
-                self.breakdown.poll_ns += u128::from(seen - now);
-                let done = cpu.run(seen, 0, costs.blk_complete + costs.syscall_exit);
-                t.sys_ns += cpu.scaled(costs.blk_complete + costs.syscall_exit);
-                self.breakdown.reap_ns += u128::from(done - seen);
-                t.inflight -= 1;
-                t.done.push_back(key);
-                t.state = State::Running;
-                self.queue.schedule(done, Ev::Run(tid));
+        match self.threads[ti].state {
+            State::Polling(since) if polled => {
+                self.poll_complete(tid, key, now, since);
                 return;
             }
+            State::HybridSleep if polled => {
+                self.threads[ti].hybrid_ready = Some((key, now));
+                return;
+            }
+            _ => {}
         }
         // Interrupt (or inline/softirq completion on the submitting CPU).
         let (irq_cpu, mut at) = match self.signal {
             CompletionSignal::Interrupt => {
-                let c = match self.irq_cpu {
-                    IrqCpu::Submitter => rq_cpu,
-                    IrqCpu::Fixed(c) => c.min(self.cpus.len() as u32 - 1),
-                };
-                let exit = self.wake_cpu(c, now);
+                let c = self.irq_target(rq_cpu);
+                // MSI-X delivery, then the core leaves its idle state.
+                let arrive = now + self.irq_delay;
+                let exit = self.wake_cpu(c, arrive);
                 self.breakdown.cstate_exit_ns += u128::from(exit);
                 let cost = costs.irq_entry + drv.irq_handler + costs.blk_complete;
-                let end = self.cpus[c as usize].run_irq(now + exit, cost);
+                let end = self.cpus[c as usize].run_irq(arrive + exit, cost);
                 self.breakdown.irq_ns += u128::from(end - now - exit);
                 (c, end)
             }
@@ -690,29 +916,48 @@ impl Machine {
         let wake_needed =
             t.state == State::WaitIo && (t.done.len() as u32 >= need || t.inflight == 0);
         if !wake_needed {
+            self.cpu_idle(irq_cpu, at);
             return;
         }
         // Wake the thread: try_to_wake_up on the interrupt's CPU, an IPI if
         // the thread sleeps on another core (which then leaves idle), and
         // the context switch back into it.
-        let woke_at = at;
+        // (The waiter's own exit latency is counted as C-state exit, not
+        // as wake-up: woke_at moves past it.)
+        let mut woke_at = at;
         at = self.cpus[irq_cpu as usize].run_irq(at, costs.wakeup);
         if t_cpu != irq_cpu && self.signal == CompletionSignal::Interrupt {
             at += self.cpus[t_cpu as usize].scaled(costs.ipi);
             let exit = self.wake_cpu(t_cpu, at);
             self.breakdown.cstate_exit_ns += u128::from(exit);
+            woke_at += exit;
             at += exit;
         } else {
             self.wake_cpu(t_cpu, at);
         }
         let cpu = &mut self.cpus[t_cpu as usize];
         cpu.runnable += 1;
-        let resumed = cpu.run(at, 0, costs.context_switch + costs.syscall_exit);
+        let switch = costs.context_switch + costs.syscall_exit;
+        if self.held[t_cpu as usize].is_some() {
+            // A poller spins on the thread's core: it runs when the
+            // poller's request completes (the poll loop does not yield).
+            let t = &mut self.threads[ti];
+            t.state = State::Running;
+            self.deferred[t_cpu as usize].push((tid, switch, Some(at)));
+            self.breakdown.wakeup_ns += u128::from(at - woke_at);
+            return;
+        }
+        let resumed = cpu.run(at, 0, switch);
+        self.core_wait_ns += u128::from(resumed - at - cpu.scaled(switch));
         let t = &mut self.threads[ti];
-        t.sys_ns += cpu.scaled(costs.context_switch + costs.syscall_exit);
+        t.sys_ns += cpu.scaled(switch);
         self.breakdown.wakeup_ns += u128::from(resumed - woke_at);
         t.state = State::Running;
         self.queue.schedule(resumed, Ev::Run(tid));
+        if irq_cpu != t_cpu {
+            let busy = self.cpus[irq_cpu as usize].busy_until;
+            self.cpu_idle(irq_cpu, busy);
+        }
     }
 
     /// fio reaps every completed I/O of the thread at `now`: records the
@@ -766,11 +1011,9 @@ impl Machine {
         let t = &mut self.threads[tid as usize];
         t.state = State::Done;
         t.end = now;
-        let cpu = &mut self.cpus[t.cpu as usize];
-        cpu.runnable -= 1;
-        if cpu.runnable == 0 {
-            cpu.enter_idle(now);
-        }
+        let cpu = t.cpu;
+        self.cpus[cpu as usize].runnable -= 1;
+        self.cpu_idle(cpu, now);
         let wave = self.current_wave;
         let wave_done = self
             .threads
@@ -836,13 +1079,23 @@ impl Machine {
             }
         };
         let b = self.breakdown;
+        // A core still idle at the end: count its last stay.
+        for (i, c) in self.cpus.iter_mut().enumerate() {
+            if let Some(since) = c.idle_since {
+                if c.leave_idle(end.max(since + 1)).is_some() {
+                    self.idle[i].exit(end.max(since + 1), false, 0);
+                }
+            }
+        }
         let cpus: Vec<serde_json::Value> = self
             .cpus
             .iter()
-            .map(|c| {
+            .zip(&self.idle)
+            .map(|(c, idle)| {
                 serde_json::json!({
                     "cpu": c.id, "usr_ns": c.usr_ns, "sys_ns": c.sys_ns, "irq_ns": c.irq_ns,
                     "idle_ns": c.idle_ns, "wakeups_from_idle": c.wakeups_from_idle,
+                    "cstates": idle.report(),
                 })
             })
             .collect();
@@ -857,7 +1110,13 @@ impl Machine {
                 "poll": per_io(b.poll_ns),
                 "reap": per_io(b.reap_ns),
             },
-            "block": { "tag_waits": self.blk.tag_waits, "io_poll": self.settings.io_poll },
+            "block": {
+                "tag_waits": self.blk.tag_waits, "io_poll": self.settings.io_poll,
+                "io_poll_delay": self.settings.io_poll_delay,
+                "hybrid_sleeps": self.hybrid_sleeps,
+                "hybrid_sleep_ns": self.hybrid_sleep_ns as u64,
+            },
+            "core_wait_ns": self.core_wait_ns as u64,
             "driver": self.driver.counters(),
             "cpus": cpus,
             "jobs": lateness,

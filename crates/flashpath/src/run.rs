@@ -4,9 +4,11 @@
 
 use crate::block::QueueSettings;
 use crate::driver::null_blk::NullBlk;
+use crate::driver::nvme::Nvme;
 use crate::driver::Driver;
 use crate::error::{InputError, Result};
 use crate::host::cpu::{Cpu, HostCosts};
+use crate::host::idle::{IdleConfig, IntelIdleTable, MenuVariant};
 use crate::machine::{Ev, IrqCpu, Machine, MachineParts, ThreadPlan};
 use crate::profile::Profile;
 use crate::report::RunResult;
@@ -90,9 +92,10 @@ pub fn run_file(
 }
 
 fn build_driver(p: &Profile) -> Result<Box<dyn Driver<Ev>>> {
-    let kind = p.choice("device.kind", &["null_blk", "ufs"])?;
+    let kind = p.choice("device.kind", &["null_blk", "nvme", "ufs"])?;
     match kind.as_str() {
         "null_blk" => Ok(Box::new(NullBlk::from_profile(p)?)),
+        "nvme" => Ok(Box::new(Nvme::from_profile(p)?)),
         "ufs" => Ok(Box::new(crate::driver::ufs::Ufs::from_profile(p, 0)?)),
         _ => unreachable!("choice() checked the kind"),
     }
@@ -116,13 +119,47 @@ fn build_cpus(p: &Profile) -> Result<(Vec<Cpu>, IrqCpu)> {
             "host frequencies must be positive",
         ));
     }
-    let irq = p.choice("host.irq_cpu", &["submitter", "cpu0"])?;
-    let irq = if irq == "submitter" {
-        IrqCpu::Submitter
-    } else {
-        IrqCpu::Fixed(0)
+    let names: Vec<String> = std::iter::once("submitter".to_string())
+        .chain((0..n).map(|c| format!("cpu{c}")))
+        .collect();
+    let valid: Vec<&str> = names.iter().map(String::as_str).collect();
+    let irq = p.choice("host.irq_cpu", &valid)?;
+    let irq = match irq.strip_prefix("cpu") {
+        Some(c) => IrqCpu::Fixed(c.parse().expect("choice() checked it")),
+        None => IrqCpu::Submitter,
     };
     Ok(((0..n).map(|i| Cpu::new(i, reference, hz)).collect(), irq))
+}
+
+/// The cpuidle model (`host.idle.*`): an `intel_idle` state table by
+/// processor family, the menu governor's text, the tick, and the C1E
+/// auto-promotion switch. A host without `host.idle.table` has no cpuidle
+/// driver: its cores wait in C0 and wake at no cost.
+fn build_idle(p: &Profile) -> Result<IdleConfig> {
+    if !p.has("host.idle.table") {
+        return Ok(IdleConfig::poll_only());
+    }
+    let mut names: Vec<&str> = IntelIdleTable::ALL.iter().map(|t| t.short_name()).collect();
+    names.push("poll");
+    let table = p.choice("host.idle.table", &names)?;
+    let table = match IntelIdleTable::from_short_name(&table) {
+        Some(t) => t.table(),
+        None => IdleConfig::poll_only().table,
+    };
+    let variant = match p
+        .choice("host.idle.governor", &["menu-v4.4", "menu"])?
+        .as_str()
+    {
+        "menu-v4.4" => MenuVariant::Linux44,
+        _ => MenuVariant::Modern,
+    };
+    Ok(IdleConfig {
+        table,
+        variant,
+        tick_ns: p.ns("host.idle.tick")?.max(1),
+        c1e_auto_promotion: p.flag("host.idle.c1e_auto_promotion")?,
+        load_avg: p.ratio("host.idle.load_avg")?,
+    })
 }
 
 /// Where a job's files live on the device: consecutive regions, one per
@@ -246,6 +283,7 @@ pub fn run_jobs(
     check_modelled(jobs)?;
     host_facts(profile)?;
     let (cpus, irq_cpu) = build_cpus(profile)?;
+    let idle = build_idle(profile)?;
     let costs = HostCosts::from_profile(profile)?;
     let settings = QueueSettings::from_profile(profile)?;
     let driver = build_driver(profile)?;
@@ -295,6 +333,7 @@ pub fn run_jobs(
     let mut machine = Machine::new(
         MachineParts {
             cpus,
+            idle,
             costs,
             irq_cpu,
             settings,

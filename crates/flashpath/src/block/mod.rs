@@ -97,9 +97,93 @@ impl BlkMq {
     }
 }
 
+/// `BLK_MQ_POLL_STATS_BKTS`: 16 buckets by direction and size.
+pub const POLL_STATS_BKTS: usize = 16;
+/// The poll statistics window: `blk_stat_activate_msecs(q->poll_cb, 100)`.
+pub const POLL_STAT_WINDOW_NS: u64 = 100_000_000;
+
+/// Hybrid polling's completion-time statistics (block/blk-mq.c, v4.10 to
+/// v6.3): per bucket, the mean of the last finished 100 ms window.
+#[derive(Clone, Debug)]
+pub struct PollStats {
+    window_start: u64,
+    sum: [u64; POLL_STATS_BKTS],
+    n: [u64; POLL_STATS_BKTS],
+    mean: [u64; POLL_STATS_BKTS],
+}
+
+impl Default for PollStats {
+    fn default() -> Self {
+        PollStats {
+            window_start: 0,
+            sum: [0; POLL_STATS_BKTS],
+            n: [0; POLL_STATS_BKTS],
+            mean: [0; POLL_STATS_BKTS],
+        }
+    }
+}
+
+impl PollStats {
+    /// blk_mq_poll_stats_bkt: `ddir + 2 * (ilog2(sectors) - 9)`, where the
+    /// kernel's `ilog2(bytes) - 9` is ilog2 of 512-byte sectors.
+    pub fn bucket(write: bool, bytes: u32) -> Option<usize> {
+        let sectors = (bytes >> 9).max(1);
+        let b = usize::from(write) + 2 * sectors.ilog2() as usize;
+        (b < POLL_STATS_BKTS).then_some(b)
+    }
+
+    fn roll(&mut self, now: u64) {
+        if now >= self.window_start + POLL_STAT_WINDOW_NS {
+            // blk_mq_poll_stats_fn: a bucket with samples takes the
+            // window's mean; one without keeps its old value.
+            for b in 0..POLL_STATS_BKTS {
+                if let Some(mean) = self.sum[b].checked_div(self.n[b]) {
+                    self.mean[b] = mean;
+                }
+                self.sum[b] = 0;
+                self.n[b] = 0;
+            }
+            self.window_start = now - (now - self.window_start) % POLL_STAT_WINDOW_NS;
+        }
+    }
+
+    /// One completed request of the bucket took `ns`.
+    pub fn add(&mut self, now: u64, bucket: usize, ns: u64) {
+        self.roll(now);
+        self.sum[bucket] += ns;
+        self.n[bucket] += 1;
+    }
+
+    /// blk_mq_poll_nsecs: `(mean + 1) / 2` of the bucket's last window, 0
+    /// (no sleep: classic poll) without statistics yet.
+    pub fn sleep_ns(&mut self, now: u64, bucket: usize) -> u64 {
+        self.roll(now);
+        let m = self.mean[bucket];
+        if m == 0 {
+            0
+        } else {
+            m.div_ceil(2)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hybrid_sleep_is_half_the_last_window_mean() {
+        let mut s = PollStats::default();
+        let b = PollStats::bucket(false, 4096).unwrap();
+        assert_eq!(b, 6);
+        s.add(1_000, b, 10_000);
+        s.add(2_000, b, 20_000);
+        // Still the first window: no statistics, classic poll.
+        assert_eq!(s.sleep_ns(3_000, b), 0);
+        // Next window: mean 15,000 -> sleep (15,000 + 1) / 2.
+        assert_eq!(s.sleep_ns(POLL_STAT_WINDOW_NS + 5, b), 7_500);
+        assert_eq!(PollStats::bucket(true, 4096), Some(7));
+    }
 
     #[test]
     fn requests_wait_for_tags_in_order() {

@@ -4,6 +4,7 @@
 //! the completion. The host then takes the interrupt (or a poller finds it).
 
 pub mod null_blk;
+pub mod nvme;
 pub mod ufs;
 pub mod ufshpb;
 
@@ -109,4 +110,14 @@ pub trait Driver<E> {
     fn on_event(&mut self, event: DriverEvent, ctx: &mut DriverCtx<'_, E>);
     /// Model counters for flashpath's own report section.
     fn counters(&self) -> serde_json::Value;
+    /// A polled request's completion also raises the interrupt (Linux
+    /// v4.4's classic poll on an interrupt-driven queue; no poll queues).
+    fn polled_irq(&self) -> bool {
+        false
+    }
+    /// Time from the completion being posted to the interrupt reaching
+    /// the CPU (MSI-X write over the link); a poller sees it at once.
+    fn irq_delay(&self) -> Ns {
+        0
+    }
 }

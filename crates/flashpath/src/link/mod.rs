@@ -1,5 +1,7 @@
-//! Links between the host controller and the device: the wire, its rate and
-//! its framing. A link direction is a timeline (see
-//! [`crate::device::nand::Timeline`]): transfers are booked, no events.
+//! Links between the host controller and the device: the wire, its rate,
+//! its latency and its framing, as the driver's commands and data cross it.
+//! A link direction is a timeline (see [`crate::device::nand::Timeline`]):
+//! transfers are booked, no events.
 
+pub mod pcie;
 pub mod ufs;

@@ -11,8 +11,11 @@
 //! flashpath; the governors compute in microseconds internally because the
 //! kernel texts they mirror do (`ktime_to_us()`, truncating).
 
+pub mod core;
 pub mod cstates;
 pub mod menu;
+
+pub use self::core::{CoreIdle, IdleConfig};
 
 pub use cstates::IntelIdleTable;
 pub use menu::{MenuGovernor, MenuVariant, SelectInput};

@@ -1,0 +1,215 @@
+//! One core's cpuidle device: its state table, its menu governor, its
+//! residency counters, and the state it is in while idle.
+//!
+//! The machine calls [`CoreIdle::enter`] when the core's last runnable
+//! thread blocks (the governor's `select()` with the next timer the core
+//! knows of and the number of I/O waiters on it) and [`CoreIdle::exit`]
+//! when a wake-up event (interrupt, IPI, timer) reaches it: the core pays
+//! the chosen state's exit latency (C1 promoted to C1E when the hardware
+//! switch is on), the stay is counted, and the governor's `reflect()` runs.
+
+use super::{effective_exit_latency_ns, CState, CStateTable, IdleStats, MenuGovernor, SelectInput};
+use crate::sim::Ns;
+
+/// Profile settings of the cpuidle model, shared by every core.
+#[derive(Clone, Debug)]
+pub struct IdleConfig {
+    pub table: CStateTable,
+    pub variant: super::MenuVariant,
+    pub tick_ns: Ns,
+    pub c1e_auto_promotion: bool,
+    /// Linux44's `get_loadavg()` input: this CPU's load in tasks.
+    pub load_avg: f64,
+}
+
+impl IdleConfig {
+    /// A core without a cpuidle driver: it waits in C0 (the POLL state
+    /// only), so waking it costs nothing.
+    pub fn poll_only() -> IdleConfig {
+        IdleConfig {
+            table: CStateTable::new("none (POLL only)", vec![CState::poll()]),
+            variant: super::MenuVariant::Modern,
+            tick_ns: super::menu::DEFAULT_TICK_NS,
+            c1e_auto_promotion: false,
+            load_avg: 0.0,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct CoreIdle {
+    states: Vec<CState>,
+    gov: MenuGovernor,
+    pub stats: IdleStats,
+    c1e: bool,
+    tick_ns: Ns,
+    load_avg: f64,
+    /// While idle: the state chosen and when the core entered it.
+    current: Option<(usize, Ns)>,
+    next_timer_ns: Ns,
+}
+
+impl CoreIdle {
+    pub fn new(cfg: &IdleConfig) -> CoreIdle {
+        let n = cfg.table.len();
+        CoreIdle {
+            states: cfg.table.states.clone(),
+            gov: MenuGovernor::new(cfg.variant, n).with_tick_period_ns(cfg.tick_ns),
+            stats: IdleStats::new(n),
+            c1e: cfg.c1e_auto_promotion,
+            tick_ns: cfg.tick_ns.max(1),
+            load_avg: cfg.load_avg,
+            current: None,
+            next_timer_ns: 0,
+        }
+    }
+
+    pub fn states(&self) -> &[CState] {
+        &self.states
+    }
+
+    /// Time from `at` to the next scheduler tick (ticks at multiples of
+    /// the tick period).
+    pub fn to_next_tick(&self, at: Ns) -> Ns {
+        self.tick_ns - at % self.tick_ns
+    }
+
+    /// The core goes idle at `at`; `timer_at` is the earliest timer armed
+    /// on it (a sleeping thread's), if any, else the tick is the next
+    /// timer. Returns the chosen state's index.
+    pub fn enter(&mut self, at: Ns, timer_at: Option<Ns>, nr_iowaiters: u32) -> usize {
+        if let Some((idx, _)) = self.current {
+            return idx;
+        }
+        let tick = self.to_next_tick(at);
+        let next = match timer_at {
+            Some(t) if t > at => (t - at).min(tick),
+            Some(_) => 0,
+            None => tick,
+        };
+        let input = SelectInput {
+            next_timer_ns: next,
+            nr_iowaiters,
+            load_avg: self.load_avg,
+            latency_req_ns: u64::MAX,
+        };
+        let idx = if self.states.len() == 1 {
+            0
+        } else {
+            self.gov.select(&self.states, &input)
+        };
+        self.next_timer_ns = next;
+        self.current = Some((idx, at));
+        idx
+    }
+
+    /// A wake-up reaches the idle core at `at`: returns the exit latency
+    /// paid (0 when the core was not idle). A POLL stay that outlives the
+    /// Modern governor's poll time limit re-selects at the limit (as
+    /// `cpuidle_idle_call()` does after `poll_idle()` returns), and the
+    /// wake-up then pays the exit of that second state (once: a second
+    /// POLL choice polls on to the wake-up).
+    pub fn exit(&mut self, at: Ns, woke_by_timer: bool, nr_iowaiters: u32) -> Ns {
+        let Some((idx, since)) = self.current.take() else {
+            return 0;
+        };
+        let (mut idx, mut since) = (idx, since);
+        let mut stay = at.saturating_sub(since);
+        if self.states[idx].polling && self.states.len() > 1 {
+            if let Some(limit) = self.gov.poll_time_limit_ns(&self.states) {
+                if stay > limit {
+                    self.stats.record(&self.states, idx, limit);
+                    self.gov.reflect(&self.states, limit, false);
+                    since += limit;
+                    let left = self.next_timer_ns.saturating_sub(limit).max(1);
+                    self.current = None;
+                    idx = self.enter(since, Some(since + left), nr_iowaiters);
+                    self.current = None;
+                    stay = at - since;
+                }
+            }
+        }
+        let exit = effective_exit_latency_ns(&self.states, idx, self.c1e);
+        self.stats.record(&self.states, idx, stay + exit);
+        if self.states.len() > 1 {
+            self.gov.reflect(&self.states, stay + exit, woke_by_timer);
+        }
+        exit
+    }
+
+    /// The core was asked to idle but work reached it before its queued
+    /// work ended: it never entered the state.
+    pub fn cancel(&mut self) {
+        self.current = None;
+    }
+
+    /// Residency per state for flashpath's report section.
+    pub fn report(&self) -> serde_json::Value {
+        let states: Vec<serde_json::Value> = self
+            .states
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                serde_json::json!({
+                    "name": s.name, "usage": self.stats.usage(i), "time_ns": self.stats.time_ns(i),
+                    "above": self.stats.above(i), "below": self.stats.below(i),
+                    "time_share": self.stats.time_share(i),
+                })
+            })
+            .collect();
+        serde_json::Value::Array(states)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::idle::{IntelIdleTable, MenuVariant};
+
+    fn hsw44(c1e: bool) -> CoreIdle {
+        CoreIdle::new(&IdleConfig {
+            table: IntelIdleTable::Hsw.table(),
+            variant: MenuVariant::Linux44,
+            tick_ns: 4_000_000,
+            c1e_auto_promotion: c1e,
+            load_avg: 0.0,
+        })
+    }
+
+    #[test]
+    fn poll_only_core_costs_nothing() {
+        let mut c = CoreIdle::new(&IdleConfig::poll_only());
+        assert_eq!(c.enter(0, None, 1), 0);
+        assert_eq!(c.exit(10_000, false, 1), 0);
+        assert_eq!(c.stats.usage(0), 1);
+    }
+
+    #[test]
+    fn io_waiter_keeps_linux44_in_c1_and_promotion_pays_c1e() {
+        // Fresh governor: the interval history is all zeros, whose
+        // average (0) replaces the prediction in v4.4, so C1 (the default).
+        let mut c = hsw44(false);
+        let first = c.enter(0, None, 1);
+        assert_eq!(c.states()[first].name, "C1");
+        assert_eq!(c.exit(15_000, false, 1), 2_000);
+        // After 8 equal 15 us periods the typical interval (15 - exit)
+        // rules: interactivity_req < 2 us, so only C1 (the 4.4 default).
+        for i in 0..20 {
+            let at = 1_000_000 * (i + 1);
+            let idx = c.enter(at, None, 1);
+            c.exit(at + 15_000, false, 1);
+            if i > 10 {
+                assert_eq!(c.states()[idx].name, "C1");
+            }
+        }
+        let mut p = hsw44(true);
+        for i in 0..20 {
+            let at = 1_000_000 * (i + 1);
+            p.enter(at, None, 1);
+            let exit = p.exit(at + 15_000, false, 1);
+            if i > 10 {
+                assert_eq!(exit, 10_000, "C1 promoted to C1E");
+            }
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! The polled-I/O seed (SEEDS.md section 3) on its three NVMe profiles:
+//! runs the `io-poll` scenario's job in both modes and checks the
+//! calibration (polled latency) and the model's interrupt-mode result.
+
+use flashpath::profile::{Profile, BUILTIN_SCENARIOS};
+use flashpath::run::{fio_source, parse_context, run_jobs, RunOutput};
+use flashpath::workload::fio::parse_job_str;
+use std::path::Path;
+
+fn scenario() -> toml::Table {
+    let text = BUILTIN_SCENARIOS
+        .iter()
+        .find(|(n, _)| *n == "io-poll/scenario")
+        .expect("scenarios/io-poll/scenario.toml is embedded")
+        .1;
+    text.parse().unwrap()
+}
+
+fn run(profile: &str, job: &str, overrides: &[&str]) -> RunOutput {
+    let mut p = Profile::load(profile).unwrap();
+    for o in overrides {
+        p.apply_override(o).unwrap();
+    }
+    let jobs = parse_job_str("io-poll", job, Path::new("."), &parse_context(&p).unwrap()).unwrap();
+    run_jobs(&jobs, &p, 0, &fio_source).unwrap()
+}
+
+/// dd's figures: elapsed time per read (us) and MB/s (10^6 bytes/s).
+fn dd(out: &RunOutput) -> (f64, f64) {
+    let r = &out.result.jobs[0].dirs[0];
+    let secs = r.runtime as f64 / 1e9;
+    (
+        secs * 1e6 / r.total_ios as f64,
+        r.io_bytes as f64 / secs / 1e6,
+    )
+}
+
+#[test]
+fn io_poll_scenario_reproduces_the_seed() {
+    let doc = scenario();
+    let modes = doc["modes"].as_table().unwrap();
+    println!(
+        "{:16} {:5} {:>9} {:>9} {:>9} {:>9}   breakdown ns/io",
+        "case", "mode", "lat_us", "pub", "MB/s", "pub"
+    );
+    for case in doc["cases"].as_array().unwrap() {
+        let name = case["case"].as_str().unwrap();
+        let profile = case["profile"].as_str().unwrap();
+        let job = case["job"].as_str().unwrap();
+        let published = case["published"].as_table().unwrap();
+        for mode in ["irq", "poll"] {
+            let sets: Vec<&str> = modes[mode]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap())
+                .collect();
+            let out = run(profile, job, &sets);
+            let (lat, bw) = dd(&out);
+            assert_eq!(out.result.jobs[0].dirs[0].total_ios, 204_800);
+            let get = |m: &str| {
+                published
+                    .get(&format!("{m}.{mode}"))
+                    .and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64)))
+            };
+            let b = &out.result.flashpath["breakdown_ns_per_io"];
+            println!(
+                "{name:16} {mode:5} {lat:9.2} {:>9} {bw:9.1} {:>9}   {b}",
+                get("latency_us").map(|v| v.to_string()).unwrap_or_default(),
+                get("bandwidth_MBps")
+                    .map(|v| v.to_string())
+                    .unwrap_or_default(),
+            );
+            let cpus = out.result.flashpath["cpus"].as_array().unwrap();
+            for (i, c) in cpus.iter().enumerate().take(2) {
+                let used: Vec<String> = c["cstates"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|s| s["usage"].as_u64().unwrap() > 0)
+                    .map(|s| format!("{} x{}", s["name"].as_str().unwrap(), s["usage"]))
+                    .collect();
+                println!("    cpu{i} idle states: {}", used.join(", "));
+            }
+            println!("    sys_cpu {:.1}%", out.result.jobs[0].sys_cpu);
+            if let Some(p) = get("latency_us") {
+                // Polled: the calibration target (each device's one fitted
+                // number); interrupt: the model's own result.
+                let tol = if mode == "poll" { 0.02 } else { 0.10 };
+                assert!(
+                    ((lat - p) / p).abs() <= tol,
+                    "{name} {mode}: {lat:.2} us vs published {p} us"
+                );
+            }
+            if let Some(p) = get("bandwidth_MBps") {
+                assert!(
+                    ((bw - p) / p).abs() <= 0.10,
+                    "{name} {mode}: {bw:.1} MB/s vs {p}"
+                );
+            }
+            if mode == "poll" {
+                // A poller holds its core: ~100% system time.
+                assert!(out.result.jobs[0].sys_cpu > 80.0);
+            }
+        }
+    }
+}
+
+#[test]
+fn classic_poll_interrupt_on_the_pollers_core_delays_the_poll() {
+    // v4.4: the interrupt still fires on a polled request's queue. On
+    // another CPU (the profile's choice) it costs the poller nothing; on
+    // the poller's own core it preempts the spin, and the poll that
+    // notices the completion comes after the handler.
+    let job = scenario()["cases"][0]["job"].as_str().unwrap().to_string();
+    let p = Profile::load("nvme-dram").unwrap();
+    let cost = p.ns("host.cost.irq_entry").unwrap() + p.ns("driver.irq_handler").unwrap();
+    let iter = p.ns("driver.poll").unwrap();
+    let other = run("nvme-dram", &job, &["block.io_poll=1"]);
+    let same = run(
+        "nvme-dram",
+        &job,
+        &["block.io_poll=1", "host.irq_cpu=submitter"],
+    );
+    let (lo, _) = dd(&other);
+    let (ls, _) = dd(&same);
+    let extra_ns = (ls - lo) * 1000.0;
+    assert!(
+        extra_ns > (cost - iter) as f64 && extra_ns < (cost + iter) as f64,
+        "{extra_ns} ns vs {cost}"
+    );
+    // With poll queues (v5.0+) polled I/O raises no interrupt at all.
+    let pq = run(
+        "nvme-dram",
+        &job,
+        &[
+            "block.io_poll=1",
+            "host.irq_cpu=submitter",
+            "driver.poll_queues=1",
+        ],
+    );
+    let (lq, _) = dd(&pq);
+    assert!((lq - lo).abs() * 1000.0 < iter as f64, "{lq} vs {lo}");
+}

@@ -386,7 +386,8 @@ def _plot_hpb(rows: list[Row], path: str) -> None:
         ax.plot(xs, [r.simulated for r in rs], "-o", color=color, label=f"HPB {mode} (simulated)")
         pub = [(gb(r.case), r.published) for r in rs if r.published is not None]
         if pub:
-            ax.plot(*zip(*pub, strict=True), "x", color=color, ms=10, mew=2, label=f"HPB {mode} (published)")
+            pub_x, pub_y = zip(*pub, strict=True)
+            ax.plot(pub_x, pub_y, "x", color=color, ms=10, mew=2, label=f"HPB {mode} (published)")
         drv = [(r.counters or {}).get("driver", {}) for r in rs]
         ax2.plot(
             xs,

@@ -140,7 +140,11 @@ impl IoTlbPool {
             .map(|i| IoTlbSlot {
                 orig_addr: INVALID_PHYS_ADDR,
                 alloc_size: 0,
-                list: IO_TLB_SEGSIZE - io_tlb_offset(i),
+                // swiotlb_init_io_tlb_pool: min(IO_TLB_SEGSIZE -
+                // io_tlb_offset(i), nslabs - i), so a free run never reaches
+                // past the end of a pool whose size is not a multiple of the
+                // segment (transient pools).
+                list: (IO_TLB_SEGSIZE - io_tlb_offset(i)).min(nslabs - i),
             })
             .collect();
         let areas = vec![
@@ -318,7 +322,7 @@ impl IoTlbPool {
         let aindex = index / self.area_nslabs;
         assert!(aindex < self.nareas, "BUG_ON(aindex >= mem->nareas)");
         let seg_end = (index + 1).next_multiple_of(IO_TLB_SEGSIZE);
-        let mut count = if index + nslots < seg_end {
+        let mut count = if index + nslots < seg_end.min(self.nslabs) {
             self.slots[(index + nslots) as usize].list
         } else {
             0
@@ -353,7 +357,7 @@ impl IoTlbPool {
 
     /// The `list` values a freshly initialised pool has.
     pub fn initial_list(nslabs: u32) -> impl Iterator<Item = u32> {
-        (0..nslabs).map(|i| IO_TLB_SEGSIZE - io_tlb_offset(i))
+        (0..nslabs).map(move |i| (IO_TLB_SEGSIZE - io_tlb_offset(i)).min(nslabs - i))
     }
 
     /// Check the free-list invariant the kernel relies on: a free slot's
@@ -367,15 +371,11 @@ impl IoTlbPool {
             if allocated[i] {
                 expect[i] = 0;
             } else {
-                // Slots past the end of a pool whose size is not a multiple
-                // of the segment (transient pools) count as free, as the
-                // initial `list` values assume.
-                let next = if io_tlb_offset(i as u32) == IO_TLB_SEGSIZE - 1 {
+                // A free run ends at the segment's end or the pool's end.
+                let next = if io_tlb_offset(i as u32) == IO_TLB_SEGSIZE - 1 || i + 1 == n {
                     0
-                } else if i + 1 < n {
-                    expect[i + 1]
                 } else {
-                    IO_TLB_SEGSIZE - io_tlb_offset(i as u32 + 1)
+                    expect[i + 1]
                 };
                 expect[i] = 1 + next;
             }

@@ -75,9 +75,80 @@ struct Srgn {
     queued: bool,
 }
 
+
+const NIL: u32 = u32::MAX;
+
+/// An LRU list of regions threaded through arrays (the kernel's
+/// `lru_info.lh_lru_rgn` with `list_move_tail` on access): touching,
+/// removing and finding the oldest are O(1) and allocate nothing.
+struct RegionLru {
+    prev: Vec<u32>,
+    next: Vec<u32>,
+    linked: Vec<bool>,
+    head: u32,
+    tail: u32,
+}
+
+impl RegionLru {
+    fn new(n: usize) -> RegionLru {
+        RegionLru {
+            prev: vec![NIL; n],
+            next: vec![NIL; n],
+            linked: vec![false; n],
+            head: NIL,
+            tail: NIL,
+        }
+    }
+
+    fn remove(&mut self, i: u32) {
+        let iu = i as usize;
+        if !self.linked[iu] {
+            return;
+        }
+        let (p, n) = (self.prev[iu], self.next[iu]);
+        if p == NIL {
+            self.head = n;
+        } else {
+            self.next[p as usize] = n;
+        }
+        if n == NIL {
+            self.tail = p;
+        } else {
+            self.prev[n as usize] = p;
+        }
+        self.linked[iu] = false;
+    }
+
+    /// Make `i` the most recently used.
+    fn touch(&mut self, i: u32) {
+        self.remove(i);
+        let iu = i as usize;
+        self.prev[iu] = self.tail;
+        self.next[iu] = NIL;
+        if self.tail == NIL {
+            self.head = i;
+        } else {
+            self.next[self.tail as usize] = i;
+        }
+        self.tail = i;
+        self.linked[iu] = true;
+    }
+
+    /// The least recently used entry satisfying `ok`.
+    fn oldest(&self, mut ok: impl FnMut(u32) -> bool) -> Option<u32> {
+        let mut i = self.head;
+        while i != NIL {
+            if ok(i) {
+                return Some(i);
+            }
+            i = self.next[i as usize];
+        }
+        None
+    }
+}
+
 struct Rgn {
     active: bool,
-    lru_tick: u64,
     srgns: Vec<Srgn>,
 }
 
@@ -121,8 +192,9 @@ pub struct HpbStats {
 pub struct Hpb {
     pub p: HpbParams,
     rgns: Vec<Rgn>,
+    /// Host LRU of active regions.
+    lru: RegionLru,
     active_regions: u32,
-    tick: u64,
     /// lh_act_srgn / lh_inact_rgn, drained by map_work.
     pub act_list: VecDeque<(u32, u32)>,
     pub inact_list: VecDeque<u32>,
@@ -131,7 +203,8 @@ pub struct Hpb {
     dev_reads: Vec<u32>,
     dev_recommended: Vec<bool>,
     dev_rgn_active: Vec<bool>,
-    dev_rgn_tick: Vec<u64>,
+    /// Device LRU of its active regions.
+    dev_lru: RegionLru,
     dev_active: u32,
     dev_pending_act: VecDeque<(u32, u32)>,
     dev_pending_inact: VecDeque<u32>,
@@ -145,7 +218,6 @@ impl Hpb {
         let rgns = (0..nrgn)
             .map(|_| Rgn {
                 active: false,
-                lru_tick: 0,
                 srgns: Vec::new(),
             })
             .collect();
@@ -153,15 +225,15 @@ impl Hpb {
         Hpb {
             p,
             rgns,
+            lru: RegionLru::new(nrgn),
             active_regions: 0,
-            tick: 0,
             act_list: VecDeque::new(),
             inact_list: VecDeque::new(),
             stats: HpbStats::default(),
             dev_reads: vec![0; nsrgn],
             dev_recommended: vec![false; nsrgn],
             dev_rgn_active: vec![false; nrgn],
-            dev_rgn_tick: vec![0; nrgn],
+            dev_lru: RegionLru::new(nrgn),
             dev_active: 0,
             dev_pending_act: VecDeque::new(),
             dev_pending_inact: VecDeque::new(),
@@ -207,8 +279,6 @@ impl Hpb {
             return Prep::Normal;
         }
         let (rgn, srgn, off) = self.locate(lpn);
-        self.tick += 1;
-        let tick = self.tick;
         let r = &mut self.rgns[rgn as usize];
         if self.p.mode == HpbMode::Host {
             if r.srgns.is_empty() {
@@ -229,7 +299,8 @@ impl Hpb {
             self.stats.miss_cnt += 1;
             return Prep::Normal;
         }
-        r.lru_tick = tick;
+        self.lru.touch(rgn);
+        let r = &self.rgns[rgn as usize];
         let s = &r.srgns[srgn as usize];
         if s.state != SrgnState::Valid || (s.dirty[off / 64] >> (off % 64)) & 1 != 0 {
             self.stats.miss_cnt += 1;
@@ -290,6 +361,7 @@ impl Hpb {
             return;
         }
         r.active = false;
+        self.lru.remove(rgn);
         for s in &mut r.srgns {
             s.state = SrgnState::Unused;
             s.ppns = Vec::new();
@@ -309,17 +381,10 @@ impl Hpb {
             if !self.rgns[rgn as usize].active {
                 if self.active_regions >= self.p.max_active_regions {
                     // LRU victim: least recently used, nothing in flight.
-                    let victim = self
-                        .rgns
-                        .iter()
-                        .enumerate()
-                        .filter(|(i, r)| {
-                            r.active
-                                && *i != rgn as usize
-                                && r.srgns.iter().all(|s| s.state != SrgnState::Issued)
-                        })
-                        .min_by_key(|(_, r)| r.lru_tick)
-                        .map(|(i, _)| i as u32);
+                    let rgns = &self.rgns;
+                    let victim = self.lru.oldest(|i| {
+                        i != rgn && rgns[i as usize].srgns.iter().all(|s| s.state != SrgnState::Issued)
+                    });
                     match victim {
                         Some(v) => {
                             self.inactivate(v);
@@ -334,8 +399,7 @@ impl Hpb {
                 let n = self.p.entries_per_srgn as usize;
                 let r = &mut self.rgns[rgn as usize];
                 r.active = true;
-                self.tick += 1;
-                r.lru_tick = self.tick;
+                self.lru.touch(rgn);
                 for s in &mut r.srgns {
                     s.state = SrgnState::Invalid;
                     s.dirty = vec![0; n.div_ceil(64)];
@@ -389,8 +453,9 @@ impl Hpb {
         }
         let (rgn, srgn, _) = self.locate(lpn);
         let f = self.flat(rgn, srgn);
-        self.tick += 1;
-        self.dev_rgn_tick[rgn as usize] = self.tick;
+        if self.dev_rgn_active[rgn as usize] {
+            self.dev_lru.touch(rgn);
+        }
         self.dev_reads[f] += 1;
         // A recommended sub-region keeps getting normal reads while the host
         // loads it; if they go on (the host dropped it from its LRU, which
@@ -408,10 +473,9 @@ impl Hpb {
         self.dev_reads[f] = 0;
         if !self.dev_rgn_active[rgn as usize] {
             if self.dev_active >= self.p.max_active_regions {
-                let victim = (0..self.dev_rgn_active.len())
-                    .filter(|&i| self.dev_rgn_active[i] && i != rgn as usize)
-                    .min_by_key(|&i| self.dev_rgn_tick[i]);
+                let victim = self.dev_lru.oldest(|i| i != rgn).map(|i| i as usize);
                 if let Some(v) = victim {
+                    self.dev_lru.remove(v as u32);
                     self.dev_rgn_active[v] = false;
                     self.dev_active -= 1;
                     let base = v * self.srgns_per_rgn as usize;
@@ -423,6 +487,7 @@ impl Hpb {
                 }
             }
             self.dev_rgn_active[rgn as usize] = true;
+            self.dev_lru.touch(rgn);
             self.dev_active += 1;
         }
         self.dev_pending_act.push_back((rgn, srgn));
@@ -431,8 +496,9 @@ impl Hpb {
     /// The device saw an HPB READ of `lpn` (keeps its region recent).
     pub fn dev_hpb_read(&mut self, lpn: u64) {
         let (rgn, _, _) = self.locate(lpn);
-        self.tick += 1;
-        self.dev_rgn_tick[rgn as usize] = self.tick;
+        if self.dev_rgn_active[rgn as usize] {
+            self.dev_lru.touch(rgn);
+        }
     }
 
     /// The device saw a WRITE of `lpn`: the host copy of that entry is now

@@ -10,6 +10,7 @@
 //! its latencies.
 
 use crate::block::{BlkMq, QueueSettings};
+use crate::dma::bounce::SwiotlbPath;
 use crate::driver::{CompletionSignal, DeviceSignal, Driver, DriverCpuCosts, DriverCtx, DriverRq};
 use crate::host::cpu::{Cpu, HostCosts};
 use crate::report::{DirResult, DiskUtil, JobResult};
@@ -178,6 +179,8 @@ pub struct Machine {
     /// Completed I/Os (for the conservation check and benchmarks).
     pub completed_ios: u64,
     pub submitted_ios: u64,
+    /// swiotlb bouncing (`swiotlb=...,force`), or direct mapping.
+    dma: Option<SwiotlbPath>,
 }
 
 pub struct MachineParts {
@@ -186,6 +189,7 @@ pub struct MachineParts {
     pub irq_cpu: IrqCpu,
     pub settings: QueueSettings,
     pub driver: Box<dyn Driver<Ev>>,
+    pub dma: Option<SwiotlbPath>,
 }
 
 impl Machine {
@@ -303,6 +307,7 @@ impl Machine {
             disk_last_change: 0,
             completed_ios: 0,
             submitted_ios: 0,
+            dma: parts.dma,
         }
     }
 
@@ -474,6 +479,19 @@ impl Machine {
                 polled: t.polled,
                 cpu: t.cpu,
             });
+            // dma_map_sg in the driver's queue_rq, on this CPU.
+            let end = match self.dma.as_mut() {
+                Some(dma) => {
+                    let cpu = &mut self.cpus[t.cpu as usize];
+                    let mapped = dma.map(cpu, key, unit.ddir, u64::from(unit.len), end);
+                    t.sys_ns += mapped - end;
+                    if !t.sync {
+                        self.rqs.get_mut(key).issue = mapped;
+                    }
+                    mapped
+                }
+                None => end,
+            };
             t.inflight += 1;
             self.submitted_ios += 1;
             note_depth(&mut t.res, t.inflight);
@@ -625,6 +643,14 @@ impl Machine {
                 cpu.spin_until(since, seen);
                 let t = &mut self.threads[ti];
                 t.sys_ns += seen - since;
+                let seen = match self.dma.as_mut() {
+                    Some(dma) => {
+                        let unmapped = dma.unmap(cpu, key, seen);
+                        t.sys_ns += unmapped - seen;
+                        unmapped
+                    }
+                    None => seen,
+                };
                 self.breakdown.poll_ns += u128::from(seen - now);
                 let done = cpu.run(seen, 0, costs.blk_complete + costs.syscall_exit);
                 t.sys_ns += cpu.scaled(costs.blk_complete + costs.syscall_exit);
@@ -646,7 +672,10 @@ impl Machine {
                 let exit = self.wake_cpu(c, now);
                 self.breakdown.cstate_exit_ns += u128::from(exit);
                 let cost = costs.irq_entry + drv.irq_handler + costs.blk_complete;
-                let end = self.cpus[c as usize].run_irq(now + exit, cost);
+                let mut end = self.cpus[c as usize].run_irq(now + exit, cost);
+                if let Some(dma) = self.dma.as_mut() {
+                    end = dma.unmap(&mut self.cpus[c as usize], key, end);
+                }
                 self.breakdown.irq_ns += u128::from(end - now - exit);
                 (c, end)
             }
@@ -656,7 +685,10 @@ impl Machine {
                 } else {
                     0
                 };
-                let end = self.cpus[rq_cpu as usize].run_irq(now, cost);
+                let mut end = self.cpus[rq_cpu as usize].run_irq(now, cost);
+                if let Some(dma) = self.dma.as_mut() {
+                    end = dma.unmap(&mut self.cpus[rq_cpu as usize], key, end);
+                }
                 self.breakdown.irq_ns += u128::from(end - now);
                 (rq_cpu, end)
             }
@@ -834,6 +866,7 @@ impl Machine {
             },
             "block": { "tag_waits": self.blk.tag_waits, "io_poll": self.settings.io_poll },
             "driver": self.driver.counters(),
+            "swiotlb": self.dma.as_ref().map(|d| d.counters()),
             "cpus": cpus,
             "jobs": lateness,
             "events": self.queue.events_popped(),

@@ -248,6 +248,7 @@ pub fn run_jobs(
     let costs = HostCosts::from_profile(profile)?;
     let settings = QueueSettings::from_profile(profile)?;
     let driver = build_driver(profile)?;
+    let dma = crate::dma::bounce::SwiotlbPath::from_profile(profile, cpus.len() as u32)?;
     profile.check_all_read()?;
     let regions = layout(jobs, driver.capacity())?;
     let ncpus = cpus.len() as u32;
@@ -298,6 +299,7 @@ pub fn run_jobs(
             irq_cpu,
             settings,
             driver,
+            dma,
         },
         &jobs.jobs,
         plans,

@@ -12,6 +12,7 @@ pub mod dma;
 pub mod driver;
 pub mod error;
 pub mod host;
+pub mod link;
 pub mod machine;
 pub mod profile;
 pub mod report;

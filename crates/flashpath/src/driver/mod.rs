@@ -4,6 +4,8 @@
 //! the completion. The host then takes the interrupt (or a poller finds it).
 
 pub mod null_blk;
+pub mod sdhci;
+pub mod virtio;
 
 use crate::sim::queue::EventQueue;
 use crate::sim::Ns;

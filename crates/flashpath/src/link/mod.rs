@@ -1,0 +1,4 @@
+//! Links between host controllers and devices: bus modes, rates and
+//! command framing.
+
+pub mod sd;

@@ -33,6 +33,8 @@ pub enum Ev {
     Run(u32),
     /// The submit path of request `rq` reached the driver.
     Dispatch(u32),
+    /// Request `rq`'s DMA mapping (swiotlb) is done: on to the tag.
+    Mapped(u32),
     Device(DeviceSignal),
 }
 
@@ -322,7 +324,8 @@ impl Machine {
             match ev {
                 Ev::Start(t) => self.thread_start(t, now),
                 Ev::Run(t) => self.thread_run(t, now),
-                Ev::Dispatch(rq) => self.dispatch(rq, now),
+                Ev::Dispatch(rq) => self.dma_map(rq, now),
+                Ev::Mapped(rq) => self.dispatch(rq, now),
                 Ev::Device(DeviceSignal::Driver(e)) => {
                     let mut ctx = DriverCtx {
                         queue: &mut self.queue,
@@ -479,19 +482,6 @@ impl Machine {
                 polled: t.polled,
                 cpu: t.cpu,
             });
-            // dma_map_sg in the driver's queue_rq, on this CPU.
-            let end = match self.dma.as_mut() {
-                Some(dma) => {
-                    let cpu = &mut self.cpus[t.cpu as usize];
-                    let mapped = dma.map(cpu, key, unit.ddir, u64::from(unit.len), end);
-                    t.sys_ns += mapped - end;
-                    if !t.sync {
-                        self.rqs.get_mut(key).issue = mapped;
-                    }
-                    mapped
-                }
-                None => end,
-            };
             t.inflight += 1;
             self.submitted_ios += 1;
             note_depth(&mut t.res, t.inflight);
@@ -553,6 +543,19 @@ impl Machine {
         let switch = cpu.scaled(self.costs.context_switch);
         self.threads[tid as usize].sys_ns += switch;
         self.queue.schedule(resumed, Ev::Run(tid));
+    }
+
+    /// dma_map_sg of the request on its CPU (in time order, as events
+    /// are), before it goes on to the tag and the driver.
+    fn dma_map(&mut self, key: u32, now: Ns) {
+        let Some(dma) = self.dma.as_mut() else {
+            return self.dispatch(key, now);
+        };
+        let rq = self.rqs.get(key);
+        let (cpu, ddir, len, tid) = (rq.cpu, rq.unit.ddir, u64::from(rq.unit.len), rq.thread);
+        let done = dma.map(&mut self.cpus[cpu as usize], key, ddir, len, now);
+        self.threads[tid as usize].sys_ns += done - now;
+        self.queue.schedule(done, Ev::Mapped(key));
     }
 
     fn dispatch(&mut self, key: u32, now: Ns) {

@@ -93,9 +93,7 @@ fn build_driver(p: &Profile) -> Result<Box<dyn Driver<Ev>>> {
     let kind = p.choice("device.kind", &["null_blk", "virtio-blk", "sdcard"])?;
     match kind.as_str() {
         "null_blk" => Ok(Box::new(NullBlk::from_profile(p)?)),
-        "virtio-blk" => Ok(Box::new(
-            crate::driver::virtio::VirtioBlk::from_profile(p)?,
-        )),
+        "virtio-blk" => Ok(Box::new(crate::driver::virtio::VirtioBlk::from_profile(p)?)),
         "sdcard" => Ok(Box::new(crate::driver::sdhci::Sdhci::from_profile(p)?)),
         _ => unreachable!("choice() checked the kind"),
     }

@@ -118,7 +118,10 @@ mod tests {
 
     fn pi4() -> (SdBus, SdCard) {
         let p = Profile::load("rpi4-sdcard").unwrap();
-        (SdBus::from_profile(&p).unwrap(), SdCard::from_profile(&p).unwrap())
+        (
+            SdBus::from_profile(&p).unwrap(),
+            SdCard::from_profile(&p).unwrap(),
+        )
     }
 
     #[test]

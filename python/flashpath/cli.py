@@ -4,13 +4,52 @@ from __future__ import annotations
 
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import click
 
 from flashpath import _core
 from flashpath._core import FlashpathError
+
+T = TypeVar("T")
+
+
+def _with_progress(call: Callable[[], T]) -> T:
+    """Run `call` (the core releases the GIL); after a second, show on
+    stderr that the simulation is running, but only on a terminal and never
+    on stdout."""
+    if not sys.stderr.isatty():
+        return call()
+    result: list[T] = []
+    error: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            result.append(call())
+        except BaseException as exc:  # re-raised in the caller's thread
+            error.append(exc)
+
+    worker = threading.Thread(target=target, daemon=True)
+    t0 = time.perf_counter()
+    worker.start()
+    worker.join(1.0)
+    spinner = "|/-\\"
+    i = 0
+    while worker.is_alive():
+        elapsed = time.perf_counter() - t0
+        sys.stderr.write(f"\rflashpath: simulating {spinner[i % 4]} {elapsed:5.1f} s")
+        sys.stderr.flush()
+        i += 1
+        worker.join(0.2)
+    if i:
+        sys.stderr.write("\r" + " " * 40 + "\r")
+    if error:
+        raise error[0]
+    return result[0]
 
 
 def _fail(err: FlashpathError) -> None:
@@ -63,8 +102,8 @@ def run_cmd(
             for note in _core.parse_only(job, device, list(overrides)):
                 click.echo(note, err=True)
             return
-        text, _json, _events, _ios, notes = _core.run_job(
-            job, device, list(overrides), seed, output_format
+        text, _json, _events, _ios, notes = _with_progress(
+            lambda: _core.run_job(job, device, list(overrides), seed, output_format)
         )
     except FlashpathError as err:
         _fail(err)

@@ -203,7 +203,10 @@ def to_table(rows: list[Row]) -> str:
     groups: dict[tuple[str, str, str], list[Row]] = {}
     for r in rows:
         groups.setdefault((r.scenario, r.case, r.metric), []).append(r)
-    header = f"{'scenario':12} {'case':44} {'metric':16} {'mode':>10} {'simulated':>12} {'published':>12} {'error':>8}"
+    header = (
+        f"{'scenario':12} {'case':44} {'metric':16} {'mode':>10} "
+        f"{'simulated':>12} {'published':>12} {'error':>8}"
+    )
     lines.append(header)
     lines.append("-" * len(header))
     for (_scen, _case, _metric), rs in groups.items():
@@ -220,7 +223,8 @@ def to_table(rows: list[Row]) -> str:
             sim_diff = (rs[1].simulated - rs[0].simulated) / rs[0].simulated * 100
             pub_diff = ""
             if rs[0].published and rs[1].published:
-                pub_diff = f" (published {(rs[1].published - rs[0].published) / rs[0].published * 100:+.2f}%)"
+                pub_pct = (rs[1].published - rs[0].published) / rs[0].published * 100
+                pub_diff = f" (published {pub_pct:+.2f}%)"
             elif rs[1].published_diff is not None:
                 pub_diff = (
                     f" (published {rs[1].published_diff:+.2f}%, "

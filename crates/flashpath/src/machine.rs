@@ -31,10 +31,11 @@ pub enum Ev {
     Start(u32),
     /// A thread continues its loop (after a wake-up or a timer).
     Run(u32),
+    /// A thread goes on submitting after its previous submission's CPU work
+    /// (one submission per event keeps every layer's calls in time order).
+    Submit(u32),
     /// The submit path of request `rq` reached the driver.
     Dispatch(u32),
-    /// Request `rq`'s DMA mapping (swiotlb) is done: on to the tag.
-    Mapped(u32),
     Device(DeviceSignal),
 }
 
@@ -323,9 +324,9 @@ impl Machine {
         while let Some((now, ev)) = self.queue.pop() {
             match ev {
                 Ev::Start(t) => self.thread_start(t, now),
-                Ev::Run(t) => self.thread_run(t, now),
-                Ev::Dispatch(rq) => self.dma_map(rq, now),
-                Ev::Mapped(rq) => self.dispatch(rq, now),
+                Ev::Run(t) => self.thread_run(t, now, true),
+                Ev::Submit(t) => self.thread_run(t, now, false),
+                Ev::Dispatch(rq) => self.dispatch(rq, now),
                 Ev::Device(DeviceSignal::Driver(e)) => {
                     let mut ctx = DriverCtx {
                         queue: &mut self.queue,
@@ -357,7 +358,7 @@ impl Machine {
         let cpu = t.cpu;
         self.cpus[cpu as usize].runnable += 1;
         self.wake_cpu(cpu, now);
-        self.thread_run(tid, now);
+        self.thread_run(tid, now, true);
     }
 
     /// A core that was idle is woken at `at`: returns the exit latency it
@@ -367,15 +368,15 @@ impl Machine {
         0
     }
 
-    fn thread_run(&mut self, tid: u32, now: Ns) {
+    fn thread_run(&mut self, tid: u32, now: Ns, reap_first: bool) {
         let ti = tid as usize;
         if self.threads[ti].state == State::Done {
             return;
         }
         self.threads[ti].state = State::Running;
         let mut now = now;
-        if !self.threads[ti].done.is_empty() {
-            now = self.reap(tid, now);
+        if reap_first && !self.threads[ti].done.is_empty() {
+            now = self.reap(tid, now, false);
         }
         let costs = self.costs;
         let drv = self.drv_costs;
@@ -408,7 +409,9 @@ impl Machine {
                 now = spun;
                 continue;
             }
-            if t.inflight >= t.depth {
+            // fio's queue_full: cur_depth counts I/Os until fio reaps
+            // them, not until the device completes them.
+            if t.inflight + t.done.len() as u32 >= t.depth {
                 break;
             }
             let (unit, due) = match t.pending.take() {
@@ -457,7 +460,7 @@ impl Machine {
                 t.inflight += 1;
                 t.done.push_back(key);
                 self.submitted_ios += 1;
-                note_depth(&mut t.res, t.inflight);
+                note_depth(&mut t.res, t.inflight + t.done.len() as u32);
                 now = end;
                 t.ios_since_think += 1;
                 continue;
@@ -484,7 +487,7 @@ impl Machine {
             });
             t.inflight += 1;
             self.submitted_ios += 1;
-            note_depth(&mut t.res, t.inflight);
+            note_depth(&mut t.res, t.inflight + t.done.len() as u32);
             // One I/O per submit call (iodepth_batch_submit=1 default):
             // fio's io_u_mark_submit bucket "4" covers 1 to 4.
             t.res.iodepth_submit[batch_bucket(1)] += 1.0;
@@ -494,16 +497,33 @@ impl Machine {
                 t.think_due = true;
             }
             let sync = t.sync;
+            // dma_map_sg in the driver's queue_rq, inline on the thread's
+            // core at the event's time (the thread holds its core, so the
+            // allocator is called in time order).
+            let end = match self.dma.as_mut() {
+                Some(dma) => {
+                    let cpu = &mut self.cpus[t.cpu as usize];
+                    let mapped = dma.map(cpu, key, unit.ddir, u64::from(unit.len), end);
+                    t.sys_ns += mapped - end;
+                    mapped
+                }
+                None => end,
+            };
             self.breakdown.submit_ns += u128::from(end - start);
             self.queue.schedule(end, Ev::Dispatch(key));
             now = end;
             if sync {
                 break;
             }
+            self.queue.schedule(end, Ev::Submit(tid));
+            return;
         }
         let t = &mut self.threads[ti];
-        if !t.done.is_empty() && t.engine == IoEngine::Null {
-            let end = self.reap(tid, now);
+        if !t.done.is_empty() {
+            // Completions are ready: fio's getevents returns at once (the
+            // null engine reaps in user space, without a system call).
+            let syscall = t.engine != IoEngine::Null;
+            let end = self.reap(tid, now, syscall);
             self.queue.schedule(end, Ev::Run(tid));
             return;
         }
@@ -514,6 +534,11 @@ impl Machine {
                 t.state = State::WaitIo;
                 t.ctx += 1;
                 let cpu = &mut self.cpus[t.cpu as usize];
+                if !t.sync {
+                    // io_getevents: enter the kernel, then sleep in it.
+                    cpu.run(now, 0, costs.syscall_entry);
+                    t.sys_ns += cpu.scaled(costs.syscall_entry);
+                }
                 cpu.runnable -= 1;
                 if cpu.runnable == 0 {
                     cpu.enter_idle(now);
@@ -545,19 +570,6 @@ impl Machine {
         self.queue.schedule(resumed, Ev::Run(tid));
     }
 
-    /// dma_map_sg of the request on its CPU (in time order, as events
-    /// are), before it goes on to the tag and the driver.
-    fn dma_map(&mut self, key: u32, now: Ns) {
-        let Some(dma) = self.dma.as_mut() else {
-            return self.dispatch(key, now);
-        };
-        let rq = self.rqs.get(key);
-        let (cpu, ddir, len, tid) = (rq.cpu, rq.unit.ddir, u64::from(rq.unit.len), rq.thread);
-        let done = dma.map(&mut self.cpus[cpu as usize], key, ddir, len, now);
-        self.threads[tid as usize].sys_ns += done - now;
-        self.queue.schedule(done, Ev::Mapped(key));
-    }
-
     fn dispatch(&mut self, key: u32, now: Ns) {
         let rq = self.rqs.get_mut(key);
         let hctx = self.blk.hctx_of_cpu(rq.cpu);
@@ -565,11 +577,11 @@ impl Machine {
         rq.blk_start = now;
         self.disk_account(now, 1);
         if self.blk.get_tag(hctx, key) {
-            self.to_driver(key, now);
+            self.issue_to_driver(key, now);
         }
     }
 
-    fn to_driver(&mut self, key: u32, now: Ns) {
+    fn issue_to_driver(&mut self, key: u32, now: Ns) {
         let rq = self.rqs.get(key);
         self.breakdown.tag_wait_ns += u128::from(now - rq.blk_start);
         let drq = DriverRq {
@@ -628,7 +640,7 @@ impl Machine {
         }
         // The tag is free again: a waiting request goes to the driver.
         if let Some(next) = self.blk.put_tag(hctx as usize) {
-            self.to_driver(next, now);
+            self.issue_to_driver(next, now);
         }
         let costs = self.costs;
         let drv = self.drv_costs;
@@ -704,8 +716,10 @@ impl Machine {
         } else {
             t.complete_min.min(t.inflight + t.done.len() as u32)
         };
-        let wake_needed = t.state == State::WaitIo
-            && (t.done.len() as u32 >= need || (t.think_due && t.inflight == 0) || t.inflight == 0);
+        // Woken when enough completions are ready, or when everything is in
+        // (a quiesce before thinktime or a rate-limit sleep).
+        let wake_needed =
+            t.state == State::WaitIo && (t.done.len() as u32 >= need || t.inflight == 0);
         if !wake_needed {
             return;
         }
@@ -734,14 +748,21 @@ impl Machine {
 
     /// fio reaps every completed I/O of the thread at `now`: records the
     /// latencies and bytes, accounts fio's completion work.
-    fn reap(&mut self, tid: u32, now: Ns) -> Ns {
+    fn reap(&mut self, tid: u32, now: Ns, syscall: bool) -> Ns {
         let ti = tid as usize;
         let n = self.threads[ti].done.len() as u64;
         let cpu_id = self.threads[ti].cpu as usize;
-        let end = self.cpus[cpu_id].run(now, self.costs.fio_complete * n, 0);
+        let sys = if syscall {
+            self.costs.syscall_entry + self.costs.syscall_exit
+        } else {
+            0
+        };
+        let end = self.cpus[cpu_id].run(now, self.costs.fio_complete * n, sys);
         let usr = self.cpus[cpu_id].scaled(self.costs.fio_complete * n);
+        let sys = self.cpus[cpu_id].scaled(sys);
         let t = &mut self.threads[ti];
         t.usr_ns += usr;
+        t.sys_ns += sys;
         if n > 0 {
             // fio's io_u_mark_complete: I/Os reaped per call, buckets
             // 0, 4, 8, 16, 32, 64, >=64 (each covers up to its key).

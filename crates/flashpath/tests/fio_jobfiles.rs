@@ -13,10 +13,11 @@ use flashpath::workload::Ddir;
 use proptest::prelude::*;
 
 fn fixtures() -> PathBuf {
-    // The shared fixtures live outside the repository.
+    // The shared fixtures live beside the repository (`../shared/fixtures`);
+    // FLASHPATH_FIXTURES names another place.
     std::env::var_os("FLASHPATH_FIXTURES")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/work/shared/fixtures"))
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"))
         .join("fio")
 }
 

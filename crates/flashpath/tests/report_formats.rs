@@ -18,9 +18,13 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 fn fixtures() -> PathBuf {
+    // The shared fixtures live beside the repository (`../shared/fixtures`);
+    // FLASHPATH_FIXTURES names another place.
     std::env::var_os("FLASHPATH_FIXTURES")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/work/shared/fixtures/fio/real-runs"))
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"))
+        .join("fio")
+        .join("real-runs")
 }
 
 fn run_dirs() -> Vec<PathBuf> {

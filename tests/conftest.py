@@ -1,0 +1,33 @@
+"""Shared helpers: where the fixtures are, and running the CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = Path(os.environ.get("FLASHPATH_FIXTURES", REPO.parent / "shared" / "fixtures"))
+REAL_RUNS = FIXTURES / "fio" / "real-runs"
+
+
+@pytest.fixture(scope="session")
+def real_runs() -> list[Path]:
+    runs = sorted(p for p in REAL_RUNS.iterdir() if (p / "job.fio").is_file())
+    assert runs, f"no fixtures under {REAL_RUNS}"
+    return runs
+
+
+def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the installed `flashpath` command (its module entry point, so the
+    test uses this interpreter's install)."""
+    return subprocess.run(
+        [sys.executable, "-m", "flashpath.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=600,
+    )

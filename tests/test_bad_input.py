@@ -1,0 +1,119 @@
+"""Bad input of every kind: one clear message naming the file, the line
+where there is one, and what is wrong; a non-zero exit; never a
+traceback or a panic."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import cli
+
+GOOD = "[j]\nioengine=psync\ndirect=1\nrw=read\nsize=1m\n"
+
+# (name, job text, extra args, what the message must contain)
+CASES = [
+    ("unknown option", "[j]\nioengine=psync\ndirect=1\nbz=4k\nsize=1m\n", [], ["job.fio:4", "bz"]),
+    (
+        "bad value",
+        "[j]\nioengine=psync\ndirect=1\nrw=sideways\nsize=1m\n",
+        [],
+        ["job.fio:4", "sideways"],
+    ),
+    ("option before section", "rw=read\n[j]\nsize=1m\n", [], ["job.fio:1"]),
+    (
+        "unmodelled option",
+        "[j]\nioengine=psync\ndirect=1\nsize=1m\nread_iolog=x.log\n",
+        [],
+        ["job.fio:5", "read_iolog"],
+    ),
+    ("buffered io", "[j]\nioengine=psync\nrw=read\nsize=1m\n", [], ["job.fio:1", "page cache"]),
+    ("no size", "[j]\nioengine=psync\ndirect=1\nrw=read\n", [], ["job.fio:1", "size"]),
+    (
+        "unknown engine",
+        "[j]\nioengine=spdk_nope\ndirect=1\nsize=1m\n",
+        [],
+        ["job.fio:2", "spdk_nope"],
+    ),
+    ("unknown profile", GOOD, ["--device", "nulblk"], ["nulblk", "did you mean 'nullblk'"]),
+    ("override typo", GOOD, ["--set", "device.completion_nsce=1"], ["--set", "completion_nsec"]),
+    ("override bad unit", GOOD, ["--set", "device.completion_nsec=4KiB"], ["--set", "KiB"]),
+    ("override not key=value", GOOD, ["--set", "device.completion_nsec"], ["--set", "key=value"]),
+    ("bad output format", GOOD, ["--output-format", "jsonn"], ["jsonn"]),
+    (
+        "too big for the device",
+        "[j]\nioengine=psync\ndirect=1\nsize=900g\n",
+        [],
+        ["job.fio:1", "device has"],
+    ),
+]
+
+
+@pytest.mark.parametrize("name,text,extra,needles", CASES, ids=[c[0] for c in CASES])
+def test_bad_job_and_options(
+    tmp_path: Path, name: str, text: str, extra: list[str], needles: list[str]
+) -> None:
+    job = tmp_path / "job.fio"
+    job.write_text(text)
+    args = ["run", str(job)]
+    if "--device" not in extra:
+        args += ["--device", "nullblk"]
+    r = cli(*args, *extra)
+    assert r.returncode != 0, f"{name}: accepted\n{r.stdout}"
+    assert "Traceback" not in r.stderr and "panicked" not in r.stderr
+    assert r.stdout == ""
+    for needle in needles:
+        assert needle in r.stderr, f"{name}: {needle!r} not in {r.stderr!r}"
+
+
+PROFILE_CASES = [
+    (
+        "missing source",
+        '[device]\nkind = { value = "null_blk", unit = "name" }\n',
+        ["p.toml:2", "source"],
+    ),
+    ("bad toml", "[device\n", ["p.toml:1", "TOML"]),
+    ("unknown unit", '[device]\nx = { value = 1, unit = "parsecs", source = "a" }\n', ["parsecs"]),
+    (
+        "unused parameter",
+        '[profile]\ninclude = ["nullblk"]\n[device]\n'
+        'completion_nsecs = { value = 1, unit = "ns", source = "a" }\n',
+        ["completion_nsecs", "did you mean"],
+    ),
+    (
+        "missing parameter",
+        '[profile]\ninclude = ["hosts/x86-generic"]\n[device]\n'
+        'kind = { value = "null_blk", unit = "name", source = "a" }\n',
+        ["lacks the parameter"],
+    ),
+]
+
+
+@pytest.mark.parametrize("name,text,needles", PROFILE_CASES, ids=[c[0] for c in PROFILE_CASES])
+def test_bad_profiles(tmp_path: Path, name: str, text: str, needles: list[str]) -> None:
+    prof = tmp_path / "p.toml"
+    prof.write_text(text)
+    job = tmp_path / "job.fio"
+    job.write_text(GOOD)
+    r = cli("run", str(job), "--device", str(prof))
+    assert r.returncode != 0, f"{name}: accepted"
+    assert "Traceback" not in r.stderr
+    for needle in needles:
+        assert needle in r.stderr, f"{name}: {needle!r} not in {r.stderr!r}"
+
+
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["run", "nope.fio", "--device", "nullblk"], "nope.fio"),
+        (["run"], "Missing argument"),
+        (["frobnicate"], "No such command"),
+        (["run", "x.fio", "--seed", "-3", "--device", "nullblk"], "seed"),
+    ],
+)
+def test_bad_command_lines(args: list[str], needle: str) -> None:
+    r = cli(*args)
+    assert r.returncode != 0
+    assert "Traceback" not in r.stderr
+    assert needle in r.stderr

@@ -287,7 +287,8 @@ def _plot_swiotlb(rows: list[Row], path: str) -> None:
             for c in cases:
                 r = next((r for r in rows if r.case == c and r.mode == mode), None)
                 vals.append(get(r) if r else 0.0)
-            ax.bar([x + (i - (len(modes) - 1) / 2) * width for x in range(len(cases))], vals, width, label=mode)
+            xs = [x + (i - (len(modes) - 1) / 2) * width for x in range(len(cases))]
+            ax.bar(xs, vals, width, label=mode)
         ax.set_ylabel(title, fontsize=8)
     axes[0].legend()
     axes[-1].set_xticks(range(len(cases)))

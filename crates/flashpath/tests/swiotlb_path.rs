@@ -141,4 +141,3 @@ fn with_several_pools_four_threads_area_first_visits_fewer_areas() {
     );
     assert!(vb < va, "area-first {vb} vs pool-first {va}");
 }
-

@@ -577,8 +577,15 @@ impl IoTlbMem {
         (spin, taken)
     }
 
+    /// Release the lock taken at `from`. A hold already booked to end
+    /// later (by a core running ahead of this one) stays the lock's state:
+    /// it is the later use of the lock and its cache line.
     fn unlock_area(&mut self, from: u64, t: u64, cpu: u32, pool: u32, area: u32) {
-        self.pool_mut(pool).areas[area as usize].lock = AreaLock {
+        let lock = &mut self.pool_mut(pool).areas[area as usize].lock;
+        if lock.held_until > t {
+            return;
+        }
+        *lock = AreaLock {
             held_from: from,
             held_until: t,
             last_cpu: cpu,

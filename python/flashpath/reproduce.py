@@ -49,6 +49,9 @@ class Row:
     simulated: float
     published: float | None
     counters: dict[str, Any] = field(default_factory=dict)
+    # Published patched-vs-base difference in percent, where a source gives
+    # only the difference (on the second mode's row).
+    published_diff: float | None = None
 
 
 # Extractors: "<ddir>.<stat>" over a fio JSON document (all jobs summed for
@@ -117,6 +120,15 @@ def _dd_stat(doc: dict[str, Any], stat: str) -> float:
 EXTRA_EXTRACTORS["dd"] = _dd_stat
 
 
+def _read_write(doc: dict[str, Any], stat: str) -> float:
+    """Reads and writes together ("rw.bw_MBps"): bandwidths add."""
+    if stat not in ("bw_MBps", "bw_MiBps", "bw_kBps", "iops"):
+        raise KeyError(f"rw.{stat}")
+    return _dir_stat(doc, "read", stat) + _dir_stat(doc, "write", stat)
+
+
+EXTRA_EXTRACTORS["rw"] = _read_write
+
 # Scenario-specific runners (e.g. iozone command lines) register here: the
 # key of the case that holds the workload -> f(case, profile, overrides, seed)
 # -> document.
@@ -157,6 +169,7 @@ def run_scenario(doc: dict[str, Any], seed: int = 0) -> list[Row]:
             runner_key = next(k for k in RUNNERS if k in case)
             docs[mode] = RUNNERS[runner_key](case, case["profile"], overrides, seed)
         published = case.get("published", {})
+        published_diff = case.get("published_diff", {})
         for metric, extractor in doc["metrics"].items():
             if metric in case.get("skip_metrics", []):
                 continue
@@ -171,6 +184,7 @@ def run_scenario(doc: dict[str, Any], seed: int = 0) -> list[Row]:
                         value,
                         published.get(f"{metric}.{mode}"),
                         docs[mode].get("flashpath") or {},
+                        published_diff.get(metric) if mode == mode_order[-1] else None,
                     )
                 )
     return rows
@@ -232,6 +246,11 @@ def to_table(rows: list[Row]) -> str:
             if rs[0].published and rs[1].published:
                 pub_pct = (rs[1].published - rs[0].published) / rs[0].published * 100
                 pub_diff = f" (published {pub_pct:+.2f}%)"
+            elif rs[1].published_diff is not None:
+                pub_diff = (
+                    f" (published {rs[1].published_diff:+.2f}%, "
+                    f"error {sim_diff - rs[1].published_diff:+.2f} points)"
+                )
             lines.append(f"{'':74} {rs[1].mode} vs {rs[0].mode}: {sim_diff:+.2f}%{pub_diff}")
     return "\n".join(lines) + "\n"
 
@@ -319,6 +338,49 @@ def plot_io_poll(rows: list[Row], path: str) -> None:
 
 
 PLOTTERS["io-poll"] = plot_io_poll
+
+
+def _plot_swiotlb(rows: list[Row], path: str) -> None:
+    """Bandwidth per case and mode, and the allocator's counters: areas
+    visited per map, lock spins, pools, transient pools."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cases = list(dict.fromkeys(r.case for r in rows))
+    modes = list(dict.fromkeys(r.mode for r in rows))
+    panels = [
+        ("bandwidth (MB/s)", lambda r: r.simulated),
+        ("areas visited per map", lambda r: _swiotlb(r, "areas_visited_per_map")),
+        ("lock spins", lambda r: _swiotlb(r, "lock_spins")),
+        ("pools at end", lambda r: _swiotlb(r, "pools")),
+        ("transient pools", lambda r: _swiotlb(r, "transient_pools")),
+    ]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(9, 2.6 * len(panels)), sharex=True)
+    width = 0.8 / max(1, len(modes))
+    for ax, (title, get) in zip(axes, panels, strict=True):
+        for i, mode in enumerate(modes):
+            vals = []
+            for c in cases:
+                r = next((r for r in rows if r.case == c and r.mode == mode), None)
+                vals.append(get(r) if r else 0.0)
+            xs = [x + (i - (len(modes) - 1) / 2) * width for x in range(len(cases))]
+            ax.bar(xs, vals, width, label=mode)
+        ax.set_ylabel(title, fontsize=8)
+    axes[0].legend()
+    axes[-1].set_xticks(range(len(cases)))
+    axes[-1].set_xticklabels(cases, rotation=30, ha="right", fontsize=8)
+    fig.suptitle("swiotlb=512,4,force: pool-first (base) vs area-first (patched)")
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+def _swiotlb(r: Row, key: str) -> float:
+    return float((r.counters.get("swiotlb") or {}).get(key, 0.0))
+
+
+PLOTTERS["swiotlb"] = _plot_swiotlb
 
 
 def reproduce(name: str, seed: int = 0) -> list[Row]:

@@ -17,6 +17,7 @@
 //! Hybrid polling (`io_poll_delay` >= 0) sleeps on a timer first.
 
 use crate::block::{BlkMq, PollStats, QueueSettings};
+use crate::dma::bounce::SwiotlbPath;
 use crate::driver::{CompletionSignal, DeviceSignal, Driver, DriverCpuCosts, DriverCtx, DriverRq};
 use crate::host::cpu::{Cpu, HostCosts};
 use crate::host::idle::{CoreIdle, IdleConfig};
@@ -212,6 +213,8 @@ pub struct Machine {
     /// Completed I/Os (for the conservation check and benchmarks).
     pub completed_ios: u64,
     pub submitted_ios: u64,
+    /// swiotlb bouncing (`swiotlb=...,force`), or direct mapping.
+    dma: Option<SwiotlbPath>,
 }
 
 pub struct MachineParts {
@@ -222,6 +225,7 @@ pub struct MachineParts {
     pub irq_cpu: IrqCpu,
     pub settings: QueueSettings,
     pub driver: Box<dyn Driver<Ev>>,
+    pub dma: Option<SwiotlbPath>,
 }
 
 impl Machine {
@@ -354,6 +358,7 @@ impl Machine {
             disk_last_change: 0,
             completed_ios: 0,
             submitted_ios: 0,
+            dma: parts.dma,
         }
     }
 
@@ -602,6 +607,18 @@ impl Machine {
             }
             let sync = t.sync;
             last_unit = Some(unit);
+            // dma_map_sg in the driver's queue_rq, inline on the thread's
+            // core at the event's time (the thread holds its core, so the
+            // allocator is called in time order).
+            let end = match self.dma.as_mut() {
+                Some(dma) => {
+                    let cpu = &mut self.cpus[t.cpu as usize];
+                    let mapped = dma.map(cpu, key, unit.ddir, u64::from(unit.len), end);
+                    t.sys_ns += mapped - end;
+                    mapped
+                }
+                None => end,
+            };
             self.breakdown.submit_ns += u128::from(end - start);
             self.queue.schedule(end, Ev::Dispatch(key));
             now = end;
@@ -726,6 +743,16 @@ impl Machine {
         let t = &mut self.threads[ti];
         t.sys_ns += seen - since;
         self.breakdown.poll_ns += u128::from(seen - posted);
+        // dma_unmap (swiotlb copy back and release) in the poller's
+        // completion path, before the block completion.
+        let seen = match self.dma.as_mut() {
+            Some(dma) => {
+                let unmapped = dma.unmap(cpu, key, seen);
+                t.sys_ns += unmapped - seen;
+                unmapped
+            }
+            None => seen,
+        };
         let done = cpu.run(seen, 0, costs.blk_complete + costs.syscall_exit);
         t.sys_ns += cpu.scaled(costs.blk_complete + costs.syscall_exit);
         self.breakdown.reap_ns += u128::from(done - seen);
@@ -888,7 +915,10 @@ impl Machine {
                 let exit = self.wake_cpu(c, arrive);
                 self.breakdown.cstate_exit_ns += u128::from(exit);
                 let cost = costs.irq_entry + drv.irq_handler + costs.blk_complete;
-                let end = self.cpus[c as usize].run_irq(arrive + exit, cost);
+                let mut end = self.cpus[c as usize].run_irq(arrive + exit, cost);
+                if let Some(dma) = self.dma.as_mut() {
+                    end = dma.unmap(&mut self.cpus[c as usize], key, end);
+                }
                 self.breakdown.irq_ns += u128::from(end - now - exit);
                 (c, end)
             }
@@ -898,7 +928,10 @@ impl Machine {
                 } else {
                     0
                 };
-                let end = self.cpus[rq_cpu as usize].run_irq(now, cost);
+                let mut end = self.cpus[rq_cpu as usize].run_irq(now, cost);
+                if let Some(dma) = self.dma.as_mut() {
+                    end = dma.unmap(&mut self.cpus[rq_cpu as usize], key, end);
+                }
                 self.breakdown.irq_ns += u128::from(end - now);
                 (rq_cpu, end)
             }
@@ -1118,6 +1151,7 @@ impl Machine {
             },
             "core_wait_ns": self.core_wait_ns as u64,
             "driver": self.driver.counters(),
+            "swiotlb": self.dma.as_ref().map(|d| d.counters()),
             "cpus": cpus,
             "jobs": lateness,
             "events": self.queue.events_popped(),

@@ -92,11 +92,16 @@ pub fn run_file(
 }
 
 fn build_driver(p: &Profile) -> Result<Box<dyn Driver<Ev>>> {
-    let kind = p.choice("device.kind", &["null_blk", "nvme", "ufs"])?;
+    let kind = p.choice(
+        "device.kind",
+        &["null_blk", "nvme", "ufs", "virtio-blk", "sdcard"],
+    )?;
     match kind.as_str() {
         "null_blk" => Ok(Box::new(NullBlk::from_profile(p)?)),
         "nvme" => Ok(Box::new(Nvme::from_profile(p)?)),
         "ufs" => Ok(Box::new(crate::driver::ufs::Ufs::from_profile(p, 0)?)),
+        "virtio-blk" => Ok(Box::new(crate::driver::virtio::VirtioBlk::from_profile(p)?)),
+        "sdcard" => Ok(Box::new(crate::driver::sdhci::Sdhci::from_profile(p)?)),
         _ => unreachable!("choice() checked the kind"),
     }
 }
@@ -195,10 +200,16 @@ fn layout(jobs: &JobFile, capacity: u64) -> Result<Vec<Vec<(u64, u64)>>> {
             let region = match files.get(&key) {
                 Some(r) => *r,
                 None => {
+                    // The file holds every clone's area: offset_increment
+                    // places clone i at offset + i * increment (fio's
+                    // get_start_offset).
+                    let span = spec.offset
+                        + u64::from(spec.numjobs.max(1) - 1) * spec.offset_increment
+                        + size;
                     let len = if raw_device {
                         capacity
                     } else {
-                        (spec.offset + size).div_ceil(ALIGN) * ALIGN
+                        span.div_ceil(ALIGN) * ALIGN
                     };
                     let start = if raw_device { 0 } else { next };
                     if start + len > capacity {
@@ -230,7 +241,9 @@ fn layout(jobs: &JobFile, capacity: u64) -> Result<Vec<Vec<(u64, u64)>>> {
                     ),
                 ));
             }
-            per_clone.push((region.0 + offset, len));
+            // The stream places the clone's area inside its file itself
+            // (offset, offset_increment, size): it gets the whole file.
+            per_clone.push(region);
         }
         out.push(per_clone);
     }
@@ -287,6 +300,7 @@ pub fn run_jobs(
     let costs = HostCosts::from_profile(profile)?;
     let settings = QueueSettings::from_profile(profile)?;
     let driver = build_driver(profile)?;
+    let dma = crate::dma::bounce::SwiotlbPath::from_profile(profile, cpus.len() as u32)?;
     profile.check_all_read()?;
     let regions = layout(jobs, driver.capacity())?;
     let ncpus = cpus.len() as u32;
@@ -338,6 +352,7 @@ pub fn run_jobs(
             irq_cpu,
             settings,
             driver,
+            dma,
         },
         &jobs.jobs,
         plans,

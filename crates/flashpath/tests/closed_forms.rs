@@ -188,3 +188,22 @@ fn poisson_arrivals_on_one_tag_give_md1_mean_wait() {
         "sojourn {sojourn} vs M/D/1 {expect}"
     );
 }
+
+#[test]
+fn offset_increment_clones_each_do_their_share() {
+    let mut spec = job(IoEngine::Psync, 1);
+    spec.size = Some(4 << 20);
+    spec.numjobs = 3;
+    spec.offset_increment = 4 << 20;
+    let profile = Profile::load("nullblk").unwrap();
+    let file = JobFile {
+        path: "t.fio".into(),
+        jobs: vec![spec],
+        ..JobFile::default()
+    };
+    let out = run_jobs(&file, &profile, 1, &flashpath::run::fio_source).unwrap();
+    assert_eq!(out.result.jobs.len(), 3);
+    for j in &out.result.jobs {
+        assert_eq!(j.dirs[0].io_bytes, 4 << 20, "clone {}", j.clone_index);
+    }
+}

@@ -4,4 +4,5 @@
 //! (`swiotlb`) costs a slot search under an area lock, a copy in, a copy
 //! out and a release.
 
+pub mod bounce;
 pub mod swiotlb;

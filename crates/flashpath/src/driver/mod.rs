@@ -5,8 +5,10 @@
 
 pub mod null_blk;
 pub mod nvme;
+pub mod sdhci;
 pub mod ufs;
 pub mod ufshpb;
+pub mod virtio;
 
 use crate::sim::queue::EventQueue;
 use crate::sim::Ns;

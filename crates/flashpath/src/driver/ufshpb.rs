@@ -75,7 +75,6 @@ struct Srgn {
     queued: bool,
 }
 
-
 const NIL: u32 = u32::MAX;
 
 /// An LRU list of regions threaded through arrays (the kernel's
@@ -383,7 +382,11 @@ impl Hpb {
                     // LRU victim: least recently used, nothing in flight.
                     let rgns = &self.rgns;
                     let victim = self.lru.oldest(|i| {
-                        i != rgn && rgns[i as usize].srgns.iter().all(|s| s.state != SrgnState::Issued)
+                        i != rgn
+                            && rgns[i as usize]
+                                .srgns
+                                .iter()
+                                .all(|s| s.state != SrgnState::Issued)
                     });
                     match victim {
                         Some(v) => {

@@ -4,4 +4,5 @@
 //! transfers are booked, no events.
 
 pub mod pcie;
+pub mod sd;
 pub mod ufs;

@@ -441,6 +441,14 @@ impl Profile {
             _ => Err(self.wrong(key, p, &format!("one of {}", valid.join(", ")))),
         }
     }
+    /// Free text (unit `name`), e.g. a kernel boot parameter's value.
+    pub fn text(&self, key: &str) -> Result<String> {
+        let p = self.get(key)?;
+        match &p.value {
+            Value::Str(s) => Ok(s.clone()),
+            _ => Err(self.wrong(key, p, "a string")),
+        }
+    }
     /// A list of numbers in the parameter's unit family, converted.
     pub fn list(&self, key: &str, family: &str) -> Result<Vec<f64>> {
         let p = self.get(key)?;

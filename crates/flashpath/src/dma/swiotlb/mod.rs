@@ -554,17 +554,19 @@ impl IoTlbMem {
     }
 
     /// Take an area's lock at `*t`: spin while it is held, pay the acquire
-    /// (remote if another core used it last). Returns the spin.
-    fn lock_area(&mut self, t: &mut u64, cpu: u32, pool: u32, area: u32) -> u64 {
+    /// (remote if another core used it last). Returns the spin and when the
+    /// lock was taken.
+    fn lock_area(&mut self, t: &mut u64, cpu: u32, pool: u32, area: u32) -> (u64, u64) {
         let costs = self.costs;
         let lock = self.pool_ref(pool).areas[area as usize].lock;
         let mut spin = 0;
-        if lock.held_until > *t {
+        if lock.held_from <= *t && lock.held_until > *t {
             spin = lock.held_until - *t;
             *t = lock.held_until;
             self.counters.lock_spins += 1;
             self.counters.lock_spin_ns += spin;
         }
+        let taken = *t;
         self.counters.lock_acquires += 1;
         if lock.last_cpu != cpu && lock.last_cpu != u32::MAX {
             self.counters.remote_acquires += 1;
@@ -572,11 +574,19 @@ impl IoTlbMem {
         } else {
             *t += costs.lock_acquire;
         }
-        spin
+        (spin, taken)
     }
 
-    fn unlock_area(&mut self, t: u64, cpu: u32, pool: u32, area: u32) {
-        self.pool_mut(pool).areas[area as usize].lock = AreaLock {
+    /// Release the lock taken at `from`. A hold already booked to end
+    /// later (by a core running ahead of this one) stays the lock's state:
+    /// it is the later use of the lock and its cache line.
+    fn unlock_area(&mut self, from: u64, t: u64, cpu: u32, pool: u32, area: u32) {
+        let lock = &mut self.pool_mut(pool).areas[area as usize].lock;
+        if lock.held_until > t {
+            return;
+        }
+        *lock = AreaLock {
+            held_from: from,
             held_until: t,
             last_cpu: cpu,
         };
@@ -594,13 +604,14 @@ impl IoTlbMem {
     ) -> Option<u32> {
         let costs = self.costs;
         *t += costs.area_visit;
-        out.lock_spin_ns += self.lock_area(t, cpu, pool, area);
+        let (spin, taken) = self.lock_area(t, cpu, pool, area);
+        out.lock_spin_ns += spin;
         let res = self.pool_mut(pool).search_area(area, req);
         *t += costs.used_check
             + u64::from(res.scanned) * costs.per_slot_scan
             + u64::from(res.written) * costs.per_slot_update
             + costs.lock_release;
-        self.unlock_area(*t, cpu, pool, area);
+        self.unlock_area(taken, *t, cpu, pool, area);
         out.areas_visited += 1;
         out.slots_scanned += res.scanned;
         if let Some(trace) = self.trace.as_mut() {
@@ -786,10 +797,11 @@ impl IoTlbMem {
         let (_, w) = self.walk(&mut t, a);
         out.pools_walked += w;
         let area = index / self.pool_ref(pool).area_nslabs;
-        out.lock_spin_ns = self.lock_area(&mut t, cpu, pool, area);
+        let (spin, taken) = self.lock_area(&mut t, cpu, pool, area);
+        out.lock_spin_ns = spin;
         let rel = self.pool_mut(pool).release(index, nslots);
         t += u64::from(rel.written) * costs.per_slot_update + costs.lock_release;
-        self.unlock_area(t, cpu, pool, area);
+        self.unlock_area(taken, t, cpu, pool, area);
         self.counters.used_slots = self.counters.used_slots.saturating_sub(u64::from(nslots));
         out.done_at = t;
         out

@@ -26,12 +26,15 @@ pub struct IoTlbSlot {
     pub list: u32,
 }
 
-/// A spinlock in virtual time. A CPU that wants it before `held_until`
-/// spins until then; `last_cpu` tells whether its cache line (which also
+/// A spinlock in virtual time, held over `[held_from, held_until)`. A CPU
+/// that wants it inside that interval spins until `held_until`; one that
+/// wants it before `held_from` (an operation booked at a core's later busy
+/// time) takes it without waiting; `last_cpu` tells whether its cache line (which also
 /// holds the area's `used` and `index`: one `struct io_tlb_area`) must come
 /// from another core.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AreaLock {
+    pub held_from: u64,
     pub held_until: u64,
     /// `u32::MAX` before first use (line is in no core's cache yet; charged
     /// as a local acquire).
@@ -152,6 +155,7 @@ impl IoTlbPool {
                 used: 0,
                 index: 0,
                 lock: AreaLock {
+                    held_from: 0,
                     held_until: 0,
                     last_cpu: u32::MAX,
                 },

@@ -212,6 +212,34 @@ fn contended_lock_spins_for_holders_remaining_time() {
 }
 
 #[test]
+fn an_acquire_before_a_booked_hold_does_not_spin_on_it() {
+    let c = costs();
+    let mut mem = IoTlbMem::new(cfg(512, 1, SearchOrder::AreaFirst, false), c);
+    // CPU 0's map is booked at a core's later busy time (10 us)...
+    let a = mem.map(10_000, 0, MapRequest::new(0x10_0000, 2048));
+    assert_eq!(a.lock_spin_ns, 0);
+    // ...CPU 1 asks at 1 us, before that hold begins: no spin.
+    let b = mem.map(1000, 1, MapRequest::new(0x20_0000, 2048));
+    assert_eq!(b.lock_spin_ns, 0);
+    // Inside the hold it spins until the release.
+    let acquired_from = 10_000 + c.map_call + c.area_visit;
+    let released = acquired_from
+        + c.lock_acquire
+        + c.used_check
+        + c.per_slot_scan
+        + c.per_slot_update
+        + c.lock_release;
+    let arrive = released - 1;
+    let d = mem.map(
+        arrive - c.map_call - c.area_visit,
+        2,
+        MapRequest::new(0x30_0000, 2048),
+    );
+    assert_eq!(d.lock_spin_ns, 1);
+    assert_eq!(mem.counters().lock_spins, 1);
+}
+
+#[test]
 fn single_cpu_never_full_identical_under_both_orders() {
     // Three pools; one CPU; the working set fits in its own area of the
     // newest pool, so both orders must give identical slots and times.

@@ -1,0 +1,94 @@
+//! An SD card on an SDHCI host through the mmc block driver's legacy path
+//! (drivers/mmc/core/block.c, drivers/mmc/host/sdhci.c): blk-mq hands the
+//! mmc queue up to `queue_depth` requests, the mmc core issues them to the
+//! card one at a time in arrival order (no command queue on SD). Each
+//! request's time on bus and card is [`crate::link::sd::request_ns`]; the
+//! host's data-transfer-complete interrupt then goes to the guest's
+//! interrupt CPU.
+
+use super::{CompletionSignal, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
+use crate::error::{InputError, Result};
+use crate::link::sd::{request_ns, SdBus, SdCard};
+use crate::profile::Profile;
+use crate::sim::Ns;
+
+pub struct Sdhci {
+    name: String,
+    capacity: u64,
+    queue_depth: u32,
+    bus: SdBus,
+    card: SdCard,
+    cpu: DriverCpuCosts,
+    /// When the card (and the one-at-a-time mmc host) is free again.
+    free_at: Ns,
+    completed: u64,
+    busy_ns: u64,
+}
+
+impl Sdhci {
+    pub fn from_profile(p: &Profile) -> Result<Sdhci> {
+        let queue_depth = p.count("driver.queue_depth")? as u32;
+        if queue_depth == 0 {
+            return Err(InputError::new(
+                p.files.last().cloned().unwrap_or_default(),
+                None,
+                "driver.queue_depth must be at least 1",
+            ));
+        }
+        Ok(Sdhci {
+            name: "mmcblk0".into(),
+            capacity: p.bytes("device.capacity")?,
+            queue_depth,
+            bus: SdBus::from_profile(p)?,
+            card: SdCard::from_profile(p)?,
+            cpu: DriverCpuCosts {
+                submit: p.ns("driver.queue_rq")?,
+                irq_handler: p.ns("driver.irq_handler")?,
+                poll_iteration: 0,
+            },
+            free_at: 0,
+            completed: 0,
+            busy_ns: 0,
+        })
+    }
+}
+
+impl<E> Driver<E> for Sdhci {
+    fn disk_name(&self) -> &str {
+        &self.name
+    }
+    fn capacity(&self) -> u64 {
+        self.capacity
+    }
+    fn queue_depth(&self) -> u32 {
+        self.queue_depth
+    }
+    fn hw_queues(&self) -> u32 {
+        1
+    }
+    fn can_poll(&self) -> bool {
+        false
+    }
+    fn cpu_costs(&self) -> DriverCpuCosts {
+        self.cpu
+    }
+    fn completion_signal(&self) -> CompletionSignal {
+        CompletionSignal::Interrupt
+    }
+    fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {
+        let start = ctx.now().max(self.free_at);
+        let t = request_ns(&self.bus, &self.card, rq.ddir, u64::from(rq.len));
+        self.free_at = start + t;
+        self.busy_ns += t;
+        self.completed += 1;
+        ctx.complete(self.free_at, rq.tag);
+    }
+    fn on_event(&mut self, _event: DriverEvent, _ctx: &mut DriverCtx<'_, E>) {}
+    fn counters(&self) -> serde_json::Value {
+        serde_json::json!({
+            "kind": "sdhci",
+            "completed": self.completed,
+            "card_busy_ns": self.busy_ns,
+        })
+    }
+}

@@ -1,0 +1,143 @@
+//! swiotlb on the I/O path: the allocator's work shows in the run exactly
+//! where the kernel does it, and the two search orders differ only where
+//! the kernel text says they can.
+
+use flashpath::run::{run_file, RunOutput};
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// A file in a directory of its own: tests run in parallel threads of one
+/// process, so a shared name would let one test run another's job file.
+fn write(name: &str, text: &str) -> PathBuf {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("flashpath-swiotlb-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::File::create(&path)
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    path
+}
+
+fn run(job: &str, profile: &str, overrides: &[&str]) -> RunOutput {
+    let path = write("job.fio", job);
+    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    run_file(&path, profile, &o, 7).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn swiotlb(out: &RunOutput, key: &str) -> f64 {
+    out.result.flashpath["swiotlb"][key].as_f64().unwrap()
+}
+
+fn clat_mean(out: &RunOutput, dir: usize) -> f64 {
+    let d = &out.result.jobs[0].dirs[dir];
+    d.clat.stat.mean()
+}
+
+/// null_blk (fixed 10 us) on one CPU, with swiotlb forced and every
+/// allocator cost zero except the two fixed call costs and a 1 byte/ns copy.
+fn null_with_swiotlb() -> String {
+    let text = r#"
+[profile]
+name = "null-swiotlb"
+include = ["nullblk.toml", "hosts/swiotlb-x86.toml"]
+
+[host]
+cpus = { value = 1, unit = "count", source = "test" }
+
+[dma.swiotlb]
+boot_param = { value = "512,4,force", unit = "name", source = "test" }
+search = { value = "pool-first", unit = "name", source = "test" }
+
+[dma.swiotlb.cost]
+map_call = { value = 300, unit = "ns", source = "test" }
+unmap_call = { value = 200, unit = "ns", source = "test" }
+area_visit = { value = 0, unit = "ns", source = "test" }
+lock_acquire = { value = 0, unit = "ns", source = "test" }
+lock_acquire_remote = { value = 0, unit = "ns", source = "test" }
+lock_release = { value = 0, unit = "ns", source = "test" }
+used_check = { value = 0, unit = "ns", source = "test" }
+per_slot_scan = { value = 0, unit = "ns", source = "test" }
+per_slot_update = { value = 0, unit = "ns", source = "test" }
+find_pool_per_pool = { value = 0, unit = "ns", source = "test" }
+memcpy = { value = 1, unit = "GB/s", source = "test" }
+"#;
+    write("null-swiotlb.toml", text).display().to_string()
+}
+
+const PSYNC: &str = "[j]\nfilename=/dev/nullb0\ndirect=1\nioengine=psync\nbs=4k\nsize=4m\nrw=";
+
+#[test]
+fn bounce_copies_show_in_latency_exactly() {
+    let profile = null_with_swiotlb();
+    for (rw, dir, copies) in [("read", 0usize, 2u64), ("write", 1, 1)] {
+        let job = format!("{PSYNC}{rw}\n");
+        let plain = run(&job, "nullblk", &["host.cpus=1"]);
+        let bounced = run(&job, &profile, &[]);
+        // map_call + copy in (4096 ns) on submit; unmap_call (+ copy out
+        // for reads) on completion, before the wake-up.
+        let expect = 300.0 + 200.0 + (copies * 4096) as f64;
+        let got = clat_mean(&bounced, dir) - clat_mean(&plain, dir);
+        assert!((got - expect).abs() < 1e-6, "{rw}: {got} vs {expect}");
+        assert_eq!(swiotlb(&bounced, "areas_visited_per_map"), 1.0);
+    }
+}
+
+#[test]
+fn one_cpu_and_a_never_full_pool_give_identical_runs_in_both_orders() {
+    let job =
+        "[j]\nfilename=/dev/vda\ndirect=1\nioengine=libaio\niodepth=8\nbs=4k\nsize=8m\nrw=randrw\n";
+    let a = run(
+        job,
+        "virtio-ramdisk",
+        &["host.cpus=1", "dma.swiotlb.search=pool-first"],
+    );
+    let b = run(
+        job,
+        "virtio-ramdisk",
+        &["host.cpus=1", "dma.swiotlb.search=area-first"],
+    );
+    assert_eq!(swiotlb(&a, "pools"), 1.0);
+    assert_eq!(swiotlb(&a, "transient_pools"), 0.0);
+    let mut fa = a.result.flashpath.clone();
+    let mut fb = b.result.flashpath.clone();
+    fa["swiotlb"]["search"] = serde_json::json!("");
+    fb["swiotlb"]["search"] = serde_json::json!("");
+    assert_eq!(fa, fb);
+    assert_eq!(a.result.end_time, b.result.end_time);
+    for d in 0..2 {
+        assert_eq!(clat_mean(&a, d), clat_mean(&b, d));
+        assert_eq!(
+            a.result.jobs[0].dirs[d].io_bytes,
+            b.result.jobs[0].dirs[d].io_bytes
+        );
+    }
+}
+
+#[test]
+fn with_several_pools_four_threads_area_first_visits_fewer_areas() {
+    // 4 threads x 32 in flight x 64 KiB (32 slots each) need 4096 slots:
+    // eight times the 512-slot boot pool, so pools are added and the
+    // searches walk several of them. (No offset_increment: flashpath sizes
+    // the file by `size`, so clones offset past it would do no I/O.)
+    let job = "[j]\nfilename=/dev/vda\ndirect=1\nioengine=libaio\niodepth=32\nbs=64k\nsize=64m\nrw=rw\nnumjobs=4\n";
+    let a = run(job, "virtio-ramdisk", &["dma.swiotlb.search=pool-first"]);
+    let b = run(job, "virtio-ramdisk", &["dma.swiotlb.search=area-first"]);
+    assert!(
+        swiotlb(&a, "pools") >= 2.0,
+        "{}",
+        a.result.flashpath["swiotlb"]
+    );
+    let (va, vb) = (
+        swiotlb(&a, "areas_visited_per_map"),
+        swiotlb(&b, "areas_visited_per_map"),
+    );
+    eprintln!(
+        "pool-first {}\narea-first {}",
+        a.result.flashpath["swiotlb"], b.result.flashpath["swiotlb"]
+    );
+    assert!(vb < va, "area-first {vb} vs pool-first {va}");
+}

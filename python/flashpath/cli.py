@@ -309,6 +309,11 @@ BENCH_WORKLOADS = {
         "[bench]\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\niodepth=32\n"
         "filename=/dev/nullb0\nnorandommap\nnumber_ios={n}\n",
     ),
+    "ufs21-64g randread 4k qd32 (whole model)": (
+        "ufs21-64g",
+        "[bench]\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\niodepth=32\n"
+        "filename=/dev/sda\nnorandommap\nnumber_ios={n}\n",
+    ),
     "nullblk randread 4k qd1 psync": (
         "nullblk",
         "[bench]\nioengine=psync\ndirect=1\nrw=randread\nbs=4k\n"

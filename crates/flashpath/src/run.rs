@@ -92,11 +92,12 @@ pub fn run_file(
 }
 
 fn build_driver(p: &Profile) -> Result<Box<dyn Driver<Ev>>> {
-    let kind = p.choice("device.kind", &["null_blk", "nvme", "ufs"])?;
+    let kind = p.choice("device.kind", &["null_blk", "nvme", "ufs", "mmc"])?;
     match kind.as_str() {
         "null_blk" => Ok(Box::new(NullBlk::from_profile(p)?)),
         "nvme" => Ok(Box::new(Nvme::from_profile(p)?)),
         "ufs" => Ok(Box::new(crate::driver::ufs::Ufs::from_profile(p, 0)?)),
+        "mmc" => Ok(Box::new(crate::driver::mmc::Mmc::from_profile(p, 0)?)),
         _ => unreachable!("choice() checked the kind"),
     }
 }

@@ -63,6 +63,9 @@ pub struct MmcHostParams {
     /// SW-CQ: busy-poll the QSR for this long, then sleep between polls.
     pub poll_budget: Ns,
     pub poll_sleep: Ns,
+    /// SW-CQ: the host context that issued CMD46/47 waits for the data
+    /// phase to end before it prepares or queues anything else.
+    pub cq_sync_data: bool,
 }
 
 /// The card's front end.
@@ -194,6 +197,7 @@ impl Mmc {
             cmd23: p.flag("mmc.host.cmd23")?,
             poll_budget: p.ns("mmc.qsr.poll_budget")?,
             poll_sleep: p.ns("mmc.qsr.poll_sleep")?,
+            cq_sync_data: p.flag("mmc.qsr.sync_data")?,
         };
         let card = CardParams {
             fw_cmd: p.ns("mmc.card.fw_cmd")?,
@@ -341,6 +345,9 @@ impl Mmc {
                 self.c.qsr_polls += polls;
                 let go = self.command(seen.max(last)); // CMD46/47
                 let (ds, de) = self.bus.data(go, len);
+                if self.h.cq_sync_data {
+                    self.host.reserve(ds, de - ds);
+                }
                 self.c.xfers += 1;
                 self.tasks.retain(|&(_, start)| start > ds);
                 self.c.queued_at_xfer +=
@@ -437,6 +444,7 @@ mod tests {
             cmd23: true,
             poll_budget: 1_000_000,
             poll_sleep: 3_000_000,
+            cq_sync_data: false,
         }
     }
 

@@ -94,12 +94,13 @@ pub fn run_file(
 fn build_driver(p: &Profile) -> Result<Box<dyn Driver<Ev>>> {
     let kind = p.choice(
         "device.kind",
-        &["null_blk", "nvme", "ufs", "virtio-blk", "sdcard"],
+        &["null_blk", "nvme", "ufs", "mmc", "virtio-blk", "sdcard"],
     )?;
     match kind.as_str() {
         "null_blk" => Ok(Box::new(NullBlk::from_profile(p)?)),
         "nvme" => Ok(Box::new(Nvme::from_profile(p)?)),
         "ufs" => Ok(Box::new(crate::driver::ufs::Ufs::from_profile(p, 0)?)),
+        "mmc" => Ok(Box::new(crate::driver::mmc::Mmc::from_profile(p, 0)?)),
         "virtio-blk" => Ok(Box::new(crate::driver::virtio::VirtioBlk::from_profile(p)?)),
         "sdcard" => Ok(Box::new(crate::driver::sdhci::Sdhci::from_profile(p)?)),
         _ => unreachable!("choice() checked the kind"),

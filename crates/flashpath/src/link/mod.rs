@@ -3,6 +3,7 @@
 //! A link direction is a timeline (see [`crate::device::nand::Timeline`]):
 //! transfers are booked, no events.
 
+pub mod emmc;
 pub mod pcie;
 pub mod sd;
 pub mod ufs;

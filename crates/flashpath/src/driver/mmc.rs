@@ -1,0 +1,574 @@
+//! SDHCI host controller + the mmc block driver, with the eMMC card behind
+//! it (the shared NAND/FTL back end behind an eMMC front end).
+//!
+//! Two driver modes (`mmc.swcmdq`):
+//!
+//! * **Legacy** (seed 0's base): at most two requests on the go; the next
+//!   is prepared (`mmc.host.prep`: request prep, DMA map, ADMA table) while
+//!   the current one transfers; its commands (CMD23 + CMD18/CMD25, or
+//!   CMD18/CMD25 + CMD12 open-ended, `mmc.host.cmd23`) go out when the
+//!   current transfer (with its R1b busy) has ended. The card sees one data
+//!   command at a time; a read of at least `mmc.card.ra_min` bytes makes it
+//!   read the following `mmc.card.ra_bytes` into its cache (sequential
+//!   read-ahead, a card property: KERNEL-NOTES 1(e) 4).
+//! * **Software command queuing**: per request CMD44 + CMD45 (the CMD line
+//!   is free during data transfers); the card starts NAND reads of a queued
+//!   read task at once; a read task is ready in the QSR when its data is in
+//!   the card cache, a write task `mmc.card.wr_task_ready` after it was
+//!   queued (buffer room). Between transfers the host reads the QSR (CMD13
+//!   with bit 15) until the task is ready: busy polling for
+//!   `mmc.qsr.poll_budget`, then sleeping `mmc.qsr.poll_sleep` between
+//!   polls; then CMD46/CMD47 and the data phase. Task ids are bounded by the
+//!   card queue depth (`mmc.card.cmdq_depth` <= 32).
+//!
+//! Every command costs the host `mmc.host.cmd_sw` (sdhci_send_command to the
+//! command-complete interrupt and its tasklet) on the host's single mmc
+//! context, plus its CMD-line round trip.
+//!
+//! Booking model: like the UFS driver, a request books host, CMD line, card
+//! and DAT line when it arrives; requests execute on DAT in arrival order
+//! (the QSR is read for the oldest queued task). Limits: no RPMB partition
+//! switch (queue disable/enable), no CQHCI, no error paths.
+
+use super::{CompletionSignal, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
+use crate::device::nand::Timeline;
+use crate::device::FlashDevice;
+use crate::error::{InputError, Result};
+use crate::link::emmc::{EmmcBus, EmmcBusParams};
+use crate::profile::Profile;
+use crate::sim::Ns;
+use crate::workload::Ddir;
+
+const BLOCK: u64 = 4096;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MmcMode {
+    Legacy,
+    SwCmdq,
+}
+
+/// The host side: driver software costs and policies.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MmcHostParams {
+    pub mode: MmcMode,
+    /// Software cost of one command on the host (submit to response IRQ
+    /// handled), excluding the CMD line time.
+    pub cmd_sw: Ns,
+    /// Per-request preparation before its first command.
+    pub prep: Ns,
+    /// Per-request completion work after the data phase.
+    pub done: Ns,
+    /// Legacy: closed-ended CMD23 + CMD18/25 (true) or open-ended with CMD12.
+    pub cmd23: bool,
+    /// SW-CQ: busy-poll the QSR for this long, then sleep between polls.
+    pub poll_budget: Ns,
+    pub poll_sleep: Ns,
+    /// SW-CQ: the host context that issued CMD46/47 waits for the data
+    /// phase to end before it prepares or queues anything else.
+    pub cq_sync_data: bool,
+}
+
+/// The card's front end.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CardParams {
+    /// Card firmware from a command's response to NAND work.
+    pub fw_cmd: Ns,
+    /// Queue depth (tasks), 3..=32.
+    pub cmdq_depth: u32,
+    /// Legacy sequential read-ahead: bytes read after a read, 0 = off.
+    pub ra_bytes: u64,
+    /// Smallest read that triggers read-ahead.
+    pub ra_min: u64,
+    /// A queued write task is ready this long after CMD45 (and not before
+    /// the card's write engine has room).
+    pub wr_task_ready: Ns,
+    /// Card firmware per write command before its data is committed
+    /// (the commit then moves the data over a NAND channel).
+    pub wr_fw: Ns,
+}
+
+/// Wait of a software QSR poll loop started at `t0` (host free, DAT idle)
+/// for a task that becomes ready at `ready`. Each poll is a round trip of
+/// `poll` ns and sees the bit if it was set when the poll was issued; after
+/// `budget` of busy polling every unsuccessful poll is followed by a sleep
+/// of `sleep`. Returns (time the ready bit has been read, polls).
+///
+/// Closed form while busy polling: polls = ceil((ready - t0) / poll) + 1,
+/// seen = t0 + polls * poll.
+pub fn qsr_wait(t0: Ns, ready: Ns, poll: Ns, budget: Ns, sleep: Ns) -> (Ns, u64) {
+    let poll = poll.max(1);
+    if ready <= t0 {
+        return (t0 + poll, 1);
+    }
+    let k = (ready - t0).div_ceil(poll);
+    if k * poll <= budget {
+        return (t0 + (k + 1) * poll, k + 1);
+    }
+    // Busy polls while inside the budget, then poll + sleep rounds.
+    let busy = budget.div_ceil(poll);
+    let mut s = t0 + busy * poll;
+    let mut polls = busy;
+    while s < ready {
+        s += poll + sleep;
+        polls += 1;
+    }
+    (s + poll, polls + 1)
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Counters {
+    reads: u64,
+    writes: u64,
+    commands: u64,
+    qsr_polls: u64,
+    queued_at_xfer: u64,
+    xfers: u64,
+    ra_hits: u64,
+    ra_reads: u64,
+}
+
+pub struct Mmc {
+    name: String,
+    capacity: u64,
+    cpu: DriverCpuCosts,
+    pub h: MmcHostParams,
+    pub card: CardParams,
+    pub bus: EmmcBus,
+    /// The host's mmc context (one request-processing thread + controller).
+    host: Timeline,
+    pub dev: FlashDevice,
+    /// End of the last booked data phase (with its busy).
+    last_data_end: Ns,
+    /// Read-ahead window in the card cache: [start, end) LPN, ready at.
+    ra: Option<(u64, u64, Ns)>,
+    /// The card's write engine (commit of received write data) is free at.
+    wr_free: Ns,
+    /// Queued tasks: (queued at, data start) for the tasks counter.
+    tasks: Vec<(Ns, Ns)>,
+    c: Counters,
+}
+
+impl Mmc {
+    pub fn new(
+        h: MmcHostParams,
+        card: CardParams,
+        bus: EmmcBusParams,
+        dev: FlashDevice,
+        cpu: DriverCpuCosts,
+    ) -> Mmc {
+        Mmc {
+            name: "mmcblk0".into(),
+            capacity: dev.user_lpns() * BLOCK,
+            cpu,
+            h,
+            card,
+            bus: EmmcBus::new(bus),
+            host: Timeline::new(),
+            dev,
+            last_data_end: 0,
+            ra: None,
+            wr_free: 0,
+            tasks: Vec::new(),
+            c: Counters::default(),
+        }
+    }
+
+    pub fn from_profile(p: &Profile, seed: u64) -> Result<Mmc> {
+        let file = p.files.last().cloned().unwrap_or_default();
+        let fp = super::ufs::flash_params(p)?;
+        let dev = FlashDevice::new(&fp, seed)?;
+        let bp = EmmcBusParams {
+            clock_hz: p.hz("mmc.bus.clock")?,
+            width: p.count("mmc.bus.width")? as u32,
+            ddr: p.choice("mmc.bus.timing", &["hs200", "hs400"])? == "hs400",
+            ncr: p.count("mmc.bus.ncr")? as u32,
+            block_overhead: p.count("mmc.bus.block_overhead")? as u32,
+        };
+        bp.validate(&file)?;
+        let h = MmcHostParams {
+            mode: if p.flag("mmc.swcmdq")? {
+                MmcMode::SwCmdq
+            } else {
+                MmcMode::Legacy
+            },
+            cmd_sw: p.ns("mmc.host.cmd_sw")?,
+            prep: p.ns("mmc.host.prep")?,
+            done: p.ns("mmc.host.done")?,
+            cmd23: p.flag("mmc.host.cmd23")?,
+            poll_budget: p.ns("mmc.qsr.poll_budget")?,
+            poll_sleep: p.ns("mmc.qsr.poll_sleep")?,
+            cq_sync_data: p.flag("mmc.qsr.sync_data")?,
+        };
+        let card = CardParams {
+            fw_cmd: p.ns("mmc.card.fw_cmd")?,
+            cmdq_depth: p.count("mmc.card.cmdq_depth")? as u32,
+            ra_bytes: p.bytes("mmc.card.ra_bytes")?,
+            ra_min: p.bytes("mmc.card.ra_min")?,
+            wr_task_ready: p.ns("mmc.card.wr_task_ready")?,
+            wr_fw: p.ns("mmc.card.wr_fw")?,
+        };
+        if !(3..=32).contains(&card.cmdq_depth) {
+            return Err(InputError::new(
+                file,
+                None,
+                "mmc.card.cmdq_depth must be 3..32 (EXT_CSD_CMDQ_DEPTH + 1; mmc core rejects <= 2)",
+            ));
+        }
+        let cpu = DriverCpuCosts {
+            submit: p.ns("driver.queue_rq")?,
+            irq_handler: p.ns("driver.irq_handler")?,
+            poll_iteration: 0,
+        };
+        Ok(Mmc::new(h, card, bp, dev, cpu))
+    }
+
+    /// One command: host software, then the CMD line; returns when the
+    /// response has been handled.
+    fn command(&mut self, at: Ns) -> Ns {
+        self.c.commands += 1;
+        let s = self.host.reserve(at, self.h.cmd_sw);
+        let r = self.bus.command(s + self.h.cmd_sw);
+        let wait = r - (s + self.h.cmd_sw);
+        self.host.reserve(s + self.h.cmd_sw, wait);
+        r
+    }
+
+    /// The card commits `n` units of write data received at `at`: firmware,
+    /// then the data over a NAND channel into the FTL's write buffer.
+    /// Returns when the card can signal the write done (end of R1b busy).
+    fn commit_write(&mut self, at: Ns, lpn: u64, n: u32) -> Ns {
+        let start = at.max(self.wr_free);
+        let xfer = self.dev.nand().xfer_ns(u64::from(n) * BLOCK);
+        let buffered = self.dev.write(start + self.card.wr_fw, lpn, n);
+        let end = buffered.max(start + self.card.wr_fw + xfer);
+        self.wr_free = end;
+        end
+    }
+
+    /// Legacy read on the card: read-ahead cache, then NAND.
+    fn legacy_read(&mut self, t: Ns, lpn: u64, n: u32) -> Ns {
+        let end = lpn + u64::from(n);
+        let ready = match self.ra {
+            Some((s, e, rdy)) if lpn >= s && end <= e => {
+                self.c.ra_hits += 1;
+                t.max(rdy)
+            }
+            _ => self.dev.read(t, lpn, n),
+        };
+        if self.card.ra_bytes > 0 && u64::from(n) * BLOCK >= self.card.ra_min {
+            let ra_n = self.card.ra_bytes.div_ceil(BLOCK);
+            if end + ra_n <= self.dev.user_lpns() {
+                self.c.ra_reads += 1;
+                let r = self.dev.read(ready, end, ra_n as u32);
+                self.ra = Some((end, end + ra_n, r));
+            }
+        }
+        ready
+    }
+
+    /// Book request `rq` arriving at `now`; returns when it is complete.
+    pub fn execute(&mut self, now: Ns, rq: &DriverRq) -> Ns {
+        self.host.prune(now);
+        self.bus.prune(now);
+        let lpn = rq.offset / BLOCK;
+        let n = u64::from(rq.len).div_ceil(BLOCK) as u32;
+        let len = u64::from(rq.len);
+        let write = match rq.ddir {
+            Ddir::Read => {
+                self.c.reads += 1;
+                false
+            }
+            Ddir::Write => {
+                self.c.writes += 1;
+                true
+            }
+            Ddir::Trim => {
+                // CMD35/36/38 erase group: three commands, then the FTL.
+                let t = self.host.reserve(now, self.h.prep) + self.h.prep;
+                let t = self.command(t.max(self.last_data_end));
+                let t = self.command(t);
+                let t = self.command(t);
+                let d = self.dev.trim(t, lpn, n);
+                let end = self.bus.busy(t, d);
+                self.last_data_end = end;
+                return self.host.reserve(end, self.h.done) + self.h.done;
+            }
+        };
+        let prep_end = self.host.reserve(now, self.h.prep) + self.h.prep;
+        let data_end = match self.h.mode {
+            MmcMode::Legacy => {
+                let mut t = prep_end.max(self.last_data_end);
+                if self.h.cmd23 {
+                    t = self.command(t);
+                }
+                t = self.command(t);
+                let card_t = t + self.card.fw_cmd;
+                let (de, busy_to) = if write {
+                    let (_, de) = self.bus.data(t, len);
+                    (de, self.commit_write(de, lpn, n))
+                } else {
+                    let ready = self.legacy_read(card_t, lpn, n);
+                    let (_, de) = self.bus.data(ready, len);
+                    (de, de)
+                };
+                let mut end = self.bus.busy(de, busy_to);
+                if !self.h.cmd23 {
+                    end = end.max(self.command(de));
+                }
+                end
+            }
+            MmcMode::SwCmdq => {
+                let t = self.command(prep_end); // CMD44
+                let queued = self.command(t); // CMD45
+                let card_t = queued + self.card.fw_cmd;
+                let ready = if write {
+                    (card_t + self.card.wr_task_ready).max(self.wr_free)
+                } else {
+                    self.dev.read(card_t, lpn, n)
+                };
+                // QSR polls between transfers: once DAT is idle.
+                let t0 = queued.max(self.last_data_end);
+                let poll = self.h.cmd_sw + self.bus.p.cmd_ns();
+                let (seen, polls) =
+                    qsr_wait(t0, ready, poll, self.h.poll_budget, self.h.poll_sleep);
+                // The polls hold the CMD line; the host thread prepares and
+                // queues newly arrived requests between polls, so they are
+                // not booked on the host timeline (their software time is
+                // in the poll period).
+                let mut s = t0;
+                let mut last = t0;
+                for _ in 0..polls {
+                    last = self.bus.command(s + self.h.cmd_sw);
+                    s = last.max(s + poll);
+                }
+                self.c.commands += polls;
+                self.c.qsr_polls += polls;
+                let go = self.command(seen.max(last)); // CMD46/47
+                let (ds, de) = self.bus.data(go, len);
+                if self.h.cq_sync_data {
+                    self.host.reserve(ds, de - ds);
+                }
+                self.c.xfers += 1;
+                self.tasks.retain(|&(_, start)| start > ds);
+                self.c.queued_at_xfer +=
+                    self.tasks.iter().filter(|&&(q, _)| q <= ds).count() as u64;
+                self.tasks.push((queued, ds));
+                if write {
+                    // The task is done when its data is in; the card
+                    // commits it in the background and reports the next
+                    // write task ready when the commit has made room.
+                    self.commit_write(de, lpn, n);
+                    de
+                } else {
+                    de
+                }
+            }
+        };
+        self.last_data_end = data_end;
+        self.host.reserve(data_end, self.h.done) + self.h.done
+    }
+}
+
+impl<E> Driver<E> for Mmc {
+    fn disk_name(&self) -> &str {
+        &self.name
+    }
+    fn capacity(&self) -> u64 {
+        self.capacity
+    }
+    fn queue_depth(&self) -> u32 {
+        match self.h.mode {
+            MmcMode::Legacy => 2,
+            MmcMode::SwCmdq => self.card.cmdq_depth,
+        }
+    }
+    fn hw_queues(&self) -> u32 {
+        1
+    }
+    fn can_poll(&self) -> bool {
+        false
+    }
+    fn cpu_costs(&self) -> DriverCpuCosts {
+        self.cpu
+    }
+    fn completion_signal(&self) -> CompletionSignal {
+        CompletionSignal::Interrupt
+    }
+    fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {
+        let at = self.execute(ctx.now(), &rq);
+        ctx.complete(at, rq.tag);
+    }
+    fn on_event(&mut self, _ev: DriverEvent, _ctx: &mut DriverCtx<'_, E>) {
+        unreachable!("the mmc driver books everything at submission")
+    }
+    fn counters(&self) -> serde_json::Value {
+        let ios = (self.c.reads + self.c.writes).max(1) as f64;
+        serde_json::json!({
+            "driver": "mmc",
+            "mode": match self.h.mode { MmcMode::Legacy => "legacy", MmcMode::SwCmdq => "swcmdq" },
+            "reads": self.c.reads,
+            "writes": self.c.writes,
+            "commands": self.c.commands,
+            "qsr_polls": self.c.qsr_polls,
+            "qsr_polls_per_io": self.c.qsr_polls as f64 / ios,
+            "tasks_queued_at_xfer": if self.c.xfers > 0 { self.c.queued_at_xfer as f64 / self.c.xfers as f64 } else { 0.0 },
+            "card_cache_hits": self.c.ra_hits,
+            "card_readahead_reads": self.c.ra_reads,
+            "bus_commands": self.bus.commands,
+            "bus_data_bytes": self.bus.data_bytes,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::FlashParams;
+
+    fn bus() -> EmmcBusParams {
+        EmmcBusParams {
+            clock_hz: 200e6,
+            width: 8,
+            ddr: true,
+            ncr: 8,
+            block_overhead: 18,
+        }
+    }
+
+    fn host(mode: MmcMode) -> MmcHostParams {
+        MmcHostParams {
+            mode,
+            cmd_sw: 3000,
+            prep: 20_000,
+            done: 10_000,
+            cmd23: true,
+            poll_budget: 1_000_000,
+            poll_sleep: 3_000_000,
+            cq_sync_data: false,
+        }
+    }
+
+    fn card() -> CardParams {
+        CardParams {
+            fw_cmd: 5000,
+            cmdq_depth: 32,
+            ra_bytes: 0,
+            ra_min: 16384,
+            wr_task_ready: 10_000,
+            wr_fw: 30_000,
+        }
+    }
+
+    /// Two dies on two channels, 4 KiB pages: LPN 0 and 1 are on different
+    /// dies (prefilled layout stripes over dies).
+    fn mmc(mode: MmcMode) -> Mmc {
+        let fp = FlashParams::small(2, 1, 64, 64);
+        let mut dev = FlashDevice::new(&fp, 1).unwrap();
+        // Warm the card's map cache (one map page covers these LPNs), so
+        // the reads below cost tR + channel only; the dies are idle by T0.
+        dev.read(0, 0, 2);
+        Mmc::new(host(mode), card(), bus(), dev, DriverCpuCosts::default())
+    }
+
+    const T0: Ns = 1_000_000;
+
+    fn rq(tag: u32, lpn: u64) -> DriverRq {
+        DriverRq {
+            tag,
+            ddir: Ddir::Read,
+            offset: lpn * BLOCK,
+            len: 4096,
+            polled: false,
+            cpu: 0,
+        }
+    }
+
+    #[test]
+    fn legacy_4k_read_on_idle_card_is_commands_plus_tr_plus_transfer() {
+        let mut m = mmc(MmcMode::Legacy);
+        let b = bus();
+        let nand_read =
+            m.dev.nand().timing.t_read + m.dev.nand().chan.cmd_ns + m.dev.nand().xfer_ns(4096);
+        let done = m.execute(T0, &rq(0, 0)) - T0;
+        // prep, CMD23 and CMD18 (software + CMD line each), card firmware,
+        // NAND (tR + channel), DAT transfer, completion work.
+        let want = 20_000 + 2 * (3000 + b.cmd_ns()) + 5000 + nand_read + b.data_ns(4096) + 10_000;
+        assert_eq!(done, want);
+        assert_eq!(m.c.commands, 2);
+    }
+
+    #[test]
+    fn queued_reads_on_two_dies_overlap_tr_with_one_transfer() {
+        // Queued: both NAND reads run while the first task transfers.
+        let mut q = mmc(MmcMode::SwCmdq);
+        let a = q.execute(T0, &rq(0, 0));
+        let b = q.execute(T0, &rq(1, 1));
+        // Legacy: the second read's tR starts after the first transfer.
+        let mut l = mmc(MmcMode::Legacy);
+        let la = l.execute(T0, &rq(0, 0));
+        let lb = l.execute(T0, &rq(1, 1));
+        let n = q.dev.nand();
+        let nand = n.timing.t_read + n.chan.cmd_ns + n.xfer_ns(4096);
+        let poll = 3000 + bus().cmd_ns();
+        assert!(a > la, "the first queued read pays the QSR polls");
+        // The second queued read's tR ran during the first transfer: the
+        // queued pair finishes ahead of the legacy pair by its whole NAND
+        // time, less the extra command round trips.
+        assert!(
+            lb - b + 2 * poll >= nand,
+            "queued {b} legacy {lb} nand {nand}"
+        );
+        // Legacy: the second read's NAND time is on its critical path.
+        assert!(lb - la >= nand, "legacy gap {} < nand {nand}", lb - la);
+        // The second task was ready when DAT freed up: a single poll.
+        let first_polls = q.c.qsr_polls - 1;
+        assert!(first_polls > 1);
+    }
+
+    #[test]
+    fn qsr_poll_wait_closed_form() {
+        // Busy polling: polls = ceil(d / p) + 1 and the wait is polls * p, so
+        // the quantization overshoot grows with the poll interval.
+        let d = 100_000;
+        let mut prev = 0;
+        for p in [1_000u64, 3_000, 7_000, 25_000, 60_000] {
+            let (seen, polls) = qsr_wait(0, d, p, u64::MAX, 0);
+            assert_eq!(polls, d.div_ceil(p) + 1);
+            assert_eq!(seen, (d.div_ceil(p) + 1) * p);
+            let overshoot = seen - d;
+            assert!(overshoot >= p && overshoot < 2 * p);
+            assert!(seen >= prev || p < 3_000);
+            prev = seen;
+        }
+        // Already ready: one poll.
+        assert_eq!(qsr_wait(500, 100, 3000, 0, 0), (3500, 1));
+        // Past the budget the loop sleeps between polls.
+        let (seen, polls) = qsr_wait(0, 5_000_000, 10_000, 1_000_000, 2_000_000);
+        // 100 busy polls to 1 ms, then poll+sleep rounds of 2.01 ms: 3.01, 5.02 ms.
+        assert_eq!(polls, 100 + 2 + 1);
+        assert_eq!(seen, 1_000_000 + 2 * 2_010_000 + 10_000);
+    }
+
+    #[test]
+    fn qsr_polling_through_the_driver_grows_with_the_poll_cost() {
+        // Synthetic card: a 4k read whose task is ready tR + channel after
+        // CMD45; the driver's wait after CMD45 is the closed form above.
+        let mut prev = 0;
+        for cmd_sw in [1_000u64, 5_000, 20_000] {
+            let mut m = mmc(MmcMode::SwCmdq);
+            m.h.cmd_sw = cmd_sw;
+            let done = m.execute(T0, &rq(0, 0)) - T0;
+            let b = bus();
+            let poll = cmd_sw + b.cmd_ns();
+            let queued = 20_000 + 2 * poll;
+            let nand =
+                m.dev.nand().timing.t_read + m.dev.nand().chan.cmd_ns + m.dev.nand().xfer_ns(4096);
+            let ready = queued + 5000 + nand;
+            let (seen, polls) = qsr_wait(queued, ready, poll, 1_000_000, 3_000_000);
+            assert_eq!(m.c.qsr_polls, polls);
+            assert_eq!(done, seen + poll + b.data_ns(4096) + 10_000);
+            assert!(done > prev);
+            prev = done;
+        }
+    }
+}

@@ -1,0 +1,54 @@
+"""The swcmdq scenario (eMMC software command queuing) from the installed package."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from flashpath import reproduce as rp
+
+TESTS = (
+    "initial writers",
+    "rewriters",
+    "readers",
+    "re-readers",
+    "random readers",
+    "mixed workload",
+    "random writers",
+)
+
+
+def test_swcmdq_grid_keys_and_held_out_rows():
+    rows = rp.reproduce("swcmdq")
+    out = list(csv.reader(io.StringIO(rp.to_csv(rows))))
+    assert out[0] == ["scenario", "case", "metric", "mode", "simulated", "published"]
+    body = out[1:]
+    # 3 process counts x 2 record sizes x 7 tests x 2 modes.
+    assert len(body) == 84
+    keys = {(r[1], r[2], r[3]) for r in body}
+    for procs in (1, 2, 4):
+        for rec in ("4k", "32k"):
+            for test in TESTS:
+                for mode in ("without", "with"):
+                    key = (f"procs={procs},rec={rec},test={test}", "throughput_kBps", mode)
+                    assert key in keys
+    for r in body:
+        assert float(r[4]) > 0
+        assert (r[5] == "") == r[1].startswith("procs=2,")
+    # Each case reads its own test's throughput (per-case extractor).
+    by = {(r.case, r.mode): r.simulated for r in rows}
+    assert (
+        by[("procs=1,rec=32k,test=readers", "without")]
+        != by[("procs=1,rec=32k,test=random readers", "without")]
+    )
+
+
+def test_swcmdq_multi_process_4k_reads_gain_with_queuing():
+    rows = rp.reproduce("swcmdq")
+    by = {(r.case, r.mode): r.simulated for r in rows}
+    for test in ("readers", "re-readers", "random readers"):
+        case = f"procs=4,rec=4k,test={test}"
+        assert by[(case, "with")] > by[(case, "without")] * 1.1
+        # One process: the QSR read between transfers costs a few percent.
+        one = f"procs=1,rec=4k,test={test}"
+        assert by[(one, "with")] < by[(one, "without")]

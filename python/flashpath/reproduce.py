@@ -480,3 +480,76 @@ def _plot_hpb(rows: list[Row], path: str) -> None:
 
 
 PLOTTERS["hpb"] = _plot_hpb
+
+
+def _plot_devfreq_qos(rows: list[Row], path: str) -> None:
+    """Device (UFS core) clock over time for both modes of each case, with
+    the block layer's PM QoS request held, and the clat min/avg/max per mode
+    against the published values. Per-I/O clat over time is not drawn: the
+    run's JSON carries latency histograms, not a per-I/O log."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cases = sorted({r.case for r in rows})
+    fig, axes = plt.subplots(len(cases), 2, figsize=(12, 3.6 * len(cases)), squeeze=False)
+    colors = {"enabled": "tab:blue", "disabled": "tab:red"}
+    for i, case in enumerate(cases):
+        ax, ax2 = axes[i]
+        seen: set[str] = set()
+        for r in rows:
+            if r.case != case or r.mode in seen:
+                continue
+            seen.add(r.mode)
+            clk = (r.counters or {}).get("driver", {}).get("clk_scaling") or {}
+            trace = clk.get("trace") or []
+            if trace:
+                xs = [t / 1e9 for t, _ in trace]
+                ys = [f / 1e6 for _, f in trace]
+                end = max(xs[-1], 100.0)
+                ax.step(
+                    xs + [end],
+                    ys + [ys[-1]],
+                    where="post",
+                    color=colors.get(r.mode),
+                    label=f"{r.mode}: UFS core clock",
+                )
+            qos = (r.counters or {}).get("dev_freq_qos") or {}
+            for (t_add, _), (t_rm, _) in zip(
+                qos.get("added", []), qos.get("removed", []), strict=False
+            ):
+                ax.axvspan(t_add / 1e9, t_rm / 1e9, color="tab:green", alpha=0.15)
+        ax.set_xlim(0, 100)
+        ax.set_xlabel("time (s); green: PM QoS min-frequency request held")
+        ax.set_ylabel("MHz")
+        ax.set_title(f"devfreq-qos {case}")
+        ax.legend(fontsize=8)
+        metrics = ["clat_min_us", "clat_avg_us", "clat_max_us"]
+        for j, mode in enumerate(("enabled", "disabled")):
+            vals = {r.metric: r for r in rows if r.case == case and r.mode == mode}
+            xs = [k + (j - 0.5) * 0.4 for k in range(len(metrics))]
+            ax2.bar(
+                xs,
+                [vals[m].simulated if m in vals else 0 for m in metrics],
+                width=0.4,
+                color=colors[mode],
+                label=f"{mode} (simulated)",
+            )
+            pub = [
+                (x, vals[m].published)
+                for x, m in zip(xs, metrics, strict=True)
+                if m in vals and vals[m].published is not None
+            ]
+            if pub:
+                px, py = zip(*pub, strict=True)
+                ax2.plot(px, py, "kx", ms=9, mew=2)
+        ax2.set_xticks(range(len(metrics)))
+        ax2.set_xticklabels(metrics)
+        ax2.set_ylabel("us (x: published)")
+        ax2.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+PLOTTERS["devfreq-qos"] = _plot_devfreq_qos

@@ -16,7 +16,7 @@
 //! that becomes runnable there waits until the poller's request completes.
 //! Hybrid polling (`io_poll_delay` >= 0) sleeps on a timer first.
 
-use crate::block::{BlkMq, PollStats, QueueSettings};
+use crate::block::{BlkMq, DevFreqQos, PollStats, QosAction, QueueSettings};
 use crate::dma::bounce::SwiotlbPath;
 use crate::driver::{CompletionSignal, DeviceSignal, Driver, DriverCpuCosts, DriverCtx, DriverRq};
 use crate::host::cpu::{Cpu, HostCosts};
@@ -46,6 +46,8 @@ pub enum Ev {
     Dispatch(u32),
     /// A hybrid poller's sleep timer fired.
     HybridWake(u32),
+    /// Seed 3's `dev_freq_work` (block.dev_freq_timeout_ms).
+    DevFreqWork,
     Device(DeviceSignal),
 }
 
@@ -215,6 +217,8 @@ pub struct Machine {
     pub submitted_ios: u64,
     /// swiotlb bouncing (`swiotlb=...,force`), or direct mapping.
     dma: Option<SwiotlbPath>,
+    dev_freq_qos: DevFreqQos,
+    threads_done: usize,
 }
 
 pub struct MachineParts {
@@ -359,6 +363,11 @@ impl Machine {
             completed_ios: 0,
             submitted_ios: 0,
             dma: parts.dma,
+            dev_freq_qos: DevFreqQos {
+                timeout: parts.settings.dev_freq_timeout,
+                ..DevFreqQos::default()
+            },
+            threads_done: 0,
         }
     }
 
@@ -373,12 +382,26 @@ impl Machine {
             self.cpu_idle(c, 0);
         }
         self.start_wave(0, 0);
+        {
+            let mut ctx = DriverCtx {
+                queue: &mut self.queue,
+                wrap: wrap_device,
+            };
+            self.driver.start(&mut ctx);
+        }
         while let Some((now, ev)) = self.queue.pop() {
+            // Periodic device work (devfreq) does not keep a finished run
+            // alive; the PM QoS work ends by itself (the request drops).
+            let finished = self.threads_done == self.threads.len() && self.rqs.is_empty();
+            if finished && matches!(ev, Ev::Device(DeviceSignal::Driver(_))) {
+                continue;
+            }
             match ev {
                 Ev::Start(t) => self.thread_start(t, now),
                 Ev::Run(t) => self.thread_run(t, now, true),
                 Ev::Submit(t) => self.thread_run(t, now, false),
                 Ev::HybridWake(t) => self.hybrid_wake(t, now),
+                Ev::DevFreqWork => self.dev_freq_work(now),
                 Ev::Dispatch(rq) => self.dispatch(rq, now),
                 Ev::Device(DeviceSignal::Driver(e)) => {
                     let mut ctx = DriverCtx {
@@ -819,7 +842,32 @@ impl Machine {
         self.queue.schedule(resumed, Ev::Run(tid));
     }
 
+    /// Seed 3's `dev_freq_work`: add or drop the disk's MIN_FREQUENCY
+    /// request (at FREQ_QOS_MAX_DEFAULT_VALUE kHz) and tell the driver.
+    fn dev_freq_work(&mut self, now: Ns) {
+        if self.dev_freq_qos.work_at != Some(now) {
+            return;
+        }
+        match self.dev_freq_qos.work(now) {
+            QosAction::Add => self
+                .driver
+                .set_disk_min_freq_qos(Some(crate::device::devfreq::FREQ_QOS_MAX_DEFAULT_VALUE)),
+            QosAction::Remove => self.driver.set_disk_min_freq_qos(None),
+            QosAction::Rearm => {}
+        }
+        if let Some(t) = self.dev_freq_qos.work_at {
+            self.queue.schedule(t, Ev::DevFreqWork);
+        }
+    }
+
     fn dispatch(&mut self, key: u32, now: Ns) {
+        // blk_mq_submit_bio: a READ or REQ_SYNC bio (fio's direct I/O is
+        // REQ_SYNC) records its time for the dev_freq_timeout_ms work.
+        if self.rqs.get(key).unit.ddir != Ddir::Trim {
+            if let Some(at) = self.dev_freq_qos.submit(now) {
+                self.queue.schedule(at, Ev::DevFreqWork);
+            }
+        }
         let rq = self.rqs.get_mut(key);
         let hctx = self.blk.hctx_of_cpu(rq.cpu);
         rq.hctx = hctx as u32;
@@ -1044,6 +1092,7 @@ impl Machine {
         let t = &mut self.threads[tid as usize];
         t.state = State::Done;
         t.end = now;
+        self.threads_done += 1;
         let cpu = t.cpu;
         self.cpus[cpu as usize].runnable -= 1;
         self.cpu_idle(cpu, now);
@@ -1132,7 +1181,7 @@ impl Machine {
                 })
             })
             .collect();
-        let extra = serde_json::json!({
+        let mut extra = serde_json::json!({
             "breakdown_ns_per_io": {
                 "submit": per_io(b.submit_ns),
                 "tag_wait": per_io(b.tag_wait_ns),
@@ -1156,6 +1205,15 @@ impl Machine {
             "jobs": lateness,
             "events": self.queue.events_popped(),
         });
+        if self.dev_freq_qos.timeout > 0 {
+            extra["dev_freq_qos"] = serde_json::json!({
+                "timeout_ns": self.dev_freq_qos.timeout,
+                "adds": self.dev_freq_qos.adds,
+                "removes": self.dev_freq_qos.removes,
+                "added": self.dev_freq_qos.added,
+                "removed": self.dev_freq_qos.removed,
+            });
+        }
         (jobs, self.disk, extra, end)
     }
 }

@@ -18,6 +18,10 @@ pub struct QueueSettings {
     /// nr_requests: tags per hardware queue the block layer will use (the
     /// driver's depth caps it).
     pub nr_requests: u32,
+    /// Seed 3's per-disk `dev_freq_timeout_ms` (0 = off): sync I/O holds a
+    /// MIN_FREQUENCY PM QoS request at the maximum on the disk's device
+    /// until this long without block I/O. Profiles without the key: off.
+    pub dev_freq_timeout: crate::sim::Ns,
 }
 
 impl QueueSettings {
@@ -36,6 +40,11 @@ impl QueueSettings {
             io_poll: p.flag("block.io_poll")?,
             io_poll_delay: delay,
             nr_requests: p.count("block.nr_requests")? as u32,
+            dev_freq_timeout: if p.has("block.dev_freq_timeout_ms") {
+                p.ns("block.dev_freq_timeout_ms")?
+            } else {
+                0
+            },
         })
     }
 }
@@ -199,5 +208,101 @@ mod tests {
         assert!(b.get_tag(0, 14));
         assert!(b.get_tag(0, 15));
         assert!(!b.get_tag(0, 16));
+    }
+}
+
+/// The state of seed 3's per-queue frequency request (patch 2/3:
+/// `blk_mq_submit_bio` records `last_active`; `dev_freq_work` adds the
+/// MIN_FREQUENCY request at FREQ_QOS_MAX_DEFAULT_VALUE when idle, and
+/// removes it once `timeout` has passed without I/O, re-arming otherwise).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DevFreqQos {
+    pub timeout: crate::sim::Ns,
+    /// PM_QOS_ACTIVE (false: idle) / FREQ_SET (true).
+    pub set: bool,
+    pub last_active: crate::sim::Ns,
+    /// When `dev_freq_work` is queued to run.
+    pub work_at: Option<crate::sim::Ns>,
+    pub adds: u64,
+    pub removes: u64,
+    /// (time, last_active) of every add and removal, for tests and plots.
+    pub added: Vec<(crate::sim::Ns, crate::sim::Ns)>,
+    pub removed: Vec<(crate::sim::Ns, crate::sim::Ns)>,
+}
+
+/// What `dev_freq_work` did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QosAction {
+    Add,
+    Remove,
+    Rearm,
+}
+
+impl DevFreqQos {
+    /// A REQ_SYNC or READ bio is submitted at `now`: returns when the work
+    /// must run if it has to be queued now (state idle, not queued).
+    pub fn submit(&mut self, now: crate::sim::Ns) -> Option<crate::sim::Ns> {
+        if self.timeout == 0 {
+            return None;
+        }
+        self.last_active = now;
+        if !self.set && self.work_at.is_none() {
+            self.work_at = Some(now);
+            return Some(now);
+        }
+        None
+    }
+
+    /// `dev_freq_work` runs at `now`; on `Rearm` and `Add` it is queued
+    /// again at `work_at`.
+    pub fn work(&mut self, now: crate::sim::Ns) -> QosAction {
+        self.work_at = None;
+        if !self.set {
+            self.set = true;
+            self.adds += 1;
+            self.added.push((now, self.last_active));
+            self.work_at = Some(self.last_active + self.timeout);
+            return QosAction::Add;
+        }
+        let expiry = self.last_active + self.timeout;
+        if now >= expiry {
+            self.set = false;
+            self.removes += 1;
+            self.removed.push((now, self.last_active));
+            QosAction::Remove
+        } else {
+            self.work_at = Some(expiry);
+            QosAction::Rearm
+        }
+    }
+}
+
+#[cfg(test)]
+mod devfreq_qos_tests {
+    use super::*;
+
+    #[test]
+    fn request_added_at_once_and_dropped_exactly_timeout_after_last_io() {
+        let ms = 1_000_000;
+        let mut q = DevFreqQos {
+            timeout: 30 * ms,
+            ..DevFreqQos::default()
+        };
+        assert_eq!(q.submit(5 * ms), Some(5 * ms));
+        assert_eq!(q.work(5 * ms), QosAction::Add);
+        assert_eq!(q.work_at, Some(35 * ms));
+        // More I/O every 6.25 ms: no new work while the request is set.
+        let mut t = 5 * ms;
+        for _ in 0..10 {
+            t += 6_250_000;
+            assert_eq!(q.submit(t), None);
+        }
+        assert_eq!(q.work(35 * ms), QosAction::Rearm);
+        assert_eq!(q.work_at, Some(t + 30 * ms));
+        assert_eq!(q.work(t + 30 * ms), QosAction::Remove);
+        assert!(!q.set);
+        // Off: nothing happens.
+        let mut off = DevFreqQos::default();
+        assert_eq!(off.submit(1), None);
     }
 }

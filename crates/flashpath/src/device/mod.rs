@@ -32,6 +32,7 @@
 //! stats() -> &FtlStats, reset_stats(), memory() -> MemoryUse
 //! ```
 
+pub mod devfreq;
 pub mod ftl;
 pub mod nand;
 

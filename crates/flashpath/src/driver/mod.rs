@@ -123,4 +123,9 @@ pub trait Driver<E> {
     fn irq_delay(&self) -> Ns {
         0
     }
+    /// The MIN_FREQUENCY PM QoS request on the disk's request-queue device
+    /// changed (kHz; `None` = removed): block-layer dev_freq_timeout_ms.
+    fn set_disk_min_freq_qos(&mut self, _khz: Option<u64>) {}
+    /// The machine starts: schedule the driver's own periodic work.
+    fn start(&mut self, _ctx: &mut DriverCtx<'_, E>) {}
 }

@@ -17,6 +17,7 @@
 
 use super::ufshpb::{Hpb, HpbMode, HpbParams, HpbRsp, Prep};
 use super::{CompletionSignal, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
+use crate::device::devfreq::{DevStatus, Devfreq, SimpleOndemand, TimerKind};
 use crate::device::nand::Timeline;
 use crate::device::{CellTiming, ChannelParams, FlashDevice, FlashParams, GcPolicy, Geometry};
 use crate::error::{InputError, Result};
@@ -29,6 +30,10 @@ const EV_RSP: u32 = 0;
 const EV_MAP_WORK: u32 = 1;
 const EV_MAP_DONE: u32 = 2;
 const EV_MAP_READY: u32 = 3;
+/// A request's completion under clock scaling (busy accounting first).
+const EV_DONE: u32 = 4;
+/// A devfreq monitor evaluation (`id` = its generation, to drop stale ones).
+const EV_DEVFREQ: u32 = 5;
 
 const BLOCK: u64 = 4096;
 
@@ -112,6 +117,69 @@ pub struct Ufs {
     issued: Vec<(u32, u32)>,
     deferred: Vec<(DriverRq, Ns)>,
     c: Counters,
+    /// ufshcd clock scaling with devfreq (`UFSHCD_CAP_CLK_SCALING`).
+    pub clk: Option<ClkScaling>,
+}
+
+/// `hba->clk_scaling` plus the devfreq instance and clock gating.
+pub struct ClkScaling {
+    pub df: Devfreq,
+    /// `clk_scaling.min_gear`: the HS gear on scale-down.
+    pub min_gear: u32,
+    /// The gear restored on scale-up (the negotiated one).
+    pub max_gear: u32,
+    /// The link's gear at start (min_gear when starting at the min clock).
+    pub initial_gear: u32,
+    /// `ufshcd_devfreq_scale`: quiesce, clock change, power mode change.
+    pub scale_cost: Ns,
+    /// `clk_scaling.suspend_on_no_request` (Qualcomm sets it).
+    pub suspend_on_no_request: bool,
+    pub active_reqs: u32,
+    /// `window_start_t` (None = 0), `busy_start_t`, `tot_busy_t` (ns).
+    window_start: Option<Ns>,
+    busy_start: Option<Ns>,
+    tot_busy: Ns,
+    /// `clk_scaling.is_suspended`.
+    pub is_suspended: bool,
+    /// The evaluation generation the pending EV_DEVFREQ carries.
+    gen: u32,
+    /// MIN_FREQUENCY PM QoS value of the disk's request-queue device
+    /// (kHz), set by the block layer's dev_freq_timeout_ms work.
+    pub disk_qos_min_khz: Option<u64>,
+    /// A scaling in progress blocks new commands until then.
+    busy_until: Ns,
+    /// Clock gating: `clk_gating.delay_ms` of idleness gates the clocks;
+    /// the next command pays `ungate` (clocks on, hibern8 exit).
+    pub gating_delay: Ns,
+    pub ungate: Ns,
+    idle_since: Ns,
+    pub gatings: u64,
+    /// (time, Hz) of every frequency change, for plots.
+    pub trace: Vec<(Ns, u64)>,
+    /// Times devfreq monitoring resumed (first request after a suspend).
+    pub resumes: Vec<Ns>,
+}
+
+impl ClkScaling {
+    /// `ufshcd_devfreq_get_dev_status` at `now` (times in us as the kernel).
+    fn get_dev_status(&mut self, now: Ns) -> DevStatus {
+        let mut stat = DevStatus {
+            current_frequency: self.df.cur_freq,
+            ..DevStatus::default()
+        };
+        if let Some(ws) = self.window_start {
+            if let Some(bs) = self.busy_start {
+                self.tot_busy += now - bs;
+                self.busy_start = Some(now);
+            }
+            stat.total_time = (now - ws) / 1000;
+            stat.busy_time = self.tot_busy / 1000;
+        }
+        self.window_start = Some(now);
+        self.tot_busy = 0;
+        self.busy_start = (self.active_reqs > 0).then_some(now);
+        stat
+    }
 }
 
 impl Ufs {
@@ -189,14 +257,133 @@ impl Ufs {
             issued: Vec::new(),
             deferred: Vec::new(),
             c: Counters::default(),
-        })
+            clk: None,
+        }
+        .with_clk_scaling(clk_scaling_from_profile(p, lp.gear)?))
+    }
+
+    fn with_clk_scaling(mut self, clk: Option<ClkScaling>) -> Ufs {
+        if let Some(c) = &clk {
+            self.link.set_gear(c.initial_gear);
+        }
+        self.clk = clk;
+        self
+    }
+
+    /// Controller-side time at the current clock: ns given at the maximum
+    /// clock, stretched by max/cur (the host controller's work scales with
+    /// its core clock).
+    fn at_clock(&self, ns: Ns) -> Ns {
+        match &self.clk {
+            Some(c) if c.df.cur_freq > 0 => {
+                (u128::from(ns) * u128::from(c.df.max_opp()) / u128::from(c.df.cur_freq)) as Ns
+            }
+            _ => ns,
+        }
+    }
+
+    /// `ufshcd_clk_scaling_start_busy` and clock ungating at submission;
+    /// returns when the command may start.
+    fn start_busy(&mut self, now: Ns, ctx: &mut DriverCtx<'_, impl Sized>) -> Ns {
+        let Some(c) = &mut self.clk else {
+            return now;
+        };
+        let mut at = now.max(c.busy_until);
+        if c.active_reqs == 0 && c.gating_delay > 0 && now >= c.idle_since + c.gating_delay {
+            c.gatings += 1;
+            at += c.ungate;
+        }
+        let first = c.active_reqs == 0;
+        c.active_reqs += 1;
+        if first && c.is_suspended {
+            // resume_work -> devfreq_resume_device -> monitor_resume.
+            c.is_suspended = false;
+            c.df.resume(now);
+            c.resumes.push(now);
+            c.gen += 1;
+            if let Some(t) = c.df.next_eval {
+                ctx.schedule(
+                    t,
+                    DriverEvent {
+                        kind: EV_DEVFREQ,
+                        id: c.gen,
+                    },
+                );
+            }
+        }
+        if c.window_start.is_none() {
+            c.window_start = Some(now);
+            c.tot_busy = 0;
+            c.busy_start = None;
+        }
+        if c.busy_start.is_none() {
+            c.busy_start = Some(now);
+        }
+        at
+    }
+
+    /// `ufshcd_clk_scaling_update_busy` at a completion.
+    fn end_busy(&mut self, now: Ns) {
+        if let Some(c) = &mut self.clk {
+            c.active_reqs -= 1;
+            if c.active_reqs == 0 {
+                if let Some(bs) = c.busy_start.take() {
+                    c.tot_busy += now - bs;
+                }
+                c.idle_since = now;
+            }
+        }
+    }
+
+    /// One devfreq evaluation: `update_devfreq` -> `ufshcd_devfreq_target`.
+    fn devfreq_eval(&mut self, now: Ns, ctx: &mut DriverCtx<'_, impl Sized>) {
+        let Some(c) = &mut self.clk else { return };
+        let stat = c.get_dev_status(now);
+        let mut freq = c.df.evaluate(now, stat);
+        let max = c.df.max_opp();
+        // Seed 3: a disk's MIN_FREQUENCY request above the max clock
+        // forces the max clock.
+        if c.disk_qos_min_khz
+            .is_some_and(|k| k.saturating_mul(1000) >= max)
+        {
+            freq = max;
+        }
+        let scale_up = freq == max;
+        if !scale_up {
+            freq = c.df.min_opp();
+        }
+        if freq != c.df.cur_freq {
+            let start = now.max(c.busy_until);
+            c.busy_until = start + c.scale_cost;
+            c.df.set_cur(freq);
+            c.trace.push((start, freq));
+            let gear = if scale_up { c.max_gear } else { c.min_gear };
+            self.link.set_gear(gear);
+        }
+        let c = self.clk.as_mut().unwrap();
+        if c.active_reqs == 0 && (!scale_up || c.suspend_on_no_request) {
+            // suspend_work: window_start_t = 0, devfreq_suspend_device.
+            c.is_suspended = true;
+            c.window_start = None;
+            c.df.suspend();
+        }
+        if let Some(t) = c.df.next_eval {
+            ctx.schedule(
+                t,
+                DriverEvent {
+                    kind: EV_DEVFREQ,
+                    id: c.gen,
+                },
+            );
+        }
     }
 
     /// A command's way to the device: doorbell, COMMAND UPIU, firmware.
     fn command(&mut self, now: Ns) -> Ns {
         self.link.prune(now);
         self.fw.prune(now);
-        let arrived = self.link.send_down(now + self.doorbell, UPIU_HEADER_BYTES);
+        let doorbell = self.at_clock(self.doorbell);
+        let arrived = self.link.send_down(now + doorbell, UPIU_HEADER_BYTES);
         self.fw.reserve(arrived, self.fw_cmd) + self.fw_cmd
     }
 
@@ -286,7 +473,15 @@ impl Ufs {
     }
 
     fn post(&mut self, at: Ns, rsp: HpbRsp, tag: u32, ctx: &mut DriverCtx<'_, impl Sized>) {
-        if rsp.is_empty() {
+        if rsp.is_empty() && self.clk.is_some() {
+            ctx.schedule(
+                at,
+                DriverEvent {
+                    kind: EV_DONE,
+                    id: tag,
+                },
+            );
+        } else if rsp.is_empty() {
             ctx.complete(at, tag);
         } else {
             self.c.rsp_with_hpb += 1;
@@ -354,7 +549,8 @@ impl<E> Driver<E> for Ufs {
         CompletionSignal::Interrupt
     }
     fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {
-        match self.execute(ctx.now(), &rq) {
+        let start = self.start_busy(ctx.now(), ctx);
+        match self.execute(start, &rq) {
             Some((at, rsp)) => self.post(at, rsp, rq.tag, ctx),
             None => {
                 let &(_, ready) = self.deferred.last().unwrap();
@@ -379,6 +575,7 @@ impl<E> Driver<E> for Ufs {
                     .expect("response of a known request");
                 let (tag, rsp) = self.pending_rsp.swap_remove(i);
                 self.hpb.as_mut().unwrap().host_rsp(&rsp);
+                self.end_busy(now);
                 if !self.map_work_queued {
                     self.map_work_queued = true;
                     ctx.schedule(
@@ -432,7 +629,38 @@ impl<E> Driver<E> for Ufs {
                     .collect();
                 h.map_loaded(rgn, srgn, ppns);
             }
+            EV_DONE => {
+                self.end_busy(now);
+                ctx.complete(now, ev.id);
+            }
+            EV_DEVFREQ => {
+                if self
+                    .clk
+                    .as_ref()
+                    .is_some_and(|c| c.gen == ev.id && c.df.next_eval == Some(now))
+                {
+                    self.devfreq_eval(now, ctx);
+                }
+            }
             _ => unreachable!("unknown UFS event"),
+        }
+    }
+    fn set_disk_min_freq_qos(&mut self, khz: Option<u64>) {
+        if let Some(c) = &mut self.clk {
+            c.disk_qos_min_khz = khz;
+        }
+    }
+    fn start(&mut self, ctx: &mut DriverCtx<'_, E>) {
+        if let Some(c) = &self.clk {
+            if let Some(t) = c.df.next_eval {
+                ctx.schedule(
+                    t,
+                    DriverEvent {
+                        kind: EV_DEVFREQ,
+                        id: c.gen,
+                    },
+                );
+            }
         }
     }
     fn counters(&self) -> serde_json::Value {
@@ -459,6 +687,16 @@ impl<E> Driver<E> for Ufs {
             },
             "hpb": serde_json::Value::Null,
         });
+        if let Some(c) = &self.clk {
+            v["clk_scaling"] = serde_json::json!({
+                "evaluations": c.df.evaluations,
+                "transitions": c.df.transitions,
+                "gatings": c.gatings,
+                "cur_freq_hz": c.df.cur_freq,
+                "trace": c.trace.iter().map(|&(t, f)| [t, f]).collect::<Vec<_>>(),
+                "resumes": c.resumes,
+            });
+        }
         if let Some(h) = &self.hpb {
             let st = h.stats;
             v["hpb"] = serde_json::json!({
@@ -482,4 +720,80 @@ impl<E> Driver<E> for Ufs {
         }
         v
     }
+}
+
+/// `ufs.clk_scaling.*` and `ufs.clk_gating.*` when the profile has them
+/// (clock scaling off otherwise, as on a controller without
+/// UFSHCD_CAP_CLK_SCALING).
+fn clk_scaling_from_profile(p: &Profile, gear: u32) -> Result<Option<ClkScaling>> {
+    if !p.has("ufs.clk_scaling.enabled") || !p.flag("ufs.clk_scaling.enabled")? {
+        return Ok(None);
+    }
+    let k = |s: &str| format!("ufs.clk_scaling.{s}");
+    let bad = |m: &str| InputError::new(profile_file(p), None, m);
+    let mut opps: Vec<u64> = p
+        .list(&k("freqs"), "frequency")?
+        .into_iter()
+        .map(|f| f.round() as u64)
+        .collect();
+    opps.sort_unstable();
+    opps.dedup();
+    if opps.is_empty() || opps[0] == 0 {
+        return Err(bad(
+            "ufs.clk_scaling.freqs needs at least one non-zero frequency",
+        ));
+    }
+    let timer = match p.choice(&k("timer"), &["delayed", "deferrable"])?.as_str() {
+        "delayed" => TimerKind::Delayed,
+        _ => {
+            return Err(bad(
+                "ufs.clk_scaling.timer=deferrable is not modelled yet for UFS (the machine does not tell the driver when its CPU wakes); use delayed",
+            ))
+        }
+    };
+    let governor = SimpleOndemand {
+        upthreshold: p.count(&k("upthreshold"))?,
+        downdifferential: p.count(&k("downdifferential"))?,
+    };
+    if governor.upthreshold > 100 || governor.upthreshold < governor.downdifferential {
+        return Err(bad("need downdifferential <= upthreshold <= 100"));
+    }
+    let min_gear = p.count(&k("min_gear"))? as u32;
+    if !(1..=gear).contains(&min_gear) {
+        return Err(bad("ufs.clk_scaling.min_gear must be 1..ufs.link.gear"));
+    }
+    let max = *opps.last().unwrap();
+    let polling = p.ns(&k("polling"))?;
+    let min = opps[0];
+    let initial = match p.choice(&k("initial"), &["min", "max"])?.as_str() {
+        "min" => min,
+        _ => max,
+    };
+    let mut df = Devfreq::new(opps, governor, polling, timer, initial, 0);
+    // ufshcd_devfreq_init: the monitor starts with the device; ufshcd
+    // suspends it until the first request (clk_scaling.is_suspended).
+    df.suspend();
+    let link_gear = if initial == max { gear } else { min_gear };
+    Ok(Some(ClkScaling {
+        df,
+        min_gear,
+        initial_gear: link_gear,
+        max_gear: gear,
+        scale_cost: p.ns(&k("scale_cost"))?,
+        suspend_on_no_request: p.flag(&k("suspend_on_no_request"))?,
+        active_reqs: 0,
+        window_start: None,
+        busy_start: None,
+        tot_busy: 0,
+        is_suspended: true,
+        gen: 0,
+        disk_qos_min_khz: None,
+        busy_until: 0,
+        gating_delay: p.ns("ufs.clk_gating.delay")?,
+        ungate: p.ns("ufs.clk_gating.ungate")?,
+        idle_since: 0,
+        gatings: 0,
+        trace: vec![(0, initial)],
+        resumes: Vec::new(),
+    }))
 }

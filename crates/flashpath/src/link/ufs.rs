@@ -141,6 +141,14 @@ impl UfsLink {
         self.up.reserve(at, d) + d
     }
 
+    /// A power mode change to HS gear `gear` (clock scaling).
+    pub fn set_gear(&mut self, gear: u32) {
+        if gear != self.p.gear {
+            self.p.gear = gear;
+            self.memo = [(u64::MAX, 0); 4];
+        }
+    }
+
     pub fn prune(&mut self, now: Ns) {
         self.down.prune(now);
         self.up.prune(now);

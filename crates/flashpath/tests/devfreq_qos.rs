@@ -1,0 +1,170 @@
+//! Issue 6: UFS clock scaling with devfreq and seed 3's block-layer
+//! `dev_freq_timeout_ms`, end to end through the machine.
+
+use flashpath::run::run_file;
+use std::io::Write;
+
+/// Case 1's job (rate=10ms, 10 MiB/s) shortened to `jobs` jobs.
+fn job(rate: &str, jobs: u32, runtime_s: u32) -> tempfile_path::Path {
+    let mut g = format!(
+        "[global]\nfilename=/dev/sda\nsize=1G\nrw=randread\nbs=64k\niodepth=1\ntime_based\n\
+         runtime={runtime_s}\nioengine=libaio\ndirect=1\ncpus_allowed=3\nrate={rate}\n"
+    );
+    for i in 0..jobs {
+        g += &format!("\n[job{}]\nstartdelay={}\n", i + 1, 2 * runtime_s * i);
+    }
+    tempfile_path::Path::with(&g)
+}
+
+mod tempfile_path {
+    use super::Write;
+    pub struct Path(pub std::path::PathBuf);
+    impl Path {
+        pub fn with(text: &str) -> Path {
+            use std::sync::atomic::{AtomicU32, Ordering};
+            static N: AtomicU32 = AtomicU32::new(0);
+            let p = std::env::temp_dir().join(format!(
+                "flashpath-devfreq-{}-{}.fio",
+                std::process::id(),
+                N.fetch_add(1, Ordering::Relaxed)
+            ));
+            std::fs::File::create(&p)
+                .unwrap()
+                .write_all(text.as_bytes())
+                .unwrap();
+            Path(p)
+        }
+    }
+    impl Drop for Path {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+}
+
+struct Clat {
+    min: f64,
+    max: f64,
+    mean: f64,
+    n: u64,
+    counters: serde_json::Value,
+}
+
+fn run(path: &tempfile_path::Path, sets: &[&str]) -> Clat {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let out = run_file(&path.0, "ufs41-snapdragon", &sets, 1).unwrap();
+    let mut min = u64::MAX;
+    let mut max = 0;
+    let (mut sum, mut n) = (0.0, 0);
+    for j in &out.result.jobs {
+        let c = &j.dirs[0].clat.stat;
+        if c.samples == 0 {
+            continue;
+        }
+        min = min.min(c.min);
+        max = max.max(c.max);
+        sum += c.mean() * c.samples as f64;
+        n += c.samples;
+    }
+    Clat {
+        min: min as f64 / 1e3,
+        max: max as f64 / 1e3,
+        mean: sum / n as f64 / 1e3,
+        n,
+        counters: out.result.flashpath.clone(),
+    }
+}
+
+#[test]
+fn knob_on_gives_lower_clat_than_off_for_intermittent_reads() {
+    let p = job("10ms", 2, 2);
+    let on = run(&p, &["block.dev_freq_timeout_ms=30"]);
+    let off = run(&p, &["block.dev_freq_timeout_ms=0"]);
+    eprintln!(
+        "on: min {:.1} max {:.1} avg {:.1} n {}; off: min {:.1} max {:.1} avg {:.1} n {}",
+        on.min, on.max, on.mean, on.n, off.min, off.max, off.mean, off.n
+    );
+    assert!(on.n > 500 && off.n > 500);
+    assert!(on.mean < off.mean, "the knob must lower the mean clat");
+    assert!(on.min < off.min, "with the knob reads run at the max clock");
+    eprintln!("{}", clk(&on));
+    assert!(clk(&on)["transitions"].as_u64().unwrap() >= 1);
+}
+
+#[test]
+fn service_time_is_monotone_in_the_clock() {
+    // One job, clock pinned by the initial state and a governor that never
+    // moves it (polling 0 = no monitor): min < max clock never serves faster.
+    let p = job("10ms", 1, 1);
+    let lo = run(
+        &p,
+        &["ufs.clk_scaling.initial=min", "ufs.clk_scaling.polling=0"],
+    );
+    let hi = run(
+        &p,
+        &["ufs.clk_scaling.initial=max", "ufs.clk_scaling.polling=0"],
+    );
+    eprintln!("lo {:.1} hi {:.1}", lo.min, hi.min);
+    assert!(hi.min < lo.min && hi.mean < lo.mean);
+}
+
+fn clk(c: &Clat) -> serde_json::Value {
+    c.counters["driver"]["clk_scaling"].clone()
+}
+
+fn pairs(v: &serde_json::Value) -> Vec<(u64, u64)> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p[0].as_u64().unwrap(), p[1].as_u64().unwrap()))
+        .collect()
+}
+
+const MS: u64 = 1_000_000;
+
+#[test]
+fn knob_max_clock_from_the_next_evaluation_and_request_drops_timeout_after_last_io() {
+    // One 1-s job of intermittent reads at the min clock, knob at 30 ms.
+    let p = job("10ms", 1, 1);
+    let on = run(&p, &["block.dev_freq_timeout_ms=30"]);
+    let c = clk(&on);
+    let trace = pairs(&c["trace"]);
+    let resumes: Vec<u64> = c["resumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    // Starts at 75 MHz; the first read resumes monitoring; the request is
+    // added at once but sits on the disk's device, so devfreq's notifier
+    // does not fire: the clock goes up at the next evaluation, exactly
+    // polling_ms (60 ms) after the resume, and never comes down.
+    assert_eq!(trace[0], (0, 75_000_000));
+    assert_eq!(trace.len(), 2, "{trace:?}");
+    assert_eq!(trace[1], (resumes[0] + 60 * MS, 300_000_000));
+    let q = &on.counters["dev_freq_qos"];
+    let added = pairs(&q["added"]);
+    let removed = pairs(&q["removed"]);
+    assert_eq!(added.len(), 1);
+    assert!(added[0].0 < resumes[0] + 60 * MS);
+    // Removed exactly dev_freq_timeout_ms after the last I/O's submission.
+    assert_eq!(removed.len(), 1);
+    assert_eq!(removed[0].0, removed[0].1 + 30 * MS);
+    // Without the knob the clock stays at the minimum: every evaluation
+    // sees a few percent busy.
+    let off = run(&p, &["block.dev_freq_timeout_ms=0"]);
+    assert_eq!(pairs(&clk(&off)["trace"]), vec![(0, 75_000_000)]);
+}
+
+#[test]
+fn continuous_load_from_idle_scales_up_at_the_first_evaluation() {
+    // rate=0: QD1 back to back. The device is busy from the first request
+    // to the last completion, i.e. all but the host's share of each I/O,
+    // well above upthreshold 70%: the first window (from the resume) is
+    // enough, so the max clock comes exactly polling_ms after the resume.
+    let p = job("0ms", 1, 1);
+    let c = clk(&run(&p, &["block.dev_freq_timeout_ms=0"]));
+    let trace = pairs(&c["trace"]);
+    let r0 = c["resumes"][0].as_u64().unwrap();
+    assert_eq!(trace[1], (r0 + 60 * MS, 300_000_000), "{trace:?}");
+}

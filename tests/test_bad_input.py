@@ -42,6 +42,14 @@ CASES = [
     ("override not key=value", GOOD, ["--set", "device.completion_nsec"], ["--set", "key=value"]),
     ("bad output format", GOOD, ["--output-format", "jsonn"], ["jsonn"]),
     (
+        # The real fio on kernel 6.18 ends this job with err=95
+        # (fixtures/fio/real-runs/iouring-hipri).
+        "hipri without a poll queue",
+        "[j]\nioengine=io_uring\nhipri\ndirect=1\nrw=randread\nsize=1m\n",
+        ["--set", "block.io_poll=0"],
+        ["job.fio:1", "EOPNOTSUPP", "err=95"],
+    ),
+    (
         "too big for the device",
         "[j]\nioengine=psync\ndirect=1\nsize=900g\n",
         [],

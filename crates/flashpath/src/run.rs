@@ -285,6 +285,42 @@ fn check_modelled(jobs: &JobFile) -> Result<()> {
     Ok(())
 }
 
+/// A polled submission (hipri with pvsync2's RWF_HIPRI or io_uring's
+/// IOPOLL) on a queue that cannot poll: kernels with the poll-queue check in
+/// submit_bio_noacct fail every such I/O with EOPNOTSUPP, and fio stops the
+/// job with err=95 (the real run in fixtures/fio/real-runs/iouring-hipri).
+/// flashpath refuses the job up front rather than simulate a run of errors.
+fn check_polled(jobs: &JobFile, settings: &QueueSettings, driver_can_poll: bool) -> Result<()> {
+    use crate::workload::fio::IoEngine;
+    if !settings.polled_without_poll_fails || (settings.io_poll && driver_can_poll) {
+        return Ok(());
+    }
+    let polled = |spec: &&JobSpec| {
+        spec.hipri && matches!(spec.ioengine, IoEngine::Pvsync2 | IoEngine::IoUring)
+    };
+    match jobs.jobs.iter().find(polled) {
+        None => Ok(()),
+        Some(spec) => {
+            let why = if driver_can_poll {
+                "the queue has io_poll=0 (set block.io_poll=1)"
+            } else {
+                "this device's driver has no poll queues"
+            };
+            Err(InputError::new(
+                jobs.path.clone(),
+                Some(spec.line),
+                format!(
+                    "job '{}': hipri asks for polled completion but {why}; this host's kernel \
+                     fails such I/O with EOPNOTSUPP (fio: err=95, Operation not supported) \
+                     (block.polled_without_poll_queue=eopnotsupp); drop hipri or set that key \
+                     to 'interrupt' for a kernel without the check",
+                    spec.name
+                ),
+            ))
+        }
+    }
+}
+
 pub type SourceFactory<'a> = &'a dyn Fn(&JobSpec, u64, u64, u64, u32) -> Box<dyn IoSource>;
 
 /// Run a parsed job file on a loaded profile.
@@ -303,6 +339,7 @@ pub fn run_jobs(
     let driver = build_driver(profile)?;
     let dma = crate::dma::bounce::SwiotlbPath::from_profile(profile, cpus.len() as u32)?;
     profile.check_all_read()?;
+    check_polled(jobs, &settings, driver.can_poll())?;
     let regions = layout(jobs, driver.capacity())?;
     let ncpus = cpus.len() as u32;
     let mut plans = Vec::new();

@@ -58,7 +58,7 @@ fn polled_latency_is_device_plus_submit_path_plus_at_most_one_poll() {
 /// Interrupt latency = shared path + exit latency of the state the
 /// governor chose + IRQ entry and handler + wake-up + context switch.
 fn irq_case(overrides: &[&str], expect_exit_max: u64) {
-    let out = run(READER, overrides);
+    let out = run(&READER.replace("hipri\n", ""), overrides);
     let d = &out.result.jobs[0].dirs[0];
     let clat = &d.clat.stat;
     let base = shared_path()
@@ -168,5 +168,39 @@ fn spinning_poller_on_a_shared_core_delays_the_other_job_by_its_spin() {
         (with - (base + waited / n)).abs() < 1.0,
         "{with} vs {base} + {}",
         waited / n
+    );
+}
+
+/// hipri on a queue without polling: a kernel with the poll-queue check
+/// (the nullblk host's recent kernel) fails the I/O with EOPNOTSUPP, so the
+/// job is refused by name and line; a kernel without it clears REQ_POLLED
+/// and the reads complete by interrupt, exactly as reads without hipri.
+#[test]
+fn hipri_without_a_poll_queue_fails_or_falls_back_as_the_kernel_does() {
+    let mut p = Profile::load("nullblk").unwrap();
+    p.apply_override("block.io_poll=0").unwrap();
+    let jobs = parse_job_str("t.fio", READER, Path::new("."), &parse_context(&p).unwrap()).unwrap();
+    let err = match run_jobs(&jobs, &p, 1, &fio_source) {
+        Ok(_) => panic!("hipri on io_poll=0 ran on a kernel that fails it"),
+        Err(e) => e.to_string(),
+    };
+    assert!(err.contains("t.fio") && err.contains("job 'r'"), "{err}");
+    assert!(
+        err.contains("EOPNOTSUPP") && err.contains("io_poll=0"),
+        "{err}"
+    );
+    let old_kernel = [
+        "block.io_poll=0",
+        "block.polled_without_poll_queue=interrupt",
+    ];
+    let with_hipri = run(READER, &old_kernel);
+    let without = run(&READER.replace("hipri\n", ""), &old_kernel);
+    let (a, b) = (&with_hipri.result.jobs[0], &without.result.jobs[0]);
+    assert_eq!(a.dirs[0].clat.stat.samples, 2000);
+    assert_eq!(a.dirs[0].clat.stat.mean(), b.dirs[0].clat.stat.mean());
+    assert!(
+        a.ctx > 0,
+        "interrupt completion sleeps and wakes: {}",
+        a.ctx
     );
 }

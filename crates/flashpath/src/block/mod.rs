@@ -22,6 +22,12 @@ pub struct QueueSettings {
     /// MIN_FREQUENCY PM QoS request at the maximum on the disk's device
     /// until this long without block I/O. Profiles without the key: off.
     pub dev_freq_timeout: crate::sim::Ns,
+    /// What the kernel does with a polled (REQ_POLLED) submission on a
+    /// queue that cannot poll: `true` ends it with EOPNOTSUPP, as
+    /// submit_bio_noacct does since the 2024 poll-queue check
+    /// (block/blk-core.c, `goto not_supported`); `false` clears the flag
+    /// and completes it by interrupt, as older kernels did.
+    pub polled_without_poll_fails: bool,
 }
 
 impl QueueSettings {
@@ -45,6 +51,10 @@ impl QueueSettings {
             } else {
                 0
             },
+            polled_without_poll_fails: p.choice(
+                "block.polled_without_poll_queue",
+                &["interrupt", "eopnotsupp"],
+            )? == "eopnotsupp",
         })
     }
 }

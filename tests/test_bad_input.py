@@ -24,9 +24,21 @@ CASES = [
     ("option before section", "rw=read\n[j]\nsize=1m\n", [], ["job.fio:1"]),
     (
         "unmodelled option",
-        "[j]\nioengine=psync\ndirect=1\nsize=1m\nread_iolog=x.log\n",
+        "[j]\nioengine=psync\ndirect=1\nsize=1m\nmerge_blktrace_file=x.log\n",
         [],
-        ["job.fio:5", "read_iolog"],
+        ["job.fio:5", "merge_blktrace_file"],
+    ),
+    (
+        "missing iolog",
+        "[j]\nioengine=libaio\ndirect=1\nread_iolog=nothere.iolog\n",
+        [],
+        ["job.fio:1", "read_iolog=nothere.iolog", "cannot read"],
+    ),
+    (
+        "iolog with time_based",
+        "[j]\nioengine=libaio\ndirect=1\nread_iolog=nothere.iolog\ntime_based\nruntime=1\n",
+        [],
+        ["job.fio:1", "time_based with read_iolog"],
     ),
     ("buffered io", "[j]\nioengine=psync\nrw=read\nsize=1m\n", [], ["job.fio:1", "page cache"]),
     ("no size", "[j]\nioengine=psync\ndirect=1\nrw=read\n", [], ["job.fio:1", "size"]),

@@ -27,7 +27,7 @@ use crate::sim::rng::RngStream;
 use crate::sim::slab::Slab;
 use crate::sim::{Ns, NS_PER_MS};
 use crate::workload::fio::{IoEngine, JobSpec, RateProcess};
-use crate::workload::{Ddir, IoSource, IoUnit};
+use crate::workload::{Ddir, IoSource, IoUnit, Pace};
 use std::collections::VecDeque;
 
 /// fio's bwavgtime and iopsavgtime default: one sample per 500 ms.
@@ -115,6 +115,9 @@ struct Thread {
     sync: bool,
     depth: u32,
     complete_min: u32,
+    /// iodepth_batch_complete_max: events one getevents call returns at
+    /// most (fio's fixup_options raises an unset max to the min, so 1).
+    complete_max: u32,
     polled: bool,
     startdelay: Ns,
     runtime: Option<Ns>,
@@ -135,6 +138,10 @@ struct Thread {
     done: VecDeque<u32>,
     /// The next I/O, held back by a rate limit, with its due time.
     pending: Option<(IoUnit, Option<Ns>)>,
+    /// A paced source's (log replay's) time for the pending I/O.
+    paced_at: Option<Ns>,
+    /// When the thread last issued an I/O (fio's td->last_issue).
+    last_issue: Ns,
     exhausted: bool,
     ios_since_think: u32,
     think_due: bool,
@@ -285,6 +292,10 @@ impl Machine {
                 sync,
                 depth,
                 complete_min: spec.iodepth_batch_complete_min.max(1),
+                complete_max: spec
+                    .iodepth_batch_complete_max
+                    .max(spec.iodepth_batch_complete_min)
+                    .max(1),
                 polled,
                 startdelay: spec.startdelay,
                 runtime: spec.runtime.filter(|r| *r > 0),
@@ -306,6 +317,8 @@ impl Machine {
                 inflight: 0,
                 done: VecDeque::with_capacity(depth as usize),
                 pending: None,
+                paced_at: None,
+                last_issue: 0,
                 exhausted: false,
                 ios_since_think: 0,
                 think_due: false,
@@ -549,13 +562,30 @@ impl Machine {
             let (unit, due) = match t.pending.take() {
                 Some(held) => held,
                 None => match t.source.next_io() {
-                    Some(u) => (u, rate_due(t, u)),
+                    Some(u) => {
+                        t.paced_at = match t.source.pace() {
+                            Pace::None => None,
+                            Pace::AfterLastIssue(d) => Some(t.last_issue.max(t.start) + d),
+                            Pace::SinceStart(d) => Some(t.start + d),
+                        };
+                        (u, rate_due(t, u))
+                    }
                     None => {
                         t.exhausted = true;
                         break;
                     }
                 },
             };
+            // A log replay sleeps until the I/O's time inside get_io_u,
+            // leaving what is in flight unreaped (iolog.c: iolog_delay).
+            if let Some(at) = t.paced_at {
+                if at > now {
+                    t.pending = Some((unit, due));
+                    self.sleep_timer(tid, now, at);
+                    return;
+                }
+                t.paced_at = None;
+            }
             // Rate limits (io_u.c: rate_ddir): ahead of schedule, fio
             // first quiesces (inline submit mode) and then sleeps until
             // the I/O's time.
@@ -574,6 +604,7 @@ impl Machine {
             }
             // Submit: fio's user-space work, then the kernel's path.
             let start = now;
+            t.last_issue = now;
             if t.engine == IoEngine::Null {
                 // fio's null engine completes in user space, no kernel.
                 let cpu = &mut self.cpus[t.cpu as usize];
@@ -657,7 +688,7 @@ impl Machine {
             // null engine reaps in user space, without a system call).
             let syscall = t.engine != IoEngine::Null;
             let end = self.reap(tid, now, syscall);
-            self.queue.schedule(end, Ev::Run(tid));
+            self.queue.schedule(end, Ev::Submit(tid));
             return;
         }
         if t.inflight > 0 {
@@ -839,7 +870,10 @@ impl Machine {
         let resumed = cpu.run(wake + exit, 0, self.costs.context_switch);
         let switch = cpu.scaled(self.costs.context_switch);
         self.threads[tid as usize].sys_ns += switch;
-        self.queue.schedule(resumed, Ev::Run(tid));
+        // Back from a sleep, fio goes on submitting: nothing is reaped
+        // before the queue is full (a rate or thinktime sleep came after a
+        // quiesce, so only a paced replay has completions waiting).
+        self.queue.schedule(resumed, Ev::Submit(tid));
     }
 
     /// Seed 3's `dev_freq_work`: add or drop the disk's MIN_FREQUENCY
@@ -1045,7 +1079,14 @@ impl Machine {
     /// latencies and bytes, accounts fio's completion work.
     fn reap(&mut self, tid: u32, now: Ns, syscall: bool) -> Ns {
         let ti = tid as usize;
-        let n = self.threads[ti].done.len() as u64;
+        let t = &self.threads[ti];
+        // One getevents call returns at most complete_max events; fio's
+        // null engine hands back everything it queued.
+        let n = if t.engine == IoEngine::Null {
+            t.done.len()
+        } else {
+            t.done.len().min(t.complete_max as usize)
+        } as u64;
         let cpu_id = self.threads[ti].cpu as usize;
         let sys = if syscall {
             self.costs.syscall_entry + self.costs.syscall_exit
@@ -1063,7 +1104,10 @@ impl Machine {
             // 0, 4, 8, 16, 32, 64, >=64 (each covers up to its key).
             t.res.iodepth_complete[batch_bucket(n)] += 1.0;
         }
-        while let Some(key) = t.done.pop_front() {
+        for _ in 0..n {
+            let Some(key) = t.done.pop_front() else {
+                break;
+            };
             let rq = self.rqs.remove(key);
             self.completed_ios += 1;
             self.breakdown.ios += 1;

@@ -71,6 +71,9 @@ pub fn fio_source(
     seed: u64,
     clone: u32,
 ) -> Box<dyn IoSource> {
+    if let Some(log) = &spec.iolog {
+        return Box::new(log.source(start));
+    }
     Box::new(IoStream::new(
         spec,
         start,
@@ -251,6 +254,61 @@ fn layout(jobs: &JobFile, capacity: u64) -> Result<Vec<Vec<(u64, u64)>>> {
     Ok(out)
 }
 
+/// Read each job's `read_iolog` (relative to the job file's folder) and
+/// let the log decide the job's file and size, as fio does: the I/O goes to
+/// the file the log names (or to `replay_redirect`), and fio's `size` is the
+/// sum of the log's lengths while the file must hold its highest offset.
+fn load_iologs(jobs: &JobFile) -> Result<JobFile> {
+    let mut out = jobs.clone();
+    let dir = Path::new(&jobs.path).parent().unwrap_or(Path::new("."));
+    for spec in &mut out.jobs {
+        let Some(name) = spec.read_iolog.clone() else {
+            continue;
+        };
+        let refuse = |what: &str| {
+            InputError::new(
+                jobs.path.clone(),
+                Some(spec.line),
+                format!(
+                    "job '{}': {what} with read_iolog is not simulated (the log alone decides the I/O)",
+                    spec.name
+                ),
+            )
+        };
+        if spec.time_based {
+            return Err(refuse("time_based"));
+        }
+        if spec.loops > 1 {
+            return Err(refuse("loops"));
+        }
+        if spec.io_size.is_some() || spec.number_ios.is_some() {
+            return Err(refuse("io_size or number_ios"));
+        }
+        let path = dir.join(&name);
+        let text = std::fs::read(&path).map_err(|e| {
+            InputError::new(
+                jobs.path.clone(),
+                Some(spec.line),
+                format!(
+                    "job '{}': read_iolog={name}: cannot read {}: {e}",
+                    spec.name,
+                    path.display()
+                ),
+            )
+        })?;
+        let log = crate::workload::iolog::parse(
+            &path.display().to_string(),
+            &String::from_utf8_lossy(&text),
+            &spec.replay,
+        )?;
+        spec.filename = Some(spec.replay_redirect.clone().unwrap_or(log.file.clone()));
+        spec.size = Some(log.end);
+        spec.offset = 0;
+        spec.iolog = Some(std::sync::Arc::new(log));
+    }
+    Ok(out)
+}
+
 fn check_modelled(jobs: &JobFile) -> Result<()> {
     for spec in &jobs.jobs {
         let unmodelled = [
@@ -330,6 +388,13 @@ pub fn run_jobs(
     seed: u64,
     make_source: SourceFactory<'_>,
 ) -> Result<RunOutput> {
+    let with_logs;
+    let jobs = if jobs.jobs.iter().any(|j| j.read_iolog.is_some()) {
+        with_logs = load_iologs(jobs)?;
+        &with_logs
+    } else {
+        jobs
+    };
     check_modelled(jobs)?;
     host_facts(profile)?;
     let (cpus, irq_cpu) = build_cpus(profile)?;

@@ -1,7 +1,8 @@
-//! Workloads: fio job files (and later iozone command lines and block
-//! traces), resolved into job specifications and per-job I/O streams.
+//! Workloads: fio job files, iozone command lines and fio I/O logs,
+//! resolved into job specifications and per-job I/O streams.
 
 pub mod fio;
+pub mod iolog;
 pub mod iozone;
 
 /// Data direction, in fio's order (read, write, trim).
@@ -27,8 +28,24 @@ pub struct IoUnit {
     pub len: u32,
 }
 
+/// When a paced source (a log replay) lets the I/O it just gave be issued.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pace {
+    /// At once (the job's own rate limits still apply).
+    None,
+    /// This long (ns) after the job's previous issue (fio's iolog_delay).
+    AfterLastIssue(u64),
+    /// Not before this long (ns) after the job started (a v2 `wait`).
+    SinceStart(u64),
+}
+
 /// Anything that yields a job's I/Os in order: a fio job's stream, an
 /// iozone phase, a trace replayer. `None` means the job's work is done.
 pub trait IoSource {
     fn next_io(&mut self) -> Option<IoUnit>;
+    /// The pacing of the I/O `next_io` returned last. The thread sleeps
+    /// until then without reaping, as fio sleeps inside get_io_u.
+    fn pace(&self) -> Pace {
+        Pace::None
+    }
 }

@@ -180,6 +180,15 @@ pub struct JobSpec {
     pub ioengine: IoEngine,
     pub direct: bool,
     pub hipri: bool,
+    /// read_iolog: the log to replay, as written (None: fio's own I/O).
+    pub read_iolog: Option<String>,
+    /// replay_* options applied to the log.
+    pub replay: crate::workload::iolog::ReplayOptions,
+    /// replay_redirect: the file the log's I/O goes to instead.
+    pub replay_redirect: Option<String>,
+    /// The loaded log (filled in by the runner, which knows where the job
+    /// file lives).
+    pub iolog: Option<std::sync::Arc<crate::workload::iolog::Iolog>>,
 
     /// runtime in ns (None: no limit).
     pub runtime: Option<u64>,
@@ -291,6 +300,10 @@ impl Default for JobSpec {
             ioengine: IoEngine::Psync,
             direct: false,
             hipri: false,
+            read_iolog: None,
+            replay: crate::workload::iolog::ReplayOptions::default(),
+            replay_redirect: None,
+            iolog: None,
             runtime: None,
             time_based: false,
             ramp_time: 0,

@@ -1160,6 +1160,37 @@ fn model(
             }
         }
         "hipri" => s.hipri = n == 1,
+        "read_iolog" => s.read_iolog = Some(v.to_string()),
+        "replay_no_stall" => s.replay.no_stall = n == 1,
+        "replay_redirect" => s.replay_redirect = Some(v.to_string()),
+        "replay_time_scale" => {
+            if n == 0 {
+                return Err(bad("must be at least 1 (a percentage)"));
+            }
+            s.replay.time_scale_pct = u32v(1)?;
+        }
+        "replay_scale" => s.replay.offset_scale = n.max(1),
+        "replay_align" => {
+            if n != 0 && !n.is_power_of_two() {
+                return Err(bad(
+                    "must be a power of two (fio: \"must be a power of 2\")",
+                ));
+            }
+            s.replay.align = n;
+        }
+        "replay_skip" => {
+            // options.c str_replay_skip_cb: a list of read, write, trim, sync.
+            s.replay.skip = 0;
+            for word in v.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+                s.replay.skip |= match word {
+                    "read" => 1 << 0,
+                    "write" => 1 << 1,
+                    "trim" => 1 << 2,
+                    "sync" => crate::workload::iolog::SKIP_SYNC,
+                    _ => return Err(bad("valid values: read, write, trim, sync")),
+                };
+            }
+        }
         "exitall" => s.exitall = n == 1,
         "exit_what" => {
             if !matches!(v, "group" | "stonewall" | "all") {

@@ -1,0 +1,381 @@
+//! fio's I/O logs (`read_iolog=`), read and replayed as fio 3.33 does
+//! (iolog.c: `read_iolog`, `read_iolog_get`, `iolog_delay`).
+//!
+//! Version 2: `FILE ACTION [OFFSET LENGTH]`, with `wait` lines whose
+//! "offset" is a time in ms since the job started. Version 3:
+//! `TIMESTAMP FILE ACTION [OFFSET LENGTH]`, timestamps in us since the job
+//! started; an entry's delay is its timestamp less the previous entry's,
+//! and fio sleeps that long after the previous issue before it issues the
+//! entry (`iolog_delay`), without reaping what is in flight. File actions
+//! (`add`, `open`, `close`) issue nothing; their delays are slept all the
+//! same, so here they fold into the next I/O's delay.
+
+use crate::error::{InputError, Result};
+use crate::workload::{Ddir, IoSource, IoUnit, Pace};
+use std::sync::Arc;
+
+/// How a replay changes the log (fio's replay_* options).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplayOptions {
+    /// replay_no_stall: issue as fast as possible (all delays 0).
+    pub no_stall: bool,
+    /// replay_time_scale: delays scaled by 100 / this percentage.
+    pub time_scale_pct: u32,
+    /// replay_scale: offsets divided by this.
+    pub offset_scale: u64,
+    /// replay_align: offsets rounded down to this (a power of two), 0 none.
+    pub align: u64,
+    /// replay_skip: bit per direction (fio's DDIR_* order) not replayed.
+    pub skip: u8,
+}
+
+impl Default for ReplayOptions {
+    fn default() -> Self {
+        ReplayOptions {
+            no_stall: false,
+            time_scale_pct: 100,
+            offset_scale: 1,
+            align: 0,
+            skip: 0,
+        }
+    }
+}
+
+/// replay_skip's bit for sync entries (fio's DDIR_SYNC = 3).
+pub const SKIP_SYNC: u8 = 1 << 3;
+
+/// One I/O of the log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IologEntry {
+    pub unit: IoUnit,
+    pub pace: Pace,
+}
+
+/// A parsed log: its I/Os in order and the one file they address.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Iolog {
+    pub version: u8,
+    pub file: String,
+    pub entries: Vec<IologEntry>,
+    /// One past the highest byte addressed (the file must be this large).
+    pub end: u64,
+    /// Bytes of all I/Os (fio adds each entry's length to `size`).
+    pub bytes: u64,
+}
+
+impl Iolog {
+    pub fn source(self: &Arc<Self>, start: u64) -> IologSource {
+        IologSource {
+            log: Arc::clone(self),
+            start,
+            next: 0,
+            pace: Pace::None,
+        }
+    }
+}
+
+/// Parse log text; `file` names it in messages.
+pub fn parse(file: &str, text: &str, opts: &ReplayOptions) -> Result<Iolog> {
+    let at = |line: usize, msg: String| InputError::new(file, Some(line as u32), msg);
+    let mut lines = text.lines().enumerate();
+    let version = match lines.next() {
+        Some((_, l)) if l.trim_end() == "fio version 2 iolog" => 2,
+        Some((_, l)) if l.trim_end() == "fio version 3 iolog" => 3,
+        Some((_, l)) => {
+            return Err(at(
+                1,
+                format!(
+                    "not a fio iolog: the first line must be 'fio version 2 iolog' or \
+                     'fio version 3 iolog', not '{}' (version 1 logs are not read)",
+                    l.trim_end()
+                ),
+            ))
+        }
+        None => return Err(InputError::new(file, None, "empty iolog".to_string())),
+    };
+    let mut log = Iolog {
+        version,
+        file: String::new(),
+        entries: Vec::new(),
+        end: 0,
+        bytes: 0,
+    };
+    // Delay owed to the next I/O (v3: slept by file actions before it).
+    let mut owed_us = 0u64;
+    let mut last_ts: u64 = 0;
+    let mut wait_until_ms: Option<u64> = None;
+    for (i, raw) in lines {
+        let line = i + 1;
+        let fields: Vec<&str> = raw.split_whitespace().collect();
+        if fields.is_empty() {
+            continue;
+        }
+        let rest = if version == 3 {
+            let ts: u64 = fields[0]
+                .parse()
+                .map_err(|_| at(line, format!("'{}' is not a timestamp in us", fields[0])))?;
+            // iolog.c delay_since_ttime: nothing before the first stamp,
+            // nothing when time runs backwards, scaled by 100/pct.
+            let delay = if last_ts == 0 || opts.no_stall || ts < last_ts {
+                0
+            } else {
+                (ts - last_ts) * 100 / u64::from(opts.time_scale_pct.max(1))
+            };
+            last_ts = ts;
+            owed_us += delay;
+            &fields[1..]
+        } else {
+            &fields[..]
+        };
+        let (fname, action) = match rest {
+            [f, a, ..] => (*f, *a),
+            _ => {
+                return Err(at(
+                    line,
+                    format!("expected FILE ACTION, got '{}'", raw.trim()),
+                ))
+            }
+        };
+        let io = match action {
+            "add" | "open" | "close" => {
+                if rest.len() != 2 {
+                    return Err(at(line, format!("'{action}' takes no offset or length")));
+                }
+                if log.file.is_empty() {
+                    log.file = fname.to_string();
+                } else if log.file != fname {
+                    return Err(at(
+                        line,
+                        format!(
+                            "a second file '{fname}' (the log also uses '{}'): replaying \
+                             several files from one iolog is not simulated yet",
+                            log.file
+                        ),
+                    ));
+                }
+                continue;
+            }
+            "wait" if version == 3 => {
+                // fio: "ignoring wait command with version 3".
+                continue;
+            }
+            "wait" => {
+                let ms = rest
+                    .get(2)
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .ok_or_else(|| {
+                        at(line, "wait needs a time in ms since the job started".into())
+                    })?;
+                if !opts.no_stall {
+                    wait_until_ms = Some(ms);
+                }
+                continue;
+            }
+            "read" => Ddir::Read,
+            "write" => Ddir::Write,
+            "trim" => Ddir::Trim,
+            "sync" | "datasync" => {
+                if opts.skip & SKIP_SYNC != 0 {
+                    continue;
+                }
+                return Err(at(
+                    line,
+                    format!(
+                        "'{action}' (an fsync) is not simulated: flashpath has no cache \
+                         flush yet; replay_skip=sync leaves it out"
+                    ),
+                ));
+            }
+            other => return Err(at(line, format!("unknown iolog action '{other}'"))),
+        };
+        if opts.skip & (1 << io.index()) != 0 {
+            continue;
+        }
+        let (offset, len) = match rest {
+            [_, _, o, l] => (
+                o.parse::<u64>()
+                    .map_err(|_| at(line, format!("'{o}' is not a byte offset")))?,
+                l.parse::<u32>()
+                    .map_err(|_| at(line, format!("'{l}' is not a length in bytes")))?,
+            ),
+            _ => return Err(at(line, format!("'{action}' needs OFFSET LENGTH"))),
+        };
+        if len == 0 {
+            return Err(at(line, "an I/O of 0 bytes".into()));
+        }
+        if log.file.is_empty() {
+            log.file = fname.to_string();
+        } else if log.file != fname {
+            return Err(at(
+                line,
+                format!(
+                    "a second file '{fname}' (the log also uses '{}'): replaying several \
+                     files from one iolog is not simulated yet",
+                    log.file
+                ),
+            ));
+        }
+        let mut offset = offset / opts.offset_scale.max(1);
+        if opts.align > 0 {
+            offset &= !(opts.align - 1);
+        }
+        let pace = match (version, wait_until_ms.take()) {
+            (2, Some(ms)) => Pace::SinceStart(ms * 1_000_000),
+            (2, None) => Pace::None,
+            _ if owed_us > 0 => Pace::AfterLastIssue(owed_us * 1_000),
+            _ => Pace::None,
+        };
+        owed_us = 0;
+        log.end = log.end.max(offset + u64::from(len));
+        log.bytes += u64::from(len);
+        log.entries.push(IologEntry {
+            unit: IoUnit {
+                ddir: io,
+                offset,
+                len,
+            },
+            pace,
+        });
+    }
+    if log.entries.is_empty() {
+        return Err(InputError::new(
+            file,
+            None,
+            "the iolog has no read, write or trim to replay".to_string(),
+        ));
+    }
+    Ok(log)
+}
+
+/// A replay of one log, offsets placed in the job's file region.
+pub struct IologSource {
+    log: Arc<Iolog>,
+    start: u64,
+    next: usize,
+    pace: Pace,
+}
+
+impl IoSource for IologSource {
+    fn next_io(&mut self) -> Option<IoUnit> {
+        let e = self.log.entries.get(self.next)?;
+        self.next += 1;
+        self.pace = e.pace;
+        Some(IoUnit {
+            offset: self.start + e.unit.offset,
+            ..e.unit
+        })
+    }
+
+    fn pace(&self) -> Pace {
+        self.pace
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::Ns;
+
+    /// Sum of a v3 log's I/O delays (ns).
+    fn total_stall(log: &Iolog) -> Ns {
+        log.entries
+            .iter()
+            .map(|e| match e.pace {
+                Pace::AfterLastIssue(d) => d,
+                _ => 0,
+            })
+            .sum()
+    }
+
+    const V3: &str = "fio version 3 iolog\n22 /f add\n441 /f open\n450 /f read 4096 8192\n\
+                      588 /f write 0 4096\n700 /f trim 8192 4096\n900 /f close\n";
+
+    #[test]
+    fn v3_delays_are_gaps_and_file_actions_fold_into_the_next_io() {
+        let log = parse("t.iolog", V3, &ReplayOptions::default()).unwrap();
+        assert_eq!(log.file, "/f");
+        let paces: Vec<Pace> = log.entries.iter().map(|e| e.pace).collect();
+        // add at 22 has no delay (the first stamp); open 419 us, read 9 us.
+        assert_eq!(
+            paces,
+            vec![
+                Pace::AfterLastIssue(428_000),
+                Pace::AfterLastIssue(138_000),
+                Pace::AfterLastIssue(112_000),
+            ]
+        );
+        assert_eq!(log.end, 12288);
+        assert_eq!(log.bytes, 8192 + 4096 + 4096);
+        assert_eq!(log.entries[2].unit.ddir, Ddir::Trim);
+    }
+
+    #[test]
+    fn replay_options_change_the_log_as_fio_does() {
+        let o = ReplayOptions {
+            no_stall: false,
+            time_scale_pct: 200,
+            offset_scale: 2,
+            align: 4096,
+            skip: 1 << Ddir::Trim.index(),
+        };
+        let log = parse("t.iolog", V3, &o).unwrap();
+        assert_eq!(log.entries.len(), 2);
+        // fio scales each gap in floating point and truncates it:
+        // 419 us -> 209, 9 us -> 4.
+        assert_eq!(log.entries[0].pace, Pace::AfterLastIssue(213_000));
+        // 4096 / 2 = 2048, aligned down to 4096 -> 0.
+        assert_eq!(log.entries[0].unit.offset, 0);
+        let fast = ReplayOptions {
+            no_stall: true,
+            ..ReplayOptions::default()
+        };
+        let log = parse("t.iolog", V3, &fast).unwrap();
+        assert!(log.entries.iter().all(|e| e.pace == Pace::None));
+    }
+
+    #[test]
+    fn v2_waits_pace_from_the_job_start() {
+        let t = "fio version 2 iolog\n/f add\n/f open\n/f read 0 4096\n/f wait 5 0\n\
+                 /f write 4096 4096\n/f close\n";
+        let log = parse("t.iolog", t, &ReplayOptions::default()).unwrap();
+        assert_eq!(log.entries[0].pace, Pace::None);
+        assert_eq!(log.entries[1].pace, Pace::SinceStart(5_000_000));
+    }
+
+    #[test]
+    fn bad_logs_name_the_line() {
+        let cases = [
+            ("fio version 1 iolog\n", ":1", "version"),
+            ("fio version 3 iolog\n10 /f read 0\n", ":2", "OFFSET LENGTH"),
+            ("fio version 3 iolog\nx /f read 0 4096\n", ":2", "timestamp"),
+            (
+                "fio version 3 iolog\n1 /f read 0 4096\n2 /g read 0 4096\n",
+                ":3",
+                "second file",
+            ),
+            ("fio version 3 iolog\n1 /f sync 0 0\n", ":2", "fsync"),
+            ("fio version 3 iolog\n1 /f frob 0 4096\n", ":2", "frob"),
+            ("fio version 3 iolog\n1 /f add\n", "", "no read"),
+        ];
+        for (text, line, what) in cases {
+            let e = parse("t.iolog", text, &ReplayOptions::default())
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(&format!("t.iolog{line}")), "{e}");
+            assert!(e.contains(what), "{e}");
+        }
+    }
+
+    #[test]
+    fn the_source_places_offsets_in_the_region_and_ends() {
+        let log = Arc::new(parse("t.iolog", V3, &ReplayOptions::default()).unwrap());
+        let mut s = log.source(1 << 20);
+        let mut n = 0;
+        while let Some(u) = s.next_io() {
+            assert!(u.offset >= 1 << 20);
+            n += 1;
+        }
+        assert_eq!(n, 3);
+        assert_eq!(total_stall(&log), 678_000);
+    }
+}

@@ -74,3 +74,36 @@ def test_no_stall_replays_as_fast_as_the_device_allows(tmp_path: Path) -> None:
     j = json.loads(out.stdout)["jobs"][0]
     assert j["read"]["total_ios"] == 555 and j["write"]["total_ios"] == 619
     assert j["job_runtime"] < 100
+
+
+def test_replay_command_runs_the_job_fio_would() -> None:
+    out = cli(
+        "replay",
+        str(TRACE / "trace.iolog"),
+        "--device",
+        "nullblk",
+        "--iodepth",
+        "4",
+        "--output-format",
+        "json",
+    )
+    assert out.returncode == 0, out.stderr
+    j = json.loads(out.stdout)["jobs"][0]
+    assert (j["read"]["total_ios"], j["write"]["total_ios"]) == (555, 619)
+    # The header shows the log's directions and its largest I/O, as fio's.
+    assert j["job options"]["read_iolog"].endswith("trace.iolog")
+    header = cli("replay", str(TRACE / "trace.iolog"), "--device", "nullblk").stdout
+    assert "rw=rw," in header and "4096B-64.0KiB" in header
+
+
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--format", "blkparse"], "only fio iologs"),
+        (["--iodepth", "0"], "iodepth"),
+    ],
+)
+def test_replay_command_refuses_what_it_cannot_read(args: list[str], needle: str) -> None:
+    out = cli("replay", str(TRACE / "trace.iolog"), "--device", "nullblk", *args)
+    assert out.returncode != 0 and needle in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr

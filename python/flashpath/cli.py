@@ -303,6 +303,84 @@ def dd_cmd(operands: tuple[str, ...], device: str, overrides: tuple[str, ...], s
         )
 
 
+def replay_job(trace: str, timing: str, iodepth: int, engine: str) -> str:
+    """The fio job that replays TRACE (fio's own iolog) as fio would."""
+    lines = [
+        "[replay]",
+        f"ioengine={engine}",
+        "direct=1",
+        f"iodepth={iodepth}",
+        f"read_iolog={Path(trace).resolve()}",
+    ]
+    if timing == "fast":
+        lines.append("replay_no_stall=1")
+    return "\n".join(lines) + "\n"
+
+
+@main.command("replay")
+@click.argument("trace", type=click.Path(dir_okay=False))
+@click.option("--device", required=True, help="Profile name or .toml path.")
+@click.option(
+    "--format",
+    "trace_format",
+    default="iolog",
+    show_default=True,
+    help="Trace format: iolog (fio's write_iolog, versions 2 and 3).",
+)
+@click.option(
+    "--timing",
+    type=click.Choice(["as-recorded", "fast"]),
+    default="as-recorded",
+    show_default=True,
+    help="Keep the recorded gaps, or issue as fast as the queue allows.",
+)
+@click.option("--iodepth", default=1, show_default=True, type=click.IntRange(min=1))
+@click.option("--ioengine", "engine", default="libaio", show_default=True)
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
+@click.option("--output-format", default="normal", show_default=True)
+def replay_cmd(
+    trace: str,
+    device: str,
+    trace_format: str,
+    timing: str,
+    iodepth: int,
+    engine: str,
+    overrides: tuple[str, ...],
+    seed: int,
+    output_format: str,
+) -> None:
+    """Replay TRACE on a simulated machine (the job fio runs for
+    read_iolog=TRACE), with fio's report."""
+    import os
+
+    if trace_format != "iolog":
+        click.echo(
+            f"flashpath: error: --format {trace_format}: only fio iologs (iolog) are read yet; "
+            "blkparse and MSR Cambridge traces are not",
+            err=True,
+        )
+        sys.exit(2)
+    if not Path(trace).is_file():
+        click.echo(f"flashpath: error: {trace}: no such trace file", err=True)
+        sys.exit(2)
+    with tempfile.NamedTemporaryFile("w", suffix=".fio", delete=False) as f:
+        f.write(replay_job(trace, timing, iodepth, engine))
+        path = f.name
+    try:
+        text, _json, _e, _n, notes = _with_progress(
+            lambda: _core.run_job(path, device, list(overrides), seed, output_format)
+        )
+    except FlashpathError as err:
+        _fail(err)
+        return
+    finally:
+        os.unlink(path)
+    for note in notes:
+        click.echo(note, err=True)
+    click.echo(text, nl=False)
+
+
 BENCH_WORKLOADS = {
     "nullblk randread 4k qd32, 1 job": (
         "nullblk",

@@ -301,6 +301,37 @@ fn load_iologs(jobs: &JobFile) -> Result<JobFile> {
             &String::from_utf8_lossy(&text),
             &spec.replay,
         )?;
+        // fio reports the log's directions and raises max_bs to its
+        // largest I/O per direction (iolog.c read_iolog).
+        let has = |d: crate::workload::Ddir| log.entries.iter().any(|e| e.unit.ddir == d);
+        use crate::workload::fio::{BlockSize, RwKind};
+        use crate::workload::Ddir;
+        spec.rw = match (has(Ddir::Read), has(Ddir::Write), has(Ddir::Trim)) {
+            (true, true, _) => RwKind::ReadWrite,
+            (false, true, true) => RwKind::TrimWrite,
+            (false, true, false) => RwKind::Write,
+            (false, false, true) => RwKind::Trim,
+            _ => RwKind::Read,
+        };
+        for d in Ddir::ALL {
+            let largest = log
+                .entries
+                .iter()
+                .filter(|e| e.unit.ddir == d)
+                .map(|e| u64::from(e.unit.len))
+                .max();
+            let (min, max) = match &spec.bs[d.index()] {
+                BlockSize::Fixed(b) => (*b, *b),
+                BlockSize::Range { min, max } => (*min, *max),
+                BlockSize::Split(v) => (
+                    v.iter().map(|x| x.0).min().unwrap_or(4096),
+                    v.iter().map(|x| x.0).max().unwrap_or(4096),
+                ),
+            };
+            if let Some(l) = largest.filter(|l| *l > max) {
+                spec.bs[d.index()] = BlockSize::Range { min, max: l };
+            }
+        }
         spec.filename = Some(spec.replay_redirect.clone().unwrap_or(log.file.clone()));
         spec.size = Some(log.end);
         spec.offset = 0;

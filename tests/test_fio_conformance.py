@@ -57,6 +57,12 @@ def run_args(run: Path) -> list[str]:
     return []
 
 
+def run_fixture(run: Path, fmt: str) -> subprocess.CompletedProcess[str]:
+    return cli(
+        "run", str(run / "job.fio"), "--device", "nullblk", "--output-format", fmt, *run_args(run)
+    )
+
+
 def test_jobs_fio_failed_with_eopnotsupp_are_refused(real_runs: list[Path]) -> None:
     failed = [r for r in real_runs if run_args(r)]
     assert failed, "the fixtures have a run that fio ended with err=95"
@@ -71,15 +77,7 @@ def test_every_fio_key_path_is_present_with_its_type(
     real_runs: list[Path], fmt: str, fixture: str
 ) -> None:
     for run in real_runs:
-        r = cli(
-            "run",
-            str(run / "job.fio"),
-            "--device",
-            "nullblk",
-            "--output-format",
-            fmt,
-            *run_args(run),
-        )
+        r = run_fixture(run, fmt)
         assert r.returncode == 0, f"{run.name}: {r.stderr}"
         ours = key_paths(json.loads(r.stdout))
         theirs = key_paths(json.loads((run / fixture).read_text()))
@@ -98,15 +96,7 @@ def test_every_fio_key_path_is_present_with_its_type(
 
 def test_terse_has_fios_field_count(real_runs: list[Path]) -> None:
     for run in real_runs:
-        r = cli(
-            "run",
-            str(run / "job.fio"),
-            "--device",
-            "nullblk",
-            "--output-format",
-            "terse",
-            *run_args(run),
-        )
+        r = run_fixture(run, "terse")
         theirs = (run / "out.terse").read_text().strip().splitlines()
         ours = r.stdout.strip().splitlines()
         assert len(ours) == len(theirs), run.name

@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
 import click
 
@@ -52,7 +52,30 @@ def _with_progress(call: Callable[[], T]) -> T:
     return result[0]
 
 
-def _fail(err: FlashpathError) -> None:
+def _run_job_text(
+    job: str, device: str, overrides: tuple[str, ...], seed: int, output_format: str
+) -> tuple[str, str]:
+    """Run a job written here (dd, replay): its report and its JSON, with
+    the run's notes on stderr; a bad input ends the command."""
+    import os
+
+    with tempfile.NamedTemporaryFile("w", suffix=".fio", delete=False) as f:
+        f.write(job)
+        path = f.name
+    try:
+        text, json_text, _e, _n, notes = _with_progress(
+            lambda: _core.run_job(path, device, list(overrides), seed, output_format)
+        )
+    except FlashpathError as err:
+        _fail(err)
+    finally:
+        os.unlink(path)
+    for note in notes:
+        click.echo(note, err=True)
+    return text, json_text
+
+
+def _fail(err: FlashpathError) -> NoReturn:
     click.echo(f"flashpath: error: {err.args[0]}", err=True)
     sys.exit(2)
 
@@ -271,21 +294,9 @@ def dd_cmd(operands: tuple[str, ...], device: str, overrides: tuple[str, ...], s
     """dd if=DEV of=/dev/null bs=N iflag=direct count=N on a simulated
     machine, printing dd's own summary."""
     import json
-    import os
 
     job, count, bs = dd_job(operands)
-    with tempfile.NamedTemporaryFile("w", suffix=".fio", delete=False) as f:
-        f.write(job)
-        path = f.name
-    try:
-        _text, json_text, _e, _n, notes = _core.run_job(path, device, list(overrides), seed, "json")
-    except FlashpathError as err:
-        _fail(err)
-        return
-    finally:
-        os.unlink(path)
-    for note in notes:
-        click.echo(note, err=True)
+    _text, json_text = _run_job_text(job, device, overrides, seed, "json")
     doc = json.loads(json_text)
     read = doc["jobs"][0]["read"]
     ios = read["total_ios"]
@@ -352,7 +363,6 @@ def replay_cmd(
 ) -> None:
     """Replay TRACE on a simulated machine (the job fio runs for
     read_iolog=TRACE), with fio's report."""
-    import os
 
     if trace_format != "iolog":
         click.echo(
@@ -364,20 +374,8 @@ def replay_cmd(
     if not Path(trace).is_file():
         click.echo(f"flashpath: error: {trace}: no such trace file", err=True)
         sys.exit(2)
-    with tempfile.NamedTemporaryFile("w", suffix=".fio", delete=False) as f:
-        f.write(replay_job(trace, timing, iodepth, engine))
-        path = f.name
-    try:
-        text, _json, _e, _n, notes = _with_progress(
-            lambda: _core.run_job(path, device, list(overrides), seed, output_format)
-        )
-    except FlashpathError as err:
-        _fail(err)
-        return
-    finally:
-        os.unlink(path)
-    for note in notes:
-        click.echo(note, err=True)
+    job = replay_job(trace, timing, iodepth, engine)
+    text, _json = _run_job_text(job, device, overrides, seed, output_format)
     click.echo(text, nl=False)
 
 

@@ -29,6 +29,12 @@ CASES = [
         ["job.fio:5", "merge_blktrace_file"],
     ),
     (
+        "averaged latency log",
+        "[j]\nioengine=psync\ndirect=1\nsize=1m\nwrite_lat_log=x\nlog_avg_msec=100\n",
+        [],
+        ["job.fio:1", "log_avg_msec"],
+    ),
+    (
         "missing iolog",
         "[j]\nioengine=libaio\ndirect=1\nread_iolog=nothere.iolog\n",
         [],

@@ -107,3 +107,50 @@ def test_replay_command_refuses_what_it_cannot_read(args: list[str], needle: str
     out = cli("replay", str(TRACE / "trace.iolog"), "--device", "nullblk", *args)
     assert out.returncode != 0 and needle in out.stderr, out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_capture_writes_fios_logs_and_keeps_the_byte_rates(tmp_path: Path) -> None:
+    """The capture job itself (rate_iops=1000 with bssplit and rwmixread=70,
+    write_iolog, write_lat_log, log_offset): fio turns the IOPS cap into a
+    byte cap at the smallest block size and switches to the direction that
+    is due (rate_ddir), so both directions move the same bytes; it writes
+    the I/O log and three latency logs named as fio names them."""
+    out = cli(
+        "run",
+        str(TRACE / "job.fio"),
+        "--device",
+        "nullblk",
+        "--output-format",
+        "json",
+        cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr
+    ours = json.loads(out.stdout)["jobs"][0]
+    real = json.loads((TRACE / "capture.out.json").read_text())["jobs"][0]
+    for ddir in ("read", "write"):
+        assert abs(ours[ddir]["io_bytes"] / real[ddir]["io_bytes"] - 1) < 0.03, ddir
+    total = ours["read"]["total_ios"] + ours["write"]["total_ios"]
+    logs = {
+        k: (tmp_path / f"trace_{k}.1.log").read_text().splitlines() for k in ("lat", "clat", "slat")
+    }
+    real_clat = (TRACE / "trace_clat.1.log").read_text().splitlines()
+    assert all(len(v) == total for v in logs.values())
+    times = []
+    for lat, clat, slat in zip(logs["lat"], logs["clat"], logs["slat"], strict=True):
+        fl, fc, fs = (line.split(", ") for line in (lat, clat, slat))
+        assert len(fl) == len(real_clat[0].split(", ")) == 6
+        assert int(fl[1]) == int(fc[1]) + int(fs[1])
+        assert fl[2:] == fc[2:] == fs[2:]
+        times.append(int(fl[0]))
+    assert times == sorted(times) and times[-1] <= ours["job_runtime"]
+    # The I/O log replays to the same I/Os.
+    log = (tmp_path / "trace.iolog").read_text().splitlines()
+    assert log[0] == "fio version 3 iolog" and log[-1].endswith(" close")
+    replay = tmp_path / "replay.fio"
+    replay.write_text("[r]\nioengine=libaio\ndirect=1\niodepth=4\nread_iolog=trace.iolog\n")
+    again = cli("run", str(replay), "--device", "nullblk", "--output-format", "json", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    j = json.loads(again.stdout)["jobs"][0]
+    for ddir in ("read", "write"):
+        assert j[ddir]["total_ios"] == ours[ddir]["total_ios"]
+        assert j[ddir]["io_bytes"] == ours[ddir]["io_bytes"]

@@ -22,6 +22,9 @@ class RunResult:
     events: int
     completed_ios: int
     notes: list[str] = field(default_factory=list)
+    # Logs the job asked for (write_lat_log, write_iolog): name -> text.
+    # The API does not write them; `flashpath run` does, as fio would.
+    logs: dict[str, str] = field(default_factory=dict)
 
     def fio_json(self) -> dict[str, Any]:
         """The result as fio's json+ output, parsed."""
@@ -89,10 +92,10 @@ def run(
 def _run_path(
     path: str, device: str, overrides: list[str], seed: int, output_format: str
 ) -> RunResult:
-    text, json_text, events, completed, notes = _core.run_job(
+    text, json_text, events, completed, notes, files = _core.run_job(
         path, device, overrides, seed, output_format
     )
-    return RunResult(text, json_text, events, completed, list(notes))
+    return RunResult(text, json_text, events, completed, list(notes), dict(files))
 
 
 def profiles() -> list[str]:

@@ -63,7 +63,7 @@ def _run_job_text(
         f.write(job)
         path = f.name
     try:
-        text, json_text, _e, _n, notes = _with_progress(
+        text, json_text, _e, _n, notes, _files = _with_progress(
             lambda: _core.run_job(path, device, list(overrides), seed, output_format)
         )
     except FlashpathError as err:
@@ -125,7 +125,7 @@ def run_cmd(
             for note in _core.parse_only(job, device, list(overrides)):
                 click.echo(note, err=True)
             return
-        text, _json, _events, _ios, notes = _with_progress(
+        text, _json, _events, _ios, notes, files = _with_progress(
             lambda: _core.run_job(job, device, list(overrides), seed, output_format)
         )
     except FlashpathError as err:
@@ -133,6 +133,10 @@ def run_cmd(
         return
     for note in notes:
         click.echo(note, err=True)
+    # Logs the job asked for (write_lat_log, write_iolog), where fio writes
+    # them: relative to the current directory.
+    for name, contents in files:
+        Path(name).write_text(contents)
     if output:
         Path(output).write_text(text)
     else:
@@ -409,7 +413,7 @@ def bench_cmd(ios: int) -> None:
             job.write_text(text.format(n=ios))
             t0 = time.perf_counter()
             try:
-                _t, _j, events, done, _n = _core.run_job(str(job), device, [], 0, "terse")
+                _t, _j, events, done, _n, _f = _core.run_job(str(job), device, [], 0, "terse")
             except FlashpathError as err:
                 _fail(err)
                 return

@@ -140,7 +140,8 @@ def _run_fio(case: dict[str, Any], profile: str, overrides: list[str], seed: int
         f.write(case["job"])
         path = f.name
     try:
-        _text, json_text, _e, _n, _notes = _core.run_job(path, profile, overrides, seed, "json+")
+        run = _core.run_job(path, profile, overrides, seed, "json+")
+        json_text = run[1]
     finally:
         os.unlink(path)
     return json.loads(json_text)

@@ -47,9 +47,12 @@ fn guarded<T: Send>(
     }
 }
 
+/// (report, json+ report, events, I/Os completed, notes, log files).
+type RunJobOutput = (String, String, u64, u64, Vec<String>, Vec<(String, String)>);
+
 /// Run a fio job file on a profile. Returns (rendered output, json+ text
 /// for the Python API, events handled, I/Os completed, ignored-option and
-/// warning messages).
+/// warning messages, the log files the job asked for as (name, text)).
 #[pyfunction]
 #[pyo3(signature = (job, device, overrides=Vec::new(), seed=0, output_format="normal".to_string()))]
 fn run_job(
@@ -59,7 +62,7 @@ fn run_job(
     overrides: Vec<String>,
     seed: u64,
     output_format: String,
-) -> PyResult<(String, String, u64, u64, Vec<String>)> {
+) -> PyResult<RunJobOutput> {
     guarded(py, move || {
         let formats = OutputFormat::from_fio_name(&output_format)?;
         let (jobs, profile) = run::load(Path::new(&job), &device, &overrides)?;
@@ -72,7 +75,7 @@ fn run_job(
         let out = run::run_jobs(&jobs, &profile, seed, &run::fio_source)?;
         let text = render_all(&out.result, &formats);
         let json = render_all(&out.result, &[OutputFormat::JsonPlus]);
-        Ok((text, json, out.events, out.completed_ios, notes))
+        Ok((text, json, out.events, out.completed_ios, notes, out.files))
     })
 }
 

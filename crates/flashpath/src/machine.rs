@@ -21,7 +21,7 @@ use crate::dma::bounce::SwiotlbPath;
 use crate::driver::{CompletionSignal, DeviceSignal, Driver, DriverCpuCosts, DriverCtx, DriverRq};
 use crate::host::cpu::{Cpu, HostCosts};
 use crate::host::idle::{CoreIdle, IdleConfig};
-use crate::report::{DirResult, DiskUtil, JobResult};
+use crate::report::{DirResult, DiskUtil, JobResult, LatSample};
 use crate::sim::queue::EventQueue;
 use crate::sim::rng::RngStream;
 use crate::sim::slab::Slab;
@@ -103,6 +103,9 @@ pub struct ThreadPlan {
     pub wave: u32,
     pub groupid: u32,
     pub source: Box<dyn IoSource>,
+    /// Where the job's file starts on the device (its logs give offsets in
+    /// the file).
+    pub file_start: u64,
 }
 
 struct Thread {
@@ -125,8 +128,10 @@ struct Thread {
     thinktime: Ns,
     thinktime_spin: Ns,
     thinktime_blocks: u32,
+    /// fio's rate_bps per direction: `rate`, else `rate_iops` times the
+    /// direction's smallest block size (init.c __setup_rate), so an IOPS
+    /// cap with mixed block sizes is a byte cap.
     rate_bps: [u64; 3],
-    rate_iops: [u64; 3],
     rate_poisson: bool,
     rate_rng: RngStream,
 
@@ -142,6 +147,10 @@ struct Thread {
     paced_at: Option<Ns>,
     /// When the thread last issued an I/O (fio's td->last_issue).
     last_issue: Ns,
+    file_start: u64,
+    /// write_lat_log / write_iolog asked: record per-I/O samples.
+    lat_log: bool,
+    io_log: bool,
     exhausted: bool,
     ios_since_think: u32,
     think_due: bool,
@@ -303,8 +312,13 @@ impl Machine {
                 thinktime: spec.thinktime,
                 thinktime_spin: spec.thinktime_spin.min(spec.thinktime),
                 thinktime_blocks: spec.thinktime_blocks.max(1),
-                rate_bps: spec.rate,
-                rate_iops: spec.rate_iops,
+                rate_bps: std::array::from_fn(|d| {
+                    if spec.rate[d] > 0 {
+                        spec.rate[d]
+                    } else {
+                        spec.rate_iops[d] * res.bs_range[d].0.max(1)
+                    }
+                }),
                 rate_poisson: spec.rate_process == RateProcess::Poisson,
                 rate_rng: RngStream::new(
                     seed,
@@ -319,6 +333,9 @@ impl Machine {
                 pending: None,
                 paced_at: None,
                 last_issue: 0,
+                file_start: plan.file_start,
+                lat_log: spec.write_lat_log.is_some(),
+                io_log: spec.write_iolog.is_some(),
                 exhausted: false,
                 ios_since_think: 0,
                 think_due: false,
@@ -561,7 +578,7 @@ impl Machine {
             }
             let (unit, due) = match t.pending.take() {
                 Some(held) => held,
-                None => match t.source.next_io() {
+                None => match next_io_rated(t, now) {
                     Some(u) => {
                         t.paced_at = match t.source.pace() {
                             Pace::None => None,
@@ -605,6 +622,15 @@ impl Machine {
             // Submit: fio's user-space work, then the kernel's path.
             let start = now;
             t.last_issue = now;
+            if t.io_log {
+                // fio's log_io_u: us since the log started, file offset.
+                let at_us = now.saturating_sub(t.start) / 1_000;
+                let in_file = IoUnit {
+                    offset: unit.offset - t.file_start,
+                    ..unit
+                };
+                t.res.io_log.push((at_us, in_file));
+            }
             if t.engine == IoEngine::Null {
                 // fio's null engine completes in user space, no kernel.
                 let cpu = &mut self.cpus[t.cpu as usize];
@@ -1122,6 +1148,17 @@ impl Machine {
             }
             d.clat.record(now - rq.issue);
             d.lat.record(now - rq.start);
+            if t.lat_log {
+                t.res.lat_log.push(LatSample {
+                    time_ms: (now - t.start) / 1_000_000,
+                    lat_ns: now - rq.start,
+                    clat_ns: now - rq.issue,
+                    slat_ns: (!t.sync && t.engine != IoEngine::Null).then_some(rq.issue - rq.start),
+                    ddir: rq.unit.ddir as u8,
+                    bs: rq.unit.len,
+                    offset: rq.unit.offset - t.file_start,
+                });
+            }
             // fio's io_u_mark_latency buckets, fed from the clat.
             t.res
                 .io_u_lat
@@ -1303,25 +1340,36 @@ fn batch_bucket(n: u64) -> usize {
     }
 }
 
+/// The source's next I/O, after telling it how far each direction is from
+/// its rate limit (a mixed fio job picks its direction with that).
+fn next_io_rated(t: &mut Thread, now: Ns) -> Option<IoUnit> {
+    if t.rate_bps[0] > 0 || t.rate_bps[1] > 0 {
+        let since_start = now.saturating_sub(t.start);
+        let view = std::array::from_fn(|d| {
+            (t.rate_bps[d] > 0).then(|| t.rate_next[d].saturating_sub(since_start))
+        });
+        t.source.rate_view(view);
+    }
+    t.source.next_io()
+}
+
 /// When the I/O may be issued under the job's rate limits, as ns since the
 /// job started (fio's rate_next_io_time), advancing the schedule.
 fn rate_due(t: &mut Thread, unit: IoUnit) -> Option<Ns> {
     let d = unit.ddir.index();
     let bps = t.rate_bps[d];
-    let iops = t.rate_iops[d];
-    if bps == 0 && iops == 0 {
+    if bps == 0 {
         return None;
     }
     let due = t.rate_next[d];
-    // Spacing of this I/O: its bytes at the byte rate, or one I/O at the
-    // IOPS rate (whichever is the slower, as fio takes the larger usec).
-    let by_bytes = if bps > 0 {
-        u64::from(unit.len) as f64 * 1e9 / bps as f64
+    // io_u.c usec_for_io: the bytes issued so far at rate_bps; poisson
+    // draws one gap per I/O at the rate's IOPS (bps / min_bs).
+    let spacing = if t.rate_poisson {
+        let iops = (bps / t.res.bs_range[d].0.max(1)).max(1);
+        1e9 / iops as f64
     } else {
-        0.0
+        u64::from(unit.len) as f64 * 1e9 / bps as f64
     };
-    let by_iops = if iops > 0 { 1e9 / iops as f64 } else { 0.0 };
-    let spacing = by_bytes.max(by_iops);
     let step = if t.rate_poisson {
         // rate_process=poisson: exponential gaps with the same mean
         // (io_u.c: -log(1 - random) * mean).

@@ -14,7 +14,7 @@ use crate::profile::Profile;
 use crate::report::RunResult;
 use crate::sim::Ns;
 use crate::workload::fio::{parse_job_file, IoStream, JobFile, JobSpec, ParseContext};
-use crate::workload::IoSource;
+use crate::workload::{Ddir, IoSource};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -24,6 +24,9 @@ pub struct RunOutput {
     pub events: u64,
     pub completed_ios: u64,
     pub submitted_ios: u64,
+    /// Files the jobs asked fio to write (`write_lat_log`, `write_iolog`):
+    /// (name as fio names it, relative to where fio runs; contents).
+    pub files: Vec<(String, String)>,
 }
 
 /// Host facts the job-file parser needs for `$ncpus` and friends.
@@ -305,7 +308,6 @@ fn load_iologs(jobs: &JobFile) -> Result<JobFile> {
         // largest I/O per direction (iolog.c read_iolog).
         let has = |d: crate::workload::Ddir| log.entries.iter().any(|e| e.unit.ddir == d);
         use crate::workload::fio::{BlockSize, RwKind};
-        use crate::workload::Ddir;
         spec.rw = match (has(Ddir::Read), has(Ddir::Write), has(Ddir::Trim)) {
             (true, true, _) => RwKind::ReadWrite,
             (false, true, true) => RwKind::TrimWrite,
@@ -356,6 +358,31 @@ fn check_modelled(jobs: &JobFile) -> Result<()> {
                 Some(spec.line),
                 format!(
                     "job '{}': {what} is read but not simulated by flashpath yet",
+                    spec.name
+                ),
+            ));
+        }
+        let logs = spec.write_lat_log.is_some() || spec.write_iolog.is_some();
+        let unmodelled_logs = [
+            (
+                logs && spec.log_avg_msec > 0,
+                "log_avg_msec (averaged logs)",
+            ),
+            (
+                logs && !spec.per_job_logs,
+                "per_job_logs=0 (one shared log)",
+            ),
+            (
+                spec.write_iolog.is_some() && spec.numjobs > 1,
+                "write_iolog with numjobs > 1",
+            ),
+        ];
+        if let Some((_, what)) = unmodelled_logs.iter().find(|(set, _)| *set) {
+            return Err(InputError::new(
+                jobs.path.clone(),
+                Some(spec.line),
+                format!(
+                    "job '{}': {what} is read but not written by flashpath yet",
                     spec.name
                 ),
             ));
@@ -475,6 +502,7 @@ pub fn run_jobs(
                 wave,
                 groupid: group,
                 source: make_source(spec, start, len, seed, clone),
+                file_start: start,
             });
         }
     }
@@ -496,7 +524,8 @@ pub fn run_jobs(
     let events = machine.events_handled();
     let completed = machine.completed_ios;
     let submitted = machine.submitted_ios;
-    let (job_results, disk, mut extra, end): (_, _, _, Ns) = machine.results();
+    let (mut job_results, disk, mut extra, end): (_, _, _, Ns) = machine.results();
+    let files = log_files(jobs, &mut job_results);
     extra["profile"] = serde_json::json!(profile.name);
     extra["seed"] = serde_json::json!(seed);
     extra["ignored_options"] = jobs
@@ -520,7 +549,60 @@ pub fn run_jobs(
         events,
         completed_ios: completed,
         submitted_ios: submitted,
+        files,
     })
+}
+
+/// The log files fio writes at the end of a job, taken out of the results
+/// (stat.c flush_samples for the latency logs, iolog.c for the I/O log).
+/// Job numbers count clones in order from 1, as fio's thread_number.
+fn log_files(jobs: &JobFile, results: &mut [crate::report::JobResult]) -> Vec<(String, String)> {
+    use std::fmt::Write as _;
+    let mut files = Vec::new();
+    for (i, res) in results.iter_mut().enumerate() {
+        let spec = &jobs.jobs[res.section_index as usize];
+        let samples = std::mem::take(&mut res.lat_log);
+        if let Some(prefix) = &spec.write_lat_log {
+            for kind in ["lat", "clat", "slat"] {
+                let mut text = String::new();
+                for s in &samples {
+                    let value = match kind {
+                        "lat" => s.lat_ns,
+                        "clat" => s.clat_ns,
+                        _ => match s.slat_ns {
+                            Some(v) => v,
+                            None => continue,
+                        },
+                    };
+                    let _ = write!(text, "{}, {}, {}, {}, ", s.time_ms, value, s.ddir, s.bs);
+                    if spec.log_offset {
+                        let _ = write!(text, "{}, ", s.offset);
+                    }
+                    text.push_str("0\n");
+                }
+                files.push((format!("{prefix}_{kind}.{}.log", i + 1), text));
+            }
+        }
+        let issued = std::mem::take(&mut res.io_log);
+        if let Some(name) = &spec.write_iolog {
+            let file = spec
+                .filename
+                .clone()
+                .unwrap_or_else(|| format!("{}.{}.0", spec.name, res.clone_index));
+            let mut text = format!("fio version 3 iolog\n0 {file} add\n0 {file} open\n");
+            for (at_us, u) in &issued {
+                let action = match u.ddir {
+                    Ddir::Read => "read",
+                    Ddir::Write => "write",
+                    Ddir::Trim => "trim",
+                };
+                let _ = writeln!(text, "{at_us} {file} {action} {} {}", u.offset, u.len);
+            }
+            let _ = writeln!(text, "{} {file} close", res.job_runtime / 1_000);
+            files.push((name.clone(), text));
+        }
+    }
+    files
 }
 
 /// What `flashpath iozone` produced: iozone's text, the same numbers as

@@ -27,6 +27,21 @@ pub struct DirResult {
     pub iops_samples: Vec<u64>,
 }
 
+/// One completed I/O in fio's latency logs (stat.c add_log_sample).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LatSample {
+    /// ms since the job started, at completion.
+    pub time_ms: u64,
+    pub lat_ns: u64,
+    pub clat_ns: u64,
+    /// None for synchronous engines (fio records no slat for them).
+    pub slat_ns: Option<u64>,
+    pub ddir: u8,
+    pub bs: u32,
+    /// Offset in the job's file.
+    pub offset: u64,
+}
+
 /// One job clone's results.
 #[derive(Clone, Debug, Default)]
 pub struct JobResult {
@@ -63,6 +78,11 @@ pub struct JobResult {
     pub iodepth_complete: [f64; 7],
     /// errno of the first error, 0 if none.
     pub error: i32,
+    /// Per-I/O samples for `write_lat_log` (empty unless the job asks).
+    pub lat_log: Vec<LatSample>,
+    /// Issued I/Os for `write_iolog`: (us since the job started, unit with
+    /// its file offset) (empty unless the job asks).
+    pub io_log: Vec<(u64, crate::workload::IoUnit)>,
     // ---- Added for the report formatters (all optional: Default is fio's
     // behaviour when the simulator does not fill them). ----
     /// fio's verror text for the normal output's `err=95 (...)`, e.g.

@@ -48,4 +48,9 @@ pub trait IoSource {
     fn pace(&self) -> Pace {
         Pace::None
     }
+    /// Before `next_io`: per direction (read, write), how long until the
+    /// job's rate limit lets it issue (0: due or behind), None if not
+    /// rate-limited. A mixed fio job switches to the direction that is
+    /// due (io_u.c rate_ddir); other sources ignore it.
+    fn rate_view(&mut self, _until_due: [Option<u64>; 2]) {}
 }

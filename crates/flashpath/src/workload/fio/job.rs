@@ -186,6 +186,16 @@ pub struct JobSpec {
     pub replay: crate::workload::iolog::ReplayOptions,
     /// replay_redirect: the file the log's I/O goes to instead.
     pub replay_redirect: Option<String>,
+    /// write_lat_log: the prefix of the per-I/O latency logs.
+    pub write_lat_log: Option<String>,
+    /// write_iolog: the I/O log to record (fio's version 3).
+    pub write_iolog: Option<String>,
+    /// log_offset: the latency logs carry each I/O's offset.
+    pub log_offset: bool,
+    /// per_job_logs: one log file per job (the default) or one shared.
+    pub per_job_logs: bool,
+    /// log_avg_msec: average the logs over this many ms (0: every I/O).
+    pub log_avg_msec: u64,
     /// The loaded log (filled in by the runner, which knows where the job
     /// file lives).
     pub iolog: Option<std::sync::Arc<crate::workload::iolog::Iolog>>,
@@ -303,6 +313,11 @@ impl Default for JobSpec {
             read_iolog: None,
             replay: crate::workload::iolog::ReplayOptions::default(),
             replay_redirect: None,
+            write_lat_log: None,
+            write_iolog: None,
+            log_offset: false,
+            per_job_logs: true,
+            log_avg_msec: 0,
             iolog: None,
             runtime: None,
             time_based: false,

@@ -14,4 +14,7 @@ impl crate::workload::IoSource for IoStream {
     fn next_io(&mut self) -> Option<crate::workload::IoUnit> {
         self.next()
     }
+    fn rate_view(&mut self, until_due: [Option<u64>; 2]) {
+        self.set_rate_view(until_due);
+    }
 }

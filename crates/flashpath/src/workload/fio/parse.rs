@@ -1161,6 +1161,11 @@ fn model(
         }
         "hipri" => s.hipri = n == 1,
         "read_iolog" => s.read_iolog = Some(v.to_string()),
+        "write_lat_log" => s.write_lat_log = Some(v.to_string()),
+        "write_iolog" => s.write_iolog = Some(v.to_string()),
+        "log_offset" => s.log_offset = n == 1,
+        "per_job_logs" => s.per_job_logs = n == 1,
+        "log_avg_msec" => s.log_avg_msec = n,
         "replay_no_stall" => s.replay.no_stall = n == 1,
         "replay_redirect" => s.replay_redirect = Some(v.to_string()),
         "replay_time_scale" => {

@@ -71,6 +71,8 @@ pub struct IoStream {
     io_issues: [u64; 3],
     rwmix_ddir: Ddir,
     rwmix_issues: u64,
+    /// The machine's view of the rate limits (see IoSource::rate_view).
+    rate_until_due: [Option<u64>; 2],
     pending_write: Option<IoUnit>,
     r_off: RngStream,
     r_bs: RngStream,
@@ -212,6 +214,7 @@ impl IoStream {
             io_issues: [0; 3],
             rwmix_ddir: Ddir::Read,
             rwmix_issues: 0,
+            rate_until_due: [None, None],
             pending_write: None,
             r_off: RngStream::new(seed, &name("offset")),
             r_bs: RngStream::new(seed, &name("bs")),
@@ -304,8 +307,31 @@ impl IoStream {
         u
     }
 
-    /// io_u.c get_rw_ddir + set_rwmix_bytes + get_rand_ddir.
+    pub fn set_rate_view(&mut self, until_due: [Option<u64>; 2]) {
+        self.rate_until_due = until_due;
+    }
+
+    /// io_u.c get_rw_ddir + set_rwmix_bytes + get_rand_ddir, then
+    /// rate_ddir: a mixed job whose drawn direction is ahead of its rate
+    /// takes the other one if that is due, else the one due sooner.
     fn next_ddir(&mut self) -> Ddir {
+        let drawn = self.draw_ddir();
+        if !matches!(self.rw, RwKind::ReadWrite | RwKind::RandReadWrite) {
+            return drawn;
+        }
+        let (d, o) = (drawn.index(), 1 - drawn.index());
+        let chosen = match (self.rate_until_due[d], self.rate_until_due[o]) {
+            (Some(0), _) | (None, _) => drawn,
+            _ if self.rwmix[o] == 0 => drawn,
+            (Some(_), Some(0)) => Ddir::ALL[o],
+            (Some(mine), Some(other)) if other < mine => Ddir::ALL[o],
+            _ => drawn,
+        };
+        self.rwmix_ddir = chosen;
+        chosen
+    }
+
+    fn draw_ddir(&mut self) -> Ddir {
         match self.rw {
             RwKind::ReadWrite | RwKind::RandReadWrite => {
                 if self.io_issues[self.rwmix_ddir.index()] >= self.rwmix_issues {

@@ -204,3 +204,50 @@ fn hipri_without_a_poll_queue_fails_or_falls_back_as_the_kernel_does() {
         a.ctx
     );
 }
+
+/// A version-3 iolog of reads 1 ms apart, replayed at QD1 with psync: each
+/// read is issued 1 ms after the previous one was issued (fio's
+/// iolog_delay counts from the last issue), so every read meets an idle
+/// device and takes the closed-form QD1 latency, and the job lasts the
+/// log's span plus one read.
+#[test]
+fn iolog_replay_issues_each_io_its_gap_after_the_previous() {
+    let n = 50u64;
+    let mut log = String::from("fio version 3 iolog\n0 /dev/nullb0 add\n0 /dev/nullb0 open\n");
+    for i in 0..n {
+        log.push_str(&format!(
+            "{} /dev/nullb0 read {} 4096\n",
+            1000 + i * 1000,
+            i * 8192
+        ));
+    }
+    let path = std::env::temp_dir().join(format!("flashpath-qd1-{}.iolog", std::process::id()));
+    std::fs::write(&path, log).unwrap();
+    let job = format!(
+        "[r]\nioengine=psync\ndirect=1\nread_iolog={}\ncpus_allowed=0\n",
+        path.display()
+    );
+    let out = run(&job, &["block.io_poll=0"]);
+    std::fs::remove_file(&path).unwrap();
+    let j = &out.result.jobs[0];
+    let clat = &j.dirs[0].clat.stat;
+    assert_eq!(clat.samples, n);
+    assert_eq!(j.dirs[0].io_bytes, n * 4096);
+    // Identical reads on an idle path: one latency, no spread.
+    assert_eq!(clat.min, clat.max);
+    let lat = j.dirs[0].lat.stat.max;
+    // The entries before the first read are stamped 0, and fio counts no
+    // delay while the last stamp is 0 (delay_since_ttime), so the first
+    // read goes at once and each next one 1000 us after the last issue.
+    // Each paced sleep ends with the switch back into fio, which the next
+    // gap does not absorb (fio counts from the issue), so it adds up.
+    let span = (n - 1) * 1_000_000;
+    let switch = ns("host.cost.context_switch");
+    let low = span + (n - 1) * switch;
+    let high = low + lat + (n - 1) * ns("host.cost.fio_submit");
+    assert!(
+        (low..=high).contains(&j.job_runtime),
+        "{} not in {low}..={high}",
+        j.job_runtime
+    );
+}

@@ -880,6 +880,9 @@ impl Machine {
     }
 
     fn sleep_timer(&mut self, tid: u32, now: Ns, wake: Ns) {
+        // fio's usec_sleep is a nanosleep: the timer fires at the end of
+        // its slack range.
+        let wake = wake + self.costs.timer_slack;
         let t = &mut self.threads[tid as usize];
         t.state = State::Timer;
         t.ctx += 1;

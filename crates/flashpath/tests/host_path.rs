@@ -239,11 +239,12 @@ fn iolog_replay_issues_each_io_its_gap_after_the_previous() {
     // The entries before the first read are stamped 0, and fio counts no
     // delay while the last stamp is 0 (delay_since_ttime), so the first
     // read goes at once and each next one 1000 us after the last issue.
-    // Each paced sleep ends with the switch back into fio, which the next
-    // gap does not absorb (fio counts from the issue), so it adds up.
+    // Each paced sleep wakes its timer slack late and ends with the switch
+    // back into fio, which the next gap does not absorb (fio counts from
+    // the issue), so they add up.
     let span = (n - 1) * 1_000_000;
-    let switch = ns("host.cost.context_switch");
-    let low = span + (n - 1) * switch;
+    let late = ns("host.timer_slack") + ns("host.cost.context_switch");
+    let low = span + (n - 1) * late;
     let high = low + lat + (n - 1) * ns("host.cost.fio_submit");
     assert!(
         (low..=high).contains(&j.job_runtime),

@@ -34,6 +34,9 @@ pub struct HostCosts {
     /// System call entry (to the first line of the call) and exit.
     pub syscall_entry: Ns,
     pub syscall_exit: Ns,
+    /// How late a timed sleep (nanosleep) of a normal thread wakes: its
+    /// timer slack, the end of the hrtimer's range on an idle CPU.
+    pub timer_slack: Ns,
 }
 
 impl HostCosts {
@@ -49,6 +52,7 @@ impl HostCosts {
             wakeup: p.ns("host.cost.wakeup")?,
             context_switch: p.ns("host.cost.context_switch")?,
             ipi: p.ns("host.cost.ipi")?,
+            timer_slack: p.ns("host.timer_slack")?,
         })
     }
 }

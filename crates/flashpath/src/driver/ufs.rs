@@ -114,7 +114,6 @@ pub struct Ufs {
     pending_rsp: Vec<(u32, HpbRsp)>,
     map_work_queued: bool,
     loads: Vec<(u32, u32)>,
-    issued: Vec<(u32, u32)>,
     deferred: Vec<(DriverRq, Ns)>,
     c: Counters,
     /// ufshcd clock scaling with devfreq (`UFSHCD_CAP_CLK_SCALING`).
@@ -254,7 +253,6 @@ impl Ufs {
             pending_rsp: Vec::new(),
             map_work_queued: false,
             loads: Vec::new(),
-            issued: Vec::new(),
             deferred: Vec::new(),
             c: Counters::default(),
             clk: None,
@@ -608,8 +606,7 @@ impl<E> Driver<E> for Ufs {
                 self.hpb.as_mut().unwrap().map_work(&mut loads);
                 for &(rgn, srgn) in &loads {
                     let done = self.read_buffer(now, rgn, srgn);
-                    let id = self.issued.len() as u32;
-                    self.issued.push((rgn, srgn));
+                    let id = self.hpb.as_ref().unwrap().srgn_id(rgn, srgn);
                     ctx.schedule(
                         done,
                         DriverEvent {
@@ -621,13 +618,17 @@ impl<E> Driver<E> for Ufs {
                 self.loads = loads;
             }
             EV_MAP_DONE => {
-                let (rgn, srgn) = self.issued[ev.id as usize];
                 let h = self.hpb.as_mut().unwrap();
+                let (rgn, srgn) = h.srgn_of_id(ev.id);
                 let (start, n) = h.srgn_span(rgn, srgn, self.dev.user_lpns());
-                let ppns: Vec<_> = (start..start + n)
-                    .map(|l| self.dev.ppn_of(l).unwrap_or(u32::MAX))
-                    .collect();
-                h.map_loaded(rgn, srgn, ppns);
+                let dev = &self.dev;
+                // The map data the READ BUFFER carried: the device's entries
+                // as they are when it completes, copied in bulk.
+                h.map_loaded_with(rgn, srgn, |buf| {
+                    let (live, past_end) = buf.split_at_mut(n as usize);
+                    dev.ppns_into(start, live);
+                    past_end.fill(u32::MAX);
+                });
             }
             EV_DONE => {
                 self.end_busy(now);

@@ -64,11 +64,32 @@ enum SrgnState {
     Valid,
 }
 
+/// A sub-region's map context (`struct ufshpb_map_ctx`): the host copy of
+/// its PPNs and the dirty bitmap (`ppn_dirty`). Taken from the pool when the
+/// sub-region's READ BUFFER is issued and given back when its region is
+/// inactivated (`ufshpb_get_map_ctx` / `ufshpb_put_map_ctx` on the map
+/// mempool), so a run allocates at most one per sub-region that is active at
+/// once: memory follows the active-region limit, not the device, and the
+/// per-I/O path allocates nothing once the pool is warm.
+struct MapCtx {
+    ppns: Box<[Ppn]>,
+    dirty: Box<[u64]>,
+}
+
+impl MapCtx {
+    fn new(entries: usize) -> MapCtx {
+        MapCtx {
+            ppns: vec![Ppn::MAX; entries].into_boxed_slice(),
+            dirty: vec![0; entries.div_ceil(64)].into_boxed_slice(),
+        }
+    }
+}
+
 struct Srgn {
     state: SrgnState,
-    /// Host copy of the PPNs (allocated while the region is active).
-    ppns: Vec<Ppn>,
-    dirty: Vec<u64>,
+    /// Held while the sub-region is ISSUED or VALID (and kept when a VALID
+    /// one is recommended again, as the kernel keeps it for the reload).
+    mctx: Option<MapCtx>,
     /// HCM read counter.
     reads: u32,
     /// Queued for activation (on lh_act_srgn).
@@ -198,6 +219,8 @@ pub struct Hpb {
     pub act_list: VecDeque<(u32, u32)>,
     pub inact_list: VecDeque<u32>,
     pub stats: HpbStats,
+    /// Map contexts given back by inactivated regions (the mempool).
+    free_mctx: Vec<MapCtx>,
     // Device side.
     dev_reads: Vec<u32>,
     dev_recommended: Vec<bool>,
@@ -214,10 +237,13 @@ impl Hpb {
     pub fn new(p: HpbParams, user_lpns: u64) -> Hpb {
         let nrgn = user_lpns.div_ceil(p.entries_per_region) as usize;
         let srgns_per_rgn = (p.entries_per_region / p.entries_per_srgn) as u32;
+        // Every region and sub-region descriptor up front, as
+        // ufshpb_alloc_region_tbl does (a few tens of bytes per 4 MiB of
+        // LBA); only map contexts (4 KiB of PPNs per 4 MiB) follow use.
         let rgns = (0..nrgn)
             .map(|_| Rgn {
                 active: false,
-                srgns: Vec::new(),
+                srgns: (0..srgns_per_rgn).map(|_| new_srgn()).collect(),
             })
             .collect();
         let nsrgn = nrgn * srgns_per_rgn as usize;
@@ -229,6 +255,7 @@ impl Hpb {
             act_list: VecDeque::new(),
             inact_list: VecDeque::new(),
             stats: HpbStats::default(),
+            free_mctx: Vec::new(),
             dev_reads: vec![0; nsrgn],
             dev_recommended: vec![false; nsrgn],
             dev_rgn_active: vec![false; nrgn],
@@ -280,9 +307,6 @@ impl Hpb {
         let (rgn, srgn, off) = self.locate(lpn);
         let r = &mut self.rgns[rgn as usize];
         if self.p.mode == HpbMode::Host {
-            if r.srgns.is_empty() {
-                r.srgns = (0..self.srgns_per_rgn).map(|_| new_srgn()).collect();
-            }
             let s = &mut r.srgns[srgn as usize];
             s.reads += 1;
             if s.reads >= self.p.activation_thld
@@ -301,28 +325,27 @@ impl Hpb {
         self.lru.touch(rgn);
         let r = &self.rgns[rgn as usize];
         let s = &r.srgns[srgn as usize];
-        if s.state != SrgnState::Valid || (s.dirty[off / 64] >> (off % 64)) & 1 != 0 {
-            self.stats.miss_cnt += 1;
-            return Prep::Normal;
-        }
+        let m = match (&s.mctx, s.state) {
+            (Some(m), SrgnState::Valid) if (m.dirty[off / 64] >> (off % 64)) & 1 == 0 => m,
+            _ => {
+                self.stats.miss_cnt += 1;
+                return Prep::Normal;
+            }
+        };
         self.stats.hit_cnt += 1;
-        Prep::HpbRead(s.ppns[off])
+        Prep::HpbRead(m.ppns[off])
     }
 
     /// ufshpb_prep for a WRITE/DISCARD: dirty the host entries.
     pub fn prep_write(&mut self, lpn: u64, blocks: u32) {
         for l in lpn..lpn + u64::from(blocks) {
             let (rgn, srgn, off) = self.locate(l);
-            let r = &mut self.rgns[rgn as usize];
-            if r.srgns.is_empty() {
-                continue;
-            }
-            let s = &mut r.srgns[srgn as usize];
+            let s = &mut self.rgns[rgn as usize].srgns[srgn as usize];
             if self.p.mode == HpbMode::Host {
                 s.reads = 0;
             }
-            if s.state == SrgnState::Valid {
-                s.dirty[off / 64] |= 1 << (off % 64);
+            if let (SrgnState::Valid, Some(m)) = (s.state, &mut s.mctx) {
+                m.dirty[off / 64] |= 1 << (off % 64);
             }
         }
     }
@@ -333,11 +356,7 @@ impl Hpb {
         self.stats.rcmd_noti_cnt += 1;
         for &(rgn, srgn) in &rsp.act[..rsp.n_act as usize] {
             self.stats.rcmd_active_cnt += 1;
-            let r = &mut self.rgns[rgn as usize];
-            if r.srgns.is_empty() {
-                r.srgns = (0..self.srgns_per_rgn).map(|_| new_srgn()).collect();
-            }
-            let s = &mut r.srgns[srgn as usize];
+            let s = &mut self.rgns[rgn as usize].srgns[srgn as usize];
             // An active sub-region recommended again is reloaded: INVALID
             // until the READ BUFFER completes.
             if s.state == SrgnState::Valid {
@@ -363,8 +382,9 @@ impl Hpb {
         self.lru.remove(rgn);
         for s in &mut r.srgns {
             s.state = SrgnState::Unused;
-            s.ppns = Vec::new();
-            s.dirty = Vec::new();
+            if let Some(m) = s.mctx.take() {
+                self.free_mctx.push(m);
+            }
             s.queued = false;
         }
         self.active_regions -= 1;
@@ -399,13 +419,11 @@ impl Hpb {
                         }
                     }
                 }
-                let n = self.p.entries_per_srgn as usize;
                 let r = &mut self.rgns[rgn as usize];
                 r.active = true;
                 self.lru.touch(rgn);
                 for s in &mut r.srgns {
                     s.state = SrgnState::Invalid;
-                    s.dirty = vec![0; n.div_ceil(64)];
                 }
                 self.active_regions += 1;
             }
@@ -415,6 +433,10 @@ impl Hpb {
                 continue;
             }
             s.state = SrgnState::Issued;
+            if s.mctx.is_none() {
+                let n = self.p.entries_per_srgn as usize;
+                s.mctx = Some(self.free_mctx.pop().unwrap_or_else(|| MapCtx::new(n)));
+            }
             self.stats.map_req_cnt += 1;
             out.push((rgn, srgn));
         }
@@ -431,20 +453,46 @@ impl Hpb {
         )
     }
 
-    /// READ BUFFER completed: the host now holds `ppns`.
-    pub fn map_loaded(&mut self, rgn: u32, srgn: u32, ppns: Vec<Ppn>) {
+    /// One number for a sub-region (for event ids): `rgn × srgns_per_rgn +
+    /// srgn`.
+    pub fn srgn_id(&self, rgn: u32, srgn: u32) -> u32 {
+        self.flat(rgn, srgn) as u32
+    }
+
+    /// Inverse of [`Self::srgn_id`].
+    pub fn srgn_of_id(&self, id: u32) -> (u32, u32) {
+        (id / self.srgns_per_rgn, id % self.srgns_per_rgn)
+    }
+
+    /// READ BUFFER completed: `fill` writes the sub-region's entries into
+    /// the host map context (`entries_per_srgn` of them; entries past the
+    /// end of the device are left for `fill` to set to NONE). Returns false
+    /// (and does not call `fill`) when the load is stale: the region was
+    /// inactivated or the sub-region is not ISSUED any more.
+    pub fn map_loaded_with(&mut self, rgn: u32, srgn: u32, fill: impl FnOnce(&mut [Ppn])) -> bool {
         let r = &mut self.rgns[rgn as usize];
         if !r.active {
-            return;
+            return false;
         }
         let s = &mut r.srgns[srgn as usize];
         if s.state != SrgnState::Issued {
-            return;
+            return false;
         }
-        s.ppns = ppns;
-        s.ppns.resize(self.p.entries_per_srgn as usize, u32::MAX);
-        s.dirty.iter_mut().for_each(|w| *w = 0);
+        let m = s.mctx.as_mut().expect("an ISSUED sub-region holds a map context");
+        fill(&mut m.ppns);
+        m.dirty.fill(0);
         s.state = SrgnState::Valid;
+        true
+    }
+
+    /// [`Self::map_loaded_with`] from a list of PPNs (shorter lists leave
+    /// the rest NONE).
+    pub fn map_loaded(&mut self, rgn: u32, srgn: u32, ppns: Vec<Ppn>) {
+        self.map_loaded_with(rgn, srgn, |buf| {
+            let n = ppns.len().min(buf.len());
+            buf[..n].copy_from_slice(&ppns[..n]);
+            buf[n..].fill(Ppn::MAX);
+        });
     }
 
     // ----- device side ---------------------------------------------------------
@@ -543,8 +591,7 @@ impl Hpb {
 fn new_srgn() -> Srgn {
     Srgn {
         state: SrgnState::Unused,
-        ppns: Vec::new(),
-        dirty: Vec::new(),
+        mctx: None,
         reads: 0,
         queued: false,
     }

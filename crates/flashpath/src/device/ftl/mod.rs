@@ -32,7 +32,7 @@ use crate::sim::Ns;
 use super::nand::Nand;
 use super::FlashParams;
 use map_cache::{Access, MapCache};
-use sparse::Sparse;
+use sparse::{Sparse, CHUNK};
 
 /// Physical page number of one 4 KiB slot.
 pub type Ppn = u32;
@@ -806,6 +806,48 @@ impl FlashDevice {
     pub fn ppn_of(&self, lpn: u64) -> Option<Ppn> {
         let p = self.l2p_get(lpn);
         (p != NONE).then_some(p)
+    }
+
+    /// [`Self::ppn_of`] for `out.len()` consecutive LPNs from `start`, in
+    /// bulk (NONE = `u32::MAX` where unmapped): a READ BUFFER returns a
+    /// whole sub-region's entries, and the device copies them out of its map
+    /// pages as runs, not entry by entry. Allocation-free: touched runs are
+    /// copied from the L2P chunks, untouched runs of a prefilled device
+    /// follow the factory layout incrementally.
+    pub fn ppns_into(&self, start: u64, out: &mut [Ppn]) {
+        self.check_range(start, out.len() as u32);
+        let mut l = start;
+        let mut k = 0;
+        while k < out.len() {
+            let ci = (l / CHUNK as u64) as usize;
+            let off = (l % CHUNK as u64) as usize;
+            let take = (CHUNK - off).min(out.len() - k);
+            let dst = &mut out[k..k + take];
+            match self.l2p.chunk(ci) {
+                Some(c) => dst.copy_from_slice(&c[off..off + take]),
+                None if self.p.prefilled => self.factory_ppns_into(l, dst),
+                None => dst.fill(NONE),
+            }
+            k += take;
+            l += take as u64;
+        }
+    }
+
+    /// [`Self::factory_ppn`] of consecutive LPNs from `lpn`: the factory
+    /// PPN is `die × slots_per_die + index in die`, so stepping an LPN moves
+    /// to the next die and, after the last die, to the next index.
+    fn factory_ppns_into(&self, lpn: u64, out: &mut [Ppn]) {
+        let dies = u64::from(self.dies);
+        let per_die = u64::from(self.blocks_per_die) * u64::from(self.slots_per_block);
+        let (mut d, mut i) = (lpn % dies, lpn / dies);
+        for o in out {
+            *o = (d * per_die + i) as u32;
+            d += 1;
+            if d == dies {
+                d = 0;
+                i += 1;
+            }
+        }
     }
 
     pub fn map_page_of(&self, lpn: u64) -> u32 {

@@ -1,5 +1,6 @@
 //! UFS + HPB + iozone front end: behaviour that can fail.
 
+use flashpath::device::{FlashDevice, FlashParams};
 use flashpath::driver::ufshpb::{Hpb, HpbMode, HpbParams, Prep};
 use flashpath::run::run_iozone;
 use flashpath::workload::iozone::parse_args;
@@ -85,6 +86,79 @@ fn hpb_region_lru_respects_the_active_limit() {
     }
     assert!(h.active_regions() <= 4);
     assert!(h.stats.rcmd_inactive_cnt + h.stats.lru_evictions >= 6);
+}
+
+/// Activate and load every sub-region the way the driver does (bulk copy,
+/// or the factory rule when the entries still follow it), then every HPB
+/// READ must carry what a per-entry lookup of the device gave at load time.
+fn load_all(h: &mut Hpb, dev: &FlashDevice, lpns: u64) -> (u32, u32) {
+    let (mut factory_loads, mut copied_loads) = (0, 0);
+    let mut l = 0;
+    while l < lpns {
+        // A normal read makes the device recommend the sub-region.
+        assert_eq!(h.prep_read(l, 1), Prep::Normal);
+        h.dev_normal_read(l);
+        let rsp = h.dev_take_rsp();
+        h.host_rsp(&rsp);
+        let mut loads = Vec::new();
+        h.map_work(&mut loads);
+        for (r, s) in loads {
+            let (start, n) = h.srgn_span(r, s, dev.user_lpns());
+            let factory = dev.run_is_factory(start, n);
+            if factory {
+                factory_loads += 1;
+            } else {
+                copied_loads += 1;
+            }
+            assert!(h.map_loaded_with(r, s, factory, |buf| {
+                let (live, rest) = buf.split_at_mut(n as usize);
+                dev.ppns_into(start, live);
+                rest.fill(u32::MAX);
+            }));
+        }
+        l += h.p.entries_per_srgn;
+    }
+    (factory_loads, copied_loads)
+}
+
+#[test]
+fn hpb_loads_carry_the_devices_ppns_copied_or_as_the_factory_rule() {
+    let p = FlashParams::small(2, 2, 64, 64);
+    let mut dev = FlashDevice::new(&p, 5).unwrap();
+    // Rewrite part of the second 4096-entry map chunk so that one chunk
+    // leaves the factory layout and the others keep it.
+    let mut now = 0;
+    for l in (4096..4096 + 600).step_by(3) {
+        now = dev.write(now, l, 1);
+    }
+    dev.flush(now);
+    let lpns = 3 * 4096;
+    let hp = HpbParams {
+        max_active_regions: 16,
+        ..params()
+    };
+    let mut h = Hpb::new(hp, dev.user_lpns());
+    h.set_factory_layout(dev.factory_layout());
+    let (factory_loads, copied_loads) = load_all(&mut h, &dev, lpns);
+    assert_eq!(
+        (factory_loads, copied_loads),
+        (8, 4),
+        "chunks 0 and 2 follow the rule"
+    );
+    for l in 0..lpns {
+        let want = dev.ppn_of(l).unwrap();
+        assert_eq!(h.prep_read(l, 1), Prep::HpbRead(want), "lpn {l}");
+    }
+    // The host copy is a snapshot: after the device moves an entry of a
+    // factory-rule sub-region, the host still sends the old PPN and the
+    // device finds it stale.
+    let before = dev.ppn_of(10).unwrap();
+    let now = dev.write(now, 10, 1);
+    dev.flush(now);
+    assert!(!dev.run_is_factory(0, 1024));
+    assert_eq!(h.prep_read(10, 1), Prep::HpbRead(before));
+    let (_, valid) = dev.read_with_ppn(now, 10, before);
+    assert!(!valid, "the device detects the stale entry");
 }
 
 fn args(s: &str) -> Vec<String> {

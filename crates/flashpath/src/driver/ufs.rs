@@ -248,7 +248,11 @@ impl Ufs {
             map_work_delay,
             link: UfsLink::new(lp),
             fw: Timeline::new(),
-            hpb: hpb_on.then(|| Hpb::new(hp, dev.user_lpns())),
+            hpb: hpb_on.then(|| {
+                let mut h = Hpb::new(hp, dev.user_lpns());
+                h.set_factory_layout(dev.factory_layout());
+                h
+            }),
             dev,
             pending_rsp: Vec::new(),
             map_work_queued: false,
@@ -623,8 +627,10 @@ impl<E> Driver<E> for Ufs {
                 let (start, n) = h.srgn_span(rgn, srgn, self.dev.user_lpns());
                 let dev = &self.dev;
                 // The map data the READ BUFFER carried: the device's entries
-                // as they are when it completes, copied in bulk.
-                h.map_loaded_with(rgn, srgn, |buf| {
+                // as they are when it completes, copied in bulk (or kept as
+                // the factory rule when they all still follow it).
+                let factory = h.has_factory_layout() && dev.run_is_factory(start, n);
+                h.map_loaded_with(rgn, srgn, factory, |buf| {
                     let (live, past_end) = buf.split_at_mut(n as usize);
                     dev.ppns_into(start, live);
                     past_end.fill(u32::MAX);

@@ -21,7 +21,7 @@
 //! activates one itself at `activation_thld` reads; the device sends no
 //! recommendations.
 
-use crate::device::Ppn;
+use crate::device::{FactoryLayout, Ppn};
 use std::collections::VecDeque;
 
 pub const MAX_ACTIVE_NUM: usize = 2;
@@ -71,9 +71,14 @@ enum SrgnState {
 /// mempool), so a run allocates at most one per sub-region that is active at
 /// once: memory follows the active-region limit, not the device, and the
 /// per-I/O path allocates nothing once the pool is warm.
+///
+/// A load whose entries all still follow the device's factory layout keeps
+/// that rule instead of the copy (`factory`): the same PPNs, without
+/// writing 1024 entries per READ BUFFER.
 struct MapCtx {
     ppns: Box<[Ppn]>,
     dirty: Box<[u64]>,
+    factory: bool,
 }
 
 impl MapCtx {
@@ -81,6 +86,7 @@ impl MapCtx {
         MapCtx {
             ppns: vec![Ppn::MAX; entries].into_boxed_slice(),
             dirty: vec![0; entries.div_ceil(64)].into_boxed_slice(),
+            factory: false,
         }
     }
 }
@@ -221,6 +227,8 @@ pub struct Hpb {
     pub stats: HpbStats,
     /// Map contexts given back by inactivated regions (the mempool).
     free_mctx: Vec<MapCtx>,
+    /// The device's factory layout, for map contexts kept as the rule.
+    layout: Option<FactoryLayout>,
     // Device side.
     dev_reads: Vec<u32>,
     dev_recommended: Vec<bool>,
@@ -256,6 +264,7 @@ impl Hpb {
             inact_list: VecDeque::new(),
             stats: HpbStats::default(),
             free_mctx: Vec::new(),
+            layout: None,
             dev_reads: vec![0; nsrgn],
             dev_recommended: vec![false; nsrgn],
             dev_rgn_active: vec![false; nrgn],
@@ -265,6 +274,16 @@ impl Hpb {
             dev_pending_inact: VecDeque::new(),
             srgns_per_rgn,
         }
+    }
+
+    /// Let loads of sub-regions whose entries follow `layout` keep the rule
+    /// instead of a copy (see [`Self::map_loaded_with`]).
+    pub fn set_factory_layout(&mut self, layout: Option<FactoryLayout>) {
+        self.layout = layout;
+    }
+
+    pub fn has_factory_layout(&self) -> bool {
+        self.layout.is_some()
     }
 
     pub fn regions(&self) -> u32 {
@@ -333,7 +352,10 @@ impl Hpb {
             }
         };
         self.stats.hit_cnt += 1;
-        Prep::HpbRead(m.ppns[off])
+        Prep::HpbRead(match (m.factory, self.layout) {
+            (true, Some(layout)) => layout.ppn(lpn),
+            _ => m.ppns[off],
+        })
     }
 
     /// ufshpb_prep for a WRITE/DISCARD: dirty the host entries.
@@ -466,10 +488,23 @@ impl Hpb {
 
     /// READ BUFFER completed: `fill` writes the sub-region's entries into
     /// the host map context (`entries_per_srgn` of them; entries past the
-    /// end of the device are left for `fill` to set to NONE). Returns false
-    /// (and does not call `fill`) when the load is stale: the region was
-    /// inactivated or the sub-region is not ISSUED any more.
-    pub fn map_loaded_with(&mut self, rgn: u32, srgn: u32, fill: impl FnOnce(&mut [Ppn])) -> bool {
+    /// end of the device are left for `fill` to set to NONE), or, with
+    /// `factory` (every entry follows the layout given to
+    /// [`Self::set_factory_layout`]), the context keeps the rule and `fill`
+    /// is not called. Returns false (and does not call `fill`) when the load
+    /// is stale: the region was inactivated or the sub-region is not ISSUED
+    /// any more.
+    pub fn map_loaded_with(
+        &mut self,
+        rgn: u32,
+        srgn: u32,
+        factory: bool,
+        fill: impl FnOnce(&mut [Ppn]),
+    ) -> bool {
+        assert!(
+            !factory || self.layout.is_some(),
+            "a factory load needs the device's factory layout"
+        );
         let r = &mut self.rgns[rgn as usize];
         if !r.active {
             return false;
@@ -478,8 +513,14 @@ impl Hpb {
         if s.state != SrgnState::Issued {
             return false;
         }
-        let m = s.mctx.as_mut().expect("an ISSUED sub-region holds a map context");
-        fill(&mut m.ppns);
+        let m = s
+            .mctx
+            .as_mut()
+            .expect("an ISSUED sub-region holds a map context");
+        m.factory = factory;
+        if !factory {
+            fill(&mut m.ppns);
+        }
         m.dirty.fill(0);
         s.state = SrgnState::Valid;
         true
@@ -488,7 +529,7 @@ impl Hpb {
     /// [`Self::map_loaded_with`] from a list of PPNs (shorter lists leave
     /// the rest NONE).
     pub fn map_loaded(&mut self, rgn: u32, srgn: u32, ppns: Vec<Ppn>) {
-        self.map_loaded_with(rgn, srgn, |buf| {
+        self.map_loaded_with(rgn, srgn, false, |buf| {
             let n = ppns.len().min(buf.len());
             buf[..n].copy_from_slice(&ppns[..n]);
             buf[n..].fill(Ppn::MAX);

@@ -40,6 +40,23 @@ pub type Ppn = u32;
 /// No mapping / no data.
 const NONE: u32 = u32::MAX;
 
+/// The factory layout of a prefilled device as a rule: LPN `l` sits at
+/// `(l % dies) × slots_per_die + l / dies` until it is first rewritten. A
+/// copy of entries that all followed it can be kept as the rule itself
+/// (the HPB host map does), which is exact: the rule never changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FactoryLayout {
+    dies: u64,
+    slots_per_die: u64,
+}
+
+impl FactoryLayout {
+    #[inline]
+    pub fn ppn(&self, lpn: u64) -> Ppn {
+        ((lpn % self.dies) * self.slots_per_die + lpn / self.dies) as Ppn
+    }
+}
+
 /// Victim selection for garbage collection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GcPolicy {
@@ -831,6 +848,27 @@ impl FlashDevice {
             k += take;
             l += take as u64;
         }
+    }
+
+    /// The factory layout, if the device came prefilled.
+    pub fn factory_layout(&self) -> Option<FactoryLayout> {
+        self.p.prefilled.then(|| FactoryLayout {
+            dies: u64::from(self.dies),
+            slots_per_die: u64::from(self.blocks_per_die) * u64::from(self.slots_per_block),
+        })
+    }
+
+    /// Whether every entry of `start .. start + n` still follows the factory
+    /// layout (prefilled device, no entry of their map chunks ever set), so
+    /// that a copy of them can be kept as [`FactoryLayout`].
+    pub fn run_is_factory(&self, start: u64, n: u64) -> bool {
+        if !self.p.prefilled || n == 0 {
+            return self.p.prefilled;
+        }
+        self.check_range(start, n as u32);
+        let first = (start / CHUNK as u64) as usize;
+        let last = ((start + n - 1) / CHUNK as u64) as usize;
+        (first..=last).all(|ci| self.l2p.chunk(ci).is_none())
     }
 
     /// [`Self::factory_ppn`] of consecutive LPNs from `lpn`: the factory

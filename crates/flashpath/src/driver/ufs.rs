@@ -96,6 +96,11 @@ struct Counters {
     read_buffers: u64,
     rsp_with_hpb: u64,
     read_map_misses: u64,
+    /// Commands, and their time from doorbell to the end of the firmware's
+    /// decode (doorbell, COMMAND UPIU, waiting for the firmware core, fw_cmd).
+    commands: u64,
+    command_ns: u64,
+    fw_wait_ns: u64,
 }
 
 pub struct Ufs {
@@ -386,7 +391,11 @@ impl Ufs {
         self.fw.prune(now);
         let doorbell = self.at_clock(self.doorbell);
         let arrived = self.link.send_down(now + doorbell, UPIU_HEADER_BYTES);
-        self.fw.reserve(arrived, self.fw_cmd) + self.fw_cmd
+        let start = self.fw.reserve(arrived, self.fw_cmd);
+        self.c.commands += 1;
+        self.c.fw_wait_ns += start - arrived;
+        self.c.command_ns += start + self.fw_cmd - now;
+        start + self.fw_cmd
     }
 
     /// Run one request through link and device; returns the time the
@@ -672,12 +681,15 @@ impl<E> Driver<E> for Ufs {
     }
     fn counters(&self) -> serde_json::Value {
         let s = self.dev.stats();
+        let per = |a: u64, n: u64| if n > 0 { a as f64 / n as f64 } else { 0.0 };
         let mut v = serde_json::json!({
             "driver": "ufshcd",
             "reads": self.c.reads,
             "read_map_misses": self.c.read_map_misses,
             "read_map_hit_ratio": if self.c.reads > 0 { 1.0 - self.c.read_map_misses as f64 / self.c.reads as f64 } else { 0.0 },
             "writes": self.c.writes,
+            "command_ns_per_cmd": per(self.c.command_ns, self.c.commands),
+            "fw_wait_ns_per_cmd": per(self.c.fw_wait_ns, self.c.commands),
             "trims": self.c.trims,
             "link_bytes_down": self.link.bytes_down,
             "link_bytes_up": self.link.bytes_up,
@@ -691,6 +703,13 @@ impl<E> Driver<E> for Ufs {
                 "hpb_stale": s.hpb_stale,
                 "waf": s.waf(),
                 "gc_runs": s.gc_runs,
+            },
+            "nand": {
+                "reads": self.dev.nand().waits.reads,
+                "die_wait_ns_per_read": per(self.dev.nand().waits.die_wait_ns, self.dev.nand().waits.reads),
+                "channel_wait_ns_per_read": per(self.dev.nand().waits.channel_wait_ns, self.dev.nand().waits.reads),
+                "t_read_ns": self.dev.nand().timing.t_read,
+                "read_xfer_ns": self.dev.nand().xfer_ns(BLOCK),
             },
             "hpb": serde_json::Value::Null,
         });

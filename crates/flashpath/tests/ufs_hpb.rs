@@ -3,6 +3,7 @@
 use flashpath::device::{FlashDevice, FlashParams};
 use flashpath::driver::ufshpb::{Hpb, HpbMode, HpbParams, Prep};
 use flashpath::run::run_iozone;
+use flashpath::sim::rng::RngStream;
 use flashpath::workload::iozone::parse_args;
 
 fn params() -> HpbParams {
@@ -159,6 +160,85 @@ fn hpb_loads_carry_the_devices_ppns_copied_or_as_the_factory_rule() {
     assert_eq!(h.prep_read(10, 1), Prep::HpbRead(before));
     let (_, valid) = dev.read_with_ppn(now, 10, before);
     assert!(!valid, "the device detects the stale entry");
+}
+
+/// Uniform random single-block reads over the first `range` LPNs through
+/// host and device sides with instant loads; returns (hits, misses) of the
+/// last `n` of `warm + n` reads and the distinct sub-regions touched.
+fn uniform_reads(h: &mut Hpb, range: u64, warm: u32, n: u32, seed: u64) -> (u64, u64, usize) {
+    let mut rng = RngStream::new(seed, "hpb.uniform");
+    let mut touched = std::collections::BTreeSet::new();
+    for _ in 0..warm {
+        let l = rng.below(range);
+        touched.insert(l / h.p.entries_per_srgn);
+        read(h, l);
+    }
+    let (h0, m0) = (h.stats.hit_cnt, h.stats.miss_cnt);
+    for _ in 0..n {
+        let l = rng.below(range);
+        touched.insert(l / h.p.entries_per_srgn);
+        read(h, l);
+    }
+    (h.stats.hit_cnt - h0, h.stats.miss_cnt - m0, touched.len())
+}
+
+/// With the whole range within the active-region limit and loads that
+/// complete at once, a sub-region misses exactly once (its first read makes
+/// the device recommend it), so the misses of n uniform reads over N
+/// sub-regions are the distinct sub-regions touched, whose expectation is
+/// N (1 - (1 - 1/N)^n).
+#[test]
+fn hpb_misses_are_first_touches_coupon_collector() {
+    let hp = HpbParams {
+        max_active_regions: 64,
+        ..params()
+    };
+    let n_srgn = 64u64; // 16 regions x 4 sub-regions
+    let reads = 120u32;
+    let mut mean_misses = 0.0;
+    let seeds = 40;
+    for seed in 0..seeds {
+        let mut h = Hpb::new(hp, 1 << 20);
+        let (hits, misses, distinct) = uniform_reads(&mut h, n_srgn * 1024, 0, reads, seed);
+        assert_eq!(
+            misses, distinct as u64,
+            "seed {seed}: one miss per sub-region"
+        );
+        assert_eq!(hits + misses, u64::from(reads));
+        mean_misses += misses as f64 / f64::from(seeds as u32);
+    }
+    let n = n_srgn as f64;
+    let want = n * (1.0 - (1.0 - 1.0 / n).powi(reads as i32));
+    eprintln!("mean misses {mean_misses:.2} vs N(1-(1-1/N)^n) = {want:.2}");
+    assert!(
+        (mean_misses - want).abs() < 1.5,
+        "mean misses {mean_misses:.2} vs N(1-(1-1/N)^n) = {want:.2}"
+    );
+}
+
+/// One sub-region per region and an active-region limit A below the R
+/// regions read: the host map is an LRU cache of regions under independent
+/// uniform references, so the steady-state HPB hit ratio is A / R.
+#[test]
+fn hpb_hit_ratio_is_active_limit_over_regions() {
+    for (a, r) in [(16u32, 64u64), (8, 16), (32, 32)] {
+        let hp = HpbParams {
+            entries_per_region: 1024,
+            entries_per_srgn: 1024,
+            max_active_regions: a,
+            ..params()
+        };
+        let mut h = Hpb::new(hp, 1 << 20);
+        let (hits, misses, _) = uniform_reads(&mut h, r * 1024, 5_000, 40_000, 3);
+        let ratio = hits as f64 / (hits + misses) as f64;
+        let want = (f64::from(a) / r as f64).min(1.0);
+        eprintln!("A={a} R={r}: hit ratio {ratio:.4} vs A/R {want:.4}");
+        assert!(
+            (ratio - want).abs() < 0.02,
+            "A={a} R={r}: hit ratio {ratio:.4} vs A/R {want:.4}"
+        );
+        assert!(h.active_regions() <= a);
+    }
 }
 
 fn args(s: &str) -> Vec<String> {

@@ -239,10 +239,18 @@ pub struct Hpb {
     dev_pending_act: VecDeque<(u32, u32)>,
     dev_pending_inact: VecDeque<u32>,
     srgns_per_rgn: u32,
+    rgn_shift: u32,
+    srgn_shift: u32,
 }
 
 impl Hpb {
     pub fn new(p: HpbParams, user_lpns: u64) -> Hpb {
+        assert!(
+            p.entries_per_region.is_power_of_two()
+                && p.entries_per_srgn.is_power_of_two()
+                && p.entries_per_srgn <= p.entries_per_region,
+            "HPB region and sub-region entry counts are powers of two (512 B x 2^exp), sub-region <= region"
+        );
         let nrgn = user_lpns.div_ceil(p.entries_per_region) as usize;
         let srgns_per_rgn = (p.entries_per_region / p.entries_per_srgn) as u32;
         // Every region and sub-region descriptor up front, as
@@ -273,6 +281,8 @@ impl Hpb {
             dev_pending_act: VecDeque::new(),
             dev_pending_inact: VecDeque::new(),
             srgns_per_rgn,
+            rgn_shift: p.entries_per_region.trailing_zeros(),
+            srgn_shift: p.entries_per_srgn.trailing_zeros(),
         }
     }
 
@@ -307,10 +317,13 @@ impl Hpb {
 
     #[inline]
     fn locate(&self, lpn: u64) -> (u32, u32, usize) {
-        let rgn = (lpn / self.p.entries_per_region) as u32;
-        let in_rgn = lpn % self.p.entries_per_region;
-        let srgn = (in_rgn / self.p.entries_per_srgn) as u32;
-        (rgn, srgn, (in_rgn % self.p.entries_per_srgn) as usize)
+        // Region and sub-region sizes are 512 B x 2^exp (JESD220 geometry
+        // descriptor), so their entry counts are powers of two: shifts and
+        // masks, as ufshpb_get_pos_from_lpn does.
+        let rgn = (lpn >> self.rgn_shift) as u32;
+        let in_rgn = lpn & (self.p.entries_per_region - 1);
+        let srgn = (in_rgn >> self.srgn_shift) as u32;
+        (rgn, srgn, (in_rgn & (self.p.entries_per_srgn - 1)) as usize)
     }
 
     #[inline]

@@ -4,6 +4,7 @@ determinism, the Python API."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import flashpath
@@ -101,3 +102,14 @@ def test_ignored_option_is_listed(tmp_path: Path) -> None:
     r = cli("run", str(job), "--device", "nullblk")
     assert r.returncode == 0
     assert "write_bw_log" in r.stderr and "job.fio:" in r.stderr
+
+
+def test_bench_runs_the_hpb_workload_and_takes_ufs_overrides() -> None:
+    r = cli("bench", "--ios", "3000", "--only", "HPB on")
+    assert r.returncode == 0, r.stderr
+    lines = [x for x in r.stdout.splitlines() if "I/Os" in x]
+    assert len(lines) == 1 and "HPB on" in lines[0]
+    assert re.search(r"\b3000 I/Os\b", lines[0]), lines[0]
+    bad = cli("bench", "--ios", "100", "--only", "whole model", "--set", "ufs.hpb.nope=1")
+    assert bad.returncode != 0
+    assert "ufs.hpb.nope" in bad.stderr

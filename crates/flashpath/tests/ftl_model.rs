@@ -361,3 +361,47 @@ fn speed_random_4k_reads() {
         dev.stats().map_hit_ratio()
     );
 }
+
+/// The bulk copy a READ BUFFER uses gives, entry for entry, what per-entry
+/// lookups give: on factory-laid-out chunks, on chunks that writes and GC
+/// have moved, across chunk boundaries, and on a device that was not
+/// prefilled (unmapped entries are NONE).
+#[test]
+fn bulk_ppns_equal_per_entry_lookups() {
+    let check = |dev: &FlashDevice, start: u64, n: usize| {
+        let mut bulk = vec![0u32; n];
+        dev.ppns_into(start, &mut bulk);
+        for (k, &b) in bulk.iter().enumerate() {
+            let l = start + k as u64;
+            assert_eq!(
+                b,
+                dev.ppn_of(l).unwrap_or(u32::MAX),
+                "lpn {l} (run from {start})"
+            );
+        }
+    };
+    for prefilled in [true, false] {
+        let mut p = FlashParams::small(2, 2, 64, 64);
+        p.prefilled = prefilled;
+        let mut dev = FlashDevice::new(&p, 3).unwrap();
+        let chunk = 4096u64;
+        // Untouched: the factory layout (or nothing).
+        check(&dev, 0, 1024);
+        check(&dev, chunk - 100, 300);
+        // Random overwrites over the first two chunks, enough to run GC,
+        // so entries leave the factory layout and chunks get allocated.
+        let mut rng = RngStream::new(9, "bulk");
+        let mut now: Ns = 0;
+        for _ in 0..20_000 {
+            now = dev.write(now, rng.below(2 * chunk), 1);
+        }
+        now = dev.flush(now);
+        assert!(now > 0);
+        assert!(dev.memory().l2p_chunks >= 1);
+        check(&dev, 0, 1024);
+        check(&dev, 1000, 1024);
+        // A run from a written chunk into an untouched one.
+        check(&dev, 2 * chunk - 512, 1024);
+        check(&dev, dev.user_lpns() - 1024, 1024);
+    }
+}

@@ -1,7 +1,9 @@
 //! UFS + HPB + iozone front end: behaviour that can fail.
 
+use flashpath::device::{FlashDevice, FlashParams};
 use flashpath::driver::ufshpb::{Hpb, HpbMode, HpbParams, Prep};
 use flashpath::run::run_iozone;
+use flashpath::sim::rng::RngStream;
 use flashpath::workload::iozone::parse_args;
 
 fn params() -> HpbParams {
@@ -85,6 +87,158 @@ fn hpb_region_lru_respects_the_active_limit() {
     }
     assert!(h.active_regions() <= 4);
     assert!(h.stats.rcmd_inactive_cnt + h.stats.lru_evictions >= 6);
+}
+
+/// Activate and load every sub-region the way the driver does (bulk copy,
+/// or the factory rule when the entries still follow it), then every HPB
+/// READ must carry what a per-entry lookup of the device gave at load time.
+fn load_all(h: &mut Hpb, dev: &FlashDevice, lpns: u64) -> (u32, u32) {
+    let (mut factory_loads, mut copied_loads) = (0, 0);
+    let mut l = 0;
+    while l < lpns {
+        // A normal read makes the device recommend the sub-region.
+        assert_eq!(h.prep_read(l, 1), Prep::Normal);
+        h.dev_normal_read(l);
+        let rsp = h.dev_take_rsp();
+        h.host_rsp(&rsp);
+        let mut loads = Vec::new();
+        h.map_work(&mut loads);
+        for (r, s) in loads {
+            let (start, n) = h.srgn_span(r, s, dev.user_lpns());
+            let factory = dev.run_is_factory(start, n);
+            if factory {
+                factory_loads += 1;
+            } else {
+                copied_loads += 1;
+            }
+            assert!(h.map_loaded_with(r, s, factory, |buf| {
+                let (live, rest) = buf.split_at_mut(n as usize);
+                dev.ppns_into(start, live);
+                rest.fill(u32::MAX);
+            }));
+        }
+        l += h.p.entries_per_srgn;
+    }
+    (factory_loads, copied_loads)
+}
+
+#[test]
+fn hpb_loads_carry_the_devices_ppns_copied_or_as_the_factory_rule() {
+    let p = FlashParams::small(2, 2, 64, 64);
+    let mut dev = FlashDevice::new(&p, 5).unwrap();
+    // Rewrite part of the second 4096-entry map chunk so that one chunk
+    // leaves the factory layout and the others keep it.
+    let mut now = 0;
+    for l in (4096..4096 + 600).step_by(3) {
+        now = dev.write(now, l, 1);
+    }
+    dev.flush(now);
+    let lpns = 3 * 4096;
+    let hp = HpbParams {
+        max_active_regions: 16,
+        ..params()
+    };
+    let mut h = Hpb::new(hp, dev.user_lpns());
+    h.set_factory_layout(dev.factory_layout());
+    let (factory_loads, copied_loads) = load_all(&mut h, &dev, lpns);
+    assert_eq!(
+        (factory_loads, copied_loads),
+        (8, 4),
+        "chunks 0 and 2 follow the rule"
+    );
+    for l in 0..lpns {
+        let want = dev.ppn_of(l).unwrap();
+        assert_eq!(h.prep_read(l, 1), Prep::HpbRead(want), "lpn {l}");
+    }
+    // The host copy is a snapshot: after the device moves an entry of a
+    // factory-rule sub-region, the host still sends the old PPN and the
+    // device finds it stale.
+    let before = dev.ppn_of(10).unwrap();
+    let now = dev.write(now, 10, 1);
+    dev.flush(now);
+    assert!(!dev.run_is_factory(0, 1024));
+    assert_eq!(h.prep_read(10, 1), Prep::HpbRead(before));
+    let (_, valid) = dev.read_with_ppn(now, 10, before);
+    assert!(!valid, "the device detects the stale entry");
+}
+
+/// Uniform random single-block reads over the first `range` LPNs through
+/// host and device sides with instant loads; returns (hits, misses) of the
+/// last `n` of `warm + n` reads and the distinct sub-regions touched.
+fn uniform_reads(h: &mut Hpb, range: u64, warm: u32, n: u32, seed: u64) -> (u64, u64, usize) {
+    let mut rng = RngStream::new(seed, "hpb.uniform");
+    let mut touched = std::collections::BTreeSet::new();
+    for _ in 0..warm {
+        let l = rng.below(range);
+        touched.insert(l / h.p.entries_per_srgn);
+        read(h, l);
+    }
+    let (h0, m0) = (h.stats.hit_cnt, h.stats.miss_cnt);
+    for _ in 0..n {
+        let l = rng.below(range);
+        touched.insert(l / h.p.entries_per_srgn);
+        read(h, l);
+    }
+    (h.stats.hit_cnt - h0, h.stats.miss_cnt - m0, touched.len())
+}
+
+/// With the whole range within the active-region limit and loads that
+/// complete at once, a sub-region misses exactly once (its first read makes
+/// the device recommend it), so the misses of n uniform reads over N
+/// sub-regions are the distinct sub-regions touched, whose expectation is
+/// N (1 - (1 - 1/N)^n).
+#[test]
+fn hpb_misses_are_first_touches_coupon_collector() {
+    let hp = HpbParams {
+        max_active_regions: 64,
+        ..params()
+    };
+    let n_srgn = 64u64; // 16 regions x 4 sub-regions
+    let reads = 120u32;
+    let mut mean_misses = 0.0;
+    let seeds = 40;
+    for seed in 0..seeds {
+        let mut h = Hpb::new(hp, 1 << 20);
+        let (hits, misses, distinct) = uniform_reads(&mut h, n_srgn * 1024, 0, reads, seed);
+        assert_eq!(
+            misses, distinct as u64,
+            "seed {seed}: one miss per sub-region"
+        );
+        assert_eq!(hits + misses, u64::from(reads));
+        mean_misses += misses as f64 / f64::from(seeds as u32);
+    }
+    let n = n_srgn as f64;
+    let want = n * (1.0 - (1.0 - 1.0 / n).powi(reads as i32));
+    eprintln!("mean misses {mean_misses:.2} vs N(1-(1-1/N)^n) = {want:.2}");
+    assert!(
+        (mean_misses - want).abs() < 1.5,
+        "mean misses {mean_misses:.2} vs N(1-(1-1/N)^n) = {want:.2}"
+    );
+}
+
+/// One sub-region per region and an active-region limit A below the R
+/// regions read: the host map is an LRU cache of regions under independent
+/// uniform references, so the steady-state HPB hit ratio is A / R.
+#[test]
+fn hpb_hit_ratio_is_active_limit_over_regions() {
+    for (a, r) in [(16u32, 64u64), (8, 16), (32, 32)] {
+        let hp = HpbParams {
+            entries_per_region: 1024,
+            entries_per_srgn: 1024,
+            max_active_regions: a,
+            ..params()
+        };
+        let mut h = Hpb::new(hp, 1 << 20);
+        let (hits, misses, _) = uniform_reads(&mut h, r * 1024, 5_000, 40_000, 3);
+        let ratio = hits as f64 / (hits + misses) as f64;
+        let want = (f64::from(a) / r as f64).min(1.0);
+        eprintln!("A={a} R={r}: hit ratio {ratio:.4} vs A/R {want:.4}");
+        assert!(
+            (ratio - want).abs() < 0.02,
+            "A={a} R={r}: hit ratio {ratio:.4} vs A/R {want:.4}"
+        );
+        assert!(h.active_regions() <= a);
+    }
 }
 
 fn args(s: &str) -> Vec<String> {

@@ -36,7 +36,7 @@ pub mod devfreq;
 pub mod ftl;
 pub mod nand;
 
-pub use ftl::{FlashDevice, FtlStats, GcPolicy, MemoryUse, Ppn};
+pub use ftl::{FactoryLayout, FlashDevice, FtlStats, GcPolicy, MemoryUse, Ppn};
 pub use nand::{CellTiming, CellType, ChannelParams, Geometry};
 
 use crate::error::{InputError, Result};

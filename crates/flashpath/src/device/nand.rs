@@ -251,6 +251,16 @@ impl Timeline {
     }
 }
 
+/// Where page reads spent their time, for breakdowns: waiting for the die
+/// (behind other operations of the same die), and waiting for the channel
+/// after the sense.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReadWaits {
+    pub reads: u64,
+    pub die_wait_ns: u64,
+    pub channel_wait_ns: u64,
+}
+
 /// The NAND back end: geometry, timings, and the timelines of every die and
 /// channel.
 #[derive(Clone, Debug)]
@@ -264,6 +274,7 @@ pub struct Nand {
     /// then are forgotten. Kept apart from each operation's earliest start,
     /// which may lie in the future (after a map read, after a GC).
     now: Ns,
+    pub waits: ReadWaits,
 }
 
 impl Nand {
@@ -275,6 +286,7 @@ impl Nand {
             die_busy: vec![0; geo.dies() as usize],
             channels: (0..geo.channels).map(|_| Timeline::new()).collect(),
             now: 0,
+            waits: ReadWaits::default(),
         }
     }
 
@@ -313,6 +325,9 @@ impl Nand {
         ch.prune(self.now);
         let xs = ch.reserve(sense_end, x);
         let done = xs + x;
+        self.waits.reads += 1;
+        self.waits.die_wait_ns += start - now;
+        self.waits.channel_wait_ns += xs - sense_end;
         // The page register holds the data until it is out: the die cannot
         // start its next operation before (no cache read modelled).
         self.die_busy[d] = done;

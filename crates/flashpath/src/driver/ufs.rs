@@ -96,6 +96,11 @@ struct Counters {
     read_buffers: u64,
     rsp_with_hpb: u64,
     read_map_misses: u64,
+    /// Commands, and their time from doorbell to the end of the firmware's
+    /// decode (doorbell, COMMAND UPIU, waiting for the firmware core, fw_cmd).
+    commands: u64,
+    command_ns: u64,
+    fw_wait_ns: u64,
 }
 
 pub struct Ufs {
@@ -114,7 +119,6 @@ pub struct Ufs {
     pending_rsp: Vec<(u32, HpbRsp)>,
     map_work_queued: bool,
     loads: Vec<(u32, u32)>,
-    issued: Vec<(u32, u32)>,
     deferred: Vec<(DriverRq, Ns)>,
     c: Counters,
     /// ufshcd clock scaling with devfreq (`UFSHCD_CAP_CLK_SCALING`).
@@ -249,12 +253,15 @@ impl Ufs {
             map_work_delay,
             link: UfsLink::new(lp),
             fw: Timeline::new(),
-            hpb: hpb_on.then(|| Hpb::new(hp, dev.user_lpns())),
+            hpb: hpb_on.then(|| {
+                let mut h = Hpb::new(hp, dev.user_lpns());
+                h.set_factory_layout(dev.factory_layout());
+                h
+            }),
             dev,
             pending_rsp: Vec::new(),
             map_work_queued: false,
             loads: Vec::new(),
-            issued: Vec::new(),
             deferred: Vec::new(),
             c: Counters::default(),
             clk: None,
@@ -384,7 +391,11 @@ impl Ufs {
         self.fw.prune(now);
         let doorbell = self.at_clock(self.doorbell);
         let arrived = self.link.send_down(now + doorbell, UPIU_HEADER_BYTES);
-        self.fw.reserve(arrived, self.fw_cmd) + self.fw_cmd
+        let start = self.fw.reserve(arrived, self.fw_cmd);
+        self.c.commands += 1;
+        self.c.fw_wait_ns += start - arrived;
+        self.c.command_ns += start + self.fw_cmd - now;
+        start + self.fw_cmd
     }
 
     /// Run one request through link and device; returns the time the
@@ -608,8 +619,7 @@ impl<E> Driver<E> for Ufs {
                 self.hpb.as_mut().unwrap().map_work(&mut loads);
                 for &(rgn, srgn) in &loads {
                     let done = self.read_buffer(now, rgn, srgn);
-                    let id = self.issued.len() as u32;
-                    self.issued.push((rgn, srgn));
+                    let id = self.hpb.as_ref().unwrap().srgn_id(rgn, srgn);
                     ctx.schedule(
                         done,
                         DriverEvent {
@@ -621,13 +631,19 @@ impl<E> Driver<E> for Ufs {
                 self.loads = loads;
             }
             EV_MAP_DONE => {
-                let (rgn, srgn) = self.issued[ev.id as usize];
                 let h = self.hpb.as_mut().unwrap();
+                let (rgn, srgn) = h.srgn_of_id(ev.id);
                 let (start, n) = h.srgn_span(rgn, srgn, self.dev.user_lpns());
-                let ppns: Vec<_> = (start..start + n)
-                    .map(|l| self.dev.ppn_of(l).unwrap_or(u32::MAX))
-                    .collect();
-                h.map_loaded(rgn, srgn, ppns);
+                let dev = &self.dev;
+                // The map data the READ BUFFER carried: the device's entries
+                // as they are when it completes, copied in bulk (or kept as
+                // the factory rule when they all still follow it).
+                let factory = h.has_factory_layout() && dev.run_is_factory(start, n);
+                h.map_loaded_with(rgn, srgn, factory, |buf| {
+                    let (live, past_end) = buf.split_at_mut(n as usize);
+                    dev.ppns_into(start, live);
+                    past_end.fill(u32::MAX);
+                });
             }
             EV_DONE => {
                 self.end_busy(now);
@@ -665,12 +681,15 @@ impl<E> Driver<E> for Ufs {
     }
     fn counters(&self) -> serde_json::Value {
         let s = self.dev.stats();
+        let per = |a: u64, n: u64| if n > 0 { a as f64 / n as f64 } else { 0.0 };
         let mut v = serde_json::json!({
             "driver": "ufshcd",
             "reads": self.c.reads,
             "read_map_misses": self.c.read_map_misses,
             "read_map_hit_ratio": if self.c.reads > 0 { 1.0 - self.c.read_map_misses as f64 / self.c.reads as f64 } else { 0.0 },
             "writes": self.c.writes,
+            "command_ns_per_cmd": per(self.c.command_ns, self.c.commands),
+            "fw_wait_ns_per_cmd": per(self.c.fw_wait_ns, self.c.commands),
             "trims": self.c.trims,
             "link_bytes_down": self.link.bytes_down,
             "link_bytes_up": self.link.bytes_up,
@@ -684,6 +703,13 @@ impl<E> Driver<E> for Ufs {
                 "hpb_stale": s.hpb_stale,
                 "waf": s.waf(),
                 "gc_runs": s.gc_runs,
+            },
+            "nand": {
+                "reads": self.dev.nand().waits.reads,
+                "die_wait_ns_per_read": per(self.dev.nand().waits.die_wait_ns, self.dev.nand().waits.reads),
+                "channel_wait_ns_per_read": per(self.dev.nand().waits.channel_wait_ns, self.dev.nand().waits.reads),
+                "t_read_ns": self.dev.nand().timing.t_read,
+                "read_xfer_ns": self.dev.nand().xfer_ns(BLOCK),
             },
             "hpb": serde_json::Value::Null,
         });

@@ -21,7 +21,7 @@
 //! activates one itself at `activation_thld` reads; the device sends no
 //! recommendations.
 
-use crate::device::Ppn;
+use crate::device::{FactoryLayout, Ppn};
 use std::collections::VecDeque;
 
 pub const MAX_ACTIVE_NUM: usize = 2;
@@ -64,11 +64,38 @@ enum SrgnState {
     Valid,
 }
 
+/// A sub-region's map context (`struct ufshpb_map_ctx`): the host copy of
+/// its PPNs and the dirty bitmap (`ppn_dirty`). Taken from the pool when the
+/// sub-region's READ BUFFER is issued and given back when its region is
+/// inactivated (`ufshpb_get_map_ctx` / `ufshpb_put_map_ctx` on the map
+/// mempool), so a run allocates at most one per sub-region that is active at
+/// once: memory follows the active-region limit, not the device, and the
+/// per-I/O path allocates nothing once the pool is warm.
+///
+/// A load whose entries all still follow the device's factory layout keeps
+/// that rule instead of the copy (`factory`): the same PPNs, without
+/// writing 1024 entries per READ BUFFER.
+struct MapCtx {
+    ppns: Box<[Ppn]>,
+    dirty: Box<[u64]>,
+    factory: bool,
+}
+
+impl MapCtx {
+    fn new(entries: usize) -> MapCtx {
+        MapCtx {
+            ppns: vec![Ppn::MAX; entries].into_boxed_slice(),
+            dirty: vec![0; entries.div_ceil(64)].into_boxed_slice(),
+            factory: false,
+        }
+    }
+}
+
 struct Srgn {
     state: SrgnState,
-    /// Host copy of the PPNs (allocated while the region is active).
-    ppns: Vec<Ppn>,
-    dirty: Vec<u64>,
+    /// Held while the sub-region is ISSUED or VALID (and kept when a VALID
+    /// one is recommended again, as the kernel keeps it for the reload).
+    mctx: Option<MapCtx>,
     /// HCM read counter.
     reads: u32,
     /// Queued for activation (on lh_act_srgn).
@@ -198,6 +225,10 @@ pub struct Hpb {
     pub act_list: VecDeque<(u32, u32)>,
     pub inact_list: VecDeque<u32>,
     pub stats: HpbStats,
+    /// Map contexts given back by inactivated regions (the mempool).
+    free_mctx: Vec<MapCtx>,
+    /// The device's factory layout, for map contexts kept as the rule.
+    layout: Option<FactoryLayout>,
     // Device side.
     dev_reads: Vec<u32>,
     dev_recommended: Vec<bool>,
@@ -208,16 +239,27 @@ pub struct Hpb {
     dev_pending_act: VecDeque<(u32, u32)>,
     dev_pending_inact: VecDeque<u32>,
     srgns_per_rgn: u32,
+    rgn_shift: u32,
+    srgn_shift: u32,
 }
 
 impl Hpb {
     pub fn new(p: HpbParams, user_lpns: u64) -> Hpb {
+        assert!(
+            p.entries_per_region.is_power_of_two()
+                && p.entries_per_srgn.is_power_of_two()
+                && p.entries_per_srgn <= p.entries_per_region,
+            "HPB region and sub-region entry counts are powers of two (512 B x 2^exp), sub-region <= region"
+        );
         let nrgn = user_lpns.div_ceil(p.entries_per_region) as usize;
         let srgns_per_rgn = (p.entries_per_region / p.entries_per_srgn) as u32;
+        // Every region and sub-region descriptor up front, as
+        // ufshpb_alloc_region_tbl does (a few tens of bytes per 4 MiB of
+        // LBA); only map contexts (4 KiB of PPNs per 4 MiB) follow use.
         let rgns = (0..nrgn)
             .map(|_| Rgn {
                 active: false,
-                srgns: Vec::new(),
+                srgns: (0..srgns_per_rgn).map(|_| new_srgn()).collect(),
             })
             .collect();
         let nsrgn = nrgn * srgns_per_rgn as usize;
@@ -229,6 +271,8 @@ impl Hpb {
             act_list: VecDeque::new(),
             inact_list: VecDeque::new(),
             stats: HpbStats::default(),
+            free_mctx: Vec::new(),
+            layout: None,
             dev_reads: vec![0; nsrgn],
             dev_recommended: vec![false; nsrgn],
             dev_rgn_active: vec![false; nrgn],
@@ -237,7 +281,19 @@ impl Hpb {
             dev_pending_act: VecDeque::new(),
             dev_pending_inact: VecDeque::new(),
             srgns_per_rgn,
+            rgn_shift: p.entries_per_region.trailing_zeros(),
+            srgn_shift: p.entries_per_srgn.trailing_zeros(),
         }
+    }
+
+    /// Let loads of sub-regions whose entries follow `layout` keep the rule
+    /// instead of a copy (see [`Self::map_loaded_with`]).
+    pub fn set_factory_layout(&mut self, layout: Option<FactoryLayout>) {
+        self.layout = layout;
+    }
+
+    pub fn has_factory_layout(&self) -> bool {
+        self.layout.is_some()
     }
 
     pub fn regions(&self) -> u32 {
@@ -261,10 +317,13 @@ impl Hpb {
 
     #[inline]
     fn locate(&self, lpn: u64) -> (u32, u32, usize) {
-        let rgn = (lpn / self.p.entries_per_region) as u32;
-        let in_rgn = lpn % self.p.entries_per_region;
-        let srgn = (in_rgn / self.p.entries_per_srgn) as u32;
-        (rgn, srgn, (in_rgn % self.p.entries_per_srgn) as usize)
+        // Region and sub-region sizes are 512 B x 2^exp (JESD220 geometry
+        // descriptor), so their entry counts are powers of two: shifts and
+        // masks, as ufshpb_get_pos_from_lpn does.
+        let rgn = (lpn >> self.rgn_shift) as u32;
+        let in_rgn = lpn & (self.p.entries_per_region - 1);
+        let srgn = (in_rgn >> self.srgn_shift) as u32;
+        (rgn, srgn, (in_rgn & (self.p.entries_per_srgn - 1)) as usize)
     }
 
     #[inline]
@@ -280,9 +339,6 @@ impl Hpb {
         let (rgn, srgn, off) = self.locate(lpn);
         let r = &mut self.rgns[rgn as usize];
         if self.p.mode == HpbMode::Host {
-            if r.srgns.is_empty() {
-                r.srgns = (0..self.srgns_per_rgn).map(|_| new_srgn()).collect();
-            }
             let s = &mut r.srgns[srgn as usize];
             s.reads += 1;
             if s.reads >= self.p.activation_thld
@@ -301,28 +357,30 @@ impl Hpb {
         self.lru.touch(rgn);
         let r = &self.rgns[rgn as usize];
         let s = &r.srgns[srgn as usize];
-        if s.state != SrgnState::Valid || (s.dirty[off / 64] >> (off % 64)) & 1 != 0 {
-            self.stats.miss_cnt += 1;
-            return Prep::Normal;
-        }
+        let m = match (&s.mctx, s.state) {
+            (Some(m), SrgnState::Valid) if (m.dirty[off / 64] >> (off % 64)) & 1 == 0 => m,
+            _ => {
+                self.stats.miss_cnt += 1;
+                return Prep::Normal;
+            }
+        };
         self.stats.hit_cnt += 1;
-        Prep::HpbRead(s.ppns[off])
+        Prep::HpbRead(match (m.factory, self.layout) {
+            (true, Some(layout)) => layout.ppn(lpn),
+            _ => m.ppns[off],
+        })
     }
 
     /// ufshpb_prep for a WRITE/DISCARD: dirty the host entries.
     pub fn prep_write(&mut self, lpn: u64, blocks: u32) {
         for l in lpn..lpn + u64::from(blocks) {
             let (rgn, srgn, off) = self.locate(l);
-            let r = &mut self.rgns[rgn as usize];
-            if r.srgns.is_empty() {
-                continue;
-            }
-            let s = &mut r.srgns[srgn as usize];
+            let s = &mut self.rgns[rgn as usize].srgns[srgn as usize];
             if self.p.mode == HpbMode::Host {
                 s.reads = 0;
             }
-            if s.state == SrgnState::Valid {
-                s.dirty[off / 64] |= 1 << (off % 64);
+            if let (SrgnState::Valid, Some(m)) = (s.state, &mut s.mctx) {
+                m.dirty[off / 64] |= 1 << (off % 64);
             }
         }
     }
@@ -333,11 +391,7 @@ impl Hpb {
         self.stats.rcmd_noti_cnt += 1;
         for &(rgn, srgn) in &rsp.act[..rsp.n_act as usize] {
             self.stats.rcmd_active_cnt += 1;
-            let r = &mut self.rgns[rgn as usize];
-            if r.srgns.is_empty() {
-                r.srgns = (0..self.srgns_per_rgn).map(|_| new_srgn()).collect();
-            }
-            let s = &mut r.srgns[srgn as usize];
+            let s = &mut self.rgns[rgn as usize].srgns[srgn as usize];
             // An active sub-region recommended again is reloaded: INVALID
             // until the READ BUFFER completes.
             if s.state == SrgnState::Valid {
@@ -363,8 +417,9 @@ impl Hpb {
         self.lru.remove(rgn);
         for s in &mut r.srgns {
             s.state = SrgnState::Unused;
-            s.ppns = Vec::new();
-            s.dirty = Vec::new();
+            if let Some(m) = s.mctx.take() {
+                self.free_mctx.push(m);
+            }
             s.queued = false;
         }
         self.active_regions -= 1;
@@ -399,13 +454,11 @@ impl Hpb {
                         }
                     }
                 }
-                let n = self.p.entries_per_srgn as usize;
                 let r = &mut self.rgns[rgn as usize];
                 r.active = true;
                 self.lru.touch(rgn);
                 for s in &mut r.srgns {
                     s.state = SrgnState::Invalid;
-                    s.dirty = vec![0; n.div_ceil(64)];
                 }
                 self.active_regions += 1;
             }
@@ -415,6 +468,10 @@ impl Hpb {
                 continue;
             }
             s.state = SrgnState::Issued;
+            if s.mctx.is_none() {
+                let n = self.p.entries_per_srgn as usize;
+                s.mctx = Some(self.free_mctx.pop().unwrap_or_else(|| MapCtx::new(n)));
+            }
             self.stats.map_req_cnt += 1;
             out.push((rgn, srgn));
         }
@@ -431,20 +488,65 @@ impl Hpb {
         )
     }
 
-    /// READ BUFFER completed: the host now holds `ppns`.
-    pub fn map_loaded(&mut self, rgn: u32, srgn: u32, ppns: Vec<Ppn>) {
+    /// One number for a sub-region (for event ids): `rgn × srgns_per_rgn +
+    /// srgn`.
+    pub fn srgn_id(&self, rgn: u32, srgn: u32) -> u32 {
+        self.flat(rgn, srgn) as u32
+    }
+
+    /// Inverse of [`Self::srgn_id`].
+    pub fn srgn_of_id(&self, id: u32) -> (u32, u32) {
+        (id / self.srgns_per_rgn, id % self.srgns_per_rgn)
+    }
+
+    /// READ BUFFER completed: `fill` writes the sub-region's entries into
+    /// the host map context (`entries_per_srgn` of them; entries past the
+    /// end of the device are left for `fill` to set to NONE), or, with
+    /// `factory` (every entry follows the layout given to
+    /// [`Self::set_factory_layout`]), the context keeps the rule and `fill`
+    /// is not called. Returns false (and does not call `fill`) when the load
+    /// is stale: the region was inactivated or the sub-region is not ISSUED
+    /// any more.
+    pub fn map_loaded_with(
+        &mut self,
+        rgn: u32,
+        srgn: u32,
+        factory: bool,
+        fill: impl FnOnce(&mut [Ppn]),
+    ) -> bool {
+        assert!(
+            !factory || self.layout.is_some(),
+            "a factory load needs the device's factory layout"
+        );
         let r = &mut self.rgns[rgn as usize];
         if !r.active {
-            return;
+            return false;
         }
         let s = &mut r.srgns[srgn as usize];
         if s.state != SrgnState::Issued {
-            return;
+            return false;
         }
-        s.ppns = ppns;
-        s.ppns.resize(self.p.entries_per_srgn as usize, u32::MAX);
-        s.dirty.iter_mut().for_each(|w| *w = 0);
+        let m = s
+            .mctx
+            .as_mut()
+            .expect("an ISSUED sub-region holds a map context");
+        m.factory = factory;
+        if !factory {
+            fill(&mut m.ppns);
+        }
+        m.dirty.fill(0);
         s.state = SrgnState::Valid;
+        true
+    }
+
+    /// [`Self::map_loaded_with`] from a list of PPNs (shorter lists leave
+    /// the rest NONE).
+    pub fn map_loaded(&mut self, rgn: u32, srgn: u32, ppns: Vec<Ppn>) {
+        self.map_loaded_with(rgn, srgn, false, |buf| {
+            let n = ppns.len().min(buf.len());
+            buf[..n].copy_from_slice(&ppns[..n]);
+            buf[n..].fill(Ppn::MAX);
+        });
     }
 
     // ----- device side ---------------------------------------------------------
@@ -543,8 +645,7 @@ impl Hpb {
 fn new_srgn() -> Srgn {
     Srgn {
         state: SrgnState::Unused,
-        ppns: Vec::new(),
-        dirty: Vec::new(),
+        mctx: None,
         reads: 0,
         queued: false,
     }

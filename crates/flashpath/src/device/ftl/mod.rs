@@ -32,13 +32,30 @@ use crate::sim::Ns;
 use super::nand::Nand;
 use super::FlashParams;
 use map_cache::{Access, MapCache};
-use sparse::Sparse;
+use sparse::{Sparse, CHUNK};
 
 /// Physical page number of one 4 KiB slot.
 pub type Ppn = u32;
 
 /// No mapping / no data.
 const NONE: u32 = u32::MAX;
+
+/// The factory layout of a prefilled device as a rule: LPN `l` sits at
+/// `(l % dies) × slots_per_die + l / dies` until it is first rewritten. A
+/// copy of entries that all followed it can be kept as the rule itself
+/// (the HPB host map does), which is exact: the rule never changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FactoryLayout {
+    dies: u64,
+    slots_per_die: u64,
+}
+
+impl FactoryLayout {
+    #[inline]
+    pub fn ppn(&self, lpn: u64) -> Ppn {
+        ((lpn % self.dies) * self.slots_per_die + lpn / self.dies) as Ppn
+    }
+}
 
 /// Victim selection for garbage collection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -806,6 +823,69 @@ impl FlashDevice {
     pub fn ppn_of(&self, lpn: u64) -> Option<Ppn> {
         let p = self.l2p_get(lpn);
         (p != NONE).then_some(p)
+    }
+
+    /// [`Self::ppn_of`] for `out.len()` consecutive LPNs from `start`, in
+    /// bulk (NONE = `u32::MAX` where unmapped): a READ BUFFER returns a
+    /// whole sub-region's entries, and the device copies them out of its map
+    /// pages as runs, not entry by entry. Allocation-free: touched runs are
+    /// copied from the L2P chunks, untouched runs of a prefilled device
+    /// follow the factory layout incrementally.
+    pub fn ppns_into(&self, start: u64, out: &mut [Ppn]) {
+        self.check_range(start, out.len() as u32);
+        let mut l = start;
+        let mut k = 0;
+        while k < out.len() {
+            let ci = (l / CHUNK as u64) as usize;
+            let off = (l % CHUNK as u64) as usize;
+            let take = (CHUNK - off).min(out.len() - k);
+            let dst = &mut out[k..k + take];
+            match self.l2p.chunk(ci) {
+                Some(c) => dst.copy_from_slice(&c[off..off + take]),
+                None if self.p.prefilled => self.factory_ppns_into(l, dst),
+                None => dst.fill(NONE),
+            }
+            k += take;
+            l += take as u64;
+        }
+    }
+
+    /// The factory layout, if the device came prefilled.
+    pub fn factory_layout(&self) -> Option<FactoryLayout> {
+        self.p.prefilled.then(|| FactoryLayout {
+            dies: u64::from(self.dies),
+            slots_per_die: u64::from(self.blocks_per_die) * u64::from(self.slots_per_block),
+        })
+    }
+
+    /// Whether every entry of `start .. start + n` still follows the factory
+    /// layout (prefilled device, no entry of their map chunks ever set), so
+    /// that a copy of them can be kept as [`FactoryLayout`].
+    pub fn run_is_factory(&self, start: u64, n: u64) -> bool {
+        if !self.p.prefilled || n == 0 {
+            return self.p.prefilled;
+        }
+        self.check_range(start, n as u32);
+        let first = (start / CHUNK as u64) as usize;
+        let last = ((start + n - 1) / CHUNK as u64) as usize;
+        (first..=last).all(|ci| self.l2p.chunk(ci).is_none())
+    }
+
+    /// [`Self::factory_ppn`] of consecutive LPNs from `lpn`: the factory
+    /// PPN is `die × slots_per_die + index in die`, so stepping an LPN moves
+    /// to the next die and, after the last die, to the next index.
+    fn factory_ppns_into(&self, lpn: u64, out: &mut [Ppn]) {
+        let dies = u64::from(self.dies);
+        let per_die = u64::from(self.blocks_per_die) * u64::from(self.slots_per_block);
+        let (mut d, mut i) = (lpn % dies, lpn / dies);
+        for o in out {
+            *o = (d * per_die + i) as u32;
+            d += 1;
+            if d == dies {
+                d = 0;
+                i += 1;
+            }
+        }
     }
 
     pub fn map_page_of(&self, lpn: u64) -> u32 {

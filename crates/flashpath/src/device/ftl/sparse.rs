@@ -54,6 +54,13 @@ impl Sparse {
         }
     }
 
+    /// Chunk `ci` (entries `ci * CHUNK ..`), or `None` when never touched:
+    /// bulk readers copy a whole run of entries at once.
+    #[inline]
+    pub fn chunk(&self, ci: usize) -> Option<&[u32]> {
+        self.chunks.get(ci).and_then(|c| c.as_deref())
+    }
+
     pub fn chunks_allocated(&self) -> usize {
         self.allocated
     }

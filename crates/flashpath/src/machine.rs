@@ -44,6 +44,9 @@ pub enum Ev {
     Submit(u32),
     /// The submit path of request `rq` reached the driver.
     Dispatch(u32),
+    /// Request `rq`, mapped for DMA where it was dispatched, goes to the
+    /// driver (its `queue_rq` after `dma_map_sg`).
+    Issue(u32),
     /// A hybrid poller's sleep timer fired.
     HybridWake(u32),
     /// Seed 3's `dev_freq_work` (block.dev_freq_timeout_ms).
@@ -91,6 +94,8 @@ struct Rq {
     hctx: u32,
     polled: bool,
     cpu: u32,
+    /// Its buffer is mapped for DMA (swiotlb runs only).
+    mapped: bool,
 }
 
 /// Everything about a job clone that the loop needs, resolved once.
@@ -211,6 +216,8 @@ pub struct Machine {
     /// Time woken threads waited for their core (busy or held by a poller).
     core_wait_ns: u128,
     hybrid_sleeps: u64,
+    /// Requests mapped and dispatched by a restart run (`restart_dispatch`).
+    restarts: u64,
     hybrid_sleep_ns: u128,
     costs: HostCosts,
     drv_costs: DriverCpuCosts,
@@ -374,6 +381,7 @@ impl Machine {
             deferred: vec![Vec::new(); parts.cpus.len()],
             core_wait_ns: 0,
             hybrid_sleeps: 0,
+            restarts: 0,
             hybrid_sleep_ns: 0,
             irq_delay: parts.driver.irq_delay(),
             cpus: parts.cpus,
@@ -433,6 +441,7 @@ impl Machine {
                 Ev::HybridWake(t) => self.hybrid_wake(t, now),
                 Ev::DevFreqWork => self.dev_freq_work(now),
                 Ev::Dispatch(rq) => self.dispatch(rq, now),
+                Ev::Issue(rq) => self.issue_to_driver(rq, now),
                 Ev::Device(DeviceSignal::Driver(e)) => {
                     let mut ctx = DriverCtx {
                         queue: &mut self.queue,
@@ -645,6 +654,7 @@ impl Machine {
                     hctx: 0,
                     polled: false,
                     cpu: t.cpu,
+                    mapped: false,
                 });
                 t.inflight += 1;
                 t.done.push_back(key);
@@ -673,6 +683,7 @@ impl Machine {
                 hctx: 0,
                 polled: t.polled,
                 cpu: t.cpu,
+                mapped: false,
             });
             t.inflight += 1;
             self.submitted_ios += 1;
@@ -689,15 +700,20 @@ impl Machine {
             last_unit = Some(unit);
             // dma_map_sg in the driver's queue_rq, inline on the thread's
             // core at the event's time (the thread holds its core, so the
-            // allocator is called in time order).
+            // allocator is called in time order) when the request will get
+            // a tag at once. One that will wait for a tag is mapped when it
+            // is dispatched, by the run that hands it the tag
+            // (`restart_dispatch`).
+            let hctx = self.blk.hctx_of_cpu(t.cpu);
             let end = match self.dma.as_mut() {
-                Some(dma) => {
+                Some(dma) if self.blk.tag_free(hctx) => {
                     let cpu = &mut self.cpus[t.cpu as usize];
                     let mapped = dma.map(cpu, key, unit.ddir, u64::from(unit.len), end);
                     t.sys_ns += mapped - end;
+                    self.rqs.get_mut(key).mapped = true;
                     mapped
                 }
-                None => end,
+                _ => end,
             };
             self.breakdown.submit_ns += u128::from(end - start);
             self.queue.schedule(end, Ev::Dispatch(key));
@@ -937,7 +953,48 @@ impl Machine {
         rq.blk_start = now;
         self.disk_account(now, 1);
         if self.blk.get_tag(hctx, key) {
-            self.issue_to_driver(key, now);
+            let rq = self.rqs.get(key);
+            if self.dma.is_some() && !rq.mapped {
+                // A tag came free between the submit's check and now: the
+                // submitter maps it inline after all.
+                let cpu = rq.cpu;
+                self.map_then_issue(key, cpu, now);
+            } else {
+                self.issue_to_driver(key, now);
+            }
+        }
+    }
+
+    /// `dma_map_sg` of request `key` on `cpu` from `at`, then the driver.
+    fn map_then_issue(&mut self, key: u32, cpu: u32, at: Ns) {
+        let rq = self.rqs.get_mut(key);
+        rq.mapped = true;
+        let (ddir, len) = (rq.unit.ddir, u64::from(rq.unit.len));
+        let dma = self.dma.as_mut().expect("only swiotlb runs map");
+        let end = dma.map(&mut self.cpus[cpu as usize], key, ddir, len, at);
+        self.queue.schedule(end, Ev::Issue(key));
+    }
+
+    /// A request that waited for a tag is dispatched by the run of its
+    /// hardware queue that the freed tag starts: `__blk_mq_free_request`
+    /// -> `blk_mq_sched_restart` -> `blk_mq_run_hw_queue(hctx, true)`, a
+    /// kblockd work item (block/blk-mq.c, block/blk-mq-sched.c) on the CPU
+    /// `async_run_cpu` names. Its `queue_rq`, and so its `dma_map_sg`, runs
+    /// there, after the completion that freed the tag (`at`, on
+    /// `from_cpu`). (The driver's own submit cost stays booked on the
+    /// submitting thread.)
+    fn restart_dispatch(&mut self, key: u32, from_cpu: u32, at: Ns) {
+        let hctx = self.rqs.get(key).hctx as usize;
+        let ncpus = self.cpus.len() as u32;
+        let c = self.blk.async_run_cpu(hctx, from_cpu, ncpus);
+        self.restarts += 1;
+        if c != from_cpu {
+            let exit = self.wake_cpu(c, at);
+            self.map_then_issue(key, c, at + exit);
+            let busy = self.cpus[c as usize].busy_until;
+            self.cpu_idle(c, busy);
+        } else {
+            self.map_then_issue(key, c, at);
         }
     }
 
@@ -998,24 +1055,37 @@ impl Machine {
                 self.disk.write_ticks += now - blk_start;
             }
         }
-        // The tag is free again: a waiting request goes to the driver.
+        // The tag is free again: a waiting request goes to the driver. With
+        // swiotlb it still has to be mapped, on the CPU of the queue run
+        // that the completion starts (below, once the completion's own work
+        // is done).
+        let mut restart = None;
         if let Some(next) = self.blk.put_tag(hctx as usize) {
-            self.issue_to_driver(next, now);
+            if self.dma.is_some() && !self.rqs.get(next).mapped {
+                restart = Some(next);
+            } else {
+                self.issue_to_driver(next, now);
+            }
         }
         let costs = self.costs;
         let drv = self.drv_costs;
         let ti = tid as usize;
         let t_cpu = self.threads[ti].cpu;
-        match self.threads[ti].state {
-            State::Polling(since) if polled => {
-                self.poll_complete(tid, key, now, since);
-                return;
+        let polled_now = match self.threads[ti].state {
+            State::Polling(_) | State::HybridSleep => polled,
+            _ => false,
+        };
+        if polled_now {
+            // The poller's CPU finds the completion; the restart is queued
+            // from there.
+            if let Some(next) = restart {
+                self.restart_dispatch(next, rq_cpu, now);
             }
-            State::HybridSleep if polled => {
-                self.threads[ti].hybrid_ready = Some((key, now));
-                return;
+            match self.threads[ti].state {
+                State::Polling(since) => self.poll_complete(tid, key, now, since),
+                _ => self.threads[ti].hybrid_ready = Some((key, now)),
             }
-            _ => {}
+            return;
         }
         // Interrupt (or inline/softirq completion on the submitting CPU).
         let (irq_cpu, mut at) = match self.signal {
@@ -1047,6 +1117,9 @@ impl Machine {
                 (rq_cpu, end)
             }
         };
+        if let Some(next) = restart {
+            self.restart_dispatch(next, irq_cpu, at);
+        }
         let t = &mut self.threads[ti];
         t.inflight -= 1;
         t.done.push_back(key);
@@ -1284,7 +1357,11 @@ impl Machine {
             },
             "core_wait_ns": self.core_wait_ns as u64,
             "driver": self.driver.counters(),
-            "swiotlb": self.dma.as_ref().map(|d| d.counters()),
+            "swiotlb": self.dma.as_ref().map(|d| {
+                let mut c = d.counters();
+                c["restart_maps"] = serde_json::json!(self.restarts);
+                c
+            }),
             "cpus": cpus,
             "jobs": lateness,
             "events": self.queue.events_popped(),

@@ -141,3 +141,67 @@ fn with_several_pools_four_threads_area_first_visits_fewer_areas() {
     );
     assert!(vb < va, "area-first {vb} vs pool-first {va}");
 }
+
+fn maps_by_cpu(out: &RunOutput) -> Vec<u64> {
+    out.result.flashpath["swiotlb"]["maps_by_cpu"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect()
+}
+
+/// fio pinned to CPU 1 with more I/O in flight than the device takes; the
+/// host is slow, so the device queue stays full and requests wait for tags.
+const DEEP: &str = "[j]\nfilename=/dev/vda\ndirect=1\nioengine=libaio\niodepth=64\nbs=4k\nsize=8m\nrw=randrw\ncpus_allowed=1\n";
+
+#[test]
+fn a_request_that_waited_for_a_tag_is_mapped_where_the_completion_ran() {
+    // One hardware queue with its interrupt on CPU 0: each request that
+    // waited is dispatched by the restart run the freed tag queues on
+    // kblockd, which for a single hctx runs on the completing CPU; the
+    // others are mapped inline by the submitter.
+    let out = run(
+        DEEP,
+        "virtio-ramdisk",
+        &[
+            "device.num_queues=1",
+            "device.queue_size=16",
+            "block.nr_requests=16",
+            "host.irq_cpu=cpu0",
+        ],
+    );
+    let by_cpu = maps_by_cpu(&out);
+    let restarts = swiotlb(&out, "restart_maps") as u64;
+    let waited = out.result.flashpath["block"]["tag_waits"].as_u64().unwrap();
+    let maps = swiotlb(&out, "maps") as u64;
+    assert!(waited > maps / 2, "the device queue must be the bottleneck");
+    assert_eq!(restarts, waited);
+    assert_eq!(by_cpu[0], restarts);
+    assert_eq!(by_cpu[1], maps - restarts);
+    assert_eq!(by_cpu[2] + by_cpu[3], 0);
+}
+
+#[test]
+fn restart_runs_go_round_the_cpus_of_a_shared_hctx() {
+    // Two hardware queues on four CPUs: hctx 1 serves CPUs 1 and 3, and
+    // blk_mq_hctx_next_cpu moves its asynchronous runs between them every
+    // BLK_MQ_CPU_WORK_BATCH runs, so a thread on CPU 1 has its waiting
+    // requests mapped on CPU 3 too, though nothing runs there otherwise.
+    let out = run(
+        DEEP,
+        "virtio-ramdisk",
+        &[
+            "device.num_queues=2",
+            "device.queue_size=16",
+            "block.nr_requests=16",
+        ],
+    );
+    let by_cpu = maps_by_cpu(&out);
+    let restarts = swiotlb(&out, "restart_maps") as u64;
+    assert_eq!(by_cpu[0] + by_cpu[2], 0);
+    // The first CPU of the mask takes 7 runs, then 8 each in turn.
+    let on3 = (0..restarts).filter(|&k| (k + 1) / 8 % 2 == 1).count() as u64;
+    assert_eq!(by_cpu[3], on3);
+    assert_eq!(by_cpu[1] + by_cpu[3], swiotlb(&out, "maps") as u64);
+}

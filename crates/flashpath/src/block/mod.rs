@@ -63,7 +63,15 @@ struct Hctx {
     free_tags: u32,
     /// Requests waiting for a tag, in arrival order.
     waiting: VecDeque<u32>,
+    /// `hctx->next_cpu` and `hctx->next_cpu_batch` of
+    /// `blk_mq_hctx_next_cpu` (block/blk-mq.c).
+    next_cpu: u32,
+    next_cpu_batch: u32,
 }
+
+/// `BLK_MQ_CPU_WORK_BATCH` (block/blk-mq.h): an asynchronous run of a
+/// hardware queue stays on one CPU of its mask for this many runs.
+pub const BLK_MQ_CPU_WORK_BATCH: u32 = 8;
 
 /// Tags and hardware queues.
 pub struct BlkMq {
@@ -78,6 +86,8 @@ impl BlkMq {
                 .map(|_| Hctx {
                     free_tags: depth,
                     waiting: VecDeque::with_capacity(depth as usize * 4),
+                    next_cpu: u32::MAX,
+                    next_cpu_batch: 0,
                 })
                 .collect(),
             tag_waits: 0,
@@ -87,6 +97,43 @@ impl BlkMq {
     /// blk_mq_map_queues: CPUs spread over hardware queues in order.
     pub fn hctx_of_cpu(&self, cpu: u32) -> usize {
         cpu as usize % self.hctxs.len()
+    }
+
+    /// Whether a request arriving now on `hctx` would get a tag at once.
+    pub fn tag_free(&self, hctx: usize) -> bool {
+        let h = &self.hctxs[hctx];
+        h.free_tags > 0 && h.waiting.is_empty()
+    }
+
+    /// The CPU that runs an asynchronous run of `hctx` queued from
+    /// `this_cpu` (`blk_mq_run_hw_queue(hctx, true)` ->
+    /// `kblockd_mod_delayed_work_on(blk_mq_hctx_next_cpu(hctx), ...)`,
+    /// block/blk-mq.c): with one hardware queue `blk_mq_hctx_next_cpu`
+    /// returns WORK_CPU_UNBOUND, and `__queue_work` on the per-CPU kblockd
+    /// workqueue then takes the queueing CPU (kernel/workqueue.c); with
+    /// several it goes round the hctx's CPUs (those `hctx_of_cpu` maps to
+    /// it), `BLK_MQ_CPU_WORK_BATCH` runs on each.
+    pub fn async_run_cpu(&mut self, hctx: usize, this_cpu: u32, ncpus: u32) -> u32 {
+        let n = self.hctxs.len() as u32;
+        if n == 1 {
+            return this_cpu;
+        }
+        let h = &mut self.hctxs[hctx];
+        if h.next_cpu == u32::MAX {
+            // hctx->next_cpu starts at the first CPU of the mask
+            // (blk_mq_map_swqueue: blk_mq_first_mapped_cpu).
+            h.next_cpu = hctx as u32;
+            h.next_cpu_batch = BLK_MQ_CPU_WORK_BATCH;
+        }
+        h.next_cpu_batch = h.next_cpu_batch.saturating_sub(1);
+        if h.next_cpu_batch == 0 {
+            // cpumask_next_and(next_cpu, hctx->cpumask, online), wrapping
+            // to the first mapped CPU.
+            let next = h.next_cpu + n;
+            h.next_cpu = if next < ncpus { next } else { hctx as u32 };
+            h.next_cpu_batch = BLK_MQ_CPU_WORK_BATCH;
+        }
+        h.next_cpu
     }
 
     /// Take a tag for request `rq` on `hctx`; false means it now waits.

@@ -41,6 +41,8 @@ pub struct SwiotlbPath {
     pub unmap_ns: u64,
     pub copy_in_ns: u64,
     pub copy_out_ns: u64,
+    /// Maps per CPU (`raw_smp_processor_id()` of each `swiotlb_find_slots`).
+    maps_by_cpu: Vec<u64>,
 }
 
 impl SwiotlbPath {
@@ -95,7 +97,7 @@ impl SwiotlbPath {
                  model; set it to true (CONFIG_SWIOTLB_DYNAMIC)",
             ));
         }
-        Ok(Some(SwiotlbPath::new(
+        let mut path = SwiotlbPath::new(
             IoTlbMemConfig {
                 pool,
                 order,
@@ -104,7 +106,9 @@ impl SwiotlbPath {
             },
             costs,
             grow_delay,
-        )))
+        );
+        path.maps_by_cpu = vec![0; ncpus as usize];
+        Ok(Some(path))
     }
 
     pub fn new(cfg: IoTlbMemConfig, costs: SwiotlbCosts, grow_delay: Ns) -> SwiotlbPath {
@@ -117,6 +121,7 @@ impl SwiotlbPath {
             unmap_ns: 0,
             copy_in_ns: 0,
             copy_out_ns: 0,
+            maps_by_cpu: Vec::new(),
         }
     }
 
@@ -139,6 +144,9 @@ impl SwiotlbPath {
     pub fn map(&mut self, cpu: &mut Cpu, key: u32, ddir: Ddir, len: u64, now: Ns) -> Ns {
         let start = now.max(cpu.busy_until);
         self.catch_up(start);
+        if let Some(n) = self.maps_by_cpu.get_mut(cpu.id as usize) {
+            *n += 1;
+        }
         let out = self
             .mem
             .map(start, cpu.id, MapRequest::new(orig_addr(key), len));
@@ -203,6 +211,7 @@ impl SwiotlbPath {
             "nslabs": cfg.pool.nslabs,
             "nareas": cfg.pool.nareas,
             "maps": c.maps,
+            "maps_by_cpu": self.maps_by_cpu,
             "unmaps": c.unmaps,
             "map_failures": c.map_failures,
             "areas_visited": c.areas_visited,

@@ -119,6 +119,8 @@ pub struct Ufs {
     c: Counters,
     /// ufshcd clock scaling with devfreq (`UFSHCD_CAP_CLK_SCALING`).
     pub clk: Option<ClkScaling>,
+    /// The vendor ufs-qcom CPU PM QoS vote (`ufs.qcom_qos.*`).
+    pub qos: Option<super::ufs_qcom_qos::QcomQos>,
 }
 
 /// `hba->clk_scaling` plus the devfreq instance and clock gating.
@@ -161,6 +163,12 @@ pub struct ClkScaling {
 }
 
 impl ClkScaling {
+    /// Whether the clocks are gated at `now`: no request for
+    /// `clk_gating.delay` since the last completion.
+    pub fn gated_at(&self, now: Ns) -> bool {
+        self.active_reqs == 0 && self.gating_delay > 0 && now >= self.idle_since + self.gating_delay
+    }
+
     /// `ufshcd_devfreq_get_dev_status` at `now` (times in us as the kernel).
     fn get_dev_status(&mut self, now: Ns) -> DevStatus {
         let mut stat = DevStatus {
@@ -258,6 +266,7 @@ impl Ufs {
             deferred: Vec::new(),
             c: Counters::default(),
             clk: None,
+            qos: super::ufs_qcom_qos::QcomQos::from_profile(p)?,
         }
         .with_clk_scaling(clk_scaling_from_profile(p, lp.gear)?))
     }
@@ -549,6 +558,14 @@ impl<E> Driver<E> for Ufs {
         CompletionSignal::Interrupt
     }
     fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {
+        if let Some(q) = &mut self.qos {
+            // Gated since the last request: ufs_qcom_setup_clocks(off)
+            // dropped every vote.
+            if self.clk.as_ref().is_some_and(|c| c.gated_at(ctx.now())) {
+                q.unvote_all();
+            }
+            q.on_request(rq.cpu);
+        }
         let start = self.start_busy(ctx.now(), ctx);
         match self.execute(start, &rq) {
             Some((at, rsp)) => self.post(at, rsp, rq.tag, ctx),
@@ -645,6 +662,13 @@ impl<E> Driver<E> for Ufs {
             _ => unreachable!("unknown UFS event"),
         }
     }
+    fn cpu_latency_limit(&self, cpu: u32, now: Ns) -> Option<Ns> {
+        let q = self.qos.as_ref()?;
+        if self.clk.as_ref().is_some_and(|c| c.gated_at(now)) {
+            return None;
+        }
+        q.limit(cpu)
+    }
     fn set_disk_min_freq_qos(&mut self, khz: Option<u64>) {
         if let Some(c) = &mut self.clk {
             c.disk_qos_min_khz = khz;
@@ -696,6 +720,9 @@ impl<E> Driver<E> for Ufs {
                 "trace": c.trace.iter().map(|&(t, f)| [t, f]).collect::<Vec<_>>(),
                 "resumes": c.resumes,
             });
+        }
+        if let Some(q) = &self.qos {
+            v["qcom_qos_votes"] = serde_json::json!(q.votes_cast);
         }
         if let Some(h) = &self.hpb {
             let st = h.stats;

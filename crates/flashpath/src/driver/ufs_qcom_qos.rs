@@ -42,7 +42,7 @@ impl QcomQos {
             .iter()
             .map(|m| *m as u64)
             .collect();
-        if groups.is_empty() || groups.iter().any(|m| *m == 0) {
+        if groups.is_empty() || groups.contains(&0) {
             return Err(InputError::new(
                 p.files.last().cloned().unwrap_or_default(),
                 None,

@@ -220,7 +220,7 @@ impl CoreIdle {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::idle::{IntelIdleTable, MenuVariant};
+    use crate::host::idle::{CState, CStateTable, IntelIdleTable, MenuVariant};
 
     fn hsw44(c1e: bool) -> CoreIdle {
         CoreIdle::new(&IdleConfig {
@@ -269,5 +269,68 @@ mod tests {
                 assert_eq!(exit, 10_000, "C1 promoted to C1E");
             }
         }
+    }
+    fn psci_core(nohz: bool) -> CoreIdle {
+        // sm8650.dtsi silver CPU: WFI, then power collapse entry 550 /
+        // exit 750 / min-residency 6700 us.
+        let table = CStateTable::new(
+            "psci",
+            vec![
+                CState::arm_wfi(),
+                CState::psci("silver-rail-power-collapse", 550, 750, 6700),
+            ],
+        );
+        CoreIdle::for_cpu(
+            &IdleConfig {
+                table,
+                variant: MenuVariant::Modern,
+                tick_ns: 4_000_000,
+                c1e_auto_promotion: false,
+                load_avg: 0.0,
+                per_cpu: Vec::new(),
+                nohz_idle: nohz,
+            },
+            0,
+        )
+    }
+
+    /// Eight 20 ms idle periods with no timer armed, then one more entry.
+    fn after_long_idles(c: &mut CoreIdle, limit: Option<Ns>) -> usize {
+        let mut at = 0;
+        for _ in 0..8 {
+            c.enter_limited(at, None, 0, limit);
+            c.exit(at + 20_000_000, false, 0);
+            at += 21_000_000;
+        }
+        c.enter_limited(at, None, 0, limit)
+    }
+
+    #[test]
+    fn nohz_lets_a_long_idle_reach_power_collapse_and_wake_pays_dt_exit() {
+        let mut c = psci_core(true);
+        let idx = after_long_idles(&mut c, None);
+        assert_eq!(c.states()[idx].name, "silver-rail-power-collapse");
+        // The wake-up costs exit-latency-us (750), not entry + exit (1300).
+        assert_eq!(c.exit(200_000_000, false, 0), 750_000);
+    }
+
+    #[test]
+    fn with_the_tick_running_the_next_event_is_never_past_a_tick() {
+        // Tick 4 ms < min-residency 6.7 ms: menu returns WFI at once.
+        let mut c = psci_core(false);
+        let idx = after_long_idles(&mut c, None);
+        assert_eq!(c.states()[idx].name, "WFI");
+        assert_eq!(c.exit(200_000_000, false, 0), 1_000);
+    }
+
+    #[test]
+    fn a_resume_latency_limit_below_entry_plus_exit_keeps_wfi() {
+        // 1299 us < entry + exit = 1300 us: excluded; 1300 us: allowed.
+        let mut c = psci_core(true);
+        let idx = after_long_idles(&mut c, Some(1_299_000));
+        assert_eq!(c.states()[idx].name, "WFI");
+        let mut c = psci_core(true);
+        let idx = after_long_idles(&mut c, Some(1_300_000));
+        assert_eq!(c.states()[idx].name, "silver-rail-power-collapse");
     }
 }

@@ -210,3 +210,28 @@ fn ufs_qcom_vote_keeps_the_readers_cpu_out_of_power_collapse() {
     assert!(free.max - voted.max >= 1000.0);
     assert!(voted.counters["driver"]["qcom_qos_votes"].as_u64().unwrap() >= 1);
 }
+
+#[test]
+fn ufs_qcom_gating_delay_follows_the_clock() {
+    // Reads every 31.25 ms (64 KiB at 2 MiB/s), clock pinned (no monitor):
+    // at the min clock the 10 ms PWR_SAVE delay gates the clocks before
+    // every read; at the max clock the 50 ms PERF delay never does.
+    let p = job("2m", 1, 1);
+    let lo = run(
+        &p,
+        &["ufs.clk_scaling.initial=min", "ufs.clk_scaling.polling=0"],
+    );
+    let hi = run(
+        &p,
+        &["ufs.clk_scaling.initial=max", "ufs.clk_scaling.polling=0"],
+    );
+    let g = |c: &Clat| clk(c)["gatings"].as_u64().unwrap();
+    eprintln!("n {} gatings lo {} hi {}", lo.n, g(&lo), g(&hi));
+    assert!(lo.n >= 30);
+    // The clocks start ungated (idle since time 0), so the first read at
+    // ~0 ms finds them on; every later read comes 31 ms after the last.
+    assert_eq!(g(&hi), 0);
+    assert_eq!(g(&lo), lo.n - 1);
+    // Each gated read pays the ungate cost (200 us) on top.
+    assert!(lo.mean - hi.mean > 200.0);
+}

@@ -153,6 +153,10 @@ pub struct ClkScaling {
     /// Clock gating: `clk_gating.delay_ms` of idleness gates the clocks;
     /// the next command pays `ungate` (clocks on, hibern8 exit).
     pub gating_delay: Ns,
+    /// ufs-qcom (vendor) sets `clk_gating.delay_ms` on every scaling:
+    /// `(delay after scale-down, delay after scale-up)`
+    /// (`ufs_qcom_clk_scale_down/up_post_change`); `None` keeps one delay.
+    pub gating_delay_by_scale: Option<(Ns, Ns)>,
     pub ungate: Ns,
     idle_since: Ns,
     pub gatings: u64,
@@ -366,6 +370,9 @@ impl Ufs {
             c.busy_until = start + c.scale_cost;
             c.df.set_cur(freq);
             c.trace.push((start, freq));
+            if let Some((down, up)) = c.gating_delay_by_scale {
+                c.gating_delay = if scale_up { up } else { down };
+            }
             let gear = if scale_up { c.max_gear } else { c.min_gear };
             self.link.set_gear(gear);
         }
@@ -801,6 +808,19 @@ fn clk_scaling_from_profile(p: &Profile, gear: u32) -> Result<Option<ClkScaling>
     // suspends it until the first request (clk_scaling.is_suspended).
     df.suspend();
     let link_gear = if initial == max { gear } else { min_gear };
+    // Optional: a profile without the key keeps `delay` at every clock.
+    let by_scale = if p.has("ufs.clk_gating.delay_perf") {
+        Some((
+            p.ns("ufs.clk_gating.delay")?,
+            p.ns("ufs.clk_gating.delay_perf")?,
+        ))
+    } else {
+        None
+    };
+    let gating_delay = match by_scale {
+        Some((_, up)) if initial == max => up,
+        _ => p.ns("ufs.clk_gating.delay")?,
+    };
     Ok(Some(ClkScaling {
         df,
         min_gear,
@@ -816,7 +836,8 @@ fn clk_scaling_from_profile(p: &Profile, gear: u32) -> Result<Option<ClkScaling>
         gen: 0,
         disk_qos_min_khz: None,
         busy_until: 0,
-        gating_delay: p.ns("ufs.clk_gating.delay")?,
+        gating_delay,
+        gating_delay_by_scale: by_scale,
         ungate: p.ns("ufs.clk_gating.ungate")?,
         idle_since: 0,
         gatings: 0,

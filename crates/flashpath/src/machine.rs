@@ -373,7 +373,8 @@ impl Machine {
             idle: parts
                 .cpus
                 .iter()
-                .map(|_| CoreIdle::new(&parts.idle))
+                .enumerate()
+                .map(|(i, _)| CoreIdle::for_cpu(&parts.idle, i))
                 .collect(),
             poll_stats: PollStats::default(),
             polled_irq: parts.driver.polled_irq(),
@@ -528,7 +529,10 @@ impl Machine {
             .filter_map(|t| t.timer_at)
             .min();
         let iowait = self.iowaiters(cpu);
-        self.idle[c].enter(since, timer, iowait);
+        // A driver's CPU PM QoS request (ufs-qcom's vote) bounds the exit
+        // latency the governor may pick.
+        let limit = self.driver.cpu_latency_limit(cpu, since);
+        self.idle[c].enter_limited(since, timer, iowait, limit);
     }
 
     fn thread_run(&mut self, tid: u32, now: Ns, reap_first: bool) {

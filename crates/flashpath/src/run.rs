@@ -153,9 +153,15 @@ fn build_idle(p: &Profile) -> Result<IdleConfig> {
     }
     let mut names: Vec<&str> = IntelIdleTable::ALL.iter().map(|t| t.short_name()).collect();
     names.push("poll");
+    names.push("psci");
     let table = p.choice("host.idle.table", &names)?;
+    let mut per_cpu = Vec::new();
     let table = match IntelIdleTable::from_short_name(&table) {
         Some(t) => t.table(),
+        None if table == "psci" => {
+            per_cpu = psci_tables(p)?;
+            per_cpu[0].clone()
+        }
         None => IdleConfig::poll_only().table,
     };
     let variant = match p
@@ -171,7 +177,53 @@ fn build_idle(p: &Profile) -> Result<IdleConfig> {
         tick_ns: p.ns("host.idle.tick")?.max(1),
         c1e_auto_promotion: p.flag("host.idle.c1e_auto_promotion")?,
         load_avg: p.ratio("host.idle.load_avg")?,
+        per_cpu,
+        // CONFIG_NO_HZ_IDLE; a profile without the key keeps the tick.
+        nohz_idle: p.has("host.idle.nohz") && p.flag("host.idle.nohz")?,
     })
+}
+
+/// `host.idle.table = "psci"`: one cpuidle-psci driver per CPU, state 0
+/// architectural WFI and state 1 the CPU's device-tree power-collapse state,
+/// given per CPU (`host.idle.psci.entry`, `.exit`, `.min_residency`, one
+/// value per CPU, as the SoC's `idle-states` nodes give them).
+fn psci_tables(p: &Profile) -> Result<Vec<crate::host::idle::CStateTable>> {
+    use crate::host::idle::{CState, CStateTable};
+    let n = p.count("host.cpus")? as usize;
+    let per_cpu = |key: &str| -> Result<Vec<u64>> {
+        let v = p.list(key, "time")?;
+        if v.len() != n {
+            return Err(InputError::new(
+                p.files.last().cloned().unwrap_or_default(),
+                None,
+                format!(
+                    "{key} has {} values but host.cpus is {n}: give one per CPU",
+                    v.len()
+                ),
+            ));
+        }
+        // Device-tree latencies are whole microseconds.
+        Ok(v.iter().map(|ns| (ns / 1_000.0).round() as u64).collect())
+    };
+    let entry = per_cpu("host.idle.psci.entry")?;
+    let exit = per_cpu("host.idle.psci.exit")?;
+    let residency = per_cpu("host.idle.psci.min_residency")?;
+    let tables: Vec<CStateTable> = (0..n)
+        .map(|c| {
+            CStateTable::new(
+                &format!("psci:cpu{c}"),
+                vec![
+                    CState::arm_wfi(),
+                    CState::psci("cpu-power-collapse", entry[c], exit[c], residency[c]),
+                ],
+            )
+        })
+        .collect();
+    for t in &tables {
+        t.validate()
+            .map_err(|e| InputError::new(p.files.last().cloned().unwrap_or_default(), None, e))?;
+    }
+    Ok(tables)
 }
 
 /// Where a job's files live on the device: consecutive regions, one per

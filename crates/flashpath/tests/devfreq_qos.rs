@@ -168,3 +168,70 @@ fn continuous_load_from_idle_scales_up_at_the_first_evaluation() {
     let r0 = c["resumes"][0].as_u64().unwrap();
     assert_eq!(trace[1], (r0 + 60 * MS, 300_000_000), "{trace:?}");
 }
+
+/// Entries into `state` of `cpu` (the simulated `cpuidle/stateN/usage`).
+fn usage(c: &Clat, cpu: usize, state: &str) -> u64 {
+    c.counters["cpus"][cpu]["cstates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == state)
+        .map(|s| s["usage"].as_u64().unwrap())
+        .unwrap()
+}
+
+#[test]
+fn ufs_qcom_vote_keeps_the_readers_cpu_out_of_power_collapse() {
+    // Intermittent reads on CPU 3: while waiting for a read it has no timer
+    // armed, so with NOHZ idle the menu governor predicts a long sleep.
+    // ufs-qcom's resume-latency vote on CPU 3's group (100 us, below the
+    // gold state's entry + exit of 1900 us) keeps it in WFI; with a vote
+    // above 1900 us the gold state is allowed and every read it is taken
+    // in pays its exit-latency-us (1300 us) on top.
+    let p = job("10ms", 1, 1);
+    let voted = run(&p, &["block.dev_freq_timeout_ms=30"]);
+    let free = run(
+        &p,
+        &["block.dev_freq_timeout_ms=30", "ufs.qcom_qos.vote=2ms"],
+    );
+    let pc = "cpu-power-collapse";
+    assert_eq!(usage(&voted, 3, pc), 0, "voted CPU 3 never leaves WFI");
+    assert!(usage(&voted, 3, "WFI") > 100);
+    let deep = usage(&free, 3, pc);
+    assert!(deep > 10, "unvoted CPU 3 reaches power collapse ({deep})");
+    eprintln!(
+        "voted mean {:.1} max {:.1}; free mean {:.1} max {:.1} ({deep} deep)",
+        voted.mean, voted.max, free.mean, free.max
+    );
+    // Each deep wait pays 1300 us; the mean rises by at least the share of
+    // reads that waited deep times that (the other CPUs are the same).
+    let share = deep as f64 / free.n as f64;
+    assert!(free.mean - voted.mean >= 0.9 * share * 1300.0);
+    assert!(free.max - voted.max >= 1000.0);
+    assert!(voted.counters["driver"]["qcom_qos_votes"].as_u64().unwrap() >= 1);
+}
+
+#[test]
+fn ufs_qcom_gating_delay_follows_the_clock() {
+    // Reads every 31.25 ms (64 KiB at 2 MiB/s), clock pinned (no monitor):
+    // at the min clock the 10 ms PWR_SAVE delay gates the clocks before
+    // every read; at the max clock the 50 ms PERF delay never does.
+    let p = job("2m", 1, 1);
+    let lo = run(
+        &p,
+        &["ufs.clk_scaling.initial=min", "ufs.clk_scaling.polling=0"],
+    );
+    let hi = run(
+        &p,
+        &["ufs.clk_scaling.initial=max", "ufs.clk_scaling.polling=0"],
+    );
+    let g = |c: &Clat| clk(c)["gatings"].as_u64().unwrap();
+    eprintln!("n {} gatings lo {} hi {}", lo.n, g(&lo), g(&hi));
+    assert!(lo.n >= 30);
+    // The clocks start ungated (idle since time 0), so the first read at
+    // ~0 ms finds them on; every later read comes 31 ms after the last.
+    assert_eq!(g(&hi), 0);
+    assert_eq!(g(&lo), lo.n - 1);
+    // Each gated read pays the ungate cost (200 us) on top.
+    assert!(lo.mean - hi.mean > 200.0);
+}

@@ -8,6 +8,7 @@ pub mod null_blk;
 pub mod nvme;
 pub mod sdhci;
 pub mod ufs;
+pub mod ufs_qcom_qos;
 pub mod ufshpb;
 pub mod virtio;
 
@@ -128,4 +129,9 @@ pub trait Driver<E> {
     fn set_disk_min_freq_qos(&mut self, _khz: Option<u64>) {}
     /// The machine starts: schedule the driver's own periodic work.
     fn start(&mut self, _ctx: &mut DriverCtx<'_, E>) {}
+    /// A CPU PM QoS resume-latency request the driver holds on `cpu` at
+    /// `now` (`None` = none): the cpuidle governor's latency limit there.
+    fn cpu_latency_limit(&self, _cpu: u32, _now: Ns) -> Option<Ns> {
+        None
+    }
 }

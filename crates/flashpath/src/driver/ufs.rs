@@ -123,6 +123,8 @@ pub struct Ufs {
     c: Counters,
     /// ufshcd clock scaling with devfreq (`UFSHCD_CAP_CLK_SCALING`).
     pub clk: Option<ClkScaling>,
+    /// The vendor ufs-qcom CPU PM QoS vote (`ufs.qcom_qos.*`).
+    pub qos: Option<super::ufs_qcom_qos::QcomQos>,
 }
 
 /// `hba->clk_scaling` plus the devfreq instance and clock gating.
@@ -155,6 +157,10 @@ pub struct ClkScaling {
     /// Clock gating: `clk_gating.delay_ms` of idleness gates the clocks;
     /// the next command pays `ungate` (clocks on, hibern8 exit).
     pub gating_delay: Ns,
+    /// ufs-qcom (vendor) sets `clk_gating.delay_ms` on every scaling:
+    /// `(delay after scale-down, delay after scale-up)`
+    /// (`ufs_qcom_clk_scale_down/up_post_change`); `None` keeps one delay.
+    pub gating_delay_by_scale: Option<(Ns, Ns)>,
     pub ungate: Ns,
     idle_since: Ns,
     pub gatings: u64,
@@ -165,6 +171,12 @@ pub struct ClkScaling {
 }
 
 impl ClkScaling {
+    /// Whether the clocks are gated at `now`: no request for
+    /// `clk_gating.delay` since the last completion.
+    pub fn gated_at(&self, now: Ns) -> bool {
+        self.active_reqs == 0 && self.gating_delay > 0 && now >= self.idle_since + self.gating_delay
+    }
+
     /// `ufshcd_devfreq_get_dev_status` at `now` (times in us as the kernel).
     fn get_dev_status(&mut self, now: Ns) -> DevStatus {
         let mut stat = DevStatus {
@@ -265,6 +277,7 @@ impl Ufs {
             deferred: Vec::new(),
             c: Counters::default(),
             clk: None,
+            qos: super::ufs_qcom_qos::QcomQos::from_profile(p)?,
         }
         .with_clk_scaling(clk_scaling_from_profile(p, lp.gear)?))
     }
@@ -364,6 +377,9 @@ impl Ufs {
             c.busy_until = start + c.scale_cost;
             c.df.set_cur(freq);
             c.trace.push((start, freq));
+            if let Some((down, up)) = c.gating_delay_by_scale {
+                c.gating_delay = if scale_up { up } else { down };
+            }
             let gear = if scale_up { c.max_gear } else { c.min_gear };
             self.link.set_gear(gear);
         }
@@ -560,6 +576,14 @@ impl<E> Driver<E> for Ufs {
         CompletionSignal::Interrupt
     }
     fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {
+        if let Some(q) = &mut self.qos {
+            // Gated since the last request: ufs_qcom_setup_clocks(off)
+            // dropped every vote.
+            if self.clk.as_ref().is_some_and(|c| c.gated_at(ctx.now())) {
+                q.unvote_all();
+            }
+            q.on_request(rq.cpu);
+        }
         let start = self.start_busy(ctx.now(), ctx);
         match self.execute(start, &rq) {
             Some((at, rsp)) => self.post(at, rsp, rq.tag, ctx),
@@ -661,6 +685,13 @@ impl<E> Driver<E> for Ufs {
             _ => unreachable!("unknown UFS event"),
         }
     }
+    fn cpu_latency_limit(&self, cpu: u32, now: Ns) -> Option<Ns> {
+        let q = self.qos.as_ref()?;
+        if self.clk.as_ref().is_some_and(|c| c.gated_at(now)) {
+            return None;
+        }
+        q.limit(cpu)
+    }
     fn set_disk_min_freq_qos(&mut self, khz: Option<u64>) {
         if let Some(c) = &mut self.clk {
             c.disk_qos_min_khz = khz;
@@ -722,6 +753,9 @@ impl<E> Driver<E> for Ufs {
                 "trace": c.trace.iter().map(|&(t, f)| [t, f]).collect::<Vec<_>>(),
                 "resumes": c.resumes,
             });
+        }
+        if let Some(q) = &self.qos {
+            v["qcom_qos_votes"] = serde_json::json!(q.votes_cast);
         }
         if let Some(h) = &self.hpb {
             let st = h.stats;
@@ -800,6 +834,19 @@ fn clk_scaling_from_profile(p: &Profile, gear: u32) -> Result<Option<ClkScaling>
     // suspends it until the first request (clk_scaling.is_suspended).
     df.suspend();
     let link_gear = if initial == max { gear } else { min_gear };
+    // Optional: a profile without the key keeps `delay` at every clock.
+    let by_scale = if p.has("ufs.clk_gating.delay_perf") {
+        Some((
+            p.ns("ufs.clk_gating.delay")?,
+            p.ns("ufs.clk_gating.delay_perf")?,
+        ))
+    } else {
+        None
+    };
+    let gating_delay = match by_scale {
+        Some((_, up)) if initial == max => up,
+        _ => p.ns("ufs.clk_gating.delay")?,
+    };
     Ok(Some(ClkScaling {
         df,
         min_gear,
@@ -815,7 +862,8 @@ fn clk_scaling_from_profile(p: &Profile, gear: u32) -> Result<Option<ClkScaling>
         gen: 0,
         disk_qos_min_khz: None,
         busy_until: 0,
-        gating_delay: p.ns("ufs.clk_gating.delay")?,
+        gating_delay,
+        gating_delay_by_scale: by_scale,
         ungate: p.ns("ufs.clk_gating.ungate")?,
         idle_since: 0,
         gatings: 0,

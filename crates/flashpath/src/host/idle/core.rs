@@ -20,6 +20,16 @@ pub struct IdleConfig {
     pub c1e_auto_promotion: bool,
     /// Linux44's `get_loadavg()` input: this CPU's load in tasks.
     pub load_avg: f64,
+    /// Per-CPU state tables (index = CPU), for SoCs whose clusters have
+    /// different idle states (cpuidle-psci registers one driver per CPU
+    /// from its `cpu-idle-states` / power-domain states). Empty: every
+    /// core uses `table`.
+    pub per_cpu: Vec<CStateTable>,
+    /// `CONFIG_NO_HZ_IDLE`: the governor sees the sleep length with the
+    /// tick stopped (the next real timer, or none) and decides whether
+    /// the tick is stopped; without it the next timer is never further
+    /// than the next tick.
+    pub nohz_idle: bool,
 }
 
 impl IdleConfig {
@@ -32,9 +42,21 @@ impl IdleConfig {
             tick_ns: super::menu::DEFAULT_TICK_NS,
             c1e_auto_promotion: false,
             load_avg: 0.0,
+            per_cpu: Vec::new(),
+            nohz_idle: false,
         }
     }
+
+    /// The state table of `cpu`.
+    pub fn table_of(&self, cpu: usize) -> &CStateTable {
+        self.per_cpu.get(cpu).unwrap_or(&self.table)
+    }
 }
+
+/// The sleep length `tick_nohz_get_sleep_length()` reports when no timer
+/// is armed (`KTIME_MAX` in the kernel); the governors compute in u32 us,
+/// where it saturates.
+pub const NO_TIMER_NS: Ns = u32::MAX as Ns * 1_000;
 
 #[derive(Clone, Debug)]
 pub struct CoreIdle {
@@ -47,13 +69,21 @@ pub struct CoreIdle {
     /// While idle: the state chosen and when the core entered it.
     current: Option<(usize, Ns)>,
     next_timer_ns: Ns,
+    nohz: bool,
+    latency_req_ns: Ns,
 }
 
 impl CoreIdle {
     pub fn new(cfg: &IdleConfig) -> CoreIdle {
-        let n = cfg.table.len();
+        Self::for_cpu(cfg, usize::MAX)
+    }
+
+    /// The cpuidle device of `cpu`, with that CPU's state table.
+    pub fn for_cpu(cfg: &IdleConfig, cpu: usize) -> CoreIdle {
+        let table = cfg.table_of(cpu);
+        let n = table.len();
         CoreIdle {
-            states: cfg.table.states.clone(),
+            states: table.states.clone(),
             gov: MenuGovernor::new(cfg.variant, n).with_tick_period_ns(cfg.tick_ns),
             stats: IdleStats::new(n),
             c1e: cfg.c1e_auto_promotion,
@@ -61,6 +91,8 @@ impl CoreIdle {
             load_avg: cfg.load_avg,
             current: None,
             next_timer_ns: 0,
+            nohz: cfg.nohz_idle,
+            latency_req_ns: u64::MAX,
         }
     }
 
@@ -78,20 +110,39 @@ impl CoreIdle {
     /// on it (a sleeping thread's), if any, else the tick is the next
     /// timer. Returns the chosen state's index.
     pub fn enter(&mut self, at: Ns, timer_at: Option<Ns>, nr_iowaiters: u32) -> usize {
+        self.enter_limited(at, timer_at, nr_iowaiters, None)
+    }
+
+    /// [`CoreIdle::enter`] under a PM QoS CPU resume-latency request
+    /// (`latency_req`, `None` = no constraint), which the governor reads
+    /// as `cpuidle_governor_latency_req()`.
+    pub fn enter_limited(
+        &mut self,
+        at: Ns,
+        timer_at: Option<Ns>,
+        nr_iowaiters: u32,
+        latency_req: Option<Ns>,
+    ) -> usize {
         if let Some((idx, _)) = self.current {
             return idx;
         }
+        self.latency_req_ns = latency_req.unwrap_or(u64::MAX);
         let tick = self.to_next_tick(at);
-        let next = match timer_at {
-            Some(t) if t > at => (t - at).min(tick),
+        // The sleep length with the tick stopped: the earliest armed timer.
+        let sleep = match timer_at {
+            Some(t) if t > at => t - at,
             Some(_) => 0,
-            None => tick,
+            None => NO_TIMER_NS,
         };
+        let delta_tick = sleep.min(tick);
+        // Without NOHZ idle the tick is always the latest wake-up.
+        let next = if self.nohz { sleep } else { delta_tick };
         let input = SelectInput {
             next_timer_ns: next,
             nr_iowaiters,
             load_avg: self.load_avg,
-            latency_req_ns: u64::MAX,
+            latency_req_ns: self.latency_req_ns,
+            delta_tick_ns: delta_tick,
         };
         let idx = if self.states.len() == 1 {
             0
@@ -123,7 +174,8 @@ impl CoreIdle {
                     since += limit;
                     let left = self.next_timer_ns.saturating_sub(limit).max(1);
                     self.current = None;
-                    idx = self.enter(since, Some(since + left), nr_iowaiters);
+                    let limit = (self.latency_req_ns != u64::MAX).then_some(self.latency_req_ns);
+                    idx = self.enter_limited(since, Some(since + left), nr_iowaiters, limit);
                     self.current = None;
                     stay = at - since;
                 }
@@ -132,7 +184,11 @@ impl CoreIdle {
         let exit = effective_exit_latency_ns(&self.states, idx, self.c1e);
         self.stats.record(&self.states, idx, stay + exit);
         if self.states.len() > 1 {
-            self.gov.reflect(&self.states, stay + exit, woke_by_timer);
+            // With NOHZ idle the timers the machine knows are hrtimers of
+            // sleeping threads, not the tick (`tick_nohz_idle_got_tick()`
+            // is false for them), and the model sends no tick wake-ups.
+            self.gov
+                .reflect(&self.states, stay + exit, woke_by_timer && !self.nohz);
         }
         exit
     }
@@ -164,7 +220,7 @@ impl CoreIdle {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::idle::{IntelIdleTable, MenuVariant};
+    use crate::host::idle::{CState, CStateTable, IntelIdleTable, MenuVariant};
 
     fn hsw44(c1e: bool) -> CoreIdle {
         CoreIdle::new(&IdleConfig {
@@ -173,6 +229,8 @@ mod tests {
             tick_ns: 4_000_000,
             c1e_auto_promotion: c1e,
             load_avg: 0.0,
+            per_cpu: Vec::new(),
+            nohz_idle: false,
         })
     }
 
@@ -211,5 +269,68 @@ mod tests {
                 assert_eq!(exit, 10_000, "C1 promoted to C1E");
             }
         }
+    }
+    fn psci_core(nohz: bool) -> CoreIdle {
+        // sm8650.dtsi silver CPU: WFI, then power collapse entry 550 /
+        // exit 750 / min-residency 6700 us.
+        let table = CStateTable::new(
+            "psci",
+            vec![
+                CState::arm_wfi(),
+                CState::psci("silver-rail-power-collapse", 550, 750, 6700),
+            ],
+        );
+        CoreIdle::for_cpu(
+            &IdleConfig {
+                table,
+                variant: MenuVariant::Modern,
+                tick_ns: 4_000_000,
+                c1e_auto_promotion: false,
+                load_avg: 0.0,
+                per_cpu: Vec::new(),
+                nohz_idle: nohz,
+            },
+            0,
+        )
+    }
+
+    /// Eight 20 ms idle periods with no timer armed, then one more entry.
+    fn after_long_idles(c: &mut CoreIdle, limit: Option<Ns>) -> usize {
+        let mut at = 0;
+        for _ in 0..8 {
+            c.enter_limited(at, None, 0, limit);
+            c.exit(at + 20_000_000, false, 0);
+            at += 21_000_000;
+        }
+        c.enter_limited(at, None, 0, limit)
+    }
+
+    #[test]
+    fn nohz_lets_a_long_idle_reach_power_collapse_and_wake_pays_dt_exit() {
+        let mut c = psci_core(true);
+        let idx = after_long_idles(&mut c, None);
+        assert_eq!(c.states()[idx].name, "silver-rail-power-collapse");
+        // The wake-up costs exit-latency-us (750), not entry + exit (1300).
+        assert_eq!(c.exit(200_000_000, false, 0), 750_000);
+    }
+
+    #[test]
+    fn with_the_tick_running_the_next_event_is_never_past_a_tick() {
+        // Tick 4 ms < min-residency 6.7 ms: menu returns WFI at once.
+        let mut c = psci_core(false);
+        let idx = after_long_idles(&mut c, None);
+        assert_eq!(c.states()[idx].name, "WFI");
+        assert_eq!(c.exit(200_000_000, false, 0), 1_000);
+    }
+
+    #[test]
+    fn a_resume_latency_limit_below_entry_plus_exit_keeps_wfi() {
+        // 1299 us < entry + exit = 1300 us: excluded; 1300 us: allowed.
+        let mut c = psci_core(true);
+        let idx = after_long_idles(&mut c, Some(1_299_000));
+        assert_eq!(c.states()[idx].name, "WFI");
+        let mut c = psci_core(true);
+        let idx = after_long_idles(&mut c, Some(1_300_000));
+        assert_eq!(c.states()[idx].name, "silver-rail-power-collapse");
     }
 }

@@ -106,6 +106,12 @@ pub struct SelectInput {
     /// microseconds, so it is truncated to us: below 1 us acts as 0
     /// ("very strict latency requirement": state 0).
     pub latency_req_ns: Ns,
+    /// `delta_tick` of `tick_nohz_get_sleep_length(&delta_tick)`: time to
+    /// the next timer event if the tick is *not* stopped (so at most one
+    /// tick period away). Equal to `next_timer_ns` when the caller models a
+    /// tick that is never stopped; smaller when `next_timer_ns` is the
+    /// sleep length with the tick stopped (NOHZ idle).
+    pub delta_tick_ns: Ns,
 }
 
 impl SelectInput {
@@ -116,6 +122,7 @@ impl SelectInput {
             nr_iowaiters: 0,
             load_avg: 0.0,
             latency_req_ns: u64::MAX,
+            delta_tick_ns: next_timer_ns,
         }
     }
 }
@@ -542,7 +549,7 @@ impl MenuGovernor {
         // the expected idle duration is shorter than the tick period length."
         if states[idx].polling || predicted < self.tick_us {
             self.stop_tick = false;
-            let delta_next_us = self.next_timer_us;
+            let delta_next_us = ns_to_us(input.delta_tick_ns).min(self.next_timer_us);
             if idx > 0 && residency_us(&states[idx]) > delta_next_us {
                 // "The tick is not going to be stopped and the target
                 // residency of the state to be returned is not within the

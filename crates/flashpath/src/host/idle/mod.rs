@@ -43,6 +43,12 @@ pub struct CState {
     /// `CPUIDLE_FLAG_POLLING`: the CPU spins in C0 (`poll_idle()` in
     /// `drivers/cpuidle/poll_state.c`), so there is no exit latency.
     pub polling: bool,
+    /// What a wake-up from the state costs the CPU. Equal to
+    /// `exit_latency_ns` for the tables that give one number; for a device
+    /// tree state it is the DT `exit-latency-us` alone, while the governor
+    /// sees `exit_latency_ns` = entry + exit as `dt_idle_states.c`
+    /// registers it (see [`CState::psci`]).
+    pub wake_latency_ns: Ns,
 }
 
 impl CState {
@@ -55,6 +61,33 @@ impl CState {
             target_residency_ns: target_residency_us * 1_000,
             disabled: false,
             polling: false,
+            wake_latency_ns: exit_latency_us * 1_000,
+        }
+    }
+
+    /// State 0 of the ARM cpuidle drivers (`cpuidle-psci.c`,
+    /// `cpuidle-arm.c`): architectural WFI, `exit_latency = 1`,
+    /// `target_residency = 1` (us).
+    pub fn arm_wfi() -> Self {
+        CState::from_us("WFI", 1, 1)
+    }
+
+    /// A device-tree `arm,idle-state` as `init_state_node()` in
+    /// `drivers/cpuidle/dt_idle_states.c` registers it when the node has no
+    /// `wakeup-latency-us`: "default to entry+exit latencies as defined in
+    /// idle states bindings", so the governor compares entry + exit with
+    /// latency limits, and `min-residency-us` is the target residency. A
+    /// wake-up after the state was reached costs `exit-latency-us`, the
+    /// binding's "worst case latency ... required to exit the idle state"
+    /// (`Documentation/devicetree/bindings/cpu/idle-states.yaml`).
+    pub fn psci(name: &str, entry_us: u64, exit_us: u64, min_residency_us: u64) -> Self {
+        CState {
+            name: name.to_string(),
+            exit_latency_ns: (entry_us + exit_us) * 1_000,
+            target_residency_ns: min_residency_us * 1_000,
+            disabled: false,
+            polling: false,
+            wake_latency_ns: exit_us * 1_000,
         }
     }
 
@@ -68,6 +101,7 @@ impl CState {
             target_residency_ns: 0,
             disabled: false,
             polling: true,
+            wake_latency_ns: 0,
         }
     }
 }
@@ -141,7 +175,8 @@ fn find_state(states: &[CState], name: &str) -> Option<usize> {
     states.iter().position(|s| s.name == name)
 }
 
-/// Exit latency the CPU actually pays after idling in `states[chosen]`.
+/// Exit latency the CPU actually pays after idling in `states[chosen]`
+/// (its `wake_latency_ns`).
 ///
 /// With `c1e_auto_promotion` on, a request for C1 is promoted by the
 /// hardware to C1E (bit 1 of `MSR_IA32_POWER_CTL`, which `intel_idle`
@@ -156,10 +191,10 @@ pub fn effective_exit_latency_ns(states: &[CState], chosen: usize, c1e_auto_prom
     let s = &states[chosen];
     if c1e_auto_promotion && s.name == "C1" {
         if let Some(c1e) = find_state(states, "C1E") {
-            return states[c1e].exit_latency_ns;
+            return states[c1e].wake_latency_ns;
         }
     }
-    s.exit_latency_ns
+    s.wake_latency_ns
 }
 
 /// Per-state residency counters, the simulated
@@ -322,6 +357,20 @@ mod tests {
         st.reset();
         assert_eq!(st.total_time_ns(), 0);
         assert_eq!(st.usage(2), 0);
+    }
+
+    #[test]
+    fn psci_state_as_dt_idle_states_registers_it() {
+        // sm8650.dtsi silver-rail-power-collapse: entry 550, exit 750,
+        // min-residency 6700 us.
+        let s = CState::psci("silver-rail-power-collapse", 550, 750, 6700);
+        assert_eq!(s.exit_latency_ns, 1_300_000, "entry + exit");
+        assert_eq!(s.target_residency_ns, 6_700_000);
+        assert_eq!(s.wake_latency_ns, 750_000);
+        let states = vec![CState::arm_wfi(), s];
+        assert_eq!(effective_exit_latency_ns(&states, 1, false), 750_000);
+        assert_eq!(effective_exit_latency_ns(&states, 0, false), 1_000);
+        assert!(CStateTable::new("psci", states).validate().is_ok());
     }
 
     #[test]

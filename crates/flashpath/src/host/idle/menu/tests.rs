@@ -30,6 +30,7 @@ fn input(next_timer_us: u64, nr_iowaiters: u32) -> SelectInput {
         nr_iowaiters,
         load_avg: 0.0,
         latency_req_ns: u64::MAX,
+        delta_tick_ns: next_timer_us * US,
     }
 }
 

@@ -52,3 +52,32 @@ def test_swcmdq_multi_process_4k_reads_gain_with_queuing():
         # One process: the QSR read between transfers costs a few percent.
         one = f"procs=1,rec=4k,test={test}"
         assert by[(one, "with")] < by[(one, "without")]
+
+
+def test_swcmdq_single_process_32k_reads_follow_the_card_read_ahead():
+    rows = rp.reproduce("swcmdq")
+    by = {(r.case, r.mode): r for r in rows}
+
+    def row(procs: int, test: str, mode: str):
+        return by[(f"procs={procs},rec=32k,test={test}", mode)]
+
+    seq = row(1, "readers", "without")
+    rnd = row(1, "random readers", "without")
+    # Legacy, one process: the card's read-ahead serves the next sequential
+    # read and a started read-ahead delays the next random one.
+    assert seq.simulated > rnd.simulated * 1.2
+    assert seq.counters["driver"]["card_cache_hits"] > 0
+    # With queuing the card reads exactly the queued task: sequential loses
+    # its read-ahead, random loses the wasted one (the published signs).
+    for test in ("readers", "re-readers"):
+        assert row(1, test, "with").simulated < row(1, test, "without").simulated
+    assert row(1, "random readers", "with").simulated > rnd.simulated
+    # Four processes, two requests on the go: the next command reaches the
+    # card before it has been idle long enough, so read-ahead is cancelled
+    # and legacy sequential and random reads cost the same.
+    four = row(4, "readers", "without")
+    drv = four.counters["driver"]
+    assert drv["card_readahead_cancelled"] > 10 * max(1, drv["card_readahead_reads"])
+    assert drv["card_cache_hits"] == 0
+    four_rnd = row(4, "random readers", "without").simulated
+    assert abs(four.simulated / four_rnd - 1) < 0.02

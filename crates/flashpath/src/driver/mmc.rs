@@ -10,7 +10,11 @@
 //!   current transfer (with its R1b busy) has ended. The card sees one data
 //!   command at a time; a read of at least `mmc.card.ra_min` bytes makes it
 //!   read the following `mmc.card.ra_bytes` into its cache (sequential
-//!   read-ahead, a card property: KERNEL-NOTES 1(e) 4).
+//!   read-ahead, a card property: KERNEL-NOTES 1(e) 4) once the CMD line
+//!   has been idle `mmc.card.ra_idle` after the read's data phase. A
+//!   command before then cancels the read-ahead (the card gives host
+//!   commands priority); one after finds it started, and its NAND reads
+//!   run to completion (a random read waits for them).
 //! * **Software command queuing**: per request CMD44 + CMD45 (the CMD line
 //!   is free during data transfers); the card starts NAND reads of a queued
 //!   read task at once; a read task is ready in the QSR when its data is in
@@ -79,6 +83,10 @@ pub struct CardParams {
     pub ra_bytes: u64,
     /// Smallest read that triggers read-ahead.
     pub ra_min: u64,
+    /// The read-ahead starts only after the card has seen no command for
+    /// this long after the read's data phase; a command arriving earlier
+    /// cancels it, and once started it runs to completion.
+    pub ra_idle: Ns,
     /// A queued write task is ready this long after CMD45 (and not before
     /// the card's write engine has room).
     pub wr_task_ready: Ns,
@@ -125,6 +133,7 @@ struct Counters {
     xfers: u64,
     ra_hits: u64,
     ra_reads: u64,
+    ra_cancelled: u64,
 }
 
 pub struct Mmc {
@@ -141,6 +150,9 @@ pub struct Mmc {
     last_data_end: Ns,
     /// Read-ahead window in the card cache: [start, end) LPN, ready at.
     ra: Option<(u64, u64, Ns)>,
+    /// Read-ahead the card will start if it stays idle: (first LPN,
+    /// units, start time). Settled by the next command.
+    ra_plan: Option<(u64, u32, Ns)>,
     /// The card's write engine (commit of received write data) is free at.
     wr_free: Ns,
     /// Queued tasks: (queued at, data start) for the tasks counter.
@@ -167,6 +179,7 @@ impl Mmc {
             dev,
             last_data_end: 0,
             ra: None,
+            ra_plan: None,
             wr_free: 0,
             tasks: Vec::new(),
             c: Counters::default(),
@@ -204,6 +217,7 @@ impl Mmc {
             cmdq_depth: p.count("mmc.card.cmdq_depth")? as u32,
             ra_bytes: p.bytes("mmc.card.ra_bytes")?,
             ra_min: p.bytes("mmc.card.ra_min")?,
+            ra_idle: p.ns("mmc.card.ra_idle")?,
             wr_task_ready: p.ns("mmc.card.wr_task_ready")?,
             wr_fw: p.ns("mmc.card.wr_fw")?,
         };
@@ -233,6 +247,44 @@ impl Mmc {
         r
     }
 
+    /// A command reaches the card at `at`: a pending read-ahead that has
+    /// not started by then is cancelled (the card was not idle long enough);
+    /// one that has started is booked on the NAND and runs to completion.
+    fn settle_ra(&mut self, at: Ns) {
+        if let Some((lpn, n, start)) = self.ra_plan.take() {
+            if start <= at {
+                self.c.ra_reads += 1;
+                let r = self.dev.read(start, lpn, n);
+                self.ra = Some((lpn, lpn + u64::from(n), r));
+            } else {
+                self.c.ra_cancelled += 1;
+            }
+        }
+    }
+
+    /// A write or trim of [lpn, lpn + n) makes cached read-ahead data stale.
+    fn invalidate_ra(&mut self, lpn: u64, n: u32) {
+        let end = lpn + u64::from(n);
+        if let Some((s, e, _)) = self.ra {
+            if lpn < e && s < end {
+                self.ra = None;
+            }
+        }
+    }
+
+    /// After a legacy read of [lpn, lpn + n) whose data phase ended at
+    /// `data_end`, plan the read-ahead of the following `ra_bytes`.
+    fn plan_ra(&mut self, data_end: Ns, lpn: u64, n: u32) {
+        if self.card.ra_bytes == 0 || u64::from(n) * BLOCK < self.card.ra_min {
+            return;
+        }
+        let end = lpn + u64::from(n);
+        let ra_n = self.card.ra_bytes.div_ceil(BLOCK);
+        if end + ra_n <= self.dev.user_lpns() {
+            self.ra_plan = Some((end, ra_n as u32, data_end + self.card.ra_idle));
+        }
+    }
+
     /// The card commits `n` units of write data received at `at`: firmware,
     /// then the data over a NAND channel into the FTL's write buffer.
     /// Returns when the card can signal the write done (end of R1b busy).
@@ -248,22 +300,13 @@ impl Mmc {
     /// Legacy read on the card: read-ahead cache, then NAND.
     fn legacy_read(&mut self, t: Ns, lpn: u64, n: u32) -> Ns {
         let end = lpn + u64::from(n);
-        let ready = match self.ra {
+        match self.ra {
             Some((s, e, rdy)) if lpn >= s && end <= e => {
                 self.c.ra_hits += 1;
                 t.max(rdy)
             }
             _ => self.dev.read(t, lpn, n),
-        };
-        if self.card.ra_bytes > 0 && u64::from(n) * BLOCK >= self.card.ra_min {
-            let ra_n = self.card.ra_bytes.div_ceil(BLOCK);
-            if end + ra_n <= self.dev.user_lpns() {
-                self.c.ra_reads += 1;
-                let r = self.dev.read(ready, end, ra_n as u32);
-                self.ra = Some((end, end + ra_n, r));
-            }
         }
-        ready
     }
 
     /// Book request `rq` arriving at `now`; returns when it is complete.
@@ -286,6 +329,8 @@ impl Mmc {
                 // CMD35/36/38 erase group: three commands, then the FTL.
                 let t = self.host.reserve(now, self.h.prep) + self.h.prep;
                 let t = self.command(t.max(self.last_data_end));
+                self.settle_ra(t);
+                self.invalidate_ra(lpn, n);
                 let t = self.command(t);
                 let t = self.command(t);
                 let d = self.dev.trim(t, lpn, n);
@@ -298,17 +343,22 @@ impl Mmc {
         let data_end = match self.h.mode {
             MmcMode::Legacy => {
                 let mut t = prep_end.max(self.last_data_end);
+                // The first command (CMD23, or CMD18/25 open-ended) tells
+                // the card it is no longer idle.
+                t = self.command(t);
+                self.settle_ra(t);
                 if self.h.cmd23 {
                     t = self.command(t);
                 }
-                t = self.command(t);
                 let card_t = t + self.card.fw_cmd;
                 let (de, busy_to) = if write {
+                    self.invalidate_ra(lpn, n);
                     let (_, de) = self.bus.data(t, len);
                     (de, self.commit_write(de, lpn, n))
                 } else {
                     let ready = self.legacy_read(card_t, lpn, n);
                     let (_, de) = self.bus.data(ready, len);
+                    self.plan_ra(de, lpn, n);
                     (de, de)
                 };
                 let mut end = self.bus.busy(de, busy_to);
@@ -414,6 +464,7 @@ impl<E> Driver<E> for Mmc {
             "tasks_queued_at_xfer": if self.c.xfers > 0 { self.c.queued_at_xfer as f64 / self.c.xfers as f64 } else { 0.0 },
             "card_cache_hits": self.c.ra_hits,
             "card_readahead_reads": self.c.ra_reads,
+            "card_readahead_cancelled": self.c.ra_cancelled,
             "bus_commands": self.bus.commands,
             "bus_data_bytes": self.bus.data_bytes,
         })
@@ -454,6 +505,7 @@ mod tests {
             cmdq_depth: 32,
             ra_bytes: 0,
             ra_min: 16384,
+            ra_idle: 0,
             wr_task_ready: 10_000,
             wr_fw: 30_000,
         }
@@ -523,6 +575,88 @@ mod tests {
         // The second task was ready when DAT freed up: a single poll.
         let first_polls = q.c.qsr_polls - 1;
         assert!(first_polls > 1);
+    }
+
+    fn rq32(tag: u32, lpn: u64, ddir: Ddir) -> DriverRq {
+        DriverRq {
+            tag,
+            ddir,
+            offset: lpn * BLOCK,
+            len: 32768,
+            polled: false,
+            cpu: 0,
+        }
+    }
+
+    /// Legacy card with a 32 KiB read-ahead that starts after 20 us idle.
+    fn ra_mmc(ra_bytes: u64) -> Mmc {
+        let mut m = mmc(MmcMode::Legacy);
+        m.card.ra_bytes = ra_bytes;
+        m.card.ra_idle = 20_000;
+        m
+    }
+
+    #[test]
+    fn read_ahead_after_idle_serves_the_next_sequential_read() {
+        // The next read arrives 50 us after the first completes: its first
+        // command reaches the card after prep (20 us) + one command, long
+        // past the 20 us idle, so the read-ahead ran and the read hits.
+        let lat = |ra: u64| {
+            let mut m = ra_mmc(ra);
+            let a = m.execute(T0, &rq32(0, 0, Ddir::Read));
+            let b = m.execute(a + 50_000, &rq32(1, 8, Ddir::Read)) - (a + 50_000);
+            (b, m.c)
+        };
+        let (with_ra, c) = lat(32768);
+        let (without, c0) = lat(0);
+        assert_eq!((c.ra_reads, c.ra_hits, c.ra_cancelled), (1, 1, 0));
+        assert_eq!((c0.ra_reads, c0.ra_hits), (0, 0));
+        assert!(with_ra < without, "hit {with_ra} fresh {without}");
+    }
+
+    #[test]
+    fn a_command_before_the_idle_time_cancels_the_read_ahead() {
+        // Two requests on the go: the second's CMD23 follows the first
+        // transfer after the completion work (10 us) and one command, inside
+        // the 20 us idle window, so the card never starts the read-ahead.
+        let mut m = ra_mmc(32768);
+        let a = m.execute(T0, &rq32(0, 0, Ddir::Read));
+        let b = m.execute(T0, &rq32(1, 8, Ddir::Read));
+        assert!(b > a);
+        assert_eq!((m.c.ra_reads, m.c.ra_hits, m.c.ra_cancelled), (0, 0, 1));
+        // No read-ahead at all gives the same times.
+        let mut n = ra_mmc(0);
+        assert_eq!(n.execute(T0, &rq32(0, 0, Ddir::Read)), a);
+        assert_eq!(n.execute(T0, &rq32(1, 8, Ddir::Read)), b);
+    }
+
+    #[test]
+    fn a_started_read_ahead_runs_to_completion_and_delays_a_random_read() {
+        // A random read arriving once the read-ahead has started waits for
+        // the read-ahead's NAND work (it is not aborted).
+        let lat = |ra: u64| {
+            let mut m = ra_mmc(ra);
+            let a = m.execute(T0, &rq32(0, 0, Ddir::Read));
+            let at = a + 15_000;
+            let r = m.execute(at, &rq32(1, 40, Ddir::Read)) - at;
+            (r, m.c)
+        };
+        let (with_ra, c) = lat(32768);
+        let (without, _) = lat(0);
+        assert_eq!((c.ra_reads, c.ra_hits), (1, 0));
+        assert!(
+            with_ra > without,
+            "after read-ahead {with_ra} idle card {without}"
+        );
+    }
+
+    #[test]
+    fn a_write_into_the_read_ahead_window_invalidates_it() {
+        let mut m = ra_mmc(32768);
+        let a = m.execute(T0, &rq32(0, 0, Ddir::Read));
+        let w = m.execute(a + 50_000, &rq32(1, 8, Ddir::Write));
+        m.execute(w + 50_000, &rq32(2, 8, Ddir::Read));
+        assert_eq!((m.c.ra_reads, m.c.ra_hits), (1, 0));
     }
 
     #[test]

@@ -262,12 +262,10 @@ impl Machine {
         plans: Vec<ThreadPlan>,
         seed: u64,
     ) -> Machine {
-        let depth = parts
-            .driver
-            .queue_depth()
-            .min(parts.settings.nr_requests.max(1));
-        let blk = BlkMq::new(parts.driver.hw_queues(), depth);
-        let can_poll = parts.driver.can_poll();
+        let probed = parts.driver.info();
+        let depth = probed.queue_depth.min(parts.settings.nr_requests.max(1));
+        let blk = BlkMq::new(probed.hw_queues, depth);
+        let can_poll = probed.can_poll;
         let mut threads = Vec::with_capacity(plans.len());
         for (tid, plan) in plans.into_iter().enumerate() {
             let spec = &specs[plan.spec_index as usize];
@@ -362,14 +360,14 @@ impl Machine {
             let _ = tid;
         }
         let disk = DiskUtil {
-            name: parts.driver.disk_name().to_string(),
+            name: probed.name.clone(),
             ..DiskUtil::default()
         };
         let max_inflight: usize = threads.iter().map(|t| t.depth as usize).sum();
         Machine {
             queue: EventQueue::with_capacity(4 * max_inflight + 16),
-            drv_costs: parts.driver.cpu_costs(),
-            signal: parts.driver.completion_signal(),
+            drv_costs: probed.cpu_costs,
+            signal: probed.completion_signal,
             idle: parts
                 .cpus
                 .iter()

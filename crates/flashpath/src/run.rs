@@ -514,8 +514,9 @@ pub fn run_jobs(
     let driver = build_driver(profile)?;
     let dma = crate::dma::bounce::SwiotlbPath::from_profile(profile, cpus.len() as u32)?;
     profile.check_all_read()?;
-    check_polled(jobs, &settings, driver.can_poll())?;
-    let regions = layout(jobs, driver.capacity())?;
+    let disk = driver.info();
+    check_polled(jobs, &settings, disk.can_poll)?;
+    let regions = layout(jobs, disk.capacity)?;
     let ncpus = cpus.len() as u32;
     let mut plans = Vec::new();
     let mut wave = 0u32;

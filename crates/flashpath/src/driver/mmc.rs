@@ -34,7 +34,7 @@
 //! (the QSR is read for the oldest queued task). Limits: no RPMB partition
 //! switch (queue disable/enable), no CQHCI, no error paths.
 
-use super::{CompletionSignal, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
+use super::{DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
 use crate::device::nand::Timeline;
 use crate::device::FlashDevice;
 use crate::error::{InputError, Result};
@@ -420,29 +420,12 @@ impl Mmc {
 }
 
 impl<E> Driver<E> for Mmc {
-    fn disk_name(&self) -> &str {
-        &self.name
-    }
-    fn capacity(&self) -> u64 {
-        self.capacity
-    }
-    fn queue_depth(&self) -> u32 {
-        match self.h.mode {
+    fn info(&self) -> DiskInfo {
+        let depth = match self.h.mode {
             MmcMode::Legacy => 2,
             MmcMode::SwCmdq => self.card.cmdq_depth,
-        }
-    }
-    fn hw_queues(&self) -> u32 {
-        1
-    }
-    fn can_poll(&self) -> bool {
-        false
-    }
-    fn cpu_costs(&self) -> DriverCpuCosts {
-        self.cpu
-    }
-    fn completion_signal(&self) -> CompletionSignal {
-        CompletionSignal::Interrupt
+        };
+        DiskInfo::single_queue(&self.name, self.capacity, depth, self.cpu)
     }
     fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {
         let at = self.execute(ctx.now(), &rq);

@@ -96,18 +96,49 @@ pub enum CompletionSignal {
     Softirq,
 }
 
-pub trait Driver<E> {
-    /// The device's name as /sys/block shows it (`nullb0`, `nvme0n1`).
-    fn disk_name(&self) -> &str;
+/// A disk as blk-mq and the gendisk see it after the driver's probe: its
+/// name, size, tag set (depth and hardware queues), poll support, the
+/// driver's CPU costs and how completions are signalled.
+#[derive(Clone, Debug)]
+pub struct DiskInfo {
+    /// The name /sys/block shows (`nullb0`, `nvme0n1`).
+    pub name: String,
     /// Capacity in bytes.
-    fn capacity(&self) -> u64;
-    /// Hardware queue depth (tags per hardware queue) and hardware queues.
-    fn queue_depth(&self) -> u32;
-    fn hw_queues(&self) -> u32;
-    /// Whether the driver has poll support for this request kind.
-    fn can_poll(&self) -> bool;
-    fn cpu_costs(&self) -> DriverCpuCosts;
-    fn completion_signal(&self) -> CompletionSignal;
+    pub capacity: u64,
+    /// Tags per hardware queue.
+    pub queue_depth: u32,
+    pub hw_queues: u32,
+    /// Whether the driver can poll for completions of this disk.
+    pub can_poll: bool,
+    pub cpu_costs: DriverCpuCosts,
+    pub completion_signal: CompletionSignal,
+}
+
+impl DiskInfo {
+    /// One hardware queue, completion by interrupt, no polling: a SCSI,
+    /// MMC or single-virtqueue host.
+    pub fn single_queue(
+        name: &str,
+        capacity: u64,
+        queue_depth: u32,
+        cpu_costs: DriverCpuCosts,
+    ) -> DiskInfo {
+        DiskInfo {
+            name: name.to_string(),
+            capacity,
+            queue_depth,
+            hw_queues: 1,
+            can_poll: false,
+            cpu_costs,
+            completion_signal: CompletionSignal::Interrupt,
+        }
+    }
+}
+
+pub trait Driver<E> {
+    /// What the block layer learns from the driver when the disk is
+    /// probed: the tag set and the gendisk.
+    fn info(&self) -> DiskInfo;
     /// Accept a request; the driver must eventually call `ctx.complete`.
     fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>);
     /// One of this driver's own events fired.

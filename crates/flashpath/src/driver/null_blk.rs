@@ -3,7 +3,7 @@
 //! kernel names them (Documentation/block/null_blk.rst): `completion_nsec`,
 //! `hw_queue_depth`, `submit_queues`, `irqmode`, `mbps`, `gb`.
 
-use super::{CompletionSignal, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
+use super::{CompletionSignal, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
 use crate::profile::Profile;
 use crate::sim::{Ns, NS_PER_SEC};
 
@@ -110,31 +110,21 @@ impl NullBlk {
 }
 
 impl<E> Driver<E> for NullBlk {
-    fn disk_name(&self) -> &str {
-        &self.name
-    }
-    fn capacity(&self) -> u64 {
-        self.capacity
-    }
-    fn queue_depth(&self) -> u32 {
-        self.hw_queue_depth
-    }
-    fn hw_queues(&self) -> u32 {
-        self.submit_queues
-    }
-    fn can_poll(&self) -> bool {
-        // null_blk gained poll_queues in 5.13; with irqmode=2 a poller
-        // simply finds the completion once the timer has fired.
-        true
-    }
-    fn cpu_costs(&self) -> DriverCpuCosts {
-        self.cpu
-    }
-    fn completion_signal(&self) -> CompletionSignal {
-        match self.irqmode {
-            0 => CompletionSignal::Inline,
-            1 => CompletionSignal::Softirq,
-            _ => CompletionSignal::Interrupt,
+    fn info(&self) -> DiskInfo {
+        DiskInfo {
+            name: self.name.clone(),
+            capacity: self.capacity,
+            queue_depth: self.hw_queue_depth,
+            hw_queues: self.submit_queues,
+            // null_blk gained poll_queues in 5.13; with irqmode=2 a poller
+            // simply finds the completion once the timer has fired.
+            can_poll: true,
+            cpu_costs: self.cpu,
+            completion_signal: match self.irqmode {
+                0 => CompletionSignal::Inline,
+                1 => CompletionSignal::Softirq,
+                _ => CompletionSignal::Interrupt,
+            },
         }
     }
     fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {

@@ -17,7 +17,7 @@
 //! (`driver.classic_poll_irq`); with it off and no poll queues, the queue
 //! cannot poll (v5.0+: `REQ_HIPRI` needs a poll queue).
 
-use super::{CompletionSignal, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
+use super::{CompletionSignal, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
 use crate::link::pcie::Pcie;
 use crate::profile::Profile;
 use crate::sim::Ns;
@@ -101,26 +101,16 @@ impl Nvme {
 }
 
 impl<E> Driver<E> for Nvme {
-    fn disk_name(&self) -> &str {
-        "nvme0n1"
-    }
-    fn capacity(&self) -> u64 {
-        self.capacity
-    }
-    fn queue_depth(&self) -> u32 {
-        self.queue_depth
-    }
-    fn hw_queues(&self) -> u32 {
-        self.io_queues
-    }
-    fn can_poll(&self) -> bool {
-        self.poll_queues > 0 || self.classic_poll_irq
-    }
-    fn cpu_costs(&self) -> DriverCpuCosts {
-        self.cpu
-    }
-    fn completion_signal(&self) -> CompletionSignal {
-        CompletionSignal::Interrupt
+    fn info(&self) -> DiskInfo {
+        DiskInfo {
+            name: "nvme0n1".to_string(),
+            capacity: self.capacity,
+            queue_depth: self.queue_depth,
+            hw_queues: self.io_queues,
+            can_poll: self.poll_queues > 0 || self.classic_poll_irq,
+            cpu_costs: self.cpu,
+            completion_signal: CompletionSignal::Interrupt,
+        }
     }
     fn polled_irq(&self) -> bool {
         self.poll_queues == 0 && self.classic_poll_irq
@@ -175,7 +165,7 @@ mod tests {
         // Gen3 x4, 256 B payloads: 4480 wire bytes at 3.938 GB/s, then the
         // completion entry's posted write.
         assert_eq!(after, 1138 + 500);
-        assert_eq!(Driver::<()>::queue_depth(&n), 1023);
+        assert_eq!(Driver::<()>::info(&n).queue_depth, 1023);
         assert!(Driver::<()>::polled_irq(&n));
     }
 }

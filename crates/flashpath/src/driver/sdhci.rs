@@ -6,7 +6,7 @@
 //! host's data-transfer-complete interrupt then goes to the guest's
 //! interrupt CPU.
 
-use super::{CompletionSignal, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
+use super::{DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
 use crate::error::{InputError, Result};
 use crate::link::sd::{request_ns, SdBus, SdCard};
 use crate::profile::Profile;
@@ -54,26 +54,8 @@ impl Sdhci {
 }
 
 impl<E> Driver<E> for Sdhci {
-    fn disk_name(&self) -> &str {
-        &self.name
-    }
-    fn capacity(&self) -> u64 {
-        self.capacity
-    }
-    fn queue_depth(&self) -> u32 {
-        self.queue_depth
-    }
-    fn hw_queues(&self) -> u32 {
-        1
-    }
-    fn can_poll(&self) -> bool {
-        false
-    }
-    fn cpu_costs(&self) -> DriverCpuCosts {
-        self.cpu
-    }
-    fn completion_signal(&self) -> CompletionSignal {
-        CompletionSignal::Interrupt
+    fn info(&self) -> DiskInfo {
+        DiskInfo::single_queue(&self.name, self.capacity, self.queue_depth, self.cpu)
     }
     fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {
         let start = ctx.now().max(self.free_at);

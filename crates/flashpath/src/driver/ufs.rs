@@ -16,7 +16,7 @@
 //! map_work, a READ BUFFER completing).
 
 use super::ufshpb::{Hpb, HpbMode, HpbParams, HpbRsp, Prep};
-use super::{CompletionSignal, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
+use super::{DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
 use crate::device::devfreq::{DevStatus, Devfreq, SimpleOndemand, TimerKind};
 use crate::device::nand::Timeline;
 use crate::device::{CellTiming, ChannelParams, FlashDevice, FlashParams, GcPolicy, Geometry};
@@ -554,26 +554,8 @@ impl Ufs {
 }
 
 impl<E> Driver<E> for Ufs {
-    fn disk_name(&self) -> &str {
-        &self.name
-    }
-    fn capacity(&self) -> u64 {
-        self.capacity
-    }
-    fn queue_depth(&self) -> u32 {
-        self.slots
-    }
-    fn hw_queues(&self) -> u32 {
-        1
-    }
-    fn can_poll(&self) -> bool {
-        false
-    }
-    fn cpu_costs(&self) -> DriverCpuCosts {
-        self.cpu
-    }
-    fn completion_signal(&self) -> CompletionSignal {
-        CompletionSignal::Interrupt
+    fn info(&self) -> DiskInfo {
+        DiskInfo::single_queue(&self.name, self.capacity, self.slots, self.cpu)
     }
     fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {
         if let Some(q) = &mut self.qos {

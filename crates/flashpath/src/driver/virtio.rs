@@ -11,7 +11,7 @@
 //! completion interrupt, which reaches the guest `irq_inject` later; the
 //! guest's `virtblk_done` runs as the driver's interrupt handler.
 
-use super::{CompletionSignal, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
+use super::{DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
 use crate::error::{InputError, Result};
 use crate::profile::Profile;
 use crate::sim::Ns;
@@ -81,26 +81,11 @@ impl VirtioBlk {
 }
 
 impl<E> Driver<E> for VirtioBlk {
-    fn disk_name(&self) -> &str {
-        &self.name
-    }
-    fn capacity(&self) -> u64 {
-        self.capacity
-    }
-    fn queue_depth(&self) -> u32 {
-        self.queue_size
-    }
-    fn hw_queues(&self) -> u32 {
-        self.num_queues
-    }
-    fn can_poll(&self) -> bool {
-        false
-    }
-    fn cpu_costs(&self) -> DriverCpuCosts {
-        self.cpu
-    }
-    fn completion_signal(&self) -> CompletionSignal {
-        CompletionSignal::Interrupt
+    fn info(&self) -> DiskInfo {
+        DiskInfo {
+            hw_queues: self.num_queues,
+            ..DiskInfo::single_queue(&self.name, self.capacity, self.queue_size, self.cpu)
+        }
     }
     fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {
         self.kicks += 1;

@@ -141,18 +141,7 @@ pub fn parse(file: &str, text: &str, opts: &ReplayOptions) -> Result<Iolog> {
                 if rest.len() != 2 {
                     return Err(at(line, format!("'{action}' takes no offset or length")));
                 }
-                if log.file.is_empty() {
-                    log.file = fname.to_string();
-                } else if log.file != fname {
-                    return Err(at(
-                        line,
-                        format!(
-                            "a second file '{fname}' (the log also uses '{}'): replaying \
-                             several files from one iolog is not simulated yet",
-                            log.file
-                        ),
-                    ));
-                }
+                one_file(&mut log.file, fname).map_err(|m| at(line, m))?;
                 continue;
             }
             "wait" if version == 3 => {
@@ -203,18 +192,7 @@ pub fn parse(file: &str, text: &str, opts: &ReplayOptions) -> Result<Iolog> {
         if len == 0 {
             return Err(at(line, "an I/O of 0 bytes".into()));
         }
-        if log.file.is_empty() {
-            log.file = fname.to_string();
-        } else if log.file != fname {
-            return Err(at(
-                line,
-                format!(
-                    "a second file '{fname}' (the log also uses '{}'): replaying several \
-                     files from one iolog is not simulated yet",
-                    log.file
-                ),
-            ));
-        }
+        one_file(&mut log.file, fname).map_err(|m| at(line, m))?;
         let mut offset = offset / opts.offset_scale.max(1);
         if opts.align > 0 {
             offset &= !(opts.align - 1);
@@ -245,6 +223,19 @@ pub fn parse(file: &str, text: &str, opts: &ReplayOptions) -> Result<Iolog> {
         ));
     }
     Ok(log)
+}
+
+/// The log's one file: the first name seen; another name is refused.
+fn one_file(file: &mut String, name: &str) -> std::result::Result<(), String> {
+    if file.is_empty() {
+        *file = name.to_string();
+    } else if file != name {
+        return Err(format!(
+            "a second file '{name}' (the log also uses '{file}'): replaying several files \
+             from one iolog is not simulated yet"
+        ));
+    }
+    Ok(())
 }
 
 /// A replay of one log, offsets placed in the job's file region.

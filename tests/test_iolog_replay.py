@@ -154,3 +154,25 @@ def test_capture_writes_fios_logs_and_keeps_the_byte_rates(tmp_path: Path) -> No
     for ddir in ("read", "write"):
         assert j[ddir]["total_ios"] == ours[ddir]["total_ios"]
         assert j[ddir]["io_bytes"] == ours[ddir]["io_bytes"]
+
+
+def test_bw_and_iops_logs_follow_each_completion(tmp_path: Path) -> None:
+    """Per-I/O bandwidth and IOPS logs (log_avg_msec=0): fio's
+    add_bw_sample logs bytes * 10^6 / clat ns per completion, add_iops_sample
+    logs 1, with the same time, direction and size as the clat log."""
+    job = tmp_path / "logs.fio"
+    job.write_text(
+        "[j]\nioengine=libaio\ndirect=1\nrw=randrw\nbs=4k\niodepth=4\nsize=4m\n"
+        "write_lat_log=t\nwrite_bw_log=t\nwrite_iops_log=t\n"
+    )
+    out = cli("run", str(job), "--device", "nullblk", "--output-format", "json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    j = json.loads(out.stdout)["jobs"][0]
+    logs = {k: (tmp_path / f"t_{k}.1.log").read_text().splitlines() for k in ("clat", "bw", "iops")}
+    assert len(logs["bw"]) == len(logs["iops"]) == j["read"]["total_ios"] + j["write"]["total_ios"]
+    for clat, bw, iops in zip(logs["clat"], logs["bw"], logs["iops"], strict=True):
+        c, b, i = (line.split(", ") for line in (clat, bw, iops))
+        assert len(b) == 5  # no log_offset: time, value, direction, size, priority
+        assert b[0] == c[0] == i[0] and b[2:] == c[2:] == i[2:]
+        assert int(b[1]) == int(c[3]) * 1_000_000 // int(c[1])
+        assert i[1] == "1"

@@ -339,7 +339,7 @@ impl Machine {
                 paced_at: None,
                 last_issue: 0,
                 file_start: plan.file_start,
-                lat_log: spec.write_lat_log.is_some(),
+                lat_log: spec.logs_per_io(),
                 io_log: spec.write_iolog.is_some(),
                 exhausted: false,
                 ios_since_think: 0,

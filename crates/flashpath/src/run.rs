@@ -414,7 +414,7 @@ fn check_modelled(jobs: &JobFile) -> Result<()> {
                 ),
             ));
         }
-        let logs = spec.write_lat_log.is_some() || spec.write_iolog.is_some();
+        let logs = spec.logs_per_io() || spec.write_iolog.is_some();
         let unmodelled_logs = [
             (
                 logs && spec.log_avg_msec > 0,
@@ -615,26 +615,38 @@ fn log_files(jobs: &JobFile, results: &mut [crate::report::JobResult]) -> Vec<(S
     for (i, res) in results.iter_mut().enumerate() {
         let spec = &jobs.jobs[res.section_index as usize];
         let samples = std::mem::take(&mut res.lat_log);
-        if let Some(prefix) = &spec.write_lat_log {
-            for kind in ["lat", "clat", "slat"] {
-                let mut text = String::new();
-                for s in &samples {
-                    let value = match kind {
-                        "lat" => s.lat_ns,
-                        "clat" => s.clat_ns,
-                        _ => match s.slat_ns {
-                            Some(v) => v,
-                            None => continue,
-                        },
-                    };
-                    let _ = write!(text, "{}, {}, {}, {}, ", s.time_ms, value, s.ddir, s.bs);
-                    if spec.log_offset {
-                        let _ = write!(text, "{}, ", s.offset);
-                    }
-                    text.push_str("0\n");
+        // stat.c: lat/clat/slat samples per completion; per-I/O bw samples
+        // are bytes * 10^6 / clat ns (add_bw_sample), iops samples are 1.
+        let kinds: [(&Option<String>, &str); 5] = [
+            (&spec.write_lat_log, "lat"),
+            (&spec.write_lat_log, "clat"),
+            (&spec.write_lat_log, "slat"),
+            (&spec.write_bw_log, "bw"),
+            (&spec.write_iops_log, "iops"),
+        ];
+        for (asked, kind) in kinds {
+            let Some(prefix) = asked else {
+                continue;
+            };
+            let mut text = String::new();
+            for s in &samples {
+                let value = match kind {
+                    "lat" => s.lat_ns,
+                    "clat" => s.clat_ns,
+                    "bw" => u64::from(s.bs) * 1_000_000 / s.clat_ns.max(1),
+                    "iops" => 1,
+                    _ => match s.slat_ns {
+                        Some(v) => v,
+                        None => continue,
+                    },
+                };
+                let _ = write!(text, "{}, {}, {}, {}, ", s.time_ms, value, s.ddir, s.bs);
+                if spec.log_offset {
+                    let _ = write!(text, "{}, ", s.offset);
                 }
-                files.push((format!("{prefix}_{kind}.{}.log", i + 1), text));
+                text.push_str("0\n");
             }
+            files.push((format!("{prefix}_{kind}.{}.log", i + 1), text));
         }
         let issued = std::mem::take(&mut res.io_log);
         if let Some(name) = &spec.write_iolog {

@@ -188,6 +188,10 @@ pub struct JobSpec {
     pub replay_redirect: Option<String>,
     /// write_lat_log: the prefix of the per-I/O latency logs.
     pub write_lat_log: Option<String>,
+    /// write_bw_log / write_iops_log: prefixes of the per-I/O bandwidth
+    /// and IOPS logs.
+    pub write_bw_log: Option<String>,
+    pub write_iops_log: Option<String>,
     /// write_iolog: the I/O log to record (fio's version 3).
     pub write_iolog: Option<String>,
     /// log_offset: the latency logs carry each I/O's offset.
@@ -314,6 +318,8 @@ impl Default for JobSpec {
             replay: crate::workload::iolog::ReplayOptions::default(),
             replay_redirect: None,
             write_lat_log: None,
+            write_bw_log: None,
+            write_iops_log: None,
             write_iolog: None,
             log_offset: false,
             per_job_logs: true,
@@ -378,4 +384,11 @@ pub struct JobFile {
     pub ignored: Vec<crate::error::Diagnostic>,
     /// fio quirks read as fio reads them (e.g. `bs= 8k` is 8 bytes).
     pub warnings: Vec<crate::error::Diagnostic>,
+}
+
+impl JobSpec {
+    /// Whether any per-I/O log (lat, clat, slat, bw, iops) is asked for.
+    pub fn logs_per_io(&self) -> bool {
+        self.write_lat_log.is_some() || self.write_bw_log.is_some() || self.write_iops_log.is_some()
+    }
 }

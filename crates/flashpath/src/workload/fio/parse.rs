@@ -1163,6 +1163,8 @@ fn model(
         "read_iolog" => s.read_iolog = Some(v.to_string()),
         "write_lat_log" => s.write_lat_log = Some(v.to_string()),
         "write_iolog" => s.write_iolog = Some(v.to_string()),
+        "write_bw_log" => s.write_bw_log = Some(v.to_string()),
+        "write_iops_log" => s.write_iops_log = Some(v.to_string()),
         "log_offset" => s.log_offset = n == 1,
         "per_job_logs" => s.per_job_logs = n == 1,
         "log_avg_msec" => s.log_avg_msec = n,

@@ -98,10 +98,10 @@ def test_profiles_listed_and_shown() -> None:
 
 
 def test_ignored_option_is_listed(tmp_path: Path) -> None:
-    job = write_job(tmp_path, JOB + "write_bw_log=foo\n")
+    job = write_job(tmp_path, JOB + "write_hist_log=foo\n")
     r = cli("run", str(job), "--device", "nullblk")
     assert r.returncode == 0
-    assert "write_bw_log" in r.stderr and "job.fio:" in r.stderr
+    assert "write_hist_log" in r.stderr and "job.fio:" in r.stderr
 
 
 def test_bench_runs_the_hpb_workload_and_takes_ufs_overrides() -> None:

@@ -396,6 +396,7 @@ fn load_iologs(jobs: &JobFile) -> Result<JobFile> {
 
 fn check_modelled(jobs: &JobFile) -> Result<()> {
     for spec in &jobs.jobs {
+        let logs = spec.logs_per_io() || spec.write_iolog.is_some();
         let unmodelled = [
             (spec.size_percent.is_some(), "size=N%"),
             (spec.offset_percent.is_some(), "offset=N%"),
@@ -403,19 +404,6 @@ fn check_modelled(jobs: &JobFile) -> Result<()> {
             (spec.exitall, "exitall"),
             (spec.wait_for.is_some(), "wait_for"),
             (spec.cpus_allowed_split, "cpus_allowed_policy=split"),
-        ];
-        if let Some((_, what)) = unmodelled.iter().find(|(set, _)| *set) {
-            return Err(InputError::new(
-                jobs.path.clone(),
-                Some(spec.line),
-                format!(
-                    "job '{}': {what} is read but not simulated by flashpath yet",
-                    spec.name
-                ),
-            ));
-        }
-        let logs = spec.logs_per_io() || spec.write_iolog.is_some();
-        let unmodelled_logs = [
             (
                 logs && spec.log_avg_msec > 0,
                 "log_avg_msec (averaged logs)",
@@ -429,12 +417,12 @@ fn check_modelled(jobs: &JobFile) -> Result<()> {
                 "write_iolog with numjobs > 1",
             ),
         ];
-        if let Some((_, what)) = unmodelled_logs.iter().find(|(set, _)| *set) {
+        if let Some((_, what)) = unmodelled.iter().find(|(set, _)| *set) {
             return Err(InputError::new(
                 jobs.path.clone(),
                 Some(spec.line),
                 format!(
-                    "job '{}': {what} is read but not written by flashpath yet",
+                    "job '{}': {what} is read but not simulated by flashpath yet",
                     spec.name
                 ),
             ));

@@ -460,13 +460,7 @@ mod tests {
     use crate::device::FlashParams;
 
     fn bus() -> EmmcBusParams {
-        EmmcBusParams {
-            clock_hz: 200e6,
-            width: 8,
-            ddr: true,
-            ncr: 8,
-            block_overhead: 18,
-        }
+        crate::link::emmc::tests::hs400()
     }
 
     fn host(mode: MmcMode) -> MmcHostParams {

@@ -14,6 +14,7 @@ pub mod error;
 pub mod host;
 pub mod link;
 pub mod machine;
+pub mod mm;
 pub mod profile;
 pub mod report;
 pub mod run;

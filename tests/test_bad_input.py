@@ -46,7 +46,12 @@ CASES = [
         [],
         ["job.fio:1", "time_based with read_iolog"],
     ),
-    ("buffered io", "[j]\nioengine=psync\nrw=read\nsize=1m\n", [], ["job.fio:1", "page cache"]),
+    (
+        "buffered io_uring",
+        "[j]\nioengine=io_uring\nrw=read\nsize=1m\n",
+        [],
+        ["job.fio:1", "io_uring with buffered I/O", "io-wq"],
+    ),
     ("no size", "[j]\nioengine=psync\ndirect=1\nrw=read\n", [], ["job.fio:1", "size"]),
     (
         "unknown engine",

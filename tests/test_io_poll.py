@@ -40,5 +40,8 @@ def test_dd_command_line_becomes_the_fio_job():
     )
     assert (count, bs) == (204800, 4096)
     assert "number_ios=204800" in job and "size=838860800" in job and "hipri" in job
+    # Without iflag=direct, dd's read(2) goes through the page cache.
+    job, _, _ = dd_job(("if=/dev/nvme0n1", "bs=4096", "count=1"))
+    assert "direct=0" in job and "ioengine=sync" in job and "hipri" not in job
     with pytest.raises(click.UsageError):
-        dd_job(("if=/dev/nvme0n1", "bs=4096", "count=1"))  # no iflag=direct
+        dd_job(("if=/dev/nvme0n1", "bs=4096"))  # no count

@@ -259,17 +259,17 @@ def dd_job(operands: tuple[str, ...]) -> tuple[str, int, int]:
         raise click.UsageError("if= must name the simulated block device (e.g. if=/dev/nvme0n1)")
     if ops.get("of", "/dev/null") != "/dev/null":
         raise click.UsageError("only of=/dev/null is simulated (reads)")
-    if "direct" not in ops.get("iflag", "").split(","):
-        raise click.UsageError(
-            "iflag=direct is required: buffered reads need the page cache, which is not modelled"
-        )
+    direct = "direct" in ops.get("iflag", "").split(",")
     bs = _dd_number("bs", ops.get("bs", ops.get("ibs", "512")))
     if "count" not in ops:
         raise click.UsageError("count= is required")
     count = _dd_number("count", ops["count"])
     skip = _dd_number("skip", ops.get("skip", "0"))
+    # dd reads with read(2): O_DIRECT with iflag=direct (pvsync2 with hipri
+    # polls where the queue can), else through the page cache.
+    engine = "ioengine=pvsync2\nhipri\ndirect=1" if direct else "ioengine=sync\ndirect=0"
     job = (
-        f"[dd]\nfilename={src}\nioengine=pvsync2\nhipri\nrw=read\nbs={bs}\ndirect=1\n"
+        f"[dd]\nfilename={src}\n{engine}\nrw=read\nbs={bs}\n"
         f"number_ios={count}\nsize={count * bs}\noffset={skip * bs}\ncpus_allowed=0\n"
     )
     return job, count, bs

@@ -427,14 +427,20 @@ fn check_modelled(jobs: &JobFile) -> Result<()> {
                 ),
             ));
         }
-        if !spec.direct && spec.ioengine != crate::workload::fio::IoEngine::Null {
+        use crate::workload::fio::IoEngine;
+        let buffered = !spec.direct && spec.ioengine != IoEngine::Null;
+        let refused = if buffered && spec.ioengine == IoEngine::IoUring {
+            Some("io_uring with buffered I/O (direct=0: reads that miss the page cache go to io-wq workers) is not simulated by flashpath yet; set direct=1 or use libaio/psync")
+        } else if spec.end_fsync && !buffered {
+            Some("end_fsync / fsync_on_close with direct=1 (only a device cache flush) is not simulated by flashpath yet")
+        } else {
+            None
+        };
+        if let Some(what) = refused {
             return Err(InputError::new(
                 jobs.path.clone(),
                 Some(spec.line),
-                format!(
-                    "job '{}': buffered I/O (direct=0, fio's default) needs the page cache, which flashpath does not model yet; set direct=1",
-                    spec.name
-                ),
+                format!("job '{}': {what}", spec.name),
             ));
         }
     }
@@ -501,8 +507,51 @@ pub fn run_jobs(
     let settings = QueueSettings::from_profile(profile)?;
     let driver = build_driver(profile)?;
     let dma = crate::dma::bounce::SwiotlbPath::from_profile(profile, cpus.len() as u32)?;
+    let cache_costs = if profile.has("host.cost.memcpy") {
+        Some(crate::machine::CacheCosts::from_profile(profile)?)
+    } else {
+        None
+    };
+    // The queue's max_sectors_kb (BLK_DEF_MAX_SECTORS_CAP, 2560 sectors,
+    // include/linux/blkdev.h) and read_ahead_kb (VM_READAHEAD_PAGES,
+    // include/linux/mm.h) unless the profile sets them.
+    let max_sectors_kb = if profile.has("block.max_sectors_kb") {
+        profile.count("block.max_sectors_kb")?
+    } else {
+        1280
+    };
+    let read_ahead_kb = if profile.has("block.read_ahead_kb") {
+        profile.count("block.read_ahead_kb")?
+    } else {
+        4 * crate::mm::readahead::DEFAULT_RA_PAGES
+    };
+    let memory = profile.bytes("host.memory")?;
     profile.check_all_read()?;
     let disk = driver.info();
+    let buffered_job = jobs
+        .jobs
+        .iter()
+        .find(|s| !s.direct && s.ioengine != crate::workload::fio::IoEngine::Null);
+    let cache = match (buffered_job, cache_costs) {
+        (None, _) => None,
+        (Some(spec), None) => {
+            return Err(InputError::new(
+                jobs.path.clone(),
+                Some(spec.line),
+                format!(
+                    "job '{}': buffered I/O (direct=0, fio's default) needs the host's page cache costs (host.cost.memcpy, page_cache_lookup, page_cache_add, page_writeback), which this profile does not give; set direct=1 or add them",
+                    spec.name
+                ),
+            ))
+        }
+        (Some(_), Some(costs)) => Some(crate::machine::CacheParts {
+            costs,
+            memory,
+            disk_bytes: disk.capacity,
+            ra_pages: read_ahead_kb / 4,
+            max_rq_pages: (max_sectors_kb / 4).max(1),
+        }),
+    };
     check_polled(jobs, &settings, disk.can_poll)?;
     let regions = layout(jobs, disk.capacity)?;
     let ncpus = cpus.len() as u32;
@@ -556,6 +605,7 @@ pub fn run_jobs(
             settings,
             driver,
             dma,
+            cache,
         },
         &jobs.jobs,
         plans,

@@ -23,6 +23,19 @@ pub enum RwKind {
     RandTrimWrite,
 }
 
+/// fio's fadvise_hint values (options.c: "0", "1", "random",
+/// "sequential"; default "1").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FadviseHint {
+    /// "0": no posix_fadvise call.
+    None,
+    /// "1": POSIX_FADV_RANDOM for random patterns, else SEQUENTIAL
+    /// (ioengines.c td_io_open_file).
+    ByPattern,
+    Random,
+    Sequential,
+}
+
 impl RwKind {
     pub fn is_random(self) -> bool {
         matches!(
@@ -179,6 +192,12 @@ pub struct JobSpec {
     pub numjobs: u32,
     pub ioengine: IoEngine,
     pub direct: bool,
+    /// invalidate (default 1): drop the file's cached pages at open.
+    pub invalidate: bool,
+    /// end_fsync or fsync_on_close: fsync the file before the job ends.
+    pub end_fsync: bool,
+    /// fadvise_hint: the advice fio gives the kernel at open.
+    pub fadvise_hint: FadviseHint,
     pub hipri: bool,
     /// read_iolog: the log to replay, as written (None: fio's own I/O).
     pub read_iolog: Option<String>,
@@ -313,6 +332,9 @@ impl Default for JobSpec {
             numjobs: 1,
             ioengine: IoEngine::Psync,
             direct: false,
+            invalidate: true,
+            end_fsync: false,
+            fadvise_hint: FadviseHint::ByPattern,
             hipri: false,
             read_iolog: None,
             replay: crate::workload::iolog::ReplayOptions::default(),
@@ -390,5 +412,19 @@ impl JobSpec {
     /// Whether any per-I/O log (lat, clat, slat, bw, iops) is asked for.
     pub fn logs_per_io(&self) -> bool {
         self.write_lat_log.is_some() || self.write_bw_log.is_some() || self.write_iops_log.is_some()
+    }
+}
+
+impl JobSpec {
+    /// The readahead advice the job's file gets at open.
+    pub fn fadvise_advice(&self) -> crate::mm::readahead::Advice {
+        use crate::mm::readahead::Advice;
+        match self.fadvise_hint {
+            FadviseHint::None => Advice::Normal,
+            FadviseHint::Random => Advice::Random,
+            FadviseHint::Sequential => Advice::Sequential,
+            FadviseHint::ByPattern if self.rw.is_random() => Advice::Random,
+            FadviseHint::ByPattern => Advice::Sequential,
+        }
     }
 }

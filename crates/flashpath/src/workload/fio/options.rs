@@ -204,7 +204,7 @@ pub static OPTIONS: &[OptDef] = &[
     ),
     o("openfiles", &[], Kind::Int, Handling::Ignore),
     o("fallocate", &[], Kind::Str, Handling::Ignore),
-    o("fadvise_hint", &[], Kind::Str, Handling::Ignore),
+    o("fadvise_hint", &[], Kind::Str, Handling::Model),
     o("fsync", &[], Kind::Int, Handling::RefuseUnless(&["0"])),
     o("fdatasync", &[], Kind::Int, Handling::RefuseUnless(&["0"])),
     o(
@@ -419,7 +419,7 @@ pub static OPTIONS: &[OptDef] = &[
         Kind::Bool,
         Handling::RefuseUnless(&["0"]),
     ),
-    o("invalidate", &[], Kind::Bool, Handling::Ignore),
+    o("invalidate", &[], Kind::Bool, Handling::Model),
     o(
         "sync",
         &[],
@@ -444,13 +444,8 @@ pub static OPTIONS: &[OptDef] = &[
     o("cpus_allowed_policy", &[], Kind::Str, Handling::Model),
     o("numa_cpu_nodes", &[], Kind::Str, Handling::Refuse),
     o("numa_mem_policy", &[], Kind::Str, Handling::Refuse),
-    o("end_fsync", &[], Kind::Bool, Handling::RefuseUnless(&["0"])),
-    o(
-        "fsync_on_close",
-        &[],
-        Kind::Bool,
-        Handling::RefuseUnless(&["0"]),
-    ),
+    o("end_fsync", &[], Kind::Bool, Handling::Model),
+    o("fsync_on_close", &[], Kind::Bool, Handling::Model),
     o("unlink", &[], Kind::Bool, Handling::Ignore),
     o("unlink_each_loop", &[], Kind::Bool, Handling::Ignore),
     o("exitall", &[], Kind::Set, Handling::Model),

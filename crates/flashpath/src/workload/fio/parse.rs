@@ -1067,6 +1067,17 @@ fn model(
         },
         "nrfiles" => s.nrfiles = u32v(1)?,
         "direct" => s.direct = n == 1,
+        "invalidate" => s.invalidate = n == 1,
+        "end_fsync" | "fsync_on_close" => s.end_fsync |= n == 1,
+        "fadvise_hint" => {
+            s.fadvise_hint = match v {
+                "0" => FadviseHint::None,
+                "1" => FadviseHint::ByPattern,
+                "random" => FadviseHint::Random,
+                "sequential" => FadviseHint::Sequential,
+                _ => return Err(bad("not one of 0, 1, random, sequential")),
+            }
+        }
         // buffered is the inverse of direct (options.c: same field, .neg).
         "buffered" => s.direct = n == 0,
         "loops" => s.loops = u32v(1)?,

@@ -16,6 +16,11 @@
 //! that becomes runnable there waits until the poller's request completes.
 //! Hybrid polling (`io_poll_delay` >= 0) sleeps on a timer first.
 
+mod buffered;
+
+use buffered::{BufferedOp, CacheState, CacheWait};
+pub use buffered::{CacheCosts, CacheParts};
+
 use crate::block::{BlkMq, DevFreqQos, PollStats, QosAction, QueueSettings};
 use crate::dma::bounce::SwiotlbPath;
 use crate::driver::{CompletionSignal, DeviceSignal, Driver, DriverCpuCosts, DriverCtx, DriverRq};
@@ -51,6 +56,10 @@ pub enum Ev {
     HybridWake(u32),
     /// Seed 3's `dev_freq_work` (block.dev_freq_timeout_ms).
     DevFreqWork,
+    /// The flusher's kworker runs a writeback pass.
+    Flush,
+    /// The periodic writeback timer (expired dirty data).
+    FlushTimer,
     Device(DeviceSignal),
 }
 
@@ -83,7 +92,19 @@ enum State {
     Done,
 }
 
+/// Who a request is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RqKind {
+    /// A fio I/O (direct, or the system call of a buffered one).
+    Fio,
+    /// Pages read into the page cache (readahead, read_pages).
+    CacheRead,
+    /// Dirty pages written back.
+    Writeback,
+}
+
 struct Rq {
+    kind: RqKind,
     thread: u32,
     unit: IoUnit,
     /// fio's start_time (get_io_u) and issue_time.
@@ -176,6 +197,18 @@ struct Thread {
     /// Hybrid poll: a completion posted (request, time) while the thread
     /// slept.
     hybrid_ready: Option<(u32, Ns)>,
+    /// direct=0: reads and writes go through the page cache.
+    buffered: bool,
+    /// fio's invalidate=1: drop the disk's clean cached pages at open.
+    invalidate: bool,
+    /// end_fsync / fsync_on_close: fsync before the job ends; done once.
+    end_fsync: bool,
+    fsync_done: bool,
+    /// The open file's readahead state.
+    ra: crate::mm::FileRa,
+    /// The buffered call in progress, and what it sleeps on.
+    bop: Option<BufferedOp>,
+    cache_wait: Option<CacheWait>,
 }
 
 /// Where one I/O's microseconds went, summed over the run.
@@ -242,6 +275,10 @@ pub struct Machine {
     dma: Option<SwiotlbPath>,
     dev_freq_qos: DevFreqQos,
     threads_done: usize,
+    /// Tags per hardware queue.
+    tag_depth: u32,
+    /// The page cache, when a job does buffered I/O.
+    cache: Option<CacheState>,
 }
 
 pub struct MachineParts {
@@ -253,6 +290,8 @@ pub struct MachineParts {
     pub settings: QueueSettings,
     pub driver: Box<dyn Driver<Ev>>,
     pub dma: Option<SwiotlbPath>,
+    /// The page cache's parameters, when a job does buffered I/O.
+    pub cache: Option<CacheParts>,
 }
 
 impl Machine {
@@ -266,6 +305,7 @@ impl Machine {
         let depth = probed.queue_depth.min(parts.settings.nr_requests.max(1));
         let blk = BlkMq::new(probed.hw_queues, depth);
         let can_poll = probed.can_poll;
+        let cache = parts.cache.map(CacheState::new);
         let mut threads = Vec::with_capacity(plans.len());
         for (tid, plan) in plans.into_iter().enumerate() {
             let spec = &specs[plan.spec_index as usize];
@@ -356,6 +396,16 @@ impl Machine {
                 ctx: 0,
                 timer_at: None,
                 hybrid_ready: None,
+                buffered: !spec.direct && spec.ioengine != IoEngine::Null,
+                invalidate: spec.invalidate,
+                end_fsync: spec.end_fsync,
+                fsync_done: false,
+                ra: match cache.as_ref() {
+                    Some(c) => c.open_file(spec.fadvise_advice()),
+                    None => crate::mm::FileRa::new(0, 0, crate::mm::readahead::Advice::Normal),
+                },
+                bop: None,
+                cache_wait: None,
             });
             let _ = tid;
         }
@@ -405,6 +455,8 @@ impl Machine {
                 ..DevFreqQos::default()
             },
             threads_done: 0,
+            tag_depth: depth,
+            cache,
         }
     }
 
@@ -439,6 +491,8 @@ impl Machine {
                 Ev::Submit(t) => self.thread_run(t, now, false),
                 Ev::HybridWake(t) => self.hybrid_wake(t, now),
                 Ev::DevFreqWork => self.dev_freq_work(now),
+                Ev::Flush => self.flush_work(now),
+                Ev::FlushTimer => self.flush_timer(now),
                 Ev::Dispatch(rq) => self.dispatch(rq, now),
                 Ev::Issue(rq) => self.issue_to_driver(rq, now),
                 Ev::Device(DeviceSignal::Driver(e)) => {
@@ -469,6 +523,14 @@ impl Machine {
         t.start = now;
         t.stats_start = now + t.ramp;
         t.last_sample = t.stats_start;
+        if t.buffered && t.invalidate {
+            // fio's file_invalidate_cache at open: BLKFLSBUF on a block
+            // device drops its clean cached pages.
+            if let Some(c) = self.cache.as_mut() {
+                c.cache.invalidate_clean();
+            }
+        }
+        let t = &mut self.threads[tid as usize];
         let cpu = t.cpu;
         self.cpus[cpu as usize].runnable += 1;
         self.wake_cpu(cpu, now);
@@ -549,6 +611,16 @@ impl Machine {
         let mut now = now;
         if reap_first && !self.threads[ti].done.is_empty() {
             now = self.reap(tid, now, false);
+        }
+        if self.threads[ti].bop.is_some() {
+            // Back in a buffered call it slept in.
+            match self.buffered_step(tid, now) {
+                Some(end) => {
+                    self.queue.schedule(end, Ev::Submit(tid));
+                    return;
+                }
+                None => return,
+            }
         }
         let costs = self.costs;
         let drv = self.drv_costs;
@@ -642,6 +714,19 @@ impl Machine {
                 };
                 t.res.io_log.push((at_us, in_file));
             }
+            if t.buffered {
+                t.ios_since_think += 1;
+                if t.thinktime > 0 && t.ios_since_think >= t.thinktime_blocks {
+                    t.ios_since_think = 0;
+                    t.think_due = true;
+                }
+                if let Some(end) = self.buffered_submit(tid, unit, now) {
+                    // One call per event keeps the cache's changes in time
+                    // order.
+                    self.queue.schedule(end, Ev::Submit(tid));
+                }
+                return;
+            }
             if t.engine == IoEngine::Null {
                 // fio's null engine completes in user space, no kernel.
                 let cpu = &mut self.cpus[t.cpu as usize];
@@ -657,6 +742,7 @@ impl Machine {
                     polled: false,
                     cpu: t.cpu,
                     mapped: false,
+                    kind: RqKind::Fio,
                 });
                 t.inflight += 1;
                 t.done.push_back(key);
@@ -686,6 +772,7 @@ impl Machine {
                 polled: t.polled,
                 cpu: t.cpu,
                 mapped: false,
+                kind: RqKind::Fio,
             });
             t.inflight += 1;
             self.submitted_ios += 1;
@@ -706,19 +793,11 @@ impl Machine {
             // a tag at once. One that will wait for a tag is mapped when it
             // is dispatched, by the run that hands it the tag
             // (`restart_dispatch`).
-            let hctx = self.blk.hctx_of_cpu(t.cpu);
-            let end = match self.dma.as_mut() {
-                Some(dma) if self.blk.tag_free(hctx) => {
-                    let cpu = &mut self.cpus[t.cpu as usize];
-                    let mapped = dma.map(cpu, key, unit.ddir, u64::from(unit.len), end);
-                    t.sys_ns += mapped - end;
-                    self.rqs.get_mut(key).mapped = true;
-                    mapped
-                }
-                _ => end,
-            };
+            let cpu = t.cpu;
+            let mapped = self.map_and_dispatch(key, cpu, end);
+            self.threads[ti].sys_ns += mapped - end;
+            let end = mapped;
             self.breakdown.submit_ns += u128::from(end - start);
-            self.queue.schedule(end, Ev::Dispatch(key));
             now = end;
             if sync {
                 break;
@@ -730,7 +809,9 @@ impl Machine {
         if !t.done.is_empty() {
             // Completions are ready: fio's getevents returns at once (the
             // null engine reaps in user space, without a system call).
-            let syscall = t.engine != IoEngine::Null;
+            // (A sync engine's buffered call already returned to user
+            // space: nothing more to reap by system call.)
+            let syscall = t.engine != IoEngine::Null && !t.sync;
             let end = self.reap(tid, now, syscall);
             self.queue.schedule(end, Ev::Submit(tid));
             return;
@@ -776,6 +857,12 @@ impl Machine {
                 self.cpu_idle(cpu, now);
             }
         } else if t.exhausted {
+            if t.buffered && t.end_fsync && !t.fsync_done {
+                t.fsync_done = true;
+                if !self.buffered_fsync(tid, now) {
+                    return;
+                }
+            }
             self.finish(tid, now);
         }
     }
@@ -967,6 +1054,27 @@ impl Machine {
         }
     }
 
+    /// Request `key` leaves its submitter on `cpu` at `at`: with swiotlb,
+    /// `dma_map_sg` in the driver's queue_rq runs inline on that core (in
+    /// time order: the submitter holds its core) when the request will get
+    /// a tag at once; one that will wait for a tag is mapped when it is
+    /// dispatched, by the run that hands it the tag (`restart_dispatch`).
+    /// Returns when the submitter is done.
+    fn map_and_dispatch(&mut self, key: u32, cpu: u32, at: Ns) -> Ns {
+        let hctx = self.blk.hctx_of_cpu(cpu);
+        let end = match self.dma.as_mut() {
+            Some(dma) if self.blk.tag_free(hctx) => {
+                let rq = self.rqs.get_mut(key);
+                rq.mapped = true;
+                let (ddir, len) = (rq.unit.ddir, u64::from(rq.unit.len));
+                dma.map(&mut self.cpus[cpu as usize], key, ddir, len, at)
+            }
+            _ => at,
+        };
+        self.queue.schedule(end, Ev::Dispatch(key));
+        end
+    }
+
     /// `dma_map_sg` of request `key` on `cpu` from `at`, then the driver.
     fn map_then_issue(&mut self, key: u32, cpu: u32, at: Ns) {
         let rq = self.rqs.get_mut(key);
@@ -1034,8 +1142,7 @@ impl Machine {
 
     fn device_completed(&mut self, key: u32, now: Ns) {
         let sent = self.dev_done[key as usize];
-        self.breakdown.device_ns += u128::from(now - sent);
-        let (tid, hctx, polled, rq_cpu, ddir, blk_start) = {
+        let (tid, hctx, polled, rq_cpu, ddir, blk_start, kind) = {
             let rq = self.rqs.get(key);
             (
                 rq.thread,
@@ -1044,8 +1151,12 @@ impl Machine {
                 rq.cpu,
                 rq.unit.ddir,
                 rq.blk_start,
+                rq.kind,
             )
         };
+        if kind == RqKind::Fio {
+            self.breakdown.device_ns += u128::from(now - sent);
+        }
         self.disk_account(now, -1);
         match ddir {
             Ddir::Read => {
@@ -1072,11 +1183,12 @@ impl Machine {
         let costs = self.costs;
         let drv = self.drv_costs;
         let ti = tid as usize;
-        let t_cpu = self.threads[ti].cpu;
-        let polled_now = match self.threads[ti].state {
-            State::Polling(_) | State::HybridSleep => polled,
-            _ => false,
-        };
+        // Page cache requests complete by interrupt (nobody polls them).
+        let polled_now = kind == RqKind::Fio
+            && match self.threads[ti].state {
+                State::Polling(_) | State::HybridSleep => polled,
+                _ => false,
+            };
         if polled_now {
             // The poller's CPU finds the completion; the restart is queued
             // from there.
@@ -1090,7 +1202,7 @@ impl Machine {
             return;
         }
         // Interrupt (or inline/softirq completion on the submitting CPU).
-        let (irq_cpu, mut at) = match self.signal {
+        let (irq_cpu, at) = match self.signal {
             CompletionSignal::Interrupt => {
                 let c = self.irq_target(rq_cpu);
                 // MSI-X delivery, then the core leaves its idle state.
@@ -1122,6 +1234,10 @@ impl Machine {
         if let Some(next) = restart {
             self.restart_dispatch(next, irq_cpu, at);
         }
+        if kind != RqKind::Fio {
+            self.cache_rq_done(key, irq_cpu, at);
+            return;
+        }
         let t = &mut self.threads[ti];
         t.inflight -= 1;
         t.done.push_back(key);
@@ -1138,6 +1254,25 @@ impl Machine {
             self.cpu_idle(irq_cpu, at);
             return;
         }
+        let (_, idle_irq_cpu) = self.wake_thread_from(tid, irq_cpu, at);
+        if idle_irq_cpu {
+            let busy = self.cpus[irq_cpu as usize].busy_until;
+            self.cpu_idle(irq_cpu, busy);
+        }
+    }
+
+    /// Wake thread `tid` (asleep in the kernel) from `irq_cpu` at `at`:
+    /// returns when the interrupt's CPU is done with it, and whether that
+    /// CPU may go idle after.
+    fn wake_thread(&mut self, tid: u32, irq_cpu: u32, at: Ns) -> Ns {
+        self.wake_thread_from(tid, irq_cpu, at).0
+    }
+
+    fn wake_thread_from(&mut self, tid: u32, irq_cpu: u32, at: Ns) -> (Ns, bool) {
+        let costs = self.costs;
+        let ti = tid as usize;
+        let t_cpu = self.threads[ti].cpu;
+        let mut at = at;
         // Wake the thread: try_to_wake_up on the interrupt's CPU, an IPI if
         // the thread sleeps on another core (which then leaves idle), and
         // the context switch back into it.
@@ -1164,7 +1299,7 @@ impl Machine {
             t.state = State::Running;
             self.deferred[t_cpu as usize].push((tid, switch, Some(at)));
             self.breakdown.wakeup_ns += u128::from(at - woke_at);
-            return;
+            return (self.cpus[irq_cpu as usize].busy_until, false);
         }
         let resumed = cpu.run(at, 0, switch);
         self.core_wait_ns += u128::from(resumed - at - cpu.scaled(switch));
@@ -1173,10 +1308,7 @@ impl Machine {
         self.breakdown.wakeup_ns += u128::from(resumed - woke_at);
         t.state = State::Running;
         self.queue.schedule(resumed, Ev::Run(tid));
-        if irq_cpu != t_cpu {
-            let busy = self.cpus[irq_cpu as usize].busy_until;
-            self.cpu_idle(irq_cpu, busy);
-        }
+        (self.cpus[irq_cpu as usize].busy_until, irq_cpu != t_cpu)
     }
 
     /// fio reaps every completed I/O of the thread at `now`: records the
@@ -1277,7 +1409,9 @@ impl Machine {
     /// counters.
     pub fn results(mut self) -> (Vec<JobResult>, DiskUtil, serde_json::Value, Ns) {
         let end = self.threads.iter().map(|t| t.end).max().unwrap_or(0);
-        self.disk_account(end, 0);
+        // (Readahead still in flight when the last job ended completes
+        // after it.)
+        self.disk_account(end.max(self.disk_last_change), 0);
         self.disk.total = end;
         let mut jobs = Vec::with_capacity(self.threads.len());
         let mut lateness = Vec::new();
@@ -1364,6 +1498,7 @@ impl Machine {
                 c["restart_maps"] = serde_json::json!(self.restarts);
                 c
             }),
+            "page_cache": self.cache.as_ref().map(|c| c.counters()),
             "cpus": cpus,
             "jobs": lateness,
             "events": self.queue.events_popped(),

@@ -1,0 +1,590 @@
+//! Buffered I/O (`direct=0`): a fio read or write system call copies
+//! through the page cache on the thread's CPU (filemap_read,
+//! generic_perform_write); missing pages are read by readahead requests the
+//! thread submits and waits for; written pages are dirty until the flusher
+//! (a kworker on another CPU) or an fsync writes them back; a writer over
+//! the dirty limit waits (balance_dirty_pages). Readahead and writeback
+//! requests go down the same block layer, DMA mapping and driver as direct
+//! I/O, mapped on the CPU that submits them.
+
+use super::{Ev, Machine, Rq, RqKind, State};
+use crate::mm::readahead::{Advice, PageRun};
+use crate::mm::writeback::{next_writeback_run, DirtyLimits, DIRTY_EXPIRE_NS};
+use crate::mm::{FileRa, PageCache, PAGE_SHIFT, PAGE_SIZE};
+use crate::profile::Profile;
+use crate::sim::Ns;
+use crate::workload::{Ddir, IoUnit};
+
+/// CPU costs of the page cache path, ns at the host's reference frequency
+/// (from the host profile).
+#[derive(Clone, Copy, Debug)]
+pub struct CacheCosts {
+    /// copy_to_user / copy_from_user bandwidth, bytes per ns.
+    pub copy_bytes_per_ns: f64,
+    /// Finding one cached page (filemap_get_read_batch / __filemap_get_folio:
+    /// xarray walk, reference, flags).
+    pub page_lookup: Ns,
+    /// Adding one page (folio allocation, xarray insert, LRU add).
+    pub page_add: Ns,
+    /// Putting one dirty page under writeback and into a bio.
+    pub page_writeback: Ns,
+}
+
+impl CacheCosts {
+    pub fn from_profile(p: &Profile) -> crate::Result<CacheCosts> {
+        Ok(CacheCosts {
+            copy_bytes_per_ns: p.rate("host.cost.memcpy")? / 1e9,
+            page_lookup: p.ns("host.cost.page_cache_lookup")?,
+            page_add: p.ns("host.cost.page_cache_add")?,
+            page_writeback: p.ns("host.cost.page_writeback")?,
+        })
+    }
+
+    fn copy_ns(&self, bytes: u64) -> Ns {
+        (bytes as f64 / self.copy_bytes_per_ns).round() as Ns
+    }
+}
+
+/// Everything the machine needs for buffered I/O, built by the run when a
+/// job has `direct=0`.
+pub struct CacheParts {
+    pub costs: CacheCosts,
+    /// Memory the cache may fill (the host's).
+    pub memory: u64,
+    /// The disk's size (the block device inode).
+    pub disk_bytes: u64,
+    /// The bdi's ra_pages (read_ahead_kb / 4).
+    pub ra_pages: u64,
+    /// The largest request (max_sectors_kb), pages.
+    pub max_rq_pages: u64,
+}
+
+/// The flusher: the bdi's writeback work (wb_workfn) on a kworker.
+#[derive(Default)]
+struct Flusher {
+    /// The CPU its kworker runs on while it works.
+    cpu: Option<u32>,
+    inflight: u32,
+    /// The mapping's writeback_index.
+    cursor: u64,
+    /// When the cache last went from clean to dirty (the inode's
+    /// dirtied_when, for the periodic writeback of expired data).
+    dirtied_when: Option<Ns>,
+    /// A pass is scheduled (Ev::Flush pending).
+    scheduled: bool,
+}
+
+pub struct CacheState {
+    pub cache: PageCache,
+    limits: DirtyLimits,
+    costs: CacheCosts,
+    ra_pages: u64,
+    max_rq_pages: u64,
+    flusher: Flusher,
+    /// Scratch for the runs one call adds (kept to avoid allocating).
+    runs: Vec<PageRun>,
+    pub readahead_rqs: u64,
+    pub writeback_rqs: u64,
+    pub throttled: u64,
+}
+
+impl CacheState {
+    pub fn new(parts: CacheParts) -> CacheState {
+        let cache = PageCache::new(parts.disk_bytes, parts.memory);
+        let limits = DirtyLimits::from_ratios(
+            cache.capacity_pages(),
+            crate::mm::writeback::DIRTY_BACKGROUND_RATIO,
+            crate::mm::writeback::DIRTY_RATIO,
+        );
+        CacheState {
+            cache,
+            limits,
+            costs: parts.costs,
+            ra_pages: parts.ra_pages,
+            max_rq_pages: parts.max_rq_pages.max(1),
+            flusher: Flusher::default(),
+            runs: Vec::with_capacity(8),
+            readahead_rqs: 0,
+            writeback_rqs: 0,
+            throttled: 0,
+        }
+    }
+
+    /// A file's readahead state as fio opens it (fadvise_hint).
+    pub fn open_file(&self, advice: Advice) -> FileRa {
+        FileRa::new(self.ra_pages, self.max_rq_pages, advice)
+    }
+
+    pub fn counters(&self) -> serde_json::Value {
+        let s = self.cache.stats;
+        serde_json::json!({
+            "read_hit_pages": s.read_hits,
+            "read_miss_pages": s.read_misses,
+            "pages_read": s.pages_read,
+            "readahead_pages": s.readahead_pages,
+            "pages_dirtied": s.pages_dirtied,
+            "pages_written": s.pages_written,
+            "pages_reclaimed": s.pages_reclaimed,
+            "readahead_requests": self.readahead_rqs,
+            "writeback_requests": self.writeback_rqs,
+            "throttled_writes": self.throttled,
+            "dirty_at_end": self.cache.nr_dirty(),
+            "bg_thresh_pages": self.limits.bg_thresh,
+            "dirty_thresh_pages": self.limits.thresh,
+        })
+    }
+}
+
+/// A buffered read or write system call in progress.
+#[derive(Clone, Copy, Debug)]
+pub struct BufferedOp {
+    /// fio's request (never sent to the device itself).
+    pub key: u32,
+    /// Next byte to copy, and the end.
+    pub pos: u64,
+    pub end: u64,
+    /// The thread slept in the call: the wake-up already paid the return
+    /// to user space.
+    pub woken: bool,
+}
+
+/// What a thread blocked in a buffered call waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CacheWait {
+    /// A page being read (folio_wait_locked).
+    Page(u64),
+    /// The dirty count back under the setpoint (balance_dirty_pages).
+    Dirty,
+    /// Every dirty page written and its write ended (fsync).
+    Clean,
+}
+
+impl Machine {
+    /// fio's buffered read/write of `unit` from `now`: returns when the
+    /// call returned, or None if the thread sleeps in it.
+    pub(super) fn buffered_submit(&mut self, tid: u32, unit: IoUnit, now: Ns) -> Option<Ns> {
+        let costs = self.costs;
+        let ti = tid as usize;
+        let t = &mut self.threads[ti];
+        let cpu = &mut self.cpus[t.cpu as usize];
+        let usr_end = cpu.run(now, costs.fio_submit, 0);
+        t.usr_ns += cpu.scaled(costs.fio_submit);
+        let end = cpu.run(usr_end, 0, costs.syscall_entry);
+        t.sys_ns += cpu.scaled(costs.syscall_entry);
+        let key = self.rqs.insert(Rq {
+            thread: tid,
+            unit,
+            start: now,
+            issue: if t.sync { usr_end } else { now },
+            blk_start: usr_end,
+            hctx: 0,
+            polled: false,
+            cpu: t.cpu,
+            mapped: false,
+            kind: RqKind::Fio,
+        });
+        t.inflight += 1;
+        self.submitted_ios += 1;
+        super::note_depth(&mut t.res, t.inflight + t.done.len() as u32);
+        t.res.iodepth_submit[super::batch_bucket(1)] += 1.0;
+        t.bop = Some(BufferedOp {
+            key,
+            pos: unit.offset,
+            end: unit.offset + u64::from(unit.len),
+            woken: false,
+        });
+        self.buffered_step(tid, end)
+    }
+
+    /// Go on with the thread's buffered call at `now`.
+    pub(super) fn buffered_step(&mut self, tid: u32, now: Ns) -> Option<Ns> {
+        let ti = tid as usize;
+        let op = self.threads[ti].bop.expect("a buffered call in progress");
+        let ddir = self.rqs.get(op.key).unit.ddir;
+        let cpu_id = self.threads[ti].cpu;
+        let st = self.cache.as_mut().expect("buffered I/O has a page cache");
+        st.runs.clear();
+        let c = st.costs;
+        let mut work: Ns = 0;
+        let mut pos = op.pos;
+        let mut wait = None;
+        if ddir == Ddir::Read {
+            // filemap_read: batches of cached pages from `pos`; a missing
+            // first page starts sync readahead, a marked last page async
+            // readahead, a page still being read makes the call wait.
+            let last = op.end.div_ceil(PAGE_SIZE);
+            let ra = &mut self.threads[ti].ra;
+            while pos < op.end {
+                let index = pos >> PAGE_SHIFT;
+                if !st.cache.is_present(index) {
+                    let before = st.cache.stats.pages_read;
+                    ra.sync_ra(&mut st.cache, index, last - index, &mut st.runs);
+                    let added = st.cache.stats.pages_read - before;
+                    st.cache.stats.readahead_pages += added.saturating_sub(last - index);
+                    work += added * c.page_add;
+                }
+                let mut page = index;
+                loop {
+                    work += c.page_lookup;
+                    let f = st.cache.flags(page);
+                    let marked = f & crate::mm::filemap::flag::READAHEAD != 0;
+                    if marked {
+                        let before = st.cache.stats.pages_read;
+                        ra.async_ra(&mut st.cache, page, last - page, &mut st.runs);
+                        let added = st.cache.stats.pages_read - before;
+                        st.cache.stats.readahead_pages += added;
+                        work += added * c.page_add;
+                    }
+                    if !st.cache.is_uptodate(page) {
+                        st.cache.stats.read_misses += 1;
+                        wait = Some(page);
+                        break;
+                    }
+                    st.cache.stats.read_hits += 1;
+                    st.cache.mark_accessed(page);
+                    let page_end = ((page + 1) << PAGE_SHIFT).min(op.end);
+                    work += c.copy_ns(page_end - pos);
+                    pos = page_end;
+                    page += 1;
+                    if pos >= op.end || marked || !st.cache.is_present(page) {
+                        break;
+                    }
+                }
+                if wait.is_some() {
+                    break;
+                }
+            }
+            if wait.is_none() {
+                ra.read_done(op.end);
+            }
+        } else {
+            // generic_perform_write: page by page; a partly written page
+            // that is not uptodate is read first (block_write_begin).
+            while pos < op.end {
+                let page = pos >> PAGE_SHIFT;
+                let page_end = ((page + 1) << PAGE_SHIFT).min(op.end);
+                let whole = pos & (PAGE_SIZE - 1) == 0 && page_end - pos == PAGE_SIZE;
+                work += c.page_lookup;
+                if !whole && !st.cache.is_uptodate(page) {
+                    if !st.cache.is_present(page) {
+                        crate::mm::readahead::do_page_cache_ra(
+                            &mut st.cache,
+                            page,
+                            1,
+                            0,
+                            &mut st.runs,
+                        );
+                        work += c.page_add;
+                    }
+                    wait = Some(page);
+                    break;
+                }
+                if !st.cache.is_present(page) {
+                    work += c.page_add;
+                }
+                if st.cache.nr_dirty() == 0 && st.flusher.dirtied_when.is_none() {
+                    st.flusher.dirtied_when = Some(now);
+                    self.queue.schedule(now + DIRTY_EXPIRE_NS, Ev::FlushTimer);
+                }
+                st.cache.mark_dirty(page);
+                work += c.copy_ns(page_end - pos);
+                pos = page_end;
+            }
+        }
+        let cpu = &mut self.cpus[cpu_id as usize];
+        let mut at = cpu.run(now, 0, work);
+        self.threads[ti].sys_ns += cpu.scaled(work);
+        if let Some(b) = self.threads[ti].bop.as_mut() {
+            b.pos = pos;
+        }
+        // The reads this call needs go out from its CPU.
+        let runs = std::mem::take(&mut self.cache.as_mut().expect("cache").runs);
+        for r in &runs {
+            at = self.submit_cache_runs(*r, RqKind::CacheRead, cpu_id, u32::MAX, at);
+        }
+        self.cache.as_mut().expect("cache").runs = runs;
+        if let Some(page) = wait {
+            self.cache_sleep(tid, CacheWait::Page(page), at);
+            return None;
+        }
+        if ddir != Ddir::Read {
+            // balance_dirty_pages_ratelimited after the copy.
+            let st = self.cache.as_mut().expect("cache");
+            let dirty = st.cache.nr_dirty() + st.cache.nr_writeback();
+            if st.limits.over_background(st.cache.nr_dirty()) {
+                self.kick_flusher(cpu_id, at);
+            }
+            let st = self.cache.as_mut().expect("cache");
+            if st.limits.throttles(dirty) {
+                st.throttled += 1;
+                self.cache_sleep(tid, CacheWait::Dirty, at);
+                return None;
+            }
+        }
+        Some(self.buffered_done(tid, at))
+    }
+
+    /// The call returns at `at`: fio's request is complete.
+    fn buffered_done(&mut self, tid: u32, at: Ns) -> Ns {
+        let ti = tid as usize;
+        let op = self.threads[ti].bop.take().expect("a buffered call");
+        let t = &mut self.threads[ti];
+        let end = if op.woken {
+            at
+        } else {
+            let cpu = &mut self.cpus[t.cpu as usize];
+            let end = cpu.run(at, 0, self.costs.syscall_exit);
+            t.sys_ns += cpu.scaled(self.costs.syscall_exit);
+            end
+        };
+        let rq = self.rqs.get_mut(op.key);
+        if !t.sync {
+            // libaio's io_submit returned with the request already done
+            // (buffered aio runs in the submit call).
+            rq.issue = end;
+        }
+        self.breakdown.submit_ns += u128::from(end - rq.start);
+        t.inflight -= 1;
+        t.done.push_back(op.key);
+        end
+    }
+
+    /// The thread sleeps in its buffered call until `why` is over.
+    fn cache_sleep(&mut self, tid: u32, why: CacheWait, at: Ns) {
+        let t = &mut self.threads[tid as usize];
+        t.cache_wait = Some(why);
+        t.state = State::WaitIo;
+        t.ctx += 1;
+        let cpu = t.cpu;
+        self.cpus[cpu as usize].runnable -= 1;
+        let busy = self.cpus[cpu as usize].busy_until.max(at);
+        self.cpu_idle(cpu, busy);
+    }
+
+    /// Requests for a run of pages (split at the largest request), sent
+    /// from `cpu` at `at`; returns when the CPU is done submitting.
+    fn submit_cache_runs(
+        &mut self,
+        run: PageRun,
+        kind: RqKind,
+        cpu: u32,
+        owner: u32,
+        at: Ns,
+    ) -> Ns {
+        let st = self.cache.as_mut().expect("cache");
+        let max = st.max_rq_pages;
+        let per_page = if kind == RqKind::Writeback {
+            st.costs.page_writeback
+        } else {
+            0
+        };
+        let mut at = at;
+        let mut first = run.first;
+        let end = run.first + run.pages;
+        while first < end {
+            let pages = (end - first).min(max);
+            let st = self.cache.as_mut().expect("cache");
+            match kind {
+                RqKind::Writeback => st.writeback_rqs += 1,
+                _ => st.readahead_rqs += 1,
+            }
+            let unit = IoUnit {
+                ddir: if kind == RqKind::Writeback {
+                    Ddir::Write
+                } else {
+                    Ddir::Read
+                },
+                offset: first << PAGE_SHIFT,
+                len: (pages << PAGE_SHIFT) as u32,
+            };
+            let cost = self.costs.blk_submit + self.drv_costs.submit + per_page * pages;
+            let c = &mut self.cpus[cpu as usize];
+            let submitted = c.run(at, 0, cost);
+            let key = self.rqs.insert(Rq {
+                thread: owner,
+                unit,
+                start: at,
+                issue: submitted,
+                blk_start: submitted,
+                hctx: 0,
+                polled: false,
+                cpu,
+                mapped: false,
+                kind,
+            });
+            at = self.map_and_dispatch(key, cpu, submitted);
+            first += pages;
+        }
+        at
+    }
+
+    /// Wake the flusher's kworker from `from_cpu` at `at` if it is not
+    /// already at work: wb_wakeup queues the bdi's work on an unbound
+    /// workqueue, whose worker the scheduler places on an idle CPU
+    /// (select_idle_sibling), else on the waking one.
+    pub(super) fn kick_flusher(&mut self, from_cpu: u32, at: Ns) {
+        let ncpus = self.cpus.len() as u32;
+        let st = self.cache.as_mut().expect("cache");
+        if st.flusher.scheduled || st.flusher.inflight > 0 {
+            return;
+        }
+        st.flusher.scheduled = true;
+        let idle = (0..ncpus).map(|i| (from_cpu + 1 + i) % ncpus).find(|&c| {
+            c != from_cpu && self.cpus[c as usize].runnable == 0 && self.held[c as usize].is_none()
+        });
+        let cpu = idle.unwrap_or(from_cpu);
+        self.cache.as_mut().expect("cache").flusher.cpu = Some(cpu);
+        let woke = self.cpus[from_cpu as usize].run(at, 0, self.costs.wakeup);
+        let exit = self.wake_cpu(cpu, woke);
+        let c = &mut self.cpus[cpu as usize];
+        c.runnable += 1;
+        let running = c.run(woke + exit, 0, self.costs.context_switch);
+        self.queue.schedule(running, Ev::Flush);
+    }
+
+    /// The flusher's pass (wb_workfn): write dirty pages while it has a
+    /// reason (a waiting fsync, over the background threshold, expired
+    /// data) and free tags; its kworker sleeps when it has none left.
+    pub(super) fn flush_work(&mut self, now: Ns) {
+        let all_done = self.threads_done == self.threads.len();
+        let depth = self.tag_depth;
+        let fsync_waits = self
+            .threads
+            .iter()
+            .any(|t| t.cache_wait == Some(CacheWait::Clean));
+        let st = self.cache.as_mut().expect("cache");
+        st.flusher.scheduled = false;
+        let cpu = st
+            .flusher
+            .cpu
+            .expect("a flusher pass runs on its kworker's CPU");
+        let mut at = now;
+        loop {
+            let st = self.cache.as_mut().expect("cache");
+            let expired = st
+                .flusher
+                .dirtied_when
+                .is_some_and(|d| d + DIRTY_EXPIRE_NS <= now);
+            let reason = !all_done
+                && (fsync_waits || expired || st.limits.over_background(st.cache.nr_dirty()));
+            if !reason || st.flusher.inflight >= depth {
+                break;
+            }
+            let max = st.max_rq_pages;
+            let cursor = st.flusher.cursor;
+            let Some(run) = next_writeback_run(&mut st.cache, cursor, max) else {
+                break;
+            };
+            st.flusher.cursor = run.first + run.pages;
+            st.flusher.inflight += 1;
+            if st.cache.nr_dirty() == 0 {
+                st.flusher.dirtied_when = None;
+            }
+            at = self.submit_cache_runs(run, RqKind::Writeback, cpu, u32::MAX, at);
+        }
+        // The kworker sleeps until a completion brings it back; with
+        // nothing in flight its pass is over.
+        let st = self.cache.as_mut().expect("cache");
+        if st.flusher.inflight == 0 {
+            st.flusher.cpu = None;
+        }
+        let c = &mut self.cpus[cpu as usize];
+        c.runnable = c.runnable.saturating_sub(1);
+        self.cpu_idle(cpu, at);
+    }
+
+    /// A readahead or writeback request completed; its interrupt ran on
+    /// `irq_cpu` until `at`. Pages change state, and threads waiting for
+    /// them wake.
+    pub(super) fn cache_rq_done(&mut self, key: u32, irq_cpu: u32, at: Ns) {
+        let rq = self.rqs.remove(key);
+        let first = rq.unit.offset >> PAGE_SHIFT;
+        let pages = u64::from(rq.unit.len) >> PAGE_SHIFT;
+        let st = self.cache.as_mut().expect("cache");
+        let writeback = rq.kind == RqKind::Writeback;
+        for p in first..first + pages {
+            if writeback {
+                st.cache.end_writeback(p);
+            } else {
+                st.cache.end_read(p);
+            }
+        }
+        if writeback {
+            st.flusher.inflight -= 1;
+        }
+        let dirty = st.cache.nr_dirty() + st.cache.nr_writeback();
+        let setpoint = st.limits.setpoint();
+        let clean = dirty == 0;
+        let mut at = at;
+        for tid in 0..self.threads.len() {
+            let t = &self.threads[tid];
+            if t.state != State::WaitIo {
+                continue;
+            }
+            let ready = match t.cache_wait {
+                Some(CacheWait::Page(p)) => !writeback && p >= first && p < first + pages,
+                Some(CacheWait::Dirty) => writeback && dirty <= setpoint,
+                Some(CacheWait::Clean) => writeback && clean,
+                None => false,
+            };
+            if ready {
+                self.threads[tid].cache_wait = None;
+                if let Some(b) = self.threads[tid].bop.as_mut() {
+                    b.woken = true;
+                }
+                at = self.wake_thread(tid as u32, irq_cpu, at);
+            }
+        }
+        if writeback {
+            // The flusher goes on from its kworker if it has reasons left.
+            let st = self.cache.as_mut().expect("cache");
+            if let (Some(cpu), false) = (st.flusher.cpu, st.flusher.scheduled) {
+                st.flusher.scheduled = true;
+                let exit = self.wake_cpu(cpu, at);
+                let c = &mut self.cpus[cpu as usize];
+                c.runnable += 1;
+                let running = c.run(at + exit, 0, self.costs.context_switch);
+                self.queue.schedule(running, Ev::Flush);
+            }
+        }
+        let busy = self.cpus[irq_cpu as usize].busy_until.max(at);
+        self.cpu_idle(irq_cpu, busy);
+    }
+
+    /// The periodic writeback timer (wb_workfn's kupdate pass, every
+    /// dirty_writeback_interval): data dirty for longer than
+    /// dirty_expire_interval starts the flusher if it is idle.
+    pub(super) fn flush_timer(&mut self, now: Ns) {
+        let all_done = self.threads_done == self.threads.len();
+        let st = self.cache.as_mut().expect("cache");
+        let expired = st
+            .flusher
+            .dirtied_when
+            .is_some_and(|d| d + DIRTY_EXPIRE_NS <= now);
+        if expired && !all_done {
+            let from = self.threads[0].cpu;
+            self.kick_flusher(from, now);
+        }
+    }
+
+    /// fsync at the job's end (end_fsync / fsync_on_close): write back
+    /// everything dirty and wait for it. Returns false if the thread
+    /// sleeps.
+    pub(super) fn buffered_fsync(&mut self, tid: u32, now: Ns) -> bool {
+        let st = self.cache.as_mut().expect("cache");
+        if st.cache.nr_dirty() == 0 && st.cache.nr_writeback() == 0 {
+            return true;
+        }
+        let cpu = self.threads[tid as usize].cpu;
+        // filemap_write_and_wait_range runs the writeback from the caller.
+        let st = self.cache.as_mut().expect("cache");
+        if st.flusher.cpu.is_none() {
+            st.flusher.cpu = Some(cpu);
+            st.flusher.scheduled = true;
+            self.cpus[cpu as usize].runnable += 1;
+            self.queue.schedule(now, Ev::Flush);
+        }
+        self.cache_sleep(tid, CacheWait::Clean, now);
+        false
+    }
+}

@@ -1,0 +1,179 @@
+//! Buffered I/O through the page cache on null_blk: what reaches the disk
+//! (readahead windows, writeback of each dirty page once, nothing for
+//! cached re-reads or writes under the background threshold), the cost of
+//! a cached read in closed form, and the dirty limit throttling a writer.
+
+use flashpath::profile::Profile;
+use flashpath::run::{fio_source, parse_context, run_jobs, RunOutput};
+use flashpath::workload::fio::parse_job_str;
+use std::path::Path;
+
+fn run(job: &str, overrides: &[&str]) -> RunOutput {
+    let mut p = Profile::load("nullblk").unwrap();
+    for o in overrides {
+        p.apply_override(o).unwrap();
+    }
+    let jobs = parse_job_str("t.fio", job, Path::new("."), &parse_context(&p).unwrap()).unwrap();
+    run_jobs(&jobs, &p, 1, &fio_source).unwrap()
+}
+
+fn counter(out: &RunOutput, key: &str) -> u64 {
+    out.result.flashpath["page_cache"][key].as_u64().unwrap()
+}
+
+fn ns(key: &str) -> u64 {
+    Profile::load("nullblk").unwrap().ns(key).unwrap()
+}
+
+const JOB: &str = "filename=/dev/nullb0\nioengine=psync\nbs=4k\ncpus_allowed=0\n";
+
+#[test]
+fn every_buffered_io_completes_once_with_the_bytes_asked() {
+    for rw in ["read", "write", "randread", "randwrite", "rw"] {
+        let out = run(&format!("[j]\n{JOB}rw={rw}\nsize=8m\n"), &[]);
+        assert_eq!(out.completed_ios, out.submitted_ios, "{rw}");
+        assert_eq!(out.completed_ios, 2048, "{rw}");
+        let job = &out.result.jobs[0];
+        let bytes: u64 = job.dirs.iter().map(|d| d.io_bytes).sum();
+        assert_eq!(bytes, 8 << 20, "{rw}");
+    }
+}
+
+/// A sequential 4 KiB reader with fio's default fadvise (SEQUENTIAL: the
+/// 128 KiB window doubled): readahead windows of 4, 8, 16, 32 pages, then
+/// 64 pages each, so the disk sees one request per window and every page of
+/// the file is read once.
+#[test]
+fn a_sequential_reader_reads_each_page_once_in_ramping_windows() {
+    let out = run(&format!("[j]\n{JOB}rw=read\nsize=64m\n"), &[]);
+    let pages = 16384u64;
+    let disk = &out.result.disks[0];
+    let ramp = 4 + 8 + 16 + 32;
+    let full = (pages - ramp).div_ceil(64);
+    // The last window ahead of the reader may or may not have started
+    // when the job ends.
+    assert!(
+        disk.read_ios >= 4 + full && disk.read_ios <= 4 + full + 1,
+        "{} reads",
+        disk.read_ios
+    );
+    assert!(counter(&out, "pages_read") >= pages);
+    assert!(counter(&out, "pages_read") <= pages + 2 * 64);
+}
+
+/// A read of a cached page: the system call, one page lookup and the copy
+/// of 4 KiB, nothing else; the disk is not touched.
+#[test]
+fn a_cached_reread_costs_the_syscall_the_lookup_and_the_copy() {
+    let first = run(&format!("[a]\n{JOB}rw=read\nsize=8m\n"), &[]);
+    let both = run(
+        &format!(
+            "[a]\n{JOB}rw=read\nsize=8m\n[b]\nstonewall\ninvalidate=0\n{JOB}rw=read\nsize=8m\n"
+        ),
+        &[],
+    );
+    assert_eq!(
+        both.result.disks[0].read_ios,
+        first.result.disks[0].read_ios
+    );
+    let clat = &both.result.jobs[1].dirs[0].clat.stat;
+    let p = Profile::load("nullblk").unwrap();
+    let copy = (4096.0 / (p.rate("host.cost.memcpy").unwrap() / 1e9)).round() as u64;
+    let expect = ns("host.cost.syscall_entry")
+        + ns("host.cost.page_cache_lookup")
+        + copy
+        + ns("host.cost.syscall_exit");
+    assert_eq!((clat.min, clat.max), (expect, expect));
+}
+
+#[test]
+fn invalidate_at_open_makes_the_second_pass_read_the_disk_again() {
+    let first = run(&format!("[a]\n{JOB}rw=read\nsize=8m\n"), &[]);
+    let both = run(
+        &format!("[a]\n{JOB}rw=read\nsize=8m\n[b]\nstonewall\n{JOB}rw=read\nsize=8m\n"),
+        &[],
+    );
+    // All but the window read ahead of the first job's end, still on its
+    // way when the second opens (a locked page survives the invalidate,
+    // as in invalidate_mapping_pages).
+    let once = first.result.disks[0].read_ios;
+    let twice = both.result.disks[0].read_ios;
+    assert!(
+        twice >= 2 * once - 1 && twice <= 2 * once,
+        "{twice} vs {once}"
+    );
+}
+
+/// fadvise_hint=1 gives random jobs POSIX_FADV_RANDOM: no readahead, one
+/// page read per page asked (fio's random map never repeats a block).
+#[test]
+fn random_buffered_reads_read_only_the_pages_asked() {
+    let out = run(
+        &format!("[j]\n{JOB}rw=randread\nsize=1g\nnumber_ios=1000\n"),
+        &[],
+    );
+    assert_eq!(out.result.disks[0].read_ios, 1000);
+    assert_eq!(counter(&out, "pages_read"), 1000);
+    assert_eq!(counter(&out, "readahead_pages"), 0);
+}
+
+/// Under the background threshold nothing is written until the job's
+/// fsync, which writes each dirty page once, in requests of max_sectors_kb.
+#[test]
+fn dirty_pages_reach_the_disk_at_fsync_each_once() {
+    let lazy = run(&format!("[j]\n{JOB}rw=write\nsize=16m\n"), &[]);
+    assert_eq!(lazy.result.disks[0].write_ios, 0);
+    assert_eq!(counter(&lazy, "dirty_at_end"), 4096);
+    let synced = run(&format!("[j]\n{JOB}rw=write\nsize=16m\nend_fsync=1\n"), &[]);
+    assert_eq!(counter(&synced, "pages_written"), 4096);
+    assert_eq!(counter(&synced, "dirty_at_end"), 0);
+    assert_eq!(
+        synced.result.disks[0].write_ios,
+        (16u64 << 10).div_ceil(1280)
+    );
+    // The fsync is part of the job's run time.
+    assert!(synced.result.jobs[0].job_runtime > lazy.result.jobs[0].job_runtime);
+}
+
+/// A write of part of a page that is not cached reads the page first
+/// (block_write_begin).
+#[test]
+fn partial_page_writes_read_the_page_first() {
+    let out = run(
+        "[j]\nfilename=/dev/nullb0\nioengine=psync\nbs=512\nrw=write\nsize=64k\ncpus_allowed=0\n",
+        &[],
+    );
+    assert_eq!(out.result.disks[0].read_ios, 16);
+    assert_eq!(counter(&out, "pages_dirtied"), 128);
+}
+
+/// A writer that dirties more than the limit allows (64 MiB of memory:
+/// limit 20%, background 10%) onto a slow disk (one tag, 5 ms per request)
+/// is throttled while the flusher writes back.
+#[test]
+fn a_writer_over_the_dirty_limit_waits_for_writeback() {
+    let out = run(
+        &format!("[j]\n{JOB}rw=write\nsize=128m\n"),
+        &[
+            "host.memory=0.0625",
+            "block.nr_requests=1",
+            "device.completion_nsec=5000000",
+        ],
+    );
+    assert!(counter(&out, "throttled_writes") > 0);
+    let thresh = counter(&out, "dirty_thresh_pages");
+    assert_eq!(thresh, 16384 * 20 / 100);
+    let written = counter(&out, "pages_written");
+    assert!(written >= 32768 - thresh, "{written} written");
+    assert!(counter(&out, "dirty_at_end") <= thresh);
+    assert!(out.result.disks[0].write_ios > 0);
+}
+
+#[test]
+fn a_buffered_run_is_deterministic() {
+    let job = format!("[j]\n{JOB}rw=randrw\nsize=32m\n");
+    let a = run(&job, &["host.memory=0.0625"]);
+    let b = run(&job, &["host.memory=0.0625"]);
+    assert_eq!(a.result.flashpath, b.result.flashpath);
+    assert_eq!(a.events, b.events);
+}

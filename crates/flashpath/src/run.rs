@@ -507,7 +507,7 @@ pub fn run_jobs(
     let settings = QueueSettings::from_profile(profile)?;
     let driver = build_driver(profile)?;
     let dma = crate::dma::bounce::SwiotlbPath::from_profile(profile, cpus.len() as u32)?;
-    let cache_costs = if profile.has("host.cost.memcpy") {
+    let cache_costs = if profile.has("host.cost.copy_user") {
         Some(crate::machine::CacheCosts::from_profile(profile)?)
     } else {
         None
@@ -539,7 +539,7 @@ pub fn run_jobs(
                 jobs.path.clone(),
                 Some(spec.line),
                 format!(
-                    "job '{}': buffered I/O (direct=0, fio's default) needs the host's page cache costs (host.cost.memcpy, page_cache_lookup, page_cache_add, page_writeback), which this profile does not give; set direct=1 or add them",
+                    "job '{}': buffered I/O (direct=0, fio's default) needs the host's page cache costs (host.cost.copy_user, buffered_call, page_cache_lookup, page_cache_add, page_writeback), which this profile does not give; set direct=1 or add them",
                     spec.name
                 ),
             ))

@@ -61,8 +61,8 @@ fn a_sequential_reader_reads_each_page_once_in_ramping_windows() {
     assert!(counter(&out, "pages_read") <= pages + 2 * 64);
 }
 
-/// A read of a cached page: the system call, one page lookup and the copy
-/// of 4 KiB, nothing else; the disk is not touched.
+/// A read of a cached page: the system call, the buffered call's fixed
+/// part, one page lookup and the copy of 4 KiB; the disk is not touched.
 #[test]
 fn a_cached_reread_costs_the_syscall_the_lookup_and_the_copy() {
     let first = run(&format!("[a]\n{JOB}rw=read\nsize=8m\n"), &[]);
@@ -78,8 +78,9 @@ fn a_cached_reread_costs_the_syscall_the_lookup_and_the_copy() {
     );
     let clat = &both.result.jobs[1].dirs[0].clat.stat;
     let p = Profile::load("nullblk").unwrap();
-    let copy = (4096.0 / (p.rate("host.cost.memcpy").unwrap() / 1e9)).round() as u64;
+    let copy = (4096.0 / (p.rate("host.cost.copy_user").unwrap() / 1e9)).round() as u64;
     let expect = ns("host.cost.syscall_entry")
+        + ns("host.cost.buffered_call")
         + ns("host.cost.page_cache_lookup")
         + copy
         + ns("host.cost.syscall_exit");

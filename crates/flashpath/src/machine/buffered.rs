@@ -21,6 +21,10 @@ use crate::workload::{Ddir, IoUnit};
 pub struct CacheCosts {
     /// copy_to_user / copy_from_user bandwidth, bytes per ns.
     pub copy_bytes_per_ns: f64,
+    /// The fixed part of one buffered read or write call between the
+    /// system call's entry and exit (vfs_read/vfs_write, blkdev_read_iter,
+    /// filemap_read or generic_perform_write set-up, fsnotify).
+    pub call: Ns,
     /// Finding one cached page (filemap_get_read_batch / __filemap_get_folio:
     /// xarray walk, reference, flags).
     pub page_lookup: Ns,
@@ -33,7 +37,8 @@ pub struct CacheCosts {
 impl CacheCosts {
     pub fn from_profile(p: &Profile) -> crate::Result<CacheCosts> {
         Ok(CacheCosts {
-            copy_bytes_per_ns: p.rate("host.cost.memcpy")? / 1e9,
+            copy_bytes_per_ns: p.rate("host.cost.copy_user")? / 1e9,
+            call: p.ns("host.cost.buffered_call")?,
             page_lookup: p.ns("host.cost.page_cache_lookup")?,
             page_add: p.ns("host.cost.page_cache_add")?,
             page_writeback: p.ns("host.cost.page_writeback")?,
@@ -169,8 +174,9 @@ impl Machine {
         let cpu = &mut self.cpus[t.cpu as usize];
         let usr_end = cpu.run(now, costs.fio_submit, 0);
         t.usr_ns += cpu.scaled(costs.fio_submit);
-        let end = cpu.run(usr_end, 0, costs.syscall_entry);
-        t.sys_ns += cpu.scaled(costs.syscall_entry);
+        let call = self.cache.as_ref().map_or(0, |c| c.costs.call);
+        let end = cpu.run(usr_end, 0, costs.syscall_entry + call);
+        t.sys_ns += cpu.scaled(costs.syscall_entry + call);
         let key = self.rqs.insert(Rq {
             thread: tid,
             unit,

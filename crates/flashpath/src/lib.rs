@@ -3,7 +3,7 @@
 //! `workload` (the application's I/O) -> `host` (the CPU that runs the
 //! kernel) -> `block` (blk-mq) -> `dma` (mapping, swiotlb) -> `driver` (host
 //! controller driver) -> `device` (the storage device), and back. `sim` is
-//! the engine, `machine` wires the layers, `profile` holds the parameters,
+//! the engine, `machine` wires the layers, `mm` the page cache, `profile` holds the parameters,
 //! `report` renders results in fio's formats.
 
 pub mod block;

@@ -94,6 +94,10 @@ pub struct MmcHostParams {
     /// SW-CQ: the host context that issued CMD46/47 waits for the data
     /// phase to end before it prepares or queues anything else.
     pub cq_sync_data: bool,
+    /// SW-CQ: the mmc context waits for a synchronous request (CMD44 +
+    /// CMD45, a QSR read) by sleeping; after the response has been handled
+    /// it is woken (try_to_wake_up) and switched in before it goes on.
+    pub cq_sync_wake: Ns,
 }
 
 /// The card's front end.
@@ -341,6 +345,7 @@ impl Mmc {
             poll_budget: p.ns("mmc.qsr.poll_budget")?,
             poll_sleep: p.ns("mmc.qsr.poll_sleep")?,
             cq_sync_data: p.flag("mmc.qsr.sync_data")?,
+            cq_sync_wake: p.ns("host.cost.wakeup")? + p.ns("host.cost.context_switch")?,
         };
         let card = CardParams {
             fw_cmd: p.ns("mmc.card.fw_cmd")?,
@@ -569,7 +574,7 @@ impl Mmc {
     /// One action of the mmc context, free at `t`; false if it has
     /// nothing to do now.
     fn cq_step<E>(&mut self, t: Ns, ctx: &mut DriverCtx<'_, E>) -> bool {
-        let poll = self.h.cmd_sw + self.bus.p.cmd_ns();
+        let poll = self.h.cmd_sw + self.bus.p.cmd_ns() + self.h.cq_sync_wake;
         // 1. Execute the oldest task seen ready, once DAT is idle.
         if self.cq.known_ready != 0 && self.cq.dat_free <= t {
             let slot = (0..MAX_TASKS)
@@ -660,14 +665,17 @@ impl Mmc {
                     queued,
                     seq: self.cq.seq,
                 });
-                self.cq.record(t, queued, Activity::Queue(rq.tag));
-                self.cq.free_at = queued;
+                // The card holds the task from CMD45's response; the
+                // context goes on once it has been woken.
+                let end = queued + self.h.cq_sync_wake;
+                self.cq.record(t, end, Activity::Queue(rq.tag));
+                self.cq.free_at = end;
                 return true;
             }
         }
         // 4. Read the QSR while tasks wait and DAT is idle.
         if self.cq.known_ready == 0 && self.cq.dat_free <= t && self.cq.queued() > 0 {
-            let end = self.cq_command(t);
+            let end = self.cq_command(t) + self.h.cq_sync_wake;
             self.c.qsr_polls += 1;
             // A bit is set if the task was ready when the poll was issued.
             let wr_free = self.wr_free;
@@ -772,6 +780,7 @@ mod tests {
             poll_budget: 1_000_000,
             poll_sleep: 3_000_000,
             cq_sync_data: false,
+            cq_sync_wake: 0,
         }
     }
 

@@ -503,7 +503,9 @@ impl Mmc {
                 }
                 end
             }
-            MmcMode::SwCmdq => unreachable!("SW-CQ requests go through the mmc context (cq_arrive)"),
+            MmcMode::SwCmdq => {
+                unreachable!("SW-CQ requests go through the mmc context (cq_arrive)")
+            }
         };
         self.last_data_end = data_end;
         self.host.reserve(data_end, self.h.done) + self.h.done
@@ -639,8 +641,8 @@ impl Mmc {
                     self.cq.free_at = end;
                     return true;
                 }
-            } else if let Some(slot) = (0..self.card.cmdq_depth as usize)
-                .find(|&i| self.cq.slots[i].is_none())
+            } else if let Some(slot) =
+                (0..self.card.cmdq_depth as usize).find(|&i| self.cq.slots[i].is_none())
             {
                 self.cq.pending.pop_front();
                 let write = rq.ddir == Ddir::Write;
@@ -1020,5 +1022,153 @@ mod tests {
             assert!(done > prev);
             prev = done;
         }
+    }
+
+    #[test]
+    fn qd1_with_synchronous_wake_ups_closed_form() {
+        // One read on an idle card. The context sleeps in CMD44+CMD45 and in
+        // every QSR read and is woken `w` after the response: the card has
+        // the task at CMD45's response, the polls run every cmd + w, and
+        // CMD46 + data + completion follow the poll that saw the bit.
+        for w in [0u64, 1_900, 7_000] {
+            let mut m = mmc(MmcMode::SwCmdq);
+            m.h.cq_sync_wake = w;
+            m.h.cq_sync_data = true;
+            let done = run_cq(&mut m, &[(T0, rq(0, 0))])[0] - T0;
+            let cmd = 3000 + bus().cmd_ns();
+            let n = m.dev.nand();
+            let nand = n.timing.t_read + n.chan.cmd_ns + n.xfer_ns(4096);
+            let queued = 20_000 + 2 * cmd;
+            let ready = queued + 5000 + nand;
+            let (seen, polls) = qsr_wait(queued + w, ready, cmd + w, 1_000_000, 3_000_000);
+            assert_eq!(m.c.qsr_polls, polls, "w {w}");
+            assert_eq!(done, seen + cmd + bus().data_ns(4096) + 10_000, "w {w}");
+            assert_eq!(m.c.commands, 3 + polls);
+        }
+    }
+
+    /// Four readers' worth of requests: 24 reads and 8 writes spread over
+    /// the dies, arriving in bursts while the context is busy.
+    fn busy_arrivals() -> Vec<(Ns, DriverRq)> {
+        (0..32u32)
+            .map(|i| {
+                let ddir = if i % 4 == 3 { Ddir::Write } else { Ddir::Read };
+                let at = T0 + u64::from(i / 4) * 40_000;
+                let mut r = rq32(i, u64::from(i) * 8 % 120, ddir);
+                if i % 2 == 0 {
+                    r.len = 4096;
+                }
+                (at, r)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_mmc_context_never_runs_two_things_at_once() {
+        for sync in [false, true] {
+            let mut m = mmc(MmcMode::SwCmdq);
+            m.h.cq_sync_data = sync;
+            m.h.cq_sync_wake = 1_900;
+            run_cq(&mut m, &busy_arrivals());
+            let log = &m.cq.log;
+            assert!(log.len() > 32 * 3);
+            for w in log.windows(2) {
+                let ((_, end, a), (start, _, b)) = (w[0], w[1]);
+                assert!(end <= start, "{a:?} ends at {end}, {b:?} starts at {start}");
+            }
+            // Its busy time is the sum of its activities (poll sleeps
+            // excluded).
+            let busy: u64 = log
+                .iter()
+                .filter(|e| e.2 != Activity::PollSleep)
+                .map(|e| e.1 - e.0)
+                .sum();
+            assert_eq!(busy, m.cq.busy_ns);
+        }
+    }
+
+    #[test]
+    fn every_queued_task_is_executed_and_completed_exactly_once() {
+        let arrivals = busy_arrivals();
+        let mut m = mmc(MmcMode::SwCmdq);
+        m.h.cq_sync_wake = 1_900;
+        let done = run_cq(&mut m, &arrivals);
+        // run_cq already fails on a second completion of a tag.
+        for (i, &(at, _)) in arrivals.iter().enumerate() {
+            assert!(done[i] > at, "request {i} never completed");
+        }
+        let count = |f: fn(&Activity) -> Option<u32>| {
+            let mut seen = [0u32; 32];
+            for e in &m.cq.log {
+                if let Some(tag) = f(&e.2) {
+                    seen[tag as usize] += 1;
+                }
+            }
+            seen
+        };
+        assert_eq!(
+            count(|a| match a {
+                Activity::Queue(t) => Some(*t),
+                _ => None,
+            }),
+            [1; 32]
+        );
+        assert_eq!(
+            count(|a| match a {
+                Activity::Execute(t) => Some(*t),
+                _ => None,
+            }),
+            [1; 32]
+        );
+        assert_eq!(
+            count(|a| match a {
+                Activity::Done(t) => Some(*t),
+                _ => None,
+            }),
+            [1; 32]
+        );
+        // Each task's data phase starts after it was queued and after a QSR
+        // read that began once it was ready.
+        assert_eq!(m.c.xfers, 32);
+        assert!(m.c.qsr_polls >= 32);
+        assert!(m.cq.slots.iter().all(Option::is_none));
+        assert!(m.cq.pending.is_empty() && m.cq.finished.is_empty());
+    }
+
+    #[test]
+    fn the_mmc_context_is_work_conserving() {
+        // All requests queued at once, sync_data: from its first action to
+        // its last the context always has something to do (queue, poll,
+        // execute, complete), so its activities leave no gap; a request's
+        // preparation never waits behind work that is not there.
+        let mut m = mmc(MmcMode::SwCmdq);
+        m.h.cq_sync_data = true;
+        m.h.cq_sync_wake = 1_900;
+        let arrivals: Vec<_> = (0..8u32)
+            .map(|i| (T0, rq32(i, u64::from(i) * 8, Ddir::Read)))
+            .collect();
+        run_cq(&mut m, &arrivals);
+        let log = &m.cq.log;
+        assert_eq!(log[0].0, T0);
+        for w in log.windows(2) {
+            assert_eq!(w[0].1, w[1].0, "gap between {:?} and {:?}", w[0], w[1]);
+        }
+        // Queued in arrival order, before any data phase (no request waits
+        // for a free task id), one QSR read at least per transfer.
+        let queued: Vec<u32> = log
+            .iter()
+            .filter_map(|e| match e.2 {
+                Activity::Queue(t) => Some(t),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(queued, (0..8).collect::<Vec<_>>());
+        let first_exec = log
+            .iter()
+            .position(|e| matches!(e.2, Activity::Execute(_)))
+            .unwrap();
+        assert!(log[..first_exec]
+            .iter()
+            .all(|e| matches!(e.2, Activity::Queue(_) | Activity::Poll)));
     }
 }

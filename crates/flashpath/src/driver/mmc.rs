@@ -52,6 +52,14 @@
 //!    sleeps `mmc.qsr.poll_sleep` after each unsuccessful poll;
 //! 5. otherwise it sleeps until a request arrives or a data phase ends.
 //!
+//! The context waits for CMD44 + CMD45 (one request, CMD44 as its `sbc`)
+//! and for each QSR read by sleeping (`mmc_wait_for_req` ->
+//! `wait_for_completion`): after the response it pays a wake-up and a
+//! context switch (`host.cost.wakeup` + `host.cost.context_switch`) before
+//! it goes on. The card has the task from CMD45's response, so at QD1 that
+//! wake-up overlaps the NAND read; with several tasks queued it is on the
+//! context's cycle.
+//!
 //! A QSR read names every ready task; the host executes the oldest of them
 //! and reads the QSR again before the next transfer (seed 0: "the need to
 //! read the Queue Status register between each transfer"). Limits: no RPMB

@@ -1179,4 +1179,31 @@ mod tests {
             .iter()
             .all(|e| matches!(e.2, Activity::Queue(_) | Activity::Poll)));
     }
+
+    #[test]
+    fn saturated_cycle_is_one_qsr_read_one_execute_and_completion() {
+        // Eight 4k reads at once, sync_data: once every task is ready, the
+        // context's cycle per I/O is one QSR read (cmd + wake-up), CMD46 +
+        // the data phase and the completion work, so consecutive transfers
+        // start exactly that far apart, and the wake-up adds once per I/O
+        // here (twice with the CMD44/45 of a newly queued task).
+        for w in [0u64, 1_900] {
+            let mut m = mmc(MmcMode::SwCmdq);
+            m.h.cq_sync_data = true;
+            m.h.cq_sync_wake = w;
+            let arrivals: Vec<_> = (0..8u32).map(|i| (T0, rq(i, u64::from(i)))).collect();
+            run_cq(&mut m, &arrivals);
+            let starts: Vec<Ns> =
+                m.cq.log
+                    .iter()
+                    .filter(|e| matches!(e.2, Activity::Execute(_)))
+                    .map(|e| e.0)
+                    .collect();
+            let cmd = 3000 + bus().cmd_ns();
+            let cycle = (cmd + w) + cmd + bus().data_ns(4096) + 10_000;
+            let last = &starts[starts.len() - 3..];
+            assert_eq!(last[1] - last[0], cycle, "w {w}");
+            assert_eq!(last[2] - last[1], cycle, "w {w}");
+        }
+    }
 }

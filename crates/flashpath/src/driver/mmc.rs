@@ -29,10 +29,41 @@
 //! command-complete interrupt and its tasklet) on the host's single mmc
 //! context, plus its CMD-line round trip.
 //!
-//! Booking model: like the UFS driver, a request books host, CMD line, card
-//! and DAT line when it arrives; requests execute on DAT in arrival order
-//! (the QSR is read for the oldest queued task). Limits: no RPMB partition
-//! switch (queue disable/enable), no CQHCI, no error paths.
+//! Legacy mode is a booking model: like the UFS driver, a request books
+//! host, CMD line, card and DAT line when it arrives (the two requests on
+//! the go execute in arrival order).
+//!
+//! SW-CQ mode is event driven: one mmc context (the queue thread and the
+//! controller it drives; [`CqThread`]) takes one action at a time, in event
+//! order, and is never idle while it has something to do (work
+//! conserving). When it becomes free it picks, in this order (the order of
+//! the loop of a shipping software-CQ implementation, MediaTek's
+//! `mmc_run_queue_thread`, `drivers/mmc/core/core.c` under
+//! `CONFIG_MTK_EMMC_CQ_SUPPORT`, code search id 10199022224):
+//!
+//! 1. DAT idle and a task seen ready in the last QSR read: CMD46/CMD47,
+//!    then the data phase (with `mmc.qsr.sync_data` the context waits for
+//!    it);
+//! 2. a finished data phase: its completion work (`mmc.host.done`);
+//! 3. a newly arrived request and a free task id: `mmc.host.prep`, then
+//!    CMD44 and CMD45 (the card starts the task's NAND reads);
+//! 4. queued tasks, none known ready, DAT idle: one QSR read (CMD13 with
+//!    bit 15); after `mmc.qsr.poll_budget` of unsuccessful polling it
+//!    sleeps `mmc.qsr.poll_sleep` after each unsuccessful poll;
+//! 5. otherwise it sleeps until a request arrives or a data phase ends.
+//!
+//! The context waits for CMD44 + CMD45 (one request, CMD44 as its `sbc`)
+//! and for each QSR read by sleeping (`mmc_wait_for_req` ->
+//! `wait_for_completion`): after the response it pays a wake-up and a
+//! context switch (`host.cost.wakeup` + `host.cost.context_switch`) before
+//! it goes on. The card has the task from CMD45's response, so at QD1 that
+//! wake-up overlaps the NAND read; with several tasks queued it is on the
+//! context's cycle.
+//!
+//! A QSR read names every ready task; the host executes the oldest of them
+//! and reads the QSR again before the next transfer (seed 0: "the need to
+//! read the Queue Status register between each transfer"). Limits: no RPMB
+//! partition switch (queue disable/enable), no CQHCI, no error paths.
 
 use super::{DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
 use crate::device::nand::Timeline;
@@ -42,6 +73,7 @@ use crate::link::emmc::{EmmcBus, EmmcBusParams};
 use crate::profile::Profile;
 use crate::sim::Ns;
 use crate::workload::Ddir;
+use std::collections::VecDeque;
 
 const BLOCK: u64 = 4096;
 
@@ -70,6 +102,10 @@ pub struct MmcHostParams {
     /// SW-CQ: the host context that issued CMD46/47 waits for the data
     /// phase to end before it prepares or queues anything else.
     pub cq_sync_data: bool,
+    /// SW-CQ: the mmc context waits for a synchronous request (CMD44 +
+    /// CMD45, a QSR read) by sleeping; after the response has been handled
+    /// it is woken (try_to_wake_up) and switched in before it goes on.
+    pub cq_sync_wake: Ns,
 }
 
 /// The card's front end.
@@ -136,6 +172,112 @@ struct Counters {
     ra_cancelled: u64,
 }
 
+/// Task ids of the card queue (EXT_CSD_CMDQ_DEPTH + 1 <= 32).
+const MAX_TASKS: usize = 32;
+
+/// Driver event kinds (SW-CQ mode).
+const EV_THREAD: u32 = 1;
+
+/// A task queued on the card (CMD44 + CMD45 done).
+#[derive(Clone, Copy, Debug)]
+struct Task {
+    tag: u32,
+    lpn: u64,
+    n: u32,
+    len: u64,
+    write: bool,
+    /// A read: its data is in the card cache at; a write: the card has
+    /// room for it from (and not before the card's write engine is free).
+    ready: Ns,
+    /// CMD45's response (the card holds the task from then).
+    queued: Ns,
+    /// Queue order, to execute the oldest ready task.
+    seq: u64,
+}
+
+/// What the mmc context was doing (logged in tests: never two at once).
+#[cfg_attr(not(test), allow(dead_code))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Activity {
+    /// prep + CMD44 + CMD45 of the request `tag`.
+    Queue(u32),
+    /// One QSR read (CMD13 with bit 15).
+    Poll,
+    /// Sleep after an unsuccessful poll past the busy-poll budget.
+    PollSleep,
+    /// CMD46/47 for `tag` (and its data phase with sync_data).
+    Execute(u32),
+    /// Completion work for `tag`.
+    Done(u32),
+    /// A discard (CMD35/36/38) for `tag`, queue empty.
+    Trim(u32),
+}
+
+/// The SW-CQ mmc context: one thread of control, its card queue and the
+/// requests it has not queued yet. Fixed capacity: nothing allocates per
+/// request once warm (the block layer hands at most `cmdq_depth`
+/// requests).
+struct CqThread {
+    slots: [Option<Task>; MAX_TASKS],
+    /// Arrived requests not yet queued on the card, in arrival order.
+    pending: VecDeque<DriverRq>,
+    /// Tasks whose data phase has ended (or ends at), awaiting completion
+    /// work: (tag, data end).
+    finished: VecDeque<(u32, Ns)>,
+    /// Bit i: task i was ready in the last QSR read and is not executed.
+    known_ready: u32,
+    /// The context is busy until.
+    free_at: Ns,
+    /// End of the data phase in progress (DAT idle from then).
+    dat_free: Ns,
+    /// Start of the current run of unsuccessful QSR polls.
+    poll_streak: Option<Ns>,
+    /// The one wake-up event that counts (older ones are stale).
+    wake_gen: u32,
+    wake_at: Option<Ns>,
+    seq: u64,
+    /// Time the context spent busy (prep, commands, data with sync_data,
+    /// completion work, poll sleeps excluded).
+    busy_ns: u64,
+    #[cfg(test)]
+    log: Vec<(Ns, Ns, Activity)>,
+}
+
+impl CqThread {
+    fn new() -> CqThread {
+        CqThread {
+            slots: [None; MAX_TASKS],
+            pending: VecDeque::with_capacity(MAX_TASKS),
+            finished: VecDeque::with_capacity(MAX_TASKS),
+            known_ready: 0,
+            free_at: 0,
+            dat_free: 0,
+            poll_streak: None,
+            wake_gen: 0,
+            wake_at: None,
+            seq: 0,
+            busy_ns: 0,
+            #[cfg(test)]
+            log: Vec::new(),
+        }
+    }
+
+    fn queued(&self) -> usize {
+        self.slots.iter().filter(|t| t.is_some()).count()
+    }
+
+    #[inline]
+    fn record(&mut self, start: Ns, end: Ns, what: Activity) {
+        if what != Activity::PollSleep {
+            self.busy_ns += end - start;
+        }
+        #[cfg(test)]
+        self.log.push((start, end, what));
+        #[cfg(not(test))]
+        let _ = what;
+    }
+}
+
 pub struct Mmc {
     name: String,
     capacity: u64,
@@ -155,8 +297,8 @@ pub struct Mmc {
     ra_plan: Option<(u64, u32, Ns)>,
     /// The card's write engine (commit of received write data) is free at.
     wr_free: Ns,
-    /// Queued tasks: (queued at, data start) for the tasks counter.
-    tasks: Vec<(Ns, Ns)>,
+    /// The SW-CQ mmc context.
+    cq: CqThread,
     c: Counters,
 }
 
@@ -181,7 +323,7 @@ impl Mmc {
             ra: None,
             ra_plan: None,
             wr_free: 0,
-            tasks: Vec::new(),
+            cq: CqThread::new(),
             c: Counters::default(),
         }
     }
@@ -211,6 +353,7 @@ impl Mmc {
             poll_budget: p.ns("mmc.qsr.poll_budget")?,
             poll_sleep: p.ns("mmc.qsr.poll_sleep")?,
             cq_sync_data: p.flag("mmc.qsr.sync_data")?,
+            cq_sync_wake: p.ns("host.cost.wakeup")? + p.ns("host.cost.context_switch")?,
         };
         let card = CardParams {
             fw_cmd: p.ns("mmc.card.fw_cmd")?,
@@ -309,7 +452,8 @@ impl Mmc {
         }
     }
 
-    /// Book request `rq` arriving at `now`; returns when it is complete.
+    /// Legacy mode: book request `rq` arriving at `now`; returns when it
+    /// is complete.
     pub fn execute(&mut self, now: Ns, rq: &DriverRq) -> Ns {
         self.host.prune(now);
         self.bus.prune(now);
@@ -368,54 +512,214 @@ impl Mmc {
                 end
             }
             MmcMode::SwCmdq => {
-                let t = self.command(prep_end); // CMD44
-                let queued = self.command(t); // CMD45
-                let card_t = queued + self.card.fw_cmd;
-                let ready = if write {
-                    (card_t + self.card.wr_task_ready).max(self.wr_free)
-                } else {
-                    self.dev.read(card_t, lpn, n)
-                };
-                // QSR polls between transfers: once DAT is idle.
-                let t0 = queued.max(self.last_data_end);
-                let poll = self.h.cmd_sw + self.bus.p.cmd_ns();
-                let (seen, polls) =
-                    qsr_wait(t0, ready, poll, self.h.poll_budget, self.h.poll_sleep);
-                // The polls hold the CMD line; the host thread prepares and
-                // queues newly arrived requests between polls, so they are
-                // not booked on the host timeline (their software time is
-                // in the poll period).
-                let mut s = t0;
-                let mut last = t0;
-                for _ in 0..polls {
-                    last = self.bus.command(s + self.h.cmd_sw);
-                    s = last.max(s + poll);
-                }
-                self.c.commands += polls;
-                self.c.qsr_polls += polls;
-                let go = self.command(seen.max(last)); // CMD46/47
-                let (ds, de) = self.bus.data(go, len);
-                if self.h.cq_sync_data {
-                    self.host.reserve(ds, de - ds);
-                }
-                self.c.xfers += 1;
-                self.tasks.retain(|&(_, start)| start > ds);
-                self.c.queued_at_xfer +=
-                    self.tasks.iter().filter(|&&(q, _)| q <= ds).count() as u64;
-                self.tasks.push((queued, ds));
-                if write {
-                    // The task is done when its data is in; the card
-                    // commits it in the background and reports the next
-                    // write task ready when the commit has made room.
-                    self.commit_write(de, lpn, n);
-                    de
-                } else {
-                    de
-                }
+                unreachable!("SW-CQ requests go through the mmc context (cq_arrive)")
             }
         };
         self.last_data_end = data_end;
         self.host.reserve(data_end, self.h.done) + self.h.done
+    }
+
+    /// SW CQ: one command from the mmc context at `at` (host software,
+    /// then the CMD line, which only this context uses); returns when its
+    /// response has been handled.
+    fn cq_command(&mut self, at: Ns) -> Ns {
+        self.c.commands += 1;
+        self.bus.command(at + self.h.cmd_sw)
+    }
+
+    /// SW CQ: request `rq` arrives at `now`.
+    fn cq_arrive<E>(&mut self, now: Ns, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {
+        match rq.ddir {
+            Ddir::Read => self.c.reads += 1,
+            Ddir::Write => self.c.writes += 1,
+            Ddir::Trim => {}
+        }
+        self.cq.pending.push_back(rq);
+        self.cq_run(now, ctx);
+    }
+
+    /// Wake the mmc context at `at` (one live wake-up at a time).
+    fn cq_wake<E>(&mut self, at: Ns, ctx: &mut DriverCtx<'_, E>) {
+        if self.cq.wake_at == Some(at) {
+            return;
+        }
+        self.cq.wake_gen = self.cq.wake_gen.wrapping_add(1);
+        self.cq.wake_at = Some(at);
+        ctx.schedule(
+            at,
+            DriverEvent {
+                kind: EV_THREAD,
+                id: self.cq.wake_gen,
+            },
+        );
+    }
+
+    /// The mmc context at `now`: if it is free, it takes actions until one
+    /// keeps it busy past `now`, or it has nothing to do; then it sleeps
+    /// until its next wake-up.
+    fn cq_run<E>(&mut self, now: Ns, ctx: &mut DriverCtx<'_, E>) {
+        self.bus.prune(now);
+        loop {
+            if self.cq.free_at > now {
+                let at = self.cq.free_at;
+                self.cq_wake(at, ctx);
+                return;
+            }
+            if !self.cq_step(now, ctx) {
+                break;
+            }
+        }
+        // Idle. A data phase in progress (without sync_data) ends with an
+        // interrupt: completion work, and DAT is free for the next task.
+        let mut wake = self.cq.finished.front().map(|&(_, end)| end);
+        if self.cq.dat_free > now && (self.cq.known_ready != 0 || self.cq.queued() > 0) {
+            wake = Some(wake.map_or(self.cq.dat_free, |w| w.min(self.cq.dat_free)));
+        }
+        match wake {
+            Some(at) if at > now => self.cq_wake(at, ctx),
+            _ => self.cq.wake_at = None,
+        }
+    }
+
+    /// One action of the mmc context, free at `t`; false if it has
+    /// nothing to do now.
+    fn cq_step<E>(&mut self, t: Ns, ctx: &mut DriverCtx<'_, E>) -> bool {
+        let poll = self.h.cmd_sw + self.bus.p.cmd_ns() + self.h.cq_sync_wake;
+        // 1. Execute the oldest task seen ready, once DAT is idle.
+        if self.cq.known_ready != 0 && self.cq.dat_free <= t {
+            let slot = (0..MAX_TASKS)
+                .filter(|&i| self.cq.known_ready & (1 << i) != 0)
+                .filter_map(|i| self.cq.slots[i].map(|task| (task.seq, i)))
+                .min()
+                .map(|(_, i)| i)
+                .expect("a ready bit names a queued task");
+            // The QSR is read again before the next transfer (seed 0).
+            self.cq.known_ready = 0;
+            let task = self.cq.slots[slot].take().expect("queued");
+            let go = self.cq_command(t); // CMD46 / CMD47
+            let (ds, de) = self.bus.data(go, task.len);
+            self.c.xfers += 1;
+            self.c.queued_at_xfer += self
+                .cq
+                .slots
+                .iter()
+                .flatten()
+                .filter(|q| q.queued <= ds)
+                .count() as u64;
+            if task.write {
+                // The card commits the data in the background and reports
+                // the next write task ready when the commit made room.
+                self.commit_write(de, task.lpn, task.n);
+            }
+            self.cq.dat_free = de;
+            self.cq.finished.push_back((task.tag, de));
+            let end = if self.h.cq_sync_data { de } else { go };
+            self.cq.record(t, end, Activity::Execute(task.tag));
+            self.cq.free_at = end;
+            self.cq.poll_streak = None;
+            return true;
+        }
+        // 2. Completion work of a finished data phase.
+        if let Some(&(tag, de)) = self.cq.finished.front() {
+            if de <= t {
+                self.cq.finished.pop_front();
+                let end = t + self.h.done;
+                ctx.complete(end, tag);
+                self.cq.record(t, end, Activity::Done(tag));
+                self.cq.free_at = end;
+                return true;
+            }
+        }
+        // 3. Queue a new request on the card.
+        if let Some(&rq) = self.cq.pending.front() {
+            let lpn = rq.offset / BLOCK;
+            let n = u64::from(rq.len).div_ceil(BLOCK) as u32;
+            if rq.ddir == Ddir::Trim {
+                // A discard (CMD35/36/38) needs the card queue empty.
+                if self.cq.queued() == 0 && self.cq.dat_free <= t && self.cq.finished.is_empty() {
+                    self.cq.pending.pop_front();
+                    let mut c = self.cq_command(t + self.h.prep);
+                    c = self.cq_command(c);
+                    c = self.cq_command(c);
+                    let d = self.dev.trim(c, lpn, n);
+                    let end = self.bus.busy(c, d);
+                    self.cq.dat_free = end;
+                    self.cq.finished.push_back((rq.tag, end));
+                    self.cq.record(t, end, Activity::Trim(rq.tag));
+                    self.cq.free_at = end;
+                    return true;
+                }
+            } else if let Some(slot) =
+                (0..self.card.cmdq_depth as usize).find(|&i| self.cq.slots[i].is_none())
+            {
+                self.cq.pending.pop_front();
+                let write = rq.ddir == Ddir::Write;
+                let c44 = self.cq_command(t + self.h.prep);
+                let queued = self.cq_command(c44); // CMD45
+                let card_t = queued + self.card.fw_cmd;
+                let ready = if write {
+                    self.invalidate_ra(lpn, n);
+                    card_t + self.card.wr_task_ready
+                } else {
+                    // The card starts the task's NAND reads at once.
+                    self.dev.read(card_t, lpn, n)
+                };
+                self.cq.seq += 1;
+                self.cq.slots[slot] = Some(Task {
+                    tag: rq.tag,
+                    lpn,
+                    n,
+                    len: u64::from(rq.len),
+                    write,
+                    ready,
+                    queued,
+                    seq: self.cq.seq,
+                });
+                // The card holds the task from CMD45's response; the
+                // context goes on once it has been woken.
+                let end = queued + self.h.cq_sync_wake;
+                self.cq.record(t, end, Activity::Queue(rq.tag));
+                self.cq.free_at = end;
+                return true;
+            }
+        }
+        // 4. Read the QSR while tasks wait and DAT is idle.
+        if self.cq.known_ready == 0 && self.cq.dat_free <= t && self.cq.queued() > 0 {
+            let end = self.cq_command(t) + self.h.cq_sync_wake;
+            self.c.qsr_polls += 1;
+            // A bit is set if the task was ready when the poll was issued.
+            let wr_free = self.wr_free;
+            let mut mask = 0u32;
+            for (i, task) in self.cq.slots.iter().enumerate() {
+                if let Some(task) = task {
+                    let ready = if task.write {
+                        task.ready.max(wr_free)
+                    } else {
+                        task.ready
+                    };
+                    if ready <= t {
+                        mask |= 1 << i;
+                    }
+                }
+            }
+            self.cq.record(t, end, Activity::Poll);
+            self.cq.free_at = end;
+            if mask != 0 {
+                self.cq.known_ready = mask;
+                self.cq.poll_streak = None;
+            } else {
+                let streak = *self.cq.poll_streak.get_or_insert(t);
+                // Busy polling for the budget (whole polls), then a sleep
+                // after every unsuccessful poll (as `qsr_wait`).
+                if t - streak >= self.h.poll_budget.div_ceil(poll) * poll {
+                    let wake = end + self.h.poll_sleep;
+                    self.cq.record(end, wake, Activity::PollSleep);
+                    self.cq.free_at = wake;
+                }
+            }
+            return true;
+        }
+        false
     }
 }
 
@@ -428,11 +732,21 @@ impl<E> Driver<E> for Mmc {
         DiskInfo::single_queue(&self.name, self.capacity, depth, self.cpu)
     }
     fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {
-        let at = self.execute(ctx.now(), &rq);
-        ctx.complete(at, rq.tag);
+        match self.h.mode {
+            MmcMode::Legacy => {
+                let at = self.execute(ctx.now(), &rq);
+                ctx.complete(at, rq.tag);
+            }
+            MmcMode::SwCmdq => self.cq_arrive(ctx.now(), rq, ctx),
+        }
     }
-    fn on_event(&mut self, _ev: DriverEvent, _ctx: &mut DriverCtx<'_, E>) {
-        unreachable!("the mmc driver books everything at submission")
+    fn on_event(&mut self, ev: DriverEvent, ctx: &mut DriverCtx<'_, E>) {
+        debug_assert_eq!(ev.kind, EV_THREAD);
+        // Only the latest wake-up counts; earlier ones were superseded.
+        if ev.id == self.cq.wake_gen && self.cq.wake_at.is_some() {
+            self.cq.wake_at = None;
+            self.cq_run(ctx.now(), ctx);
+        }
     }
     fn counters(&self) -> serde_json::Value {
         let ios = (self.c.reads + self.c.writes).max(1) as f64;
@@ -448,6 +762,7 @@ impl<E> Driver<E> for Mmc {
             "card_cache_hits": self.c.ra_hits,
             "card_readahead_reads": self.c.ra_reads,
             "card_readahead_cancelled": self.c.ra_cancelled,
+            "mmc_context_busy_ns": self.cq.busy_ns,
             "bus_commands": self.bus.commands,
             "bus_data_bytes": self.bus.data_bytes,
         })
@@ -458,6 +773,8 @@ impl<E> Driver<E> for Mmc {
 mod tests {
     use super::*;
     use crate::device::FlashParams;
+    use crate::driver::DeviceSignal;
+    use crate::sim::queue::EventQueue;
 
     fn bus() -> EmmcBusParams {
         crate::link::emmc::tests::hs400()
@@ -473,6 +790,7 @@ mod tests {
             poll_budget: 1_000_000,
             poll_sleep: 3_000_000,
             cq_sync_data: false,
+            cq_sync_wake: 0,
         }
     }
 
@@ -526,12 +844,43 @@ mod tests {
         assert_eq!(m.c.commands, 2);
     }
 
+    enum TestEv {
+        Arrive(usize),
+        Dev(DeviceSignal),
+    }
+
+    /// Run requests arriving at the given times through the SW-CQ mmc
+    /// context with a private event loop; returns each request's
+    /// completion time (indexed like `arrivals`; tags must be 0..n).
+    fn run_cq(m: &mut Mmc, arrivals: &[(Ns, DriverRq)]) -> Vec<Ns> {
+        let mut q: EventQueue<TestEv> = EventQueue::with_capacity(64);
+        for (i, &(at, _)) in arrivals.iter().enumerate() {
+            q.schedule(at, TestEv::Arrive(i));
+        }
+        let mut done = vec![0; arrivals.len()];
+        while let Some((_, ev)) = q.pop() {
+            let mut ctx = DriverCtx {
+                queue: &mut q,
+                wrap: TestEv::Dev,
+            };
+            match ev {
+                TestEv::Arrive(i) => m.queue_rq(arrivals[i].1, &mut ctx),
+                TestEv::Dev(DeviceSignal::Driver(e)) => m.on_event(e, &mut ctx),
+                TestEv::Dev(DeviceSignal::Completed { tag }) => {
+                    assert_eq!(done[tag as usize], 0, "completed twice: {tag}");
+                    done[tag as usize] = ctx.now();
+                }
+            }
+        }
+        done
+    }
+
     #[test]
     fn queued_reads_on_two_dies_overlap_tr_with_one_transfer() {
         // Queued: both NAND reads run while the first task transfers.
         let mut q = mmc(MmcMode::SwCmdq);
-        let a = q.execute(T0, &rq(0, 0));
-        let b = q.execute(T0, &rq(1, 1));
+        let t = run_cq(&mut q, &[(T0, rq(0, 0)), (T0, rq(1, 1))]);
+        let (a, b) = (t[0], t[1]);
         // Legacy: the second read's tR starts after the first transfer.
         let mut l = mmc(MmcMode::Legacy);
         let la = l.execute(T0, &rq(0, 0));
@@ -668,7 +1017,7 @@ mod tests {
         for cmd_sw in [1_000u64, 5_000, 20_000] {
             let mut m = mmc(MmcMode::SwCmdq);
             m.h.cmd_sw = cmd_sw;
-            let done = m.execute(T0, &rq(0, 0)) - T0;
+            let done = run_cq(&mut m, &[(T0, rq(0, 0))])[0] - T0;
             let b = bus();
             let poll = cmd_sw + b.cmd_ns();
             let queued = 20_000 + 2 * poll;
@@ -680,6 +1029,181 @@ mod tests {
             assert_eq!(done, seen + poll + b.data_ns(4096) + 10_000);
             assert!(done > prev);
             prev = done;
+        }
+    }
+
+    #[test]
+    fn qd1_with_synchronous_wake_ups_closed_form() {
+        // One read on an idle card. The context sleeps in CMD44+CMD45 and in
+        // every QSR read and is woken `w` after the response: the card has
+        // the task at CMD45's response, the polls run every cmd + w, and
+        // CMD46 + data + completion follow the poll that saw the bit.
+        for w in [0u64, 1_900, 7_000] {
+            let mut m = mmc(MmcMode::SwCmdq);
+            m.h.cq_sync_wake = w;
+            m.h.cq_sync_data = true;
+            let done = run_cq(&mut m, &[(T0, rq(0, 0))])[0] - T0;
+            let cmd = 3000 + bus().cmd_ns();
+            let n = m.dev.nand();
+            let nand = n.timing.t_read + n.chan.cmd_ns + n.xfer_ns(4096);
+            let queued = 20_000 + 2 * cmd;
+            let ready = queued + 5000 + nand;
+            let (seen, polls) = qsr_wait(queued + w, ready, cmd + w, 1_000_000, 3_000_000);
+            assert_eq!(m.c.qsr_polls, polls, "w {w}");
+            assert_eq!(done, seen + cmd + bus().data_ns(4096) + 10_000, "w {w}");
+            assert_eq!(m.c.commands, 3 + polls);
+        }
+    }
+
+    /// Four readers' worth of requests: 24 reads and 8 writes spread over
+    /// the dies, arriving in bursts while the context is busy.
+    fn busy_arrivals() -> Vec<(Ns, DriverRq)> {
+        (0..32u32)
+            .map(|i| {
+                let ddir = if i % 4 == 3 { Ddir::Write } else { Ddir::Read };
+                let at = T0 + u64::from(i / 4) * 40_000;
+                let mut r = rq32(i, u64::from(i) * 8 % 120, ddir);
+                if i % 2 == 0 {
+                    r.len = 4096;
+                }
+                (at, r)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_mmc_context_never_runs_two_things_at_once() {
+        for sync in [false, true] {
+            let mut m = mmc(MmcMode::SwCmdq);
+            m.h.cq_sync_data = sync;
+            m.h.cq_sync_wake = 1_900;
+            run_cq(&mut m, &busy_arrivals());
+            let log = &m.cq.log;
+            assert!(log.len() > 32 * 3);
+            for w in log.windows(2) {
+                let ((_, end, a), (start, _, b)) = (w[0], w[1]);
+                assert!(end <= start, "{a:?} ends at {end}, {b:?} starts at {start}");
+            }
+            // Its busy time is the sum of its activities (poll sleeps
+            // excluded).
+            let busy: u64 = log
+                .iter()
+                .filter(|e| e.2 != Activity::PollSleep)
+                .map(|e| e.1 - e.0)
+                .sum();
+            assert_eq!(busy, m.cq.busy_ns);
+        }
+    }
+
+    #[test]
+    fn every_queued_task_is_executed_and_completed_exactly_once() {
+        let arrivals = busy_arrivals();
+        let mut m = mmc(MmcMode::SwCmdq);
+        m.h.cq_sync_wake = 1_900;
+        let done = run_cq(&mut m, &arrivals);
+        // run_cq already fails on a second completion of a tag.
+        for (i, &(at, _)) in arrivals.iter().enumerate() {
+            assert!(done[i] > at, "request {i} never completed");
+        }
+        let count = |f: fn(&Activity) -> Option<u32>| {
+            let mut seen = [0u32; 32];
+            for e in &m.cq.log {
+                if let Some(tag) = f(&e.2) {
+                    seen[tag as usize] += 1;
+                }
+            }
+            seen
+        };
+        assert_eq!(
+            count(|a| match a {
+                Activity::Queue(t) => Some(*t),
+                _ => None,
+            }),
+            [1; 32]
+        );
+        assert_eq!(
+            count(|a| match a {
+                Activity::Execute(t) => Some(*t),
+                _ => None,
+            }),
+            [1; 32]
+        );
+        assert_eq!(
+            count(|a| match a {
+                Activity::Done(t) => Some(*t),
+                _ => None,
+            }),
+            [1; 32]
+        );
+        // Each task's data phase starts after it was queued and after a QSR
+        // read that began once it was ready.
+        assert_eq!(m.c.xfers, 32);
+        assert!(m.c.qsr_polls >= 32);
+        assert!(m.cq.slots.iter().all(Option::is_none));
+        assert!(m.cq.pending.is_empty() && m.cq.finished.is_empty());
+    }
+
+    #[test]
+    fn the_mmc_context_is_work_conserving() {
+        // All requests queued at once, sync_data: from its first action to
+        // its last the context always has something to do (queue, poll,
+        // execute, complete), so its activities leave no gap; a request's
+        // preparation never waits behind work that is not there.
+        let mut m = mmc(MmcMode::SwCmdq);
+        m.h.cq_sync_data = true;
+        m.h.cq_sync_wake = 1_900;
+        let arrivals: Vec<_> = (0..8u32)
+            .map(|i| (T0, rq32(i, u64::from(i) * 8, Ddir::Read)))
+            .collect();
+        run_cq(&mut m, &arrivals);
+        let log = &m.cq.log;
+        assert_eq!(log[0].0, T0);
+        for w in log.windows(2) {
+            assert_eq!(w[0].1, w[1].0, "gap between {:?} and {:?}", w[0], w[1]);
+        }
+        // Queued in arrival order, before any data phase (no request waits
+        // for a free task id), one QSR read at least per transfer.
+        let queued: Vec<u32> = log
+            .iter()
+            .filter_map(|e| match e.2 {
+                Activity::Queue(t) => Some(t),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(queued, (0..8).collect::<Vec<_>>());
+        let first_exec = log
+            .iter()
+            .position(|e| matches!(e.2, Activity::Execute(_)))
+            .unwrap();
+        assert!(log[..first_exec]
+            .iter()
+            .all(|e| matches!(e.2, Activity::Queue(_) | Activity::Poll)));
+    }
+
+    #[test]
+    fn saturated_cycle_is_one_qsr_read_one_execute_and_completion() {
+        // Eight 4k reads at once, sync_data: once every task is ready, the
+        // context's cycle per I/O is one QSR read (cmd + wake-up), CMD46 +
+        // the data phase and the completion work, so consecutive transfers
+        // start exactly that far apart, and the wake-up adds once per I/O
+        // here (twice with the CMD44/45 of a newly queued task).
+        for w in [0u64, 1_900] {
+            let mut m = mmc(MmcMode::SwCmdq);
+            m.h.cq_sync_data = true;
+            m.h.cq_sync_wake = w;
+            let arrivals: Vec<_> = (0..8u32).map(|i| (T0, rq(i, u64::from(i)))).collect();
+            run_cq(&mut m, &arrivals);
+            let starts: Vec<Ns> =
+                m.cq.log
+                    .iter()
+                    .filter(|e| matches!(e.2, Activity::Execute(_)))
+                    .map(|e| e.0)
+                    .collect();
+            let cmd = 3000 + bus().cmd_ns();
+            let cycle = (cmd + w) + cmd + bus().data_ns(4096) + 10_000;
+            let last = &starts[starts.len() - 3..];
+            assert_eq!(last[1] - last[0], cycle, "w {w}");
+            assert_eq!(last[2] - last[1], cycle, "w {w}");
         }
     }
 }

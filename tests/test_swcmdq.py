@@ -81,3 +81,21 @@ def test_swcmdq_single_process_32k_reads_follow_the_card_read_ahead():
     assert drv["card_cache_hits"] == 0
     four_rnd = row(4, "random readers", "without").simulated
     assert abs(four.simulated / four_rnd - 1) < 0.02
+
+
+def test_swcmdq_visible_read_rows_meet_the_seed_criterion():
+    # SEEDS.md section 1: every read row has the right sign and is within
+    # 10 points of the published difference, absolute throughputs within 20%.
+    rows = rp.reproduce("swcmdq")
+    by = {(r.case, r.mode): r for r in rows}
+    for procs in (1, 4):
+        for rec in ("4k", "32k"):
+            for test in ("readers", "re-readers", "random readers"):
+                case = f"procs={procs},rec={rec},test={test}"
+                without, with_ = by[(case, "without")], by[(case, "with")]
+                for r in (without, with_):
+                    assert abs(r.simulated - r.published) / r.published <= 0.20, r
+                sim = (with_.simulated / without.simulated - 1) * 100
+                pub = (with_.published / without.published - 1) * 100
+                assert (sim > 0) == (pub > 0), (case, sim, pub)
+                assert abs(sim - pub) <= 10.0, (case, sim, pub)

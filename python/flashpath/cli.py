@@ -405,6 +405,14 @@ BENCH_WORKLOADS = {
         _UFS_BENCH_JOB,
         ["ufs.hpb.enabled=1"],
     ),
+    # Buffered: page cache over 1 GiB of memory on a 4 GiB range, so reads
+    # miss and reclaim, and writes are throttled and written back.
+    "nullblk randrw 4k psync, page cache": (
+        "nullblk",
+        "[bench]\nioengine=psync\nrw=randrw\nbs=4k\nsize=4g\n"
+        "filename=/dev/nullb0\nnorandommap\nnumber_ios={n}\n",
+        ["host.memory=1"],
+    ),
     "nullblk randread 4k qd1 psync": (
         "nullblk",
         "[bench]\nioengine=psync\ndirect=1\nrw=randread\nbs=4k\n"

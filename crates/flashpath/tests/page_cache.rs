@@ -4,7 +4,7 @@
 //! a cached read in closed form, and the dirty limit throttling a writer.
 
 use flashpath::profile::Profile;
-use flashpath::run::{fio_source, parse_context, run_jobs, RunOutput};
+use flashpath::run::{fio_source, parse_context, run_iozone, run_jobs, RunOutput};
 use flashpath::workload::fio::parse_job_str;
 use std::path::Path;
 
@@ -177,4 +177,42 @@ fn a_buffered_run_is_deterministic() {
     let b = run(&job, &["host.memory=0.0625"]);
     assert_eq!(a.result.flashpath, b.result.flashpath);
     assert_eq!(a.events, b.events);
+}
+
+/// iozone without -I: the readers find what the writers left in the page
+/// cache (nothing is read from the disk), and -e puts the fsync of the
+/// written data into the writers' time.
+#[test]
+fn buffered_iozone_reads_hit_the_cache_and_fsync_slows_the_writers() {
+    let args = |line: &str| {
+        line.split_whitespace()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let lazy = run_iozone(&args("-s 8m -r 4k -i 0 -i 1 -t 1 -F f1"), "nullblk", &[], 1).unwrap();
+    let cache = &lazy.json["flashpath"]["page_cache"];
+    assert_eq!(cache["pages_read"].as_u64(), Some(0));
+    assert_eq!(cache["read_hit_pages"].as_u64(), Some(2 * 2048));
+    let synced = run_iozone(
+        &args("-s 8m -r 4k -i 0 -i 1 -e -t 1 -F f1"),
+        "nullblk",
+        &[],
+        1,
+    )
+    .unwrap();
+    let kbps = |o: &flashpath::run::IozoneOutput, test: &str| {
+        o.json["tests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["test"] == test)
+            .unwrap()["children_kBps"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(kbps(&synced, "initial writers") < kbps(&lazy, "initial writers"));
+    assert_eq!(
+        synced.json["flashpath"]["page_cache"]["pages_written"].as_u64(),
+        Some(2 * 2048)
+    );
 }

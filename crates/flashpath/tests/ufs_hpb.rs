@@ -248,7 +248,7 @@ fn args(s: &str) -> Vec<String> {
 #[test]
 fn iozone_bad_arguments_name_the_argument() {
     for (line, want) in [
-        ("-r 4k -i2 -t 2 -s 1m", "-I"),
+        ("-r 4k -i2 -I -s 1m", "-t"),
         ("-r 4k -i 5 -I -t 2 -s 1m", "-i 5"),
         ("-r 4k -i2 -I -t 2 -s 1x", "-s 1x"),
         ("-r 4k -i2 -I -t 2 -s 1m -Z", "-Z"),

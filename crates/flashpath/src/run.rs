@@ -526,6 +526,15 @@ pub fn run_jobs(
         4 * crate::mm::readahead::DEFAULT_RA_PAGES
     };
     let memory = profile.bytes("host.memory")?;
+    // A bouncing DMA path caps the request: drivers set max_hw_sectors
+    // from dma_max_mapping_size(), which swiotlb bounds to IO_TLB_SEGSIZE
+    // slots (swiotlb_max_mapping_size; virtio_max_dma_size).
+    let max_dma_pages = if dma.is_some() {
+        use crate::dma::swiotlb::{IO_TLB_SEGSIZE, IO_TLB_SIZE};
+        u64::from(IO_TLB_SEGSIZE) * IO_TLB_SIZE / crate::mm::PAGE_SIZE
+    } else {
+        u64::MAX
+    };
     profile.check_all_read()?;
     let disk = driver.info();
     let buffered_job = jobs
@@ -549,7 +558,7 @@ pub fn run_jobs(
             memory,
             disk_bytes: disk.capacity,
             ra_pages: read_ahead_kb / 4,
-            max_rq_pages: (max_sectors_kb / 4).max(1),
+            max_rq_pages: (max_sectors_kb / 4).max(1).min(max_dma_pages),
         }),
     };
     check_polled(jobs, &settings, disk.can_poll)?;

@@ -216,3 +216,30 @@ fn buffered_iozone_reads_hit_the_cache_and_fsync_slows_the_writers() {
         Some(2 * 2048)
     );
 }
+
+/// With swiotlb bouncing every DMA, requests are capped at the largest
+/// mapping (IO_TLB_SEGSIZE slots, 256 KiB), and readahead is mapped on the
+/// reader's CPU while writeback is mapped on the flusher's.
+#[test]
+fn swiotlb_maps_readahead_on_the_reader_and_writeback_on_the_flusher() {
+    let mut p = Profile::load("virtio-ramdisk").unwrap();
+    p.apply_override("host.memory=0.5").unwrap();
+    let job = "[j]\nfilename=/dev/vda\nioengine=psync\nrw=rw\nbs=64k\nsize=256m\ncpus_allowed=0\n";
+    let jobs = parse_job_str("t.fio", job, Path::new("."), &parse_context(&p).unwrap()).unwrap();
+    let out = run_jobs(&jobs, &p, 1, &fio_source).unwrap();
+    let cache = &out.result.flashpath["page_cache"];
+    let wb = cache["writeback_requests"].as_u64().unwrap();
+    let ra = cache["readahead_requests"].as_u64().unwrap();
+    assert!(wb > 0 && ra > 0);
+    let by_cpu: Vec<u64> = out.result.flashpath["swiotlb"]["maps_by_cpu"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    assert_eq!(by_cpu[0], ra);
+    assert_eq!(by_cpu.iter().sum::<u64>(), ra + wb);
+    // Every written page went out in requests of at most 64 pages.
+    let written = cache["pages_written"].as_u64().unwrap();
+    assert!(written <= 64 * wb && written > 0);
+}

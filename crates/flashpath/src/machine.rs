@@ -1114,7 +1114,7 @@ impl Machine {
             return;
         }
         // Interrupt (or inline/softirq completion on the submitting CPU).
-        let (irq_cpu, mut at) = match self.signal {
+        let (irq_cpu, irq_start, mut at) = match self.signal {
             CompletionSignal::Interrupt => {
                 let c = self.irq_target(rq_cpu);
                 // MSI-X delivery, then the core leaves its idle state.
@@ -1122,12 +1122,13 @@ impl Machine {
                 let exit = self.wake_cpu(c, arrive);
                 self.breakdown.cstate_exit_ns += u128::from(exit);
                 let cost = costs.irq_entry + drv.irq_handler + costs.blk_complete;
-                let mut end = self.cpus[c as usize].run_irq(arrive + exit, cost);
+                let start = arrive + exit;
+                let mut end = self.cpus[c as usize].run_irq(start, cost);
                 if let Some(dma) = self.dma.as_mut() {
                     end = dma.unmap(&mut self.cpus[c as usize], key, end);
                 }
                 self.breakdown.irq_ns += u128::from(end - now - exit);
-                (c, end)
+                (c, start, end)
             }
             CompletionSignal::Softirq | CompletionSignal::Inline => {
                 let cost = if self.signal == CompletionSignal::Softirq {
@@ -1140,7 +1141,7 @@ impl Machine {
                     end = dma.unmap(&mut self.cpus[rq_cpu as usize], key, end);
                 }
                 self.breakdown.irq_ns += u128::from(end - now);
-                (rq_cpu, end)
+                (rq_cpu, now, end)
             }
         };
         if let Some(next) = restart {
@@ -1168,7 +1169,7 @@ impl Machine {
         // (The waiter's own exit latency is counted as C-state exit, not
         // as wake-up: woke_at moves past it.)
         let t_cpu = if self.signal == CompletionSignal::Interrupt {
-            self.place_woken(tid, irq_cpu, at)
+            self.place_woken(tid, irq_cpu, irq_start, at)
         } else {
             t_cpu
         };
@@ -1208,16 +1209,18 @@ impl Machine {
         }
     }
 
-    /// `select_task_rq` in `try_to_wake_up` on `waker` at `at` for thread
-    /// `tid`, asleep in I/O wait: the thread's CPU from now on (its later
+    /// `select_task_rq` in `try_to_wake_up` on `waker` at `at` (the end of
+    /// the interrupt work that began at `irq_start`) for thread `tid`,
+    /// asleep in I/O wait: the thread's CPU from now on (its later
     /// submissions, and their `dma_map_sg` in `queue_rq`, run there). A
-    /// thread whose CPU has not yet finished the work before its sleep is
-    /// still on its run queue: `try_to_wake_up` only marks it running
-    /// (`ttwu_runnable`, kernel/sched/core.c) and it stays.
-    fn place_woken(&mut self, tid: u32, waker: u32, at: Ns) -> u32 {
+    /// thread whose CPU had not finished the work before its sleep when the
+    /// interrupt came is still on its run queue: `try_to_wake_up` only
+    /// marks it running (`ttwu_runnable`, kernel/sched/core.c) and it
+    /// stays.
+    fn place_woken(&mut self, tid: u32, waker: u32, irq_start: Ns, at: Ns) -> u32 {
         let t = &mut self.threads[tid as usize];
         let prev = t.cpu;
-        if at < t.asleep_at {
+        if irq_start < t.asleep_at {
             return prev;
         }
         let cpu = select_task_rq(

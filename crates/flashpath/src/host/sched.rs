@@ -21,9 +21,10 @@
 //!   load plus the task's is below the previous CPU's load minus the
 //!   task's, the latter scaled by half the domain's imbalance margin
 //!   (`100 + (imbalance_pct - 100) / 2`). The model's load is the number of
-//!   runnable threads (every thread has nice 0's weight); the task's own
-//!   blocked load is taken as one thread's weight (its PELT average is not
-//!   modelled).
+//!   runnable threads (every thread has nice 0's weight), and the task's
+//!   load one thread's weight (PELT averages are not modelled): the
+//!   previous CPU's `cpu_load` still holds the sleeping task's blocked
+//!   load, so minus the task's it is the other threads there.
 //! * `select_idle_sibling`: the target if idle; else the previous CPU if
 //!   idle and cache affine; else the task's `recent_used_cpu` if idle
 //!   (the field then becomes the previous CPU); else `select_idle_cpu`,
@@ -137,12 +138,15 @@ fn wake_affine_idle(rqs: &impl RunQueues, this_cpu: u32, prev: u32) -> Option<u3
 
 /// `wake_affine_weight` for a non-sync wake-up on CPUs of equal capacity:
 /// `this_eff_load = (load(this) + task) * 100` against
-/// `prev_eff_load = (load(prev) - task) * (100 + (imbalance_pct - 100) / 2)`.
+/// `prev_eff_load = (load(prev) - task) * (100 + (imbalance_pct - 100) / 2)`,
+/// where `load(prev)` counts the wakee's blocked load.
 fn wake_affine_weight(rqs: &impl RunQueues, this_cpu: u32, prev: u32) -> bool {
-    let this_load = u64::from(rqs.nr_running(this_cpu)) + 1;
-    let prev_load = u64::from(rqs.nr_running(prev)).saturating_sub(1);
-    let this_eff = this_load * 100;
-    let prev_eff = prev_load * (100 + (LLC_IMBALANCE_PCT - 100) / 2);
+    // task_h_load(p): one nice-0 thread.
+    const TASK_LOAD: u64 = 1;
+    let this_cpu_load = u64::from(rqs.nr_running(this_cpu));
+    let prev_cpu_load = u64::from(rqs.nr_running(prev)) + TASK_LOAD;
+    let this_eff = (this_cpu_load + TASK_LOAD) * 100;
+    let prev_eff = (prev_cpu_load - TASK_LOAD) * (100 + (LLC_IMBALANCE_PCT - 100) / 2);
     this_eff < prev_eff
 }
 
@@ -225,10 +229,12 @@ mod tests {
 
     #[test]
     fn heavily_loaded_prev_loses_to_a_lighter_waker() {
-        // this_eff = (1 + 1) * 100 = 200 < prev_eff = (4 - 1) * 108 = 324.
-        assert_eq!(place(&[1, 1, 4], 0, 2, &[]).0, 0);
-        // this_eff = (1 + 1) * 100 = 200 > prev_eff = (2 - 1) * 108: prev.
-        assert_eq!(place(&[1, 1, 2], 0, 2, &[]).0, 2);
+        // load(prev) = 2 runnable + the wakee's blocked load:
+        // this_eff = (1 + 1) * 100 = 200 < prev_eff = (3 - 1) * 108 = 216.
+        assert_eq!(place(&[1, 1, 2], 0, 2, &[]).0, 0);
+        // One runnable on each: 200 > (2 - 1) * 108, prev stays the target
+        // (and nothing is idle).
+        assert_eq!(place(&[1, 1, 1], 0, 2, &[]).0, 2);
     }
 
     #[test]

@@ -9,6 +9,7 @@ use crate::driver::Driver;
 use crate::error::{InputError, Result};
 use crate::host::cpu::{Cpu, HostCosts};
 use crate::host::idle::{IdleConfig, IntelIdleTable, MenuVariant};
+use crate::host::sched::WakePlacement;
 use crate::machine::{Ev, IrqCpu, Machine, MachineParts, ThreadPlan};
 use crate::profile::Profile;
 use crate::report::RunResult;
@@ -141,6 +142,16 @@ fn build_cpus(p: &Profile) -> Result<(Vec<Cpu>, IrqCpu)> {
         None => IrqCpu::Submitter,
     };
     Ok(((0..n).map(|i| Cpu::new(i, reference, hz)).collect(), irq))
+}
+
+/// `host.wake_placement`: where a thread woken by a completion interrupt
+/// runs. A host without the key keeps every thread on its CPU.
+fn build_wake_placement(p: &Profile) -> Result<WakePlacement> {
+    if !p.has("host.wake_placement") {
+        return Ok(WakePlacement::PrevCpu);
+    }
+    let name = p.choice("host.wake_placement", &WakePlacement::NAMES)?;
+    Ok(WakePlacement::from_name(&name).expect("choice() checked the name"))
 }
 
 /// The cpuidle model (`host.idle.*`): an `intel_idle` state table by
@@ -502,6 +513,7 @@ pub fn run_jobs(
     check_modelled(jobs)?;
     host_facts(profile)?;
     let (cpus, irq_cpu) = build_cpus(profile)?;
+    let wake_placement = build_wake_placement(profile)?;
     let idle = build_idle(profile)?;
     let costs = HostCosts::from_profile(profile)?;
     let settings = QueueSettings::from_profile(profile)?;
@@ -598,6 +610,11 @@ pub fn run_jobs(
                 spec_index: si as u32,
                 clone,
                 cpu,
+                allowed: if spec.cpus_allowed.is_some() {
+                    allowed
+                } else {
+                    Vec::new()
+                },
                 wave,
                 groupid: group,
                 source: make_source(spec, start, len, seed, clone),
@@ -611,6 +628,7 @@ pub fn run_jobs(
             idle,
             costs,
             irq_cpu,
+            wake_placement,
             settings,
             driver,
             dma,

@@ -355,3 +355,66 @@ proptest! {
         prop_assert_eq!(a, b);
     }
 }
+
+/// Areas visited per map in steady state when the maps of a queue `depth`
+/// deep (unmapped first in, first out, on CPU 0) come from CPUs 1 and 0
+/// taking turns every `turn` maps, over `npools` full-size pools.
+fn taking_turns_areas_per_map(order: SearchOrder, npools: u32, size: u64, turn: usize) -> f64 {
+    let cfg = IoTlbMemConfig {
+        pool: SwiotlbConfig {
+            nslabs: 512,
+            nareas: 4,
+            force: ForceMode::Force,
+        },
+        order,
+        can_grow: false,
+        dev: DeviceDma::default(),
+    };
+    let mut mem = IoTlbMem::new(cfg, costs());
+    for _ in 1..npools {
+        mem.add_pool();
+    }
+    let depth = 256;
+    let mut live = std::collections::VecDeque::new();
+    let (mut areas, mut maps) = (0u64, 0u64);
+    for k in 0..4000usize {
+        let now = 100_000 * k as u64;
+        if live.len() == depth {
+            mem.unmap(now, 0, live.pop_front().unwrap(), DmaDir::FromDevice);
+        }
+        let cpu = 1 - (k / turn % 2) as u32;
+        let o = mem.map(
+            now + 1,
+            cpu,
+            MapRequest::new(0x1_0000_0000 + k as u64 * 0x10_0000, size),
+        );
+        live.push_back(o.slot.expect("the pools hold the whole queue"));
+        if k >= 2 * depth {
+            areas += u64::from(o.areas_visited);
+            maps += 1;
+        }
+    }
+    areas as f64 / maps as f64
+}
+
+/// The seed's queue (256 deep) filling its pools exactly: 4 KiB maps fill
+/// one 1 MiB pool, 64 KiB maps sixteen. When the mapping CPU changes every
+/// map, the orders differ only where there are several pools, and there
+/// area-first (the CPU's own area in every pool first) visits fewer.
+#[test]
+fn alternating_mapping_cpus_separate_the_orders_only_with_several_pools() {
+    let one_pool = |o| taking_turns_areas_per_map(o, 1, 4096, 1);
+    assert_eq!(
+        one_pool(SearchOrder::PoolFirst),
+        one_pool(SearchOrder::AreaFirst)
+    );
+    let sixteen = |o| taking_turns_areas_per_map(o, 16, 65536, 1);
+    let (pool_first, area_first) = (
+        sixteen(SearchOrder::PoolFirst),
+        sixteen(SearchOrder::AreaFirst),
+    );
+    assert!(
+        area_first + 5.0 < pool_first,
+        "{area_first} vs {pool_first}"
+    );
+}

@@ -6,6 +6,8 @@
 //!   `drivers/cpuidle/poll_state.c`), the menu idle governor
 //!   (`drivers/cpuidle/governors/menu.c`, v4.4 and a recent text), C-state
 //!   residency counters and the C1 -> C1E hardware auto-promotion switch.
+//! * [`sched`]: where CFS puts a thread it wakes (`select_task_rq_fair`).
 
 pub mod cpu;
 pub mod idle;
+pub mod sched;

@@ -364,6 +364,7 @@ impl Machine {
         let cpu = t.cpu;
         self.cpus[cpu as usize].runnable -= 1;
         let busy = self.cpus[cpu as usize].busy_until.max(at);
+        self.threads[tid as usize].asleep_at = busy;
         self.cpu_idle(cpu, busy);
     }
 

@@ -26,6 +26,7 @@ use crate::dma::bounce::SwiotlbPath;
 use crate::driver::{CompletionSignal, DeviceSignal, Driver, DriverCpuCosts, DriverCtx, DriverRq};
 use crate::host::cpu::{Cpu, HostCosts};
 use crate::host::idle::{CoreIdle, IdleConfig};
+use crate::host::sched::{select_task_rq, RunQueues, WakePlacement, Wakee};
 use crate::report::{DirResult, DiskUtil, JobResult, LatSample};
 use crate::sim::queue::EventQueue;
 use crate::sim::rng::RngStream;
@@ -124,6 +125,8 @@ pub struct ThreadPlan {
     pub spec_index: u32,
     pub clone: u32,
     pub cpu: u32,
+    /// The CPUs the thread may run on (`cpus_allowed`); empty means all.
+    pub allowed: Vec<u32>,
     /// Threads of a later wave start when every earlier one is done
     /// (stonewall).
     pub wave: u32,
@@ -137,7 +140,16 @@ pub struct ThreadPlan {
 struct Thread {
     plan_spec: u32,
     clone: u32,
+    /// The CPU it runs on (or slept on): `task_cpu(p)`.
     cpu: u32,
+    /// `p->cpus_ptr`; empty means all CPUs.
+    allowed: Vec<u32>,
+    /// `p->recent_used_cpu`, for `select_idle_sibling`.
+    recent_used_cpu: Option<u32>,
+    /// When its CPU has run the work booked before its last I/O sleep (the
+    /// sleep is recorded at the event's time, the CPU may still be busy
+    /// with it): until then it has not scheduled out.
+    asleep_at: Ns,
     wave: u32,
     source: Box<dyn IoSource>,
     engine: IoEngine,
@@ -256,6 +268,9 @@ pub struct Machine {
     drv_costs: DriverCpuCosts,
     signal: CompletionSignal,
     irq_cpu: IrqCpu,
+    wake_placement: WakePlacement,
+    /// Completion wake-ups that put the thread on another CPU.
+    wake_migrations: u64,
     settings: QueueSettings,
     blk: BlkMq,
     driver: Box<dyn Driver<Ev>>,
@@ -287,6 +302,8 @@ pub struct MachineParts {
     pub idle: IdleConfig,
     pub costs: HostCosts,
     pub irq_cpu: IrqCpu,
+    /// Where a thread woken by a completion runs (`host.wake_placement`).
+    pub wake_placement: WakePlacement,
     pub settings: QueueSettings,
     pub driver: Box<dyn Driver<Ev>>,
     pub dma: Option<SwiotlbPath>,
@@ -340,6 +357,9 @@ impl Machine {
                 plan_spec: plan.spec_index,
                 clone: plan.clone,
                 cpu: plan.cpu,
+                allowed: plan.allowed,
+                recent_used_cpu: None,
+                asleep_at: 0,
                 wave: plan.wave,
                 source: plan.source,
                 engine: spec.ioengine,
@@ -436,6 +456,8 @@ impl Machine {
             cpus: parts.cpus,
             costs: parts.costs,
             irq_cpu: parts.irq_cpu,
+            wake_placement: parts.wake_placement,
+            wake_migrations: 0,
             settings: parts.settings,
             blk,
             driver: parts.driver,
@@ -853,7 +875,9 @@ impl Machine {
                     core.run(now, 0, costs.syscall_entry);
                     t.sys_ns += core.scaled(costs.syscall_entry);
                 }
-                self.cpus[cpu as usize].runnable -= 1;
+                let core = &mut self.cpus[cpu as usize];
+                core.runnable -= 1;
+                self.threads[ti].asleep_at = core.busy_until.max(now);
                 self.cpu_idle(cpu, now);
             }
         } else if t.exhausted {
@@ -1202,7 +1226,7 @@ impl Machine {
             return;
         }
         // Interrupt (or inline/softirq completion on the submitting CPU).
-        let (irq_cpu, at) = match self.signal {
+        let (irq_cpu, irq_start, at) = match self.signal {
             CompletionSignal::Interrupt => {
                 let c = self.irq_target(rq_cpu);
                 // MSI-X delivery, then the core leaves its idle state.
@@ -1210,12 +1234,13 @@ impl Machine {
                 let exit = self.wake_cpu(c, arrive);
                 self.breakdown.cstate_exit_ns += u128::from(exit);
                 let cost = costs.irq_entry + drv.irq_handler + costs.blk_complete;
-                let mut end = self.cpus[c as usize].run_irq(arrive + exit, cost);
+                let start = arrive + exit;
+                let mut end = self.cpus[c as usize].run_irq(start, cost);
                 if let Some(dma) = self.dma.as_mut() {
                     end = dma.unmap(&mut self.cpus[c as usize], key, end);
                 }
                 self.breakdown.irq_ns += u128::from(end - now - exit);
-                (c, end)
+                (c, start, end)
             }
             CompletionSignal::Softirq | CompletionSignal::Inline => {
                 let cost = if self.signal == CompletionSignal::Softirq {
@@ -1228,7 +1253,7 @@ impl Machine {
                     end = dma.unmap(&mut self.cpus[rq_cpu as usize], key, end);
                 }
                 self.breakdown.irq_ns += u128::from(end - now);
-                (rq_cpu, end)
+                (rq_cpu, now, end)
             }
         };
         if let Some(next) = restart {
@@ -1254,7 +1279,7 @@ impl Machine {
             self.cpu_idle(irq_cpu, at);
             return;
         }
-        let (_, idle_irq_cpu) = self.wake_thread_from(tid, irq_cpu, at);
+        let (_, idle_irq_cpu) = self.wake_thread_from(tid, irq_cpu, irq_start, at);
         if idle_irq_cpu {
             let busy = self.cpus[irq_cpu as usize].busy_until;
             self.cpu_idle(irq_cpu, busy);
@@ -1265,19 +1290,25 @@ impl Machine {
     /// returns when the interrupt's CPU is done with it, and whether that
     /// CPU may go idle after.
     fn wake_thread(&mut self, tid: u32, irq_cpu: u32, at: Ns) -> Ns {
-        self.wake_thread_from(tid, irq_cpu, at).0
+        self.wake_thread_from(tid, irq_cpu, at, at).0
     }
 
-    fn wake_thread_from(&mut self, tid: u32, irq_cpu: u32, at: Ns) -> (Ns, bool) {
+    /// (`irq_start`: when the interrupt's work began.)
+    fn wake_thread_from(&mut self, tid: u32, irq_cpu: u32, irq_start: Ns, at: Ns) -> (Ns, bool) {
         let costs = self.costs;
         let ti = tid as usize;
         let t_cpu = self.threads[ti].cpu;
         let mut at = at;
-        // Wake the thread: try_to_wake_up on the interrupt's CPU, an IPI if
-        // the thread sleeps on another core (which then leaves idle), and
-        // the context switch back into it.
+        // Wake the thread: try_to_wake_up on the interrupt's CPU picks the
+        // CPU it runs on (select_task_rq), an IPI if that is another core
+        // (which then leaves idle), and the context switch back into it.
         // (The waiter's own exit latency is counted as C-state exit, not
         // as wake-up: woke_at moves past it.)
+        let t_cpu = if self.signal == CompletionSignal::Interrupt {
+            self.place_woken(tid, irq_cpu, irq_start, at)
+        } else {
+            t_cpu
+        };
         let mut woke_at = at;
         at = self.cpus[irq_cpu as usize].run_irq(at, costs.wakeup);
         if t_cpu != irq_cpu && self.signal == CompletionSignal::Interrupt {
@@ -1309,6 +1340,40 @@ impl Machine {
         t.state = State::Running;
         self.queue.schedule(resumed, Ev::Run(tid));
         (self.cpus[irq_cpu as usize].busy_until, irq_cpu != t_cpu)
+    }
+
+    /// `select_task_rq` in `try_to_wake_up` on `waker` at `at` (the end of
+    /// the interrupt work that began at `irq_start`) for thread `tid`,
+    /// asleep in I/O wait: the thread's CPU from now on (its later
+    /// submissions, and their `dma_map_sg` in `queue_rq`, run there). A
+    /// thread whose CPU had not finished the work before its sleep when the
+    /// interrupt came is still on its run queue: `try_to_wake_up` only
+    /// marks it running (`ttwu_runnable`, kernel/sched/core.c) and it
+    /// stays.
+    fn place_woken(&mut self, tid: u32, waker: u32, irq_start: Ns, at: Ns) -> u32 {
+        let t = &mut self.threads[tid as usize];
+        let prev = t.cpu;
+        if irq_start < t.asleep_at {
+            return prev;
+        }
+        let cpu = select_task_rq(
+            self.wake_placement,
+            &RunQueueView {
+                cpus: &self.cpus,
+                at,
+            },
+            waker,
+            &mut Wakee {
+                prev,
+                allowed: &t.allowed,
+                recent_used_cpu: &mut t.recent_used_cpu,
+            },
+        );
+        if cpu != prev {
+            t.cpu = cpu;
+            self.wake_migrations += 1;
+        }
+        cpu
     }
 
     /// fio reaps every completed I/O of the thread at `now`: records the
@@ -1492,6 +1557,7 @@ impl Machine {
                 "hybrid_sleep_ns": self.hybrid_sleep_ns as u64,
             },
             "core_wait_ns": self.core_wait_ns as u64,
+            "wake_migrations": self.wake_migrations,
             "driver": self.driver.counters(),
             "swiotlb": self.dma.as_ref().map(|d| {
                 let mut c = d.counters();
@@ -1513,6 +1579,29 @@ impl Machine {
             });
         }
         (jobs, self.disk, extra, end)
+    }
+}
+
+/// The run queues as a waker sees them at `at`, the end of its interrupt
+/// work: a core's runnable threads (a sleeping thread is not counted; a
+/// spinning poller is). A core with work booked past `at` is running
+/// something: a thread already recorded asleep (a synchronous thread's
+/// sleep is booked at its submission's event time, before its CPU work has
+/// run), or, on the waker's core, the work the interrupt preempted (it is
+/// pushed back past the handler) or a kblockd run it queued. A core that
+/// only ran the interrupt is idle (`idle_cpu()` looks at the run queue).
+struct RunQueueView<'a> {
+    cpus: &'a [Cpu],
+    at: Ns,
+}
+
+impl RunQueues for RunQueueView<'_> {
+    fn ncpus(&self) -> u32 {
+        self.cpus.len() as u32
+    }
+    fn nr_running(&self, cpu: u32) -> u32 {
+        let c = &self.cpus[cpu as usize];
+        c.runnable.max(u32::from(c.busy_until > self.at))
     }
 }
 

@@ -442,6 +442,8 @@ fn check_modelled(jobs: &JobFile) -> Result<()> {
         let buffered = !spec.direct && spec.ioengine != IoEngine::Null;
         let refused = if buffered && spec.ioengine == IoEngine::IoUring {
             Some("io_uring with buffered I/O (direct=0: reads that miss the page cache go to io-wq workers) is not simulated by flashpath yet; set direct=1 or use libaio/psync")
+        } else if spec.fsync_blocks > 0 && !buffered {
+            Some("fsync=N / fdatasync=N with direct=1 (only a device cache flush) is not simulated by flashpath yet")
         } else if spec.end_fsync && !buffered {
             Some("end_fsync / fsync_on_close with direct=1 (only a device cache flush) is not simulated by flashpath yet")
         } else {

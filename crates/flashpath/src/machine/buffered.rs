@@ -350,6 +350,13 @@ impl Machine {
             rq.issue = end;
         }
         self.breakdown.submit_ns += u128::from(end - rq.start);
+        if rq.unit.ddir == Ddir::Write && t.fsync_blocks > 0 {
+            t.writes_since_sync += 1;
+            if t.writes_since_sync == t.fsync_blocks {
+                t.writes_since_sync = 0;
+                t.sync_due = true;
+            }
+        }
         t.inflight -= 1;
         t.done.push_back(op.key);
         end
@@ -543,9 +550,26 @@ impl Machine {
             }
         }
         if writeback {
-            // The flusher goes on from its kworker if it has reasons left.
+            // The flusher goes on from its kworker if it has pages to write
+            // and a reason left; otherwise its pass ends with its last
+            // request (it waited on tags, not on completions).
+            let fsync_waits = self
+                .threads
+                .iter()
+                .any(|t| t.cache_wait == Some(CacheWait::Clean));
+            let all_done = self.threads_done == self.threads.len();
             let st = self.cache.as_mut().expect("cache");
-            if let (Some(cpu), false) = (st.flusher.cpu, st.flusher.scheduled) {
+            let expired = st
+                .flusher
+                .dirtied_when
+                .is_some_and(|d| d + DIRTY_EXPIRE_NS <= at);
+            let more = !all_done
+                && st.cache.nr_dirty() > 0
+                && (fsync_waits || expired || st.limits.over_background(st.cache.nr_dirty()));
+            if !more && st.flusher.inflight == 0 && !st.flusher.scheduled {
+                st.flusher.cpu = None;
+            }
+            if let (Some(cpu), false, true) = (st.flusher.cpu, st.flusher.scheduled, more) {
                 st.flusher.scheduled = true;
                 let exit = self.wake_cpu(cpu, at);
                 let c = &mut self.cpus[cpu as usize];

@@ -216,6 +216,12 @@ struct Thread {
     /// end_fsync / fsync_on_close: fsync before the job ends; done once.
     end_fsync: bool,
     fsync_done: bool,
+    /// fsync=N: writes since the last sync, a sync due next, and when the
+    /// sync in progress started.
+    fsync_blocks: u32,
+    writes_since_sync: u32,
+    sync_due: bool,
+    sync_started: Option<Ns>,
     /// The open file's readahead state.
     ra: crate::mm::FileRa,
     /// The buffered call in progress, and what it sleeps on.
@@ -420,6 +426,10 @@ impl Machine {
                 invalidate: spec.invalidate,
                 end_fsync: spec.end_fsync,
                 fsync_done: false,
+                fsync_blocks: spec.fsync_blocks,
+                writes_since_sync: 0,
+                sync_due: false,
+                sync_started: None,
                 ra: match cache.as_ref() {
                     Some(c) => c.open_file(spec.fadvise_advice()),
                     None => crate::mm::FileRa::new(0, 0, crate::mm::readahead::Advice::Normal),
@@ -634,6 +644,13 @@ impl Machine {
         if reap_first && !self.threads[ti].done.is_empty() {
             now = self.reap(tid, now, false);
         }
+        if let Some(start) = self.threads[ti].sync_started.take() {
+            // Back from an fsync=N sync it slept in.
+            let t = &mut self.threads[ti];
+            if start >= t.stats_start {
+                t.res.sync_lat.record(now - start);
+            }
+        }
         if self.threads[ti].bop.is_some() {
             // Back in a buffered call it slept in.
             match self.buffered_step(tid, now) {
@@ -698,6 +715,36 @@ impl Machine {
                     }
                 },
             };
+            // fsync=N: after every N writes the next io_u fio fills is a
+            // sync (io_u.c fill_io_u), so none follows the job's last
+            // write; its engines run it alone, after what is in flight
+            // (libaio's queue returns busy until then).
+            if t.sync_due {
+                t.pending = Some((unit, due));
+                if t.inflight > 0 {
+                    break;
+                }
+                t.sync_due = false;
+                let cpu = &mut self.cpus[t.cpu as usize];
+                let entered = cpu.run(now, costs.fio_submit, costs.syscall_entry);
+                t.usr_ns += cpu.scaled(costs.fio_submit);
+                t.sys_ns += cpu.scaled(costs.syscall_entry);
+                t.sync_started = Some(now);
+                if !self.buffered_fsync(tid, entered) {
+                    return;
+                }
+                let t = &mut self.threads[ti];
+                let cpu = &mut self.cpus[t.cpu as usize];
+                let end = cpu.run(entered, 0, costs.syscall_exit);
+                t.sys_ns += cpu.scaled(costs.syscall_exit);
+                if let Some(start) = t.sync_started.take() {
+                    if start >= t.stats_start {
+                        t.res.sync_lat.record(end - start);
+                    }
+                }
+                now = end;
+                continue;
+            }
             // A log replay sleeps until the I/O's time inside get_io_u,
             // leaving what is in flight unreaped (iolog.c: iolog_delay).
             if let Some(at) = t.paced_at {

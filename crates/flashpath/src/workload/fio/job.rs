@@ -196,6 +196,8 @@ pub struct JobSpec {
     pub invalidate: bool,
     /// end_fsync or fsync_on_close: fsync the file before the job ends.
     pub end_fsync: bool,
+    /// fsync=N / fdatasync=N: a sync after every N writes (0: none).
+    pub fsync_blocks: u32,
     /// fadvise_hint: the advice fio gives the kernel at open.
     pub fadvise_hint: FadviseHint,
     pub hipri: bool,
@@ -334,6 +336,7 @@ impl Default for JobSpec {
             direct: false,
             invalidate: true,
             end_fsync: false,
+            fsync_blocks: 0,
             fadvise_hint: FadviseHint::ByPattern,
             hipri: false,
             read_iolog: None,

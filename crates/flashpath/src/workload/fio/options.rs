@@ -205,8 +205,8 @@ pub static OPTIONS: &[OptDef] = &[
     o("openfiles", &[], Kind::Int, Handling::Ignore),
     o("fallocate", &[], Kind::Str, Handling::Ignore),
     o("fadvise_hint", &[], Kind::Str, Handling::Model),
-    o("fsync", &[], Kind::Int, Handling::RefuseUnless(&["0"])),
-    o("fdatasync", &[], Kind::Int, Handling::RefuseUnless(&["0"])),
+    o("fsync", &[], Kind::Int, Handling::Model),
+    o("fdatasync", &[], Kind::Int, Handling::Model),
     o(
         "write_barrier",
         &[],

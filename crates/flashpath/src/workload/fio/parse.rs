@@ -1069,6 +1069,9 @@ fn model(
         "direct" => s.direct = n == 1,
         "invalidate" => s.invalidate = n == 1,
         "end_fsync" | "fsync_on_close" => s.end_fsync |= n == 1,
+        // A block device has no metadata to skip: fdatasync syncs what
+        // fsync does (blkdev_fsync).
+        "fsync" | "fdatasync" => s.fsync_blocks = u32v(0)?,
         "fadvise_hint" => {
             s.fadvise_hint = match v {
                 "0" => FadviseHint::None,

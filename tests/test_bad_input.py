@@ -29,10 +29,10 @@ CASES = [
         ["job.fio:5", "merge_blktrace_file"],
     ),
     (
-        "averaged latency log",
-        "[j]\nioengine=psync\ndirect=1\nsize=1m\nwrite_lat_log=x\nlog_avg_msec=100\n",
+        "one shared log",
+        "[j]\nioengine=psync\ndirect=1\nsize=1m\nwrite_lat_log=x\nper_job_logs=0\n",
         [],
-        ["job.fio:1", "log_avg_msec"],
+        ["job.fio:1", "per_job_logs=0"],
     ),
     (
         "missing iolog",

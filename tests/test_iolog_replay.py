@@ -176,3 +176,34 @@ def test_bw_and_iops_logs_follow_each_completion(tmp_path: Path) -> None:
         assert b[0] == c[0] == i[0] and b[2:] == c[2:] == i[2:]
         assert int(b[1]) == int(c[3]) * 1_000_000 // int(c[1])
         assert i[1] == "1"
+
+
+def test_averaged_logs_follow_fios_windows(tmp_path: Path) -> None:
+    """log_avg_msec=100 over a 1 s run on null_blk (fixed device time):
+    the clat log has a mean for each 100 ms window that a later sample
+    closes, plus the final flush at the end (the real fio 3.33: 10 lines
+    for 1 s), every mean equals the constant
+    per-I/O clat; the bandwidth log has one KiB/s rate per period, their
+    bytes add up to the job's, and the JSON bandwidth statistics use the
+    same windows (the real fio: bw_samples 9 at 100 ms where it is 1
+    without the log)."""
+    job = tmp_path / "avg.fio"
+    job.write_text(
+        "[j]\nioengine=psync\ndirect=1\nrw=randread\nbs=4k\nsize=64m\ntime_based\n"
+        "runtime=1\ncpus_allowed=0\nwrite_lat_log=t\nwrite_bw_log=t\nlog_avg_msec=100\n"
+    )
+    out = cli("run", str(job), "--device", "nullblk", "--output-format", "json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    read = json.loads(out.stdout)["jobs"][0]["read"]
+    clat = [line.split(", ") for line in (tmp_path / "t_clat.1.log").read_text().splitlines()]
+    assert len(clat) == 10  # nine windows closed by samples, the final flush
+    assert [int(c[0]) for c in clat] == list(range(100, 1001, 100))
+    assert {c[1] for c in clat} == {str(read["clat_ns"]["min"])}
+    assert all(c[3] == "0" for c in clat)  # averaged entries carry no size
+    bw = [line.split(", ") for line in (tmp_path / "t_bw.1.log").read_text().splitlines()]
+    assert [int(b[0]) for b in bw] == list(range(100, 1001, 100))
+    logged = sum(int(b[1]) for b in bw) * 1024 * 100 // 1000
+    # Up to the truncation of each rate and the block that completes as
+    # the run ends (after the last window).
+    assert abs(logged - read["io_bytes"]) <= len(bw) * 1024 * 100 // 1000 + 4096
+    assert read["bw_samples"] in (9, 10)

@@ -198,7 +198,12 @@ struct Thread {
     rate_late_n: u64,
 
     res: JobResult,
-    last_sample: Ns,
+    /// fio's bw_avg_time and iops_avg_time (500 ms, or log_avg_msec for
+    /// a job that writes that averaged log), and where each window began.
+    bw_interval: Ns,
+    iops_interval: Ns,
+    last_bw_sample: Ns,
+    last_iops_sample: Ns,
     sample_bytes: [u64; 3],
     sample_ios: [u64; 3],
     usr_ns: Ns,
@@ -414,7 +419,16 @@ impl Machine {
                 rate_late_ns: 0,
                 rate_late_n: 0,
                 res,
-                last_sample: 0,
+                bw_interval: match (&spec.write_bw_log, spec.log_avg_msec) {
+                    (Some(_), avg) if avg > 0 => avg * NS_PER_MS,
+                    _ => SAMPLE_INTERVAL,
+                },
+                iops_interval: match (&spec.write_iops_log, spec.log_avg_msec) {
+                    (Some(_), avg) if avg > 0 => avg * NS_PER_MS,
+                    _ => SAMPLE_INTERVAL,
+                },
+                last_bw_sample: 0,
+                last_iops_sample: 0,
                 sample_bytes: [0; 3],
                 sample_ios: [0; 3],
                 usr_ns: 0,
@@ -554,7 +568,8 @@ impl Machine {
         t.state = State::Running;
         t.start = now;
         t.stats_start = now + t.ramp;
-        t.last_sample = t.stats_start;
+        t.last_bw_sample = t.stats_start;
+        t.last_iops_sample = t.stats_start;
         if t.buffered && t.invalidate {
             // fio's file_invalidate_cache at open: BLKFLSBUF on a block
             // device drops its clean cached pages.
@@ -1737,25 +1752,34 @@ fn rate_due(t: &mut Thread, unit: IoUnit) -> Option<Ns> {
 /// fio's add_bw_samples/add_iops_samples: a sample every 500 ms of the
 /// bytes and I/Os since the previous one, over the time actually elapsed.
 fn sample_bw(t: &mut Thread, now: Ns) {
-    if now < t.last_sample + SAMPLE_INTERVAL {
-        return;
-    }
-    let spent_ms = (now - t.last_sample) / NS_PER_MS;
-    if spent_ms == 0 {
-        return;
-    }
-    for d in Ddir::ALL {
-        let i = d.index();
-        let dr = &mut t.res.dirs[i];
-        if dr.total_ios == 0 && t.sample_ios[i] == 0 {
-            continue;
+    // stat.c add_bw_samples / add_iops_samples: each on its own window
+    // (bw_avg_time, iops_avg_time), a sample per direction that moved.
+    if now >= t.last_bw_sample + t.bw_interval {
+        let spent_ms = (now - t.last_bw_sample) / NS_PER_MS;
+        for d in Ddir::ALL {
+            let i = d.index();
+            let dr = &mut t.res.dirs[i];
+            if dr.total_ios == 0 && t.sample_bytes[i] == 0 {
+                continue;
+            }
+            dr.bw_samples
+                .push((dr.io_bytes - t.sample_bytes[i]) * 1000 / spent_ms / 1024);
+            t.sample_bytes[i] = dr.io_bytes;
         }
-        let bytes = dr.io_bytes - t.sample_bytes[i];
-        let ios = dr.total_ios - t.sample_ios[i];
-        dr.bw_samples.push(bytes * 1000 / spent_ms / 1024);
-        dr.iops_samples.push(ios * 1000 / spent_ms);
-        t.sample_bytes[i] = dr.io_bytes;
-        t.sample_ios[i] = dr.total_ios;
+        t.last_bw_sample = now;
     }
-    t.last_sample = now;
+    if now >= t.last_iops_sample + t.iops_interval {
+        let spent_ms = (now - t.last_iops_sample) / NS_PER_MS;
+        for d in Ddir::ALL {
+            let i = d.index();
+            let dr = &mut t.res.dirs[i];
+            if dr.total_ios == 0 && t.sample_ios[i] == 0 {
+                continue;
+            }
+            dr.iops_samples
+                .push((dr.total_ios - t.sample_ios[i]) * 1000 / spent_ms);
+            t.sample_ios[i] = dr.total_ios;
+        }
+        t.last_iops_sample = now;
+    }
 }

@@ -221,6 +221,8 @@ pub struct JobSpec {
     pub per_job_logs: bool,
     /// log_avg_msec: average the logs over this many ms (0: every I/O).
     pub log_avg_msec: u64,
+    /// log_max_value: an averaged log records the window's maximum.
+    pub log_max_value: bool,
     /// The loaded log (filled in by the runner, which knows where the job
     /// file lives).
     pub iolog: Option<std::sync::Arc<crate::workload::iolog::Iolog>>,
@@ -349,6 +351,7 @@ impl Default for JobSpec {
             log_offset: false,
             per_job_logs: true,
             log_avg_msec: 0,
+            log_max_value: false,
             iolog: None,
             runtime: None,
             time_based: false,

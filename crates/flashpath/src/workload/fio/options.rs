@@ -470,7 +470,7 @@ pub static OPTIONS: &[OptDef] = &[
     o("log_hist_msec", &[], Kind::Int, Handling::Ignore),
     o("log_hist_coarseness", &[], Kind::Int, Handling::Ignore),
     o("write_hist_log", &[], Kind::Str, Handling::Ignore),
-    o("log_max_value", &[], Kind::Bool, Handling::Ignore),
+    o("log_max_value", &[], Kind::Bool, Handling::Model),
     o("log_offset", &[], Kind::Bool, Handling::Model),
     o("log_prio", &[], Kind::Bool, Handling::Ignore),
     o("log_compression", &[], Kind::Int, Handling::Ignore),

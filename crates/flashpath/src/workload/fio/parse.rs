@@ -1182,6 +1182,7 @@ fn model(
         "log_offset" => s.log_offset = n == 1,
         "per_job_logs" => s.per_job_logs = n == 1,
         "log_avg_msec" => s.log_avg_msec = n,
+        "log_max_value" => s.log_max_value = n == 1,
         "replay_no_stall" => s.replay.no_stall = n == 1,
         "replay_redirect" => s.replay_redirect = Some(v.to_string()),
         "replay_time_scale" => {

@@ -175,10 +175,8 @@ fn build_idle(p: &Profile) -> Result<IdleConfig> {
         }
         None => IdleConfig::poll_only().table,
     };
-    let variant = match p
-        .choice("host.idle.governor", &["menu-v4.4", "menu"])?
-        .as_str()
-    {
+    let governor = p.choice("host.idle.governor", &["menu-v4.4", "menu", "qcom-lpm"])?;
+    let variant = match governor.as_str() {
         "menu-v4.4" => MenuVariant::Linux44,
         _ => MenuVariant::Modern,
     };
@@ -191,6 +189,7 @@ fn build_idle(p: &Profile) -> Result<IdleConfig> {
         per_cpu,
         // CONFIG_NO_HZ_IDLE; a profile without the key keeps the tick.
         nohz_idle: p.has("host.idle.nohz") && p.flag("host.idle.nohz")?,
+        qcom_lpm: governor == "qcom-lpm",
     })
 }
 

@@ -8,7 +8,10 @@
 //! the chosen state's exit latency (C1 promoted to C1E when the hardware
 //! switch is on), the stay is counted, and the governor's `reflect()` runs.
 
-use super::{effective_exit_latency_ns, CState, CStateTable, IdleStats, MenuGovernor, SelectInput};
+use super::{
+    effective_exit_latency_ns, CState, CStateTable, IdleStats, MenuGovernor, QcomLpmGovernor,
+    SelectInput,
+};
 use crate::sim::Ns;
 
 /// Profile settings of the cpuidle model, shared by every core.
@@ -30,6 +33,9 @@ pub struct IdleConfig {
     /// the tick is stopped; without it the next timer is never further
     /// than the next tick.
     pub nohz_idle: bool,
+    /// Qualcomm's `qcom-cpu-lpm` governor instead of menu
+    /// (`host.idle.governor = "qcom-lpm"`).
+    pub qcom_lpm: bool,
 }
 
 impl IdleConfig {
@@ -44,6 +50,7 @@ impl IdleConfig {
             load_avg: 0.0,
             per_cpu: Vec::new(),
             nohz_idle: false,
+            qcom_lpm: false,
         }
     }
 
@@ -71,6 +78,12 @@ pub struct CoreIdle {
     next_timer_ns: Ns,
     nohz: bool,
     latency_req_ns: Ns,
+    /// `qcom-cpu-lpm`, when the profile selects it (menu is then unused).
+    lpm: Option<QcomLpmGovernor>,
+    /// The last stay (`dev->last_residency_ns`), read by `lpm_select()`.
+    last_residency_ns: Option<Ns>,
+    /// qcom-lpm's prediction timer for the current stay: delay from entry.
+    histtimer_ns: Option<Ns>,
 }
 
 impl CoreIdle {
@@ -93,6 +106,9 @@ impl CoreIdle {
             next_timer_ns: 0,
             nohz: cfg.nohz_idle,
             latency_req_ns: u64::MAX,
+            lpm: cfg.qcom_lpm.then(QcomLpmGovernor::new),
+            last_residency_ns: None,
+            histtimer_ns: None,
         }
     }
 
@@ -144,8 +160,19 @@ impl CoreIdle {
             latency_req_ns: self.latency_req_ns,
             delta_tick_ns: delta_tick,
         };
+        self.histtimer_ns = None;
         let idx = if self.states.len() == 1 {
             0
+        } else if let Some(lpm) = self.lpm.as_mut() {
+            // lpm_select() never keeps the tick: the sleep length is `sleep`.
+            let (idx, htime) = lpm.select(
+                &self.states,
+                sleep,
+                self.latency_req_ns,
+                self.last_residency_ns,
+            );
+            self.histtimer_ns = htime;
+            idx
         } else {
             self.gov.select(&self.states, &input)
         };
@@ -181,9 +208,34 @@ impl CoreIdle {
                 }
             }
         }
+        // qcom-lpm's histtimer fired before the wake-up: the CPU left the
+        // shallow state then (paying its exit), the history became
+        // invalid, and lpm_select() chose again without a prediction.
+        if let Some(h) = self.histtimer_ns.take() {
+            if stay > h {
+                let wexit = effective_exit_latency_ns(&self.states, idx, self.c1e);
+                self.stats.record(&self.states, idx, h + wexit);
+                self.last_residency_ns = Some(h + wexit);
+                if let Some(lpm) = self.lpm.as_mut() {
+                    lpm.history_invalid = true;
+                    lpm.histtimer_wakeups += 1;
+                }
+                since += h + wexit;
+                let left = self.next_timer_ns.saturating_sub(h + wexit).max(1);
+                let limit = (self.latency_req_ns != u64::MAX).then_some(self.latency_req_ns);
+                let timer = (self.next_timer_ns < NO_TIMER_NS).then_some(since + left);
+                idx = self.enter_limited(since, timer, nr_iowaiters, limit);
+                self.current = None;
+                self.histtimer_ns = None;
+                stay = at.saturating_sub(since);
+            }
+        }
         let exit = effective_exit_latency_ns(&self.states, idx, self.c1e);
         self.stats.record(&self.states, idx, stay + exit);
-        if self.states.len() > 1 {
+        if self.lpm.is_some() {
+            // lpm_reflect() is empty; the stay is read at the next select.
+            self.last_residency_ns = Some(stay + exit);
+        } else if self.states.len() > 1 {
             // With NOHZ idle the timers the machine knows are hrtimers of
             // sleeping threads, not the tick (`tick_nohz_idle_got_tick()`
             // is false for them), and the model sends no tick wake-ups.
@@ -231,6 +283,7 @@ mod tests {
             load_avg: 0.0,
             per_cpu: Vec::new(),
             nohz_idle: false,
+            qcom_lpm: false,
         })
     }
 
@@ -289,6 +342,7 @@ mod tests {
                 load_avg: 0.0,
                 per_cpu: Vec::new(),
                 nohz_idle: nohz,
+                qcom_lpm: false,
             },
             0,
         )

@@ -14,11 +14,13 @@
 pub mod core;
 pub mod cstates;
 pub mod menu;
+pub mod qcom_lpm;
 
 pub use self::core::{CoreIdle, IdleConfig};
 
 pub use cstates::IntelIdleTable;
 pub use menu::{MenuGovernor, MenuVariant, SelectInput};
+pub use qcom_lpm::QcomLpmGovernor;
 
 use crate::sim::Ns;
 

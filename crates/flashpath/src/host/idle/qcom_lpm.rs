@@ -1,0 +1,279 @@
+//! Qualcomm's vendor cpuidle governor `qcom-cpu-lpm`
+//! (`drivers/cpuidle/governors/qcom-lpm.c` and `qcom-lpm.h` of the Android
+//! vendor kernels, 2022-2023 Qualcomm Innovation Center copies). It
+//! registers with rating 50, above menu (20) and teo (19), so it is the
+//! governor on a Snapdragon phone that loads it.
+//!
+//! `lpm_select()`: first `update_cpu_history()` stores the last stay minus
+//! the exit latency of the state it was in (a stay that followed a
+//! prediction-timer wake-up is added to the previous sample instead); then,
+//! from the deepest state down, a state is skipped when disabled, when the
+//! QoS latency request is below its `exit_latency`, when its target
+//! residency exceeds the sleep length, or when a prediction exists and the
+//! residency exceeds it. `cpu_predict()` predicts nothing after a
+//! prediction-timer wake-up (`history_invalid`) or with fewer than
+//! `MAXSAMPLES` samples; else the average of the last samples when they
+//! repeat (`find_deviation()`: stddev <= `PRED_REF_STDDEV`, or avg > 6 x
+//! stddev with at least `MAXSAMPLES - 1` samples, dropping the largest
+//! sample once), else the average of a state's premature exits when there
+//! are at least `PRED_PREMATURE_CNT`. When a prediction chose a state that
+//! is not the deepest, `start_prediction_timer()` arms `histtimer` at
+//! `predicted + PRED_TIMER_ADD` (at most the next state's residency - 1)
+//! if the sleep length leaves more than that residency after it; when it
+//! fires the CPU wakes, marks the history invalid and selects again with no
+//! prediction. `lpm_reflect()` does nothing.
+//!
+//! Not modelled: the IPI-interval prediction (`LPM_PRED_IPI_PATTERN`), the
+//! IPI-pending restriction to WFI, WALT's `sched_lpm_disallowed_time()` bias,
+//! `sleep_disabled` (cleared after boot) and the cluster governor.
+
+use super::CState;
+use crate::sim::Ns;
+
+/// `MAXSAMPLES` in `qcom-lpm.h`.
+pub const MAXSAMPLES: usize = 5;
+/// `PRED_REF_STDDEV` (us).
+pub const PRED_REF_STDDEV: u64 = 500;
+/// `PRED_TIMER_ADD` (us).
+pub const PRED_TIMER_ADD: u64 = 100;
+/// `PRED_PREMATURE_CNT`.
+pub const PRED_PREMATURE_CNT: usize = 3;
+
+fn us(ns: Ns) -> u64 {
+    ns / 1_000
+}
+
+#[derive(Clone, Debug)]
+pub struct QcomLpmGovernor {
+    resi: [u64; MAXSAMPLES],
+    mode: [i64; MAXSAMPLES],
+    samples_idx: usize,
+    nsamp: usize,
+    last_idx: Option<usize>,
+    /// Set when the prediction timer woke the CPU.
+    pub history_invalid: bool,
+    htmr_wkup: bool,
+    /// Prediction-timer wake-ups (for tests and reports).
+    pub histtimer_wakeups: u64,
+}
+
+impl QcomLpmGovernor {
+    pub fn new() -> Self {
+        QcomLpmGovernor {
+            resi: [0; MAXSAMPLES],
+            mode: [-1; MAXSAMPLES],
+            samples_idx: 0,
+            nsamp: 0,
+            last_idx: None,
+            history_invalid: false,
+            htmr_wkup: false,
+            histtimer_wakeups: 0,
+        }
+    }
+
+    /// `update_cpu_history()` with `dev->last_residency_ns` = `measured_ns`.
+    fn update_history(&mut self, states: &[CState], measured_ns: Ns) {
+        let Some(idx) = self.last_idx else { return };
+        let exit = us(states[idx].exit_latency_ns);
+        let mut m = us(measured_ns);
+        if m > exit {
+            m -= exit;
+        }
+        if self.htmr_wkup {
+            self.samples_idx = if self.samples_idx == 0 {
+                MAXSAMPLES - 1
+            } else {
+                self.samples_idx - 1
+            };
+            self.resi[self.samples_idx] += m;
+            self.htmr_wkup = false;
+        } else {
+            self.resi[self.samples_idx] = m;
+        }
+        self.mode[self.samples_idx] = idx as i64;
+        self.nsamp = (self.nsamp + 1).min(MAXSAMPLES);
+        self.samples_idx = (self.samples_idx + 1) % MAXSAMPLES;
+    }
+
+    /// `find_deviation()`: returns the predicted sleep (us) or 0.
+    fn find_deviation(&self, states: &[CState], duration_us: u64) -> u64 {
+        let deepest = us(states[states.len() - 1].target_residency_ns);
+        let mut thresh = u64::MAX;
+        loop {
+            let vals: Vec<u64> = self.resi.iter().copied().filter(|v| *v <= thresh).collect();
+            let divisor = vals.len() as u64;
+            if divisor == 0 {
+                return 0;
+            }
+            let avg = vals.iter().sum::<u64>() / divisor;
+            let max = vals.iter().copied().max().unwrap_or(0);
+            let var = vals
+                .iter()
+                .map(|v| (*v as i64 - avg as i64).pow(2) as u64)
+                .sum::<u64>()
+                / divisor;
+            let stddev = (var as f64).sqrt() as u64;
+            if (avg > stddev * 6 && divisor >= (MAXSAMPLES - 1) as u64) || stddev <= PRED_REF_STDDEV
+            {
+                if avg >= duration_us || avg > deepest {
+                    return 0;
+                }
+                return avg;
+            }
+            thresh = max.saturating_sub(1);
+            if divisor <= (MAXSAMPLES - 1) as u64 {
+                return 0;
+            }
+        }
+    }
+
+    /// `cpu_predict()`: the predicted sleep (us), 0 = none.
+    fn predict(&mut self, states: &[CState], duration_us: u64) -> u64 {
+        if self.history_invalid {
+            self.history_invalid = false;
+            self.htmr_wkup = true;
+            return 0;
+        }
+        if self.nsamp < MAXSAMPLES {
+            return 0;
+        }
+        let p = self.find_deviation(states, duration_us);
+        if p != 0 {
+            return p;
+        }
+        for (j, s) in states.iter().enumerate().skip(1) {
+            let res = us(s.target_residency_ns);
+            let hits: Vec<u64> = (0..MAXSAMPLES)
+                .filter(|i| self.mode[*i] == j as i64 && self.resi[*i] < res)
+                .map(|i| self.resi[i])
+                .collect();
+            if hits.len() >= PRED_PREMATURE_CNT {
+                return hits.iter().sum::<u64>() / hits.len() as u64;
+            }
+        }
+        0
+    }
+
+    /// `lpm_select()` + `start_prediction_timer()`: the state and, when the
+    /// prediction timer is armed, its delay from the idle entry.
+    /// `last_residency_ns`: the previous stay (`None` before the first).
+    pub fn select(
+        &mut self,
+        states: &[CState],
+        sleep_ns: Ns,
+        latency_req_ns: Ns,
+        last_residency_ns: Option<Ns>,
+    ) -> (usize, Option<Ns>) {
+        if let Some(m) = last_residency_ns {
+            self.update_history(states, m);
+        }
+        let duration_us = us(sleep_ns);
+        let latency_req_us = us(latency_req_ns);
+        let mut predicted = 0;
+        let mut started = false;
+        let mut chosen = 0;
+        for i in (1..states.len()).rev() {
+            let s = &states[i];
+            if s.disabled
+                || latency_req_us < us(s.exit_latency_ns)
+                || s.target_residency_ns > sleep_ns
+            {
+                continue;
+            }
+            if !started {
+                predicted = self.predict(states, duration_us);
+                started = true;
+            }
+            if predicted != 0 && us(s.target_residency_ns) > predicted {
+                continue;
+            }
+            chosen = i;
+            break;
+        }
+        self.last_idx = Some(chosen);
+        let mut htime = None;
+        if predicted != 0 && chosen + 1 < states.len() {
+            let max_residency = us(states[chosen + 1].target_residency_ns).saturating_sub(1);
+            let h = (predicted + PRED_TIMER_ADD).min(max_residency);
+            if duration_us > h && duration_us - h > max_residency {
+                htime = Some(h * 1_000);
+            }
+        }
+        (chosen, htime)
+    }
+}
+
+impl Default for QcomLpmGovernor {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::core::{CoreIdle, IdleConfig, NO_TIMER_NS};
+    use super::super::{CState, CStateTable, MenuVariant};
+    use super::*;
+
+    fn silver() -> Vec<CState> {
+        // sm8650.dtsi silver CPU: WFI, power collapse 550/750/6700 us.
+        vec![
+            CState::arm_wfi(),
+            CState::psci("silver-rail-power-collapse", 550, 750, 6700),
+        ]
+    }
+
+    #[test]
+    fn repeating_stays_below_the_residency_predict_wfi_and_arm_the_histtimer() {
+        let s = silver();
+        let mut g = QcomLpmGovernor::new();
+        let mut last = None;
+        for _ in 0..MAXSAMPLES {
+            let (idx, _) = g.select(&s, NO_TIMER_NS, u64::MAX, last);
+            assert_eq!(idx, 1, "no prediction before MAXSAMPLES samples: deepest");
+            last = Some(6_250_000);
+        }
+        // Five 6.25 ms stays (minus the 1300 us exit_latency): average
+        // 4950 us < 6700 us, so WFI, histtimer at 4950 + 100 us.
+        let (idx, h) = g.select(&s, NO_TIMER_NS, u64::MAX, last);
+        assert_eq!(idx, 0);
+        assert_eq!(h, Some(5_050_000));
+        // After the histtimer fired: no prediction, the deepest state.
+        g.history_invalid = true;
+        let (idx, h) = g.select(&s, NO_TIMER_NS, u64::MAX, Some(5_051_000));
+        assert_eq!((idx, h), (1, None));
+    }
+
+    #[test]
+    fn a_wake_after_the_histtimer_pays_the_power_collapse_exit() {
+        let cfg = IdleConfig {
+            table: CStateTable::new("psci", silver()),
+            variant: MenuVariant::Modern,
+            tick_ns: 4_000_000,
+            c1e_auto_promotion: false,
+            load_avg: 0.0,
+            per_cpu: Vec::new(),
+            nohz_idle: true,
+            qcom_lpm: true,
+        };
+        let mut c = CoreIdle::for_cpu(&cfg, 0);
+        let mut at = 0;
+        // Five 3 ms stays in power collapse (no prediction yet): samples
+        // 3000 + 750 - 1300 = 2450 us.
+        for _ in 0..5 {
+            c.enter(at, None, 0);
+            c.exit(at + 3_000_000, false, 0);
+            at += 3_010_000;
+        }
+        // Predicted 2450 us < 6700: WFI; a wake-up before the histtimer
+        // (2550 us) pays 1 us.
+        let idx = c.enter(at, None, 0);
+        assert_eq!(c.states()[idx].name, "WFI");
+        assert_eq!(c.exit(at + 2_000_000, false, 0), 1_000);
+        at += 2_010_000;
+        // Predicted (4 x 2450 + 1999) / 5 = 2359 us: WFI with the histtimer
+        // at 2459 us; a wake-up after it finds the CPU in power collapse.
+        c.enter(at, None, 0);
+        assert_eq!(c.exit(at + 6_000_000, false, 0), 750_000);
+    }
+}

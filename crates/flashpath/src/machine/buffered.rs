@@ -177,18 +177,15 @@ impl Machine {
         let call = self.cache.as_ref().map_or(0, |c| c.costs.call);
         let end = cpu.run(usr_end, 0, costs.syscall_entry + call);
         t.sys_ns += cpu.scaled(costs.syscall_entry + call);
-        let key = self.rqs.insert(Rq {
-            thread: tid,
+        let key = self.rqs.insert(Rq::fio(
+            tid,
             unit,
-            start: now,
-            issue: if t.sync { usr_end } else { now },
-            blk_start: usr_end,
-            hctx: 0,
-            polled: false,
-            cpu: t.cpu,
-            mapped: false,
-            kind: RqKind::Fio,
-        });
+            t.cpu,
+            now,
+            if t.sync { usr_end } else { now },
+            usr_end,
+            false,
+        ));
         t.inflight += 1;
         self.submitted_ios += 1;
         super::note_depth(&mut t.res, t.inflight + t.done.len() as u32);

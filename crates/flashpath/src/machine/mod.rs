@@ -120,6 +120,33 @@ struct Rq {
     mapped: bool,
 }
 
+impl Rq {
+    /// A fio I/O of thread `thread` on `cpu`: fio's start and issue times,
+    /// and when it entered the block layer.
+    fn fio(
+        thread: u32,
+        unit: IoUnit,
+        cpu: u32,
+        start: Ns,
+        issue: Ns,
+        blk_start: Ns,
+        polled: bool,
+    ) -> Rq {
+        Rq {
+            kind: RqKind::Fio,
+            thread,
+            unit,
+            start,
+            issue,
+            blk_start,
+            hctx: 0,
+            polled,
+            cpu,
+            mapped: false,
+        }
+    }
+}
+
 /// Everything about a job clone that the loop needs, resolved once.
 pub struct ThreadPlan {
     pub spec_index: u32,
@@ -816,18 +843,9 @@ impl Machine {
                 let cpu = &mut self.cpus[t.cpu as usize];
                 let end = cpu.run(now, costs.fio_submit, 0);
                 t.usr_ns += cpu.scaled(costs.fio_submit);
-                let key = self.rqs.insert(Rq {
-                    thread: tid,
-                    unit,
-                    start,
-                    issue: end,
-                    blk_start: end,
-                    hctx: 0,
-                    polled: false,
-                    cpu: t.cpu,
-                    mapped: false,
-                    kind: RqKind::Fio,
-                });
+                let key = self
+                    .rqs
+                    .insert(Rq::fio(tid, unit, t.cpu, start, end, end, false));
                 t.inflight += 1;
                 t.done.push_back(key);
                 self.submitted_ios += 1;
@@ -846,18 +864,9 @@ impl Machine {
             t.usr_ns += cpu.scaled(costs.fio_submit);
             t.sys_ns += cpu.scaled(sys);
             let issue = if t.sync { usr_end } else { end };
-            let key = self.rqs.insert(Rq {
-                thread: tid,
-                unit,
-                start,
-                issue,
-                blk_start: usr_end,
-                hctx: 0,
-                polled: t.polled,
-                cpu: t.cpu,
-                mapped: false,
-                kind: RqKind::Fio,
-            });
+            let key = self
+                .rqs
+                .insert(Rq::fio(tid, unit, t.cpu, start, issue, usr_end, t.polled));
             t.inflight += 1;
             self.submitted_ios += 1;
             note_depth(&mut t.res, t.inflight + t.done.len() as u32);

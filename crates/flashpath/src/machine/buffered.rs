@@ -115,6 +115,14 @@ impl CacheState {
         }
     }
 
+    /// Dirty data older than dirty_expire_interval (the inode's
+    /// dirtied_when).
+    fn expired(&self, now: Ns) -> bool {
+        self.flusher
+            .dirtied_when
+            .is_some_and(|d| d + DIRTY_EXPIRE_NS <= now)
+    }
+
     /// A file's readahead state as fio opens it (fadvise_hint).
     pub fn open_file(&self, advice: Advice) -> FileRa {
         FileRa::new(self.ra_pages, self.max_rq_pages, advice)
@@ -453,16 +461,28 @@ impl Machine {
         self.queue.schedule(running, Ev::Flush);
     }
 
+    /// A thread waits in an fsync for every page to be clean.
+    fn fsync_waits(&self) -> bool {
+        self.threads
+            .iter()
+            .any(|t| t.cache_wait == Some(CacheWait::Clean))
+    }
+
+    /// Whether the flusher has a reason to write at `now`: a waiting fsync,
+    /// dirty pages over the background threshold (wb_over_bg_thresh), or
+    /// expired data; none once every job has ended.
+    fn writeback_reason(&self, now: Ns, fsync_waits: bool) -> bool {
+        let st = self.cache.as_ref().expect("cache");
+        self.threads_done < self.threads.len()
+            && (fsync_waits || st.expired(now) || st.limits.over_background(st.cache.nr_dirty()))
+    }
+
     /// The flusher's pass (wb_workfn): write dirty pages while it has a
     /// reason (a waiting fsync, over the background threshold, expired
     /// data) and free tags; its kworker sleeps when it has none left.
     pub(super) fn flush_work(&mut self, now: Ns) {
-        let all_done = self.threads_done == self.threads.len();
         let depth = self.tag_depth;
-        let fsync_waits = self
-            .threads
-            .iter()
-            .any(|t| t.cache_wait == Some(CacheWait::Clean));
+        let fsync_waits = self.fsync_waits();
         let st = self.cache.as_mut().expect("cache");
         st.flusher.scheduled = false;
         let cpu = st
@@ -471,14 +491,11 @@ impl Machine {
             .expect("a flusher pass runs on its kworker's CPU");
         let mut at = now;
         loop {
+            if !self.writeback_reason(now, fsync_waits) {
+                break;
+            }
             let st = self.cache.as_mut().expect("cache");
-            let expired = st
-                .flusher
-                .dirtied_when
-                .is_some_and(|d| d + DIRTY_EXPIRE_NS <= now);
-            let reason = !all_done
-                && (fsync_waits || expired || st.limits.over_background(st.cache.nr_dirty()));
-            if !reason || st.flusher.inflight >= depth {
+            if st.flusher.inflight >= depth {
                 break;
             }
             let max = st.max_rq_pages;
@@ -550,19 +567,9 @@ impl Machine {
             // The flusher goes on from its kworker if it has pages to write
             // and a reason left; otherwise its pass ends with its last
             // request (it waited on tags, not on completions).
-            let fsync_waits = self
-                .threads
-                .iter()
-                .any(|t| t.cache_wait == Some(CacheWait::Clean));
-            let all_done = self.threads_done == self.threads.len();
+            let more = self.cache.as_ref().expect("cache").cache.nr_dirty() > 0
+                && self.writeback_reason(at, self.fsync_waits());
             let st = self.cache.as_mut().expect("cache");
-            let expired = st
-                .flusher
-                .dirtied_when
-                .is_some_and(|d| d + DIRTY_EXPIRE_NS <= at);
-            let more = !all_done
-                && st.cache.nr_dirty() > 0
-                && (fsync_waits || expired || st.limits.over_background(st.cache.nr_dirty()));
             if !more && st.flusher.inflight == 0 && !st.flusher.scheduled {
                 st.flusher.cpu = None;
             }
@@ -584,12 +591,7 @@ impl Machine {
     /// dirty_expire_interval starts the flusher if it is idle.
     pub(super) fn flush_timer(&mut self, now: Ns) {
         let all_done = self.threads_done == self.threads.len();
-        let st = self.cache.as_mut().expect("cache");
-        let expired = st
-            .flusher
-            .dirtied_when
-            .is_some_and(|d| d + DIRTY_EXPIRE_NS <= now);
-        if expired && !all_done {
+        if self.cache.as_ref().expect("cache").expired(now) && !all_done {
             let from = self.threads[0].cpu;
             self.kick_flusher(from, now);
         }

@@ -516,6 +516,14 @@ pub fn run_jobs(
     let settings = QueueSettings::from_profile(profile)?;
     let driver = build_driver(profile)?;
     let dma = crate::dma::bounce::SwiotlbPath::from_profile(profile, cpus.len() as u32)?;
+    // Transparent huge pages decide how many DMA segments a request's
+    // buffer makes; only a bouncing DMA path can tell (mm/thp.rs).
+    let thp = if dma.is_some() || profile.has("host.thp") {
+        let mode = profile.choice("host.thp", &["always", "madvise", "never"])?;
+        crate::mm::thp::ThpMode::parse(&mode).expect("choice checked the value")
+    } else {
+        crate::mm::thp::ThpMode::Never
+    };
     let cache_costs = if profile.has("host.cost.copy_user") {
         Some(crate::machine::CacheCosts::from_profile(profile)?)
     } else {
@@ -629,6 +637,7 @@ pub fn run_jobs(
             settings,
             driver,
             dma,
+            thp,
             cache,
         },
         &jobs.jobs,

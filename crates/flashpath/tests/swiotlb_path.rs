@@ -47,6 +47,7 @@ include = ["nullblk.toml", "hosts/swiotlb-x86.toml"]
 
 [host]
 cpus = { value = 1, unit = "count", source = "test" }
+thp = { value = "never", unit = "name", source = "test" }
 
 [dma.swiotlb]
 boot_param = { value = "512,4,force", unit = "name", source = "test" }
@@ -151,6 +152,10 @@ fn maps_by_cpu(out: &RunOutput) -> Vec<u64> {
         .collect()
 }
 
+/// A 4 KiB virtio-blk request is four mappings: the header, the data page,
+/// the status byte and the indirect descriptor table (virtio_ring.c).
+const MAPS_PER_VIRTIO_4K: u64 = 4;
+
 /// fio pinned to CPU 1 with more I/O in flight than the device takes; the
 /// host is slow, so the device queue stays full and requests wait for tags.
 const DEEP: &str = "[j]\nfilename=/dev/vda\ndirect=1\nioengine=libaio\niodepth=64\nbs=4k\nsize=8m\nrw=randrw\ncpus_allowed=1\n";
@@ -175,10 +180,13 @@ fn a_request_that_waited_for_a_tag_is_mapped_where_the_completion_ran() {
     let restarts = swiotlb(&out, "restart_maps") as u64;
     let waited = out.result.flashpath["block"]["tag_waits"].as_u64().unwrap();
     let maps = swiotlb(&out, "maps") as u64;
-    assert!(waited > maps / 2, "the device queue must be the bottleneck");
+    assert!(
+        waited > maps / MAPS_PER_VIRTIO_4K / 2,
+        "the device queue must be the bottleneck"
+    );
     assert_eq!(restarts, waited);
-    assert_eq!(by_cpu[0], restarts);
-    assert_eq!(by_cpu[1], maps - restarts);
+    assert_eq!(by_cpu[0], MAPS_PER_VIRTIO_4K * restarts);
+    assert_eq!(by_cpu[1], maps - MAPS_PER_VIRTIO_4K * restarts);
     assert_eq!(by_cpu[2] + by_cpu[3], 0);
 }
 
@@ -202,6 +210,51 @@ fn restart_runs_go_round_the_cpus_of_a_shared_hctx() {
     assert_eq!(by_cpu[0] + by_cpu[2], 0);
     // The first CPU of the mask takes 7 runs, then 8 each in turn.
     let on3 = (0..restarts).filter(|&k| (k + 1) / 8 % 2 == 1).count() as u64;
-    assert_eq!(by_cpu[3], on3);
+    assert_eq!(by_cpu[3], MAPS_PER_VIRTIO_4K * on3);
     assert_eq!(by_cpu[1] + by_cpu[3], swiotlb(&out, "maps") as u64);
+}
+
+/// dma_map_sg maps each scatterlist segment on its own: a 64 KiB read from
+/// order-0 pages is sixteen mappings, each paying the call costs, and the
+/// copies still move the request's bytes once each way.
+#[test]
+fn each_page_of_a_scattered_buffer_is_its_own_mapping() {
+    let profile = null_with_swiotlb();
+    let job = "[j]\nfilename=/dev/nullb0\ndirect=1\nioengine=psync\nbs=64k\nsize=4m\nrw=read\n";
+    let plain = run(job, "nullblk", &["host.cpus=1"]);
+    let bounced = run(job, &profile, &[]);
+    let ios = plain.result.jobs[0].dirs[0].total_ios;
+    assert_eq!(swiotlb(&bounced, "maps") as u64, 16 * ios);
+    assert_eq!(swiotlb(&bounced, "unmaps") as u64, 16 * ios);
+    let expect = 16.0 * (300.0 + 200.0) + 2.0 * 65536.0;
+    let got = clat_mean(&bounced, 0) - clat_mean(&plain, 0);
+    assert!((got - expect).abs() < 1e-6, "{got} vs {expect}");
+}
+
+/// How many mappings a 64 KiB virtio-blk request takes: one per physically
+/// contiguous piece of fio's buffer, plus the header, the status byte and
+/// the indirect table. Huge pages back the buffer only where the kernel
+/// gives them: THP "always" and a buffer (iodepth x bs) of a whole 2 MiB
+/// extent, or hugetlb memory (mem=mmaphuge) whatever THP says.
+#[test]
+fn maps_per_request_follow_the_buffer_memory() {
+    let base = "[j]\nfilename=/dev/vda\ndirect=1\nioengine=libaio\nbs=64k\nsize=8m\nrw=randrw\n";
+    let per_request = |extra: &str, thp: &str| {
+        let out = run(
+            &format!("{base}{extra}"),
+            "virtio-ramdisk",
+            &[&format!("host.thp={thp}")],
+        );
+        let ios: u64 = out.result.jobs[0].dirs.iter().map(|d| d.total_ios).sum();
+        assert_eq!(swiotlb(&out, "maps"), swiotlb(&out, "unmaps"));
+        swiotlb(&out, "maps") / ios as f64
+    };
+    // 32 x 64 KiB = 2 MiB of buffers.
+    assert_eq!(per_request("iodepth=32\n", "always"), 4.0);
+    assert_eq!(per_request("iodepth=32\n", "madvise"), 19.0);
+    assert_eq!(per_request("iodepth=32\n", "never"), 19.0);
+    // 8 x 64 KiB = 512 KiB: no whole extent for a huge page.
+    assert_eq!(per_request("iodepth=8\n", "always"), 19.0);
+    assert_eq!(per_request("iodepth=8\nmem=mmaphuge\n", "never"), 4.0);
+    assert_eq!(per_request("iodepth=32\nmem=mmapshared\n", "always"), 19.0);
 }

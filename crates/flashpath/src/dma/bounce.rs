@@ -4,6 +4,14 @@
 //! `dma_unmap_sg` on the CPU that handles the completion (the copy back for
 //! reads, then the release under the area lock), before the waiter wakes.
 //!
+//! A request is not one mapping: `blk_rq_map_sg` makes a scatterlist entry
+//! per physically contiguous piece of its buffer, and the DMA API maps each
+//! entry on its own (`dma_direct_map_sg` -> `swiotlb_map` per entry,
+//! kernel/dma/direct.c). A driver may add mappings of its own: virtio-blk
+//! puts the request header and the status byte in their own entries and,
+//! with indirect descriptors, maps the descriptor table too
+//! ([`RingMaps::VirtioIndirect`]).
+//!
 //! The allocator ([`IoTlbMem`]) books its own lock holds and spins; this
 //! wrapper places each call on a core (a call starts when the core is free)
 //! and runs the `dyn_alloc` worker: when a map schedules growth, the new
@@ -27,14 +35,48 @@ fn orig_addr(key: u32) -> u64 {
     (1u64 << 40) + (u64::from(key) << 24)
 }
 
+/// Where the driver's per-request data lives (virtio-blk's `virtblk_req`
+/// in the request's PDU, its indirect table from kmalloc): only the low
+/// bits could matter, and virtio has no `min_align_mask`.
+fn driver_addr(key: u32, what: u64) -> u64 {
+    (2u64 << 40) + (u64::from(key) << 12) + what * 64
+}
+
+/// The mappings a driver adds around a request's data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RingMaps {
+    /// None: the data's scatterlist only (SCSI, MMC: their command
+    /// descriptors live in coherent memory, which swiotlb does not bounce).
+    DataOnly,
+    /// virtio-blk through `virtqueue_add_split` (drivers/block/virtio_blk.c
+    /// `virtblk_add_req`, drivers/virtio/virtio_ring.c): the 16-byte
+    /// `virtio_blk_outhdr` (to the device), the data entries, the 1-byte
+    /// status (from the device), each mapped by `vring_map_one_sg`; then,
+    /// with VIRTIO_RING_F_INDIRECT_DESC (QEMU's default) and more than one
+    /// entry, the indirect table of 16 bytes per entry (`vring_map_single`,
+    /// to the device). `detach_buf_split` unmaps the table first, then the
+    /// entries in order.
+    VirtioIndirect,
+}
+
+/// `sizeof(struct virtio_blk_outhdr)` (include/uapi/linux/virtio_blk.h).
+const VIRTIO_BLK_OUTHDR_BYTES: u64 = 16;
+/// The status byte (`virtblk_req.in_hdr.status`, `in_hdr_len` 1 without
+/// zoned commands).
+const VIRTIO_BLK_STATUS_BYTES: u64 = 1;
+/// `sizeof(struct vring_desc)` (include/uapi/linux/virtio_ring.h).
+const VRING_DESC_BYTES: u64 = 16;
+
 /// swiotlb bouncing for one device, with its own time accounting.
 pub struct SwiotlbPath {
     mem: IoTlbMem,
     grow_delay: Ns,
     /// When the queued `dyn_alloc` worker adds its pool.
     grow_at: Option<Ns>,
-    /// The live mapping of each request (by slab key).
-    maps: Vec<Option<(SlotAddr, DmaDir)>>,
+    ring: RingMaps,
+    /// The live mappings of each request (by slab key), in unmap order.
+    /// The vectors keep their capacity: no allocation once warm.
+    maps: Vec<Vec<(SlotAddr, DmaDir)>>,
     /// CPU time of maps (search, locks, spins) and unmaps (lookups, locks,
     /// release), and of the copies in and out.
     pub map_ns: u64,
@@ -108,6 +150,9 @@ impl SwiotlbPath {
             grow_delay,
         );
         path.maps_by_cpu = vec![0; ncpus as usize];
+        if p.has("device.kind") && p.text("device.kind")? == "virtio-blk" {
+            path.ring = RingMaps::VirtioIndirect;
+        }
         Ok(Some(path))
     }
 
@@ -116,6 +161,7 @@ impl SwiotlbPath {
             mem: IoTlbMem::new(cfg, costs),
             grow_delay,
             grow_at: None,
+            ring: RingMaps::DataOnly,
             maps: Vec::new(),
             map_ns: 0,
             unmap_ns: 0,
@@ -139,57 +185,116 @@ impl SwiotlbPath {
         }
     }
 
-    /// `dma_map_sg` of request `key` (`len` bytes) on `cpu`, asked at
-    /// `now`: returns when the mapping and the copy in are done.
-    pub fn map(&mut self, cpu: &mut Cpu, key: u32, ddir: Ddir, len: u64, now: Ns) -> Ns {
-        let start = now.max(cpu.busy_until);
+    /// The driver's own mappings around the data (see [`RingMaps`]).
+    pub fn set_ring_maps(&mut self, ring: RingMaps) {
+        self.ring = ring;
+    }
+
+    /// One `swiotlb_map` of `size` bytes at `orig` on `cpu` from `start`:
+    /// the search (its spins and lookup burn the core), then the copy into
+    /// the bounce buffer (`swiotlb_bounce(DMA_TO_DEVICE)`, for every
+    /// direction). Returns the slot and when the core is done.
+    fn map_one(&mut self, cpu: &mut Cpu, orig: u64, size: u64, start: Ns) -> (SlotAddr, Ns) {
         self.catch_up(start);
         if let Some(n) = self.maps_by_cpu.get_mut(cpu.id as usize) {
             *n += 1;
         }
-        let out = self
-            .mem
-            .map(start, cpu.id, MapRequest::new(orig_addr(key), len));
+        let out = self.mem.map(start, cpu.id, MapRequest::new(orig, size));
         let slot = out
             .slot
             .expect("swiotlb: a growing allocator always finds slots (transient pool)");
         if out.schedule_growth {
             self.grow_at = Some(out.done_at + self.grow_delay);
         }
-        // The search, its lock spins and the lookup burn the core.
         let searched = cpu.spin_until(start, out.done_at);
         self.map_ns += searched - start;
-        // swiotlb_bounce(DMA_TO_DEVICE), for every direction.
-        let copy = self.mem.costs().bounce_ns(len);
+        let copy = self.mem.costs().bounce_ns(size);
         let end = cpu.spin_until(searched, searched + copy);
         self.copy_in_ns += copy;
-        let dir = match ddir {
+        (slot, end)
+    }
+
+    /// `dma_map_sg` of request `key` (`len` bytes of data in pieces of at
+    /// most `contiguous` physically contiguous bytes) on `cpu`, asked at
+    /// `now`, with the driver's own mappings: returns when all mappings and
+    /// their copies in are done.
+    pub fn map(
+        &mut self,
+        cpu: &mut Cpu,
+        key: u32,
+        ddir: Ddir,
+        len: u64,
+        contiguous: u64,
+        now: Ns,
+    ) -> Ns {
+        let k = key as usize;
+        if self.maps.len() <= k {
+            self.maps.resize_with(k + 1, Vec::new);
+        }
+        let mut entries = std::mem::take(&mut self.maps[k]);
+        entries.clear();
+        let data_dir = match ddir {
             Ddir::Read => DmaDir::FromDevice,
             _ => DmaDir::ToDevice,
         };
-        let k = key as usize;
-        if self.maps.len() <= k {
-            self.maps.resize(k + 1, None);
+        let virtio = self.ring == RingMaps::VirtioIndirect;
+        let mut t = now.max(cpu.busy_until);
+        // The indirect table is mapped last but unmapped first: its place
+        // in `entries` is reserved now.
+        if virtio {
+            entries.push((SlotAddr(0), DmaDir::ToDevice));
+            let (slot, end) = self.map_one(cpu, driver_addr(key, 0), VIRTIO_BLK_OUTHDR_BYTES, t);
+            entries.push((slot, DmaDir::ToDevice));
+            t = end;
         }
-        self.maps[k] = Some((slot, dir));
-        end
+        let piece = contiguous.max(1);
+        let mut offset = 0;
+        while offset < len.max(1) {
+            let size = piece.min(len - offset).max(1);
+            let (slot, end) = self.map_one(cpu, orig_addr(key) + offset, size, t);
+            entries.push((slot, data_dir));
+            t = end;
+            offset += size;
+        }
+        if virtio {
+            let (slot, end) = self.map_one(cpu, driver_addr(key, 1), VIRTIO_BLK_STATUS_BYTES, t);
+            entries.push((slot, DmaDir::FromDevice));
+            // total_sg = the entries after the reserved table place.
+            let table = (entries.len() as u64 - 1) * VRING_DESC_BYTES;
+            let (table_slot, end) = self.map_one(cpu, driver_addr(key, 2), table, end);
+            entries[0] = (table_slot, DmaDir::ToDevice);
+            t = end;
+        }
+        self.maps[k] = entries;
+        t
     }
 
-    /// `dma_unmap_sg` of request `key` on `cpu` at `at` (interrupt or
-    /// polling context: it runs now, pushing queued thread work back).
-    /// Returns when it is done (the copy back for reads included).
+    /// `dma_unmap_sg` (and the driver's unmaps) of request `key` on `cpu`
+    /// at `at` (interrupt or polling context: it runs now, pushing queued
+    /// thread work back). Returns when it is done (the copies back of what
+    /// the device wrote included).
     pub fn unmap(&mut self, cpu: &mut Cpu, key: u32, at: Ns) -> Ns {
-        let Some((slot, dir)) = self.maps.get_mut(key as usize).and_then(Option::take) else {
+        let Some(entries) = self.maps.get_mut(key as usize) else {
             return at;
         };
+        if entries.is_empty() {
+            return at;
+        }
+        let mut entries = std::mem::take(entries);
         self.catch_up(at);
-        let out = self.mem.unmap(at, cpu.id, slot, dir);
-        let spent = out.done_at - at;
+        let mut t = at;
+        for &(slot, dir) in entries.iter() {
+            let out = self.mem.unmap(t, cpu.id, slot, dir);
+            self.unmap_ns += out.done_at - t - out.copy_ns;
+            self.copy_out_ns += out.copy_ns;
+            t = out.done_at;
+        }
+        let spent = t - at;
         cpu.irq_ns += spent;
         cpu.busy_until = cpu.busy_until.max(at) + spent;
-        self.unmap_ns += spent - out.copy_ns;
-        self.copy_out_ns += out.copy_ns;
-        out.done_at
+        entries.clear();
+        self.maps[key as usize] = entries;
+        t
     }
 
     /// The allocator's counters for the run's `flashpath` section.

@@ -27,6 +27,7 @@ use crate::driver::{CompletionSignal, DeviceSignal, Driver, DriverCpuCosts, Driv
 use crate::host::cpu::{Cpu, HostCosts};
 use crate::host::idle::{CoreIdle, IdleConfig};
 use crate::host::sched::{select_task_rq, RunQueues, WakePlacement, Wakee};
+use crate::mm::thp::{io_buffer_contiguous_bytes, ThpMode};
 use crate::report::{DirResult, DiskUtil, JobResult, LatSample};
 use crate::sim::queue::EventQueue;
 use crate::sim::rng::RngStream;
@@ -187,6 +188,9 @@ struct Thread {
     /// most (fio's fixup_options raises an unset max to the min, so 1).
     complete_max: u32,
     polled: bool,
+    /// Physically contiguous bytes behind its I/O buffers (mm/thp.rs): a
+    /// request maps one DMA segment per such extent.
+    buf_contiguous: u64,
     startdelay: Ns,
     runtime: Option<Ns>,
     ramp: Ns,
@@ -345,6 +349,9 @@ pub struct MachineParts {
     pub settings: QueueSettings,
     pub driver: Box<dyn Driver<Ev>>,
     pub dma: Option<SwiotlbPath>,
+    /// Transparent huge pages (`host.thp`): with `dma`, how contiguous
+    /// fio's buffers are, so how many mappings a request takes.
+    pub thp: ThpMode,
     /// The page cache's parameters, when a job does buffered I/O.
     pub cache: Option<CacheParts>,
 }
@@ -409,6 +416,18 @@ impl Machine {
                     .max(spec.iodepth_batch_complete_min)
                     .max(1),
                 polled,
+                buf_contiguous: {
+                    let max_bs = Ddir::ALL
+                        .iter()
+                        .map(|d| res.bs_range[d.index()].1)
+                        .max()
+                        .unwrap_or(0);
+                    io_buffer_contiguous_bytes(
+                        spec.io_mem,
+                        parts.thp,
+                        max_bs * u64::from(spec.iodepth.max(1)),
+                    )
+                },
                 startdelay: spec.startdelay,
                 runtime: spec.runtime.filter(|r| *r > 0),
                 ramp: spec.ramp_time,
@@ -1162,7 +1181,8 @@ impl Machine {
                 let rq = self.rqs.get_mut(key);
                 rq.mapped = true;
                 let (ddir, len) = (rq.unit.ddir, u64::from(rq.unit.len));
-                dma.map(&mut self.cpus[cpu as usize], key, ddir, len, at)
+                let contiguous = Self::contiguous_of(&self.threads, rq);
+                dma.map(&mut self.cpus[cpu as usize], key, ddir, len, contiguous, at)
             }
             _ => at,
         };
@@ -1170,13 +1190,23 @@ impl Machine {
         end
     }
 
+    /// The physically contiguous extent of a request's buffer: a fio
+    /// thread's I/O buffers, or order-0 page-cache pages.
+    fn contiguous_of(threads: &[Thread], rq: &Rq) -> u64 {
+        match rq.kind {
+            RqKind::Fio => threads[rq.thread as usize].buf_contiguous,
+            _ => crate::mm::PAGE_SIZE,
+        }
+    }
+
     /// `dma_map_sg` of request `key` on `cpu` from `at`, then the driver.
     fn map_then_issue(&mut self, key: u32, cpu: u32, at: Ns) {
         let rq = self.rqs.get_mut(key);
         rq.mapped = true;
         let (ddir, len) = (rq.unit.ddir, u64::from(rq.unit.len));
+        let contiguous = Self::contiguous_of(&self.threads, rq);
         let dma = self.dma.as_mut().expect("only swiotlb runs map");
-        let end = dma.map(&mut self.cpus[cpu as usize], key, ddir, len, at);
+        let end = dma.map(&mut self.cpus[cpu as usize], key, ddir, len, contiguous, at);
         self.queue.schedule(end, Ev::Issue(key));
     }
 

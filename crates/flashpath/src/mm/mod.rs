@@ -10,6 +10,8 @@
 //! - `writeback`: the dirty limits that throttle writers and start the
 //!   flusher (mm/page-writeback.c: `balance_dirty_pages`), and the order in
 //!   which the flusher writes dirty pages (`write_cache_pages`).
+//! - `thp`: how physically contiguous an I/O buffer is (transparent huge
+//!   pages, hugetlb, fio's `mem=`), which sets a request's DMA segments.
 //!
 //! The machine (`crate::machine`) drives them: a read or write system call
 //! of a fio thread copies through the cache on its CPU, the readahead reads
@@ -18,6 +20,7 @@
 
 pub mod filemap;
 pub mod readahead;
+pub mod thp;
 pub mod writeback;
 
 pub use filemap::{PageCache, PAGE_SHIFT, PAGE_SIZE};

@@ -200,6 +200,9 @@ pub struct JobSpec {
     pub fsync_blocks: u32,
     /// fadvise_hint: the advice fio gives the kernel at open.
     pub fadvise_hint: FadviseHint,
+    /// mem= / iomem=: how fio allocates the I/O buffers (their physical
+    /// contiguity sets a request's DMA segments).
+    pub io_mem: crate::mm::thp::IoMem,
     pub hipri: bool,
     /// read_iolog: the log to replay, as written (None: fio's own I/O).
     pub read_iolog: Option<String>,
@@ -340,6 +343,7 @@ impl Default for JobSpec {
             end_fsync: false,
             fsync_blocks: 0,
             fadvise_hint: FadviseHint::ByPattern,
+            io_mem: crate::mm::thp::IoMem::Malloc,
             hipri: false,
             read_iolog: None,
             replay: crate::workload::iolog::ReplayOptions::default(),

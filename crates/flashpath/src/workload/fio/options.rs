@@ -231,7 +231,7 @@ pub static OPTIONS: &[OptDef] = &[
     ),
     o("ramp_time", &[], Kind::Time, Handling::Model),
     o("clocksource", &[], Kind::Str, Handling::Ignore),
-    o("mem", &["iomem"], Kind::Str, Handling::Ignore),
+    o("mem", &["iomem"], Kind::Str, Handling::Model),
     o("verify", &[], Kind::Str, Handling::Model),
     o("do_verify", &[], Kind::Bool, Handling::Model),
     o("verify_interval", &[], Kind::Int, Handling::Ignore),

@@ -1081,6 +1081,11 @@ fn model(
                 _ => return Err(bad("not one of 0, 1, random, sequential")),
             }
         }
+        "mem" => {
+            s.io_mem = crate::mm::thp::IoMem::parse(v).ok_or_else(|| {
+                bad("not one of malloc, shm, shmhuge, mmap, mmaphuge, mmapshared (cudamalloc: no GPU is modelled)")
+            })?
+        }
         // buffered is the inverse of direct (options.c: same field, .neg).
         "buffered" => s.direct = n == 0,
         "loops" => s.loops = u32v(1)?,

@@ -413,6 +413,14 @@ BENCH_WORKLOADS = {
         "filename=/dev/nullb0\nnorandommap\nnumber_ios={n}\n",
         ["host.memory=1"],
     ),
+    # swiotlb=512,4,force: four threads map 4 KiB requests (4 bounce
+    # mappings each) from their own CPUs, pools grow, areas are searched.
+    "virtio-ramdisk randrw 4k qd256 x4, swiotlb": (
+        "virtio-ramdisk",
+        "[bench]\nioengine=libaio\ndirect=1\nrw=randrw\nbs=4k\niodepth=256\nnumjobs=4\n"
+        "filename=/dev/vda\nnorandommap\nnumber_ios={quarter}\n",
+        [],
+    ),
     "nullblk randread 4k qd1 psync": (
         "nullblk",
         "[bench]\nioengine=psync\ndirect=1\nrw=randread\nbs=4k\n"
@@ -444,7 +452,7 @@ def bench_cmd(ios: int, only: str | None, overrides: tuple[str, ...]) -> None:
             if only is not None and only not in name:
                 continue
             job = Path(tmp) / "bench.fio"
-            job.write_text(text.format(n=ios))
+            job.write_text(text.format(n=ios, quarter=max(ios // 4, 1)))
             extra = list(overrides) if device == "ufs21-64g" else []
             t0 = time.perf_counter()
             try:

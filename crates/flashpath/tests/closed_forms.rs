@@ -1,6 +1,8 @@
 //! Closed forms the machine must reproduce exactly or within a confidence
 //! interval, on null_blk, whose device time is known.
 
+mod common;
+
 use flashpath::profile::Profile;
 use flashpath::run::{run_jobs, RunOutput};
 use flashpath::workload::fio::{IoEngine, JobFile, JobSpec, RateProcess, RwKind};
@@ -44,10 +46,7 @@ fn job(engine: IoEngine, iodepth: u32) -> JobSpec {
 }
 
 fn run(spec: JobSpec, count: u64, overrides: &[&str]) -> RunOutput {
-    let mut profile = Profile::load("nullblk").unwrap();
-    for o in overrides {
-        profile.apply_override(o).unwrap();
-    }
+    let profile = common::profile("nullblk", overrides);
     let file = JobFile {
         path: "t.fio".into(),
         jobs: vec![spec],

@@ -4,6 +4,9 @@
 //! fio's `--debug=parse` output when fio is installed, and properties of the
 //! I/O stream.
 
+mod common;
+
+use common::fio_fixtures;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -11,15 +14,6 @@ use std::process::Command;
 use flashpath::workload::fio::*;
 use flashpath::workload::Ddir;
 use proptest::prelude::*;
-
-fn fixtures() -> PathBuf {
-    // The shared fixtures live beside the repository (`../shared/fixtures`);
-    // FLASHPATH_FIXTURES names another place.
-    std::env::var_os("FLASHPATH_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"))
-        .join("fio")
-}
 
 /// The VM the fixtures were made on: 2 vCPUs, 24105 MiB, 4 KiB pages
 /// (FORMAT-NOTES.md, RESOLVED.tsv `keywords`, `keywords-math`).
@@ -36,7 +30,9 @@ fn ctx() -> ParseContext {
 
 fn probe(name: &str) -> flashpath::Result<JobFile> {
     parse_job_file(
-        &fixtures().join("parse-probes").join(format!("{name}.fio")),
+        &fio_fixtures()
+            .join("parse-probes")
+            .join(format!("{name}.fio")),
         &ctx(),
     )
 }
@@ -56,7 +52,7 @@ const MS: u64 = 1_000_000;
 const S: u64 = 1_000_000_000;
 
 fn have_fixtures() -> bool {
-    let p = fixtures();
+    let p = fio_fixtures();
     if p.exists() {
         true
     } else {
@@ -277,7 +273,7 @@ fn corpus_parses_or_is_refused_with_file_and_line() {
     if !have_fixtures() {
         return;
     }
-    let root = fixtures();
+    let root = fio_fixtures();
     let mut files: Vec<PathBuf> = Vec::new();
     for sub in ["examples", "upstream-tests"] {
         for e in std::fs::read_dir(root.join(sub)).unwrap().flatten() {
@@ -422,7 +418,7 @@ fn recorded_fio_debug_output_matches() {
     if !have_fixtures() {
         return;
     }
-    let root = fixtures();
+    let root = fio_fixtures();
     let mut n = 0;
     for e in std::fs::read_dir(root.join("parse-probes"))
         .unwrap()
@@ -454,7 +450,7 @@ fn live_fio_agrees_on_resolved_values() {
         println!("NOTE: fio is not on PATH; live comparison SKIPPED (not passed)");
         return;
     }
-    let root = fixtures();
+    let root = fio_fixtures();
     let mut files: Vec<PathBuf> = Vec::new();
     for e in std::fs::read_dir(root.join("real-runs")).unwrap().flatten() {
         files.push(e.path().join("job.fio"));
@@ -604,7 +600,7 @@ fn real_run_jobs_give_streams() {
         return;
     }
     let jf = parse_job_file(
-        &fixtures().join("real-runs/randread-4k-qd1/job.fio"),
+        &fio_fixtures().join("real-runs/randread-4k-qd1/job.fio"),
         &ctx(),
     )
     .unwrap();
@@ -623,7 +619,7 @@ fn written_options_match_fio_json() {
         return;
     }
     let mut n = 0;
-    for e in std::fs::read_dir(fixtures().join("real-runs"))
+    for e in std::fs::read_dir(fio_fixtures().join("real-runs"))
         .unwrap()
         .flatten()
     {
@@ -666,7 +662,11 @@ fn written_options_match_fio_json() {
         }
     }
     assert!(n >= 10, "{n}");
-    let jf = parse_job_file(&fixtures().join("real-runs/iouring-hipri/job.fio"), &ctx()).unwrap();
+    let jf = parse_job_file(
+        &fio_fixtures().join("real-runs/iouring-hipri/job.fio"),
+        &ctx(),
+    )
+    .unwrap();
     let keys: Vec<&str> = jf.jobs[0]
         .own_options
         .iter()

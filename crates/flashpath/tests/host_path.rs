@@ -2,22 +2,17 @@
 //! polled and interrupt-driven completion, idle-state exit latency, hybrid
 //! polling, and a spinning poller sharing a core.
 
-use flashpath::profile::Profile;
-use flashpath::run::{fio_source, parse_context, run_jobs, RunOutput};
-use flashpath::workload::fio::parse_job_str;
-use std::path::Path;
+mod common;
 
+use flashpath::run::{fio_source, run_jobs, RunOutput};
+
+/// `job` on null_blk with `overrides`, seed 1.
 fn run(job: &str, overrides: &[&str]) -> RunOutput {
-    let mut p = Profile::load("nullblk").unwrap();
-    for o in overrides {
-        p.apply_override(o).unwrap();
-    }
-    let jobs = parse_job_str("t.fio", job, Path::new("."), &parse_context(&p).unwrap()).unwrap();
-    run_jobs(&jobs, &p, 1, &fio_source).unwrap()
+    common::run_str("nullblk", job, overrides, 1)
 }
 
 fn ns(key: &str) -> u64 {
-    Profile::load("nullblk").unwrap().ns(key).unwrap()
+    common::ns("nullblk", key)
 }
 
 const READER: &str = "[r]\nfilename=/dev/nullb0\nioengine=pvsync2\nhipri\nrw=read\nbs=4k\ndirect=1\nnumber_ios=2000\nsize=64M\ncpus_allowed=0\n";
@@ -177,9 +172,8 @@ fn spinning_poller_on_a_shared_core_delays_the_other_job_by_its_spin() {
 /// and the reads complete by interrupt, exactly as reads without hipri.
 #[test]
 fn hipri_without_a_poll_queue_fails_or_falls_back_as_the_kernel_does() {
-    let mut p = Profile::load("nullblk").unwrap();
-    p.apply_override("block.io_poll=0").unwrap();
-    let jobs = parse_job_str("t.fio", READER, Path::new("."), &parse_context(&p).unwrap()).unwrap();
+    let p = common::profile("nullblk", &["block.io_poll=0"]);
+    let jobs = common::parse(READER, &p);
     let err = match run_jobs(&jobs, &p, 1, &fio_source) {
         Ok(_) => panic!("hipri on io_poll=0 ran on a kernel that fails it"),
         Err(e) => e.to_string(),

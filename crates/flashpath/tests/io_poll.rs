@@ -2,10 +2,10 @@
 //! runs the `io-poll` scenario's job in both modes and checks the
 //! calibration (polled latency) and the model's interrupt-mode result.
 
+mod common;
+
 use flashpath::profile::{Profile, BUILTIN_SCENARIOS};
-use flashpath::run::{fio_source, parse_context, run_jobs, RunOutput};
-use flashpath::workload::fio::parse_job_str;
-use std::path::Path;
+use flashpath::run::RunOutput;
 
 fn scenario() -> toml::Table {
     let text = BUILTIN_SCENARIOS
@@ -16,13 +16,9 @@ fn scenario() -> toml::Table {
     text.parse().unwrap()
 }
 
+/// `job` on `profile` with `overrides`, seed 0.
 fn run(profile: &str, job: &str, overrides: &[&str]) -> RunOutput {
-    let mut p = Profile::load(profile).unwrap();
-    for o in overrides {
-        p.apply_override(o).unwrap();
-    }
-    let jobs = parse_job_str("io-poll", job, Path::new("."), &parse_context(&p).unwrap()).unwrap();
-    run_jobs(&jobs, &p, 0, &fio_source).unwrap()
+    common::run_str(profile, job, overrides, 0)
 }
 
 /// dd's figures: elapsed time per read (us) and MB/s (10^6 bytes/s).

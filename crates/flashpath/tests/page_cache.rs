@@ -3,18 +3,13 @@
 //! cached re-reads or writes under the background threshold), the cost of
 //! a cached read in closed form, and the dirty limit throttling a writer.
 
-use flashpath::profile::Profile;
-use flashpath::run::{fio_source, parse_context, run_iozone, run_jobs, RunOutput};
-use flashpath::workload::fio::parse_job_str;
-use std::path::Path;
+mod common;
 
+use flashpath::run::{fio_source, run_iozone, run_jobs, RunOutput};
+
+/// `job` on null_blk with `overrides`, seed 1.
 fn run(job: &str, overrides: &[&str]) -> RunOutput {
-    let mut p = Profile::load("nullblk").unwrap();
-    for o in overrides {
-        p.apply_override(o).unwrap();
-    }
-    let jobs = parse_job_str("t.fio", job, Path::new("."), &parse_context(&p).unwrap()).unwrap();
-    run_jobs(&jobs, &p, 1, &fio_source).unwrap()
+    common::run_str("nullblk", job, overrides, 1)
 }
 
 fn counter(out: &RunOutput, key: &str) -> u64 {
@@ -22,7 +17,7 @@ fn counter(out: &RunOutput, key: &str) -> u64 {
 }
 
 fn ns(key: &str) -> u64 {
-    Profile::load("nullblk").unwrap().ns(key).unwrap()
+    common::ns("nullblk", key)
 }
 
 const JOB: &str = "filename=/dev/nullb0\nioengine=psync\nbs=4k\ncpus_allowed=0\n";
@@ -77,7 +72,7 @@ fn a_cached_reread_costs_the_syscall_the_lookup_and_the_copy() {
         first.result.disks[0].read_ios
     );
     let clat = &both.result.jobs[1].dirs[0].clat.stat;
-    let p = Profile::load("nullblk").unwrap();
+    let p = common::profile("nullblk", &[]);
     let copy = (4096.0 / (p.rate("host.cost.copy_user").unwrap() / 1e9)).round() as u64;
     let expect = ns("host.cost.syscall_entry")
         + ns("host.cost.buffered_call")
@@ -222,21 +217,13 @@ fn buffered_iozone_reads_hit_the_cache_and_fsync_slows_the_writers() {
 /// reader's CPU while writeback is mapped on the flusher's.
 #[test]
 fn swiotlb_maps_readahead_on_the_reader_and_writeback_on_the_flusher() {
-    let mut p = Profile::load("virtio-ramdisk").unwrap();
-    p.apply_override("host.memory=0.5").unwrap();
     let job = "[j]\nfilename=/dev/vda\nioengine=psync\nrw=rw\nbs=64k\nsize=256m\ncpus_allowed=0\n";
-    let jobs = parse_job_str("t.fio", job, Path::new("."), &parse_context(&p).unwrap()).unwrap();
-    let out = run_jobs(&jobs, &p, 1, &fio_source).unwrap();
+    let out = common::run_str("virtio-ramdisk", job, &["host.memory=0.5"], 1);
     let cache = &out.result.flashpath["page_cache"];
     let wb = cache["writeback_requests"].as_u64().unwrap();
     let ra = cache["readahead_requests"].as_u64().unwrap();
     assert!(wb > 0 && ra > 0);
-    let by_cpu: Vec<u64> = out.result.flashpath["swiotlb"]["maps_by_cpu"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_u64().unwrap())
-        .collect();
+    let by_cpu = common::maps_by_cpu(&out);
     // One mapping per page-cache page (order-0 pages are separate
     // scatterlist segments) plus virtio-blk's header, status and indirect
     // table per request.
@@ -261,14 +248,11 @@ fn fsync_every_n_writes_syncs_before_the_next_write() {
     assert_eq!(counter(&out, "dirty_at_end"), 4);
     assert!(job.sync_lat.stat.min >= ns("device.completion_nsec"));
     // direct=1 is refused by name.
-    let p = Profile::load("nullblk").unwrap();
-    let jobs = parse_job_str(
-        "t.fio",
+    let p = common::profile("nullblk", &[]);
+    let jobs = common::parse(
         &format!("[j]\n{JOB}rw=write\nsize=1m\nfsync=4\ndirect=1\n"),
-        Path::new("."),
-        &parse_context(&p).unwrap(),
-    )
-    .unwrap();
+        &p,
+    );
     match run_jobs(&jobs, &p, 1, &fio_source) {
         Err(err) => assert!(err.to_string().contains("fsync=N"), "{err}"),
         Ok(_) => panic!("fsync=N with direct=1 ran"),

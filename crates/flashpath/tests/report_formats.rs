@@ -8,6 +8,8 @@
 //! the json+ file does not carry (slat/lat and bandwidth samples, exact
 //! clat mean/stddev) are left out of the comparisons.
 
+mod common;
+
 use flashpath::report::fmt::cf;
 use flashpath::report::group::{convert_agg, group_stats, thread_stats};
 use flashpath::report::{
@@ -18,13 +20,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 fn fixtures() -> PathBuf {
-    // The shared fixtures live beside the repository (`../shared/fixtures`);
-    // FLASHPATH_FIXTURES names another place.
-    std::env::var_os("FLASHPATH_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"))
-        .join("fio")
-        .join("real-runs")
+    common::fio_fixtures().join("real-runs")
 }
 
 fn run_dirs() -> Vec<PathBuf> {

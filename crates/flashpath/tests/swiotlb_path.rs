@@ -2,30 +2,14 @@
 //! where the kernel does it, and the two search orders differ only where
 //! the kernel text says they can.
 
-use flashpath::run::{run_file, RunOutput};
-use std::io::Write;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, Ordering};
+mod common;
 
-/// A file in a directory of its own: tests run in parallel threads of one
-/// process, so a shared name would let one test run another's job file.
-fn write(name: &str, text: &str) -> PathBuf {
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("flashpath-swiotlb-{}-{n}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::File::create(&path)
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    path
-}
+use common::{maps_by_cpu, write};
+use flashpath::run::RunOutput;
 
+/// `job` from a file on `profile` with `overrides`, seed 7.
 fn run(job: &str, profile: &str, overrides: &[&str]) -> RunOutput {
-    let path = write("job.fio", job);
-    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
-    run_file(&path, profile, &o, 7).unwrap_or_else(|e| panic!("{e}"))
+    common::run_job_file(profile, job, overrides, 7)
 }
 
 fn swiotlb(out: &RunOutput, key: &str) -> f64 {
@@ -141,15 +125,6 @@ fn with_several_pools_four_threads_area_first_visits_fewer_areas() {
         a.result.flashpath["swiotlb"], b.result.flashpath["swiotlb"]
     );
     assert!(vb < va, "area-first {vb} vs pool-first {va}");
-}
-
-fn maps_by_cpu(out: &RunOutput) -> Vec<u64> {
-    out.result.flashpath["swiotlb"]["maps_by_cpu"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_u64().unwrap())
-        .collect()
 }
 
 /// A 4 KiB virtio-blk request is four mappings: the header, the data page,

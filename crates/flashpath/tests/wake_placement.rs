@@ -3,41 +3,18 @@
 //! moves only when its CPU is busy at the wake-up, so a thread with a CPU
 //! of its own keeps it, and its maps come from that one CPU.
 
-use flashpath::run::{run_file, RunOutput};
-use std::io::Write;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, Ordering};
+mod common;
 
-fn write(name: &str, text: &str) -> PathBuf {
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("flashpath-wake-{}-{n}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::File::create(&path)
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    path
-}
+use common::maps_by_cpu;
+use flashpath::run::RunOutput;
 
+/// `job` from a file on virtio-ramdisk with `overrides`, seed 7.
 fn run(job: &str, overrides: &[&str]) -> RunOutput {
-    let path = write("job.fio", job);
-    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
-    run_file(&path, "virtio-ramdisk", &o, 7).unwrap_or_else(|e| panic!("{e}"))
+    common::run_job_file("virtio-ramdisk", job, overrides, 7)
 }
 
 fn migrations(out: &RunOutput) -> u64 {
     out.result.flashpath["wake_migrations"].as_u64().unwrap()
-}
-
-fn maps_by_cpu(out: &RunOutput) -> Vec<u64> {
-    out.result.flashpath["swiotlb"]["maps_by_cpu"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_u64().unwrap())
-        .collect()
 }
 
 fn bytes(out: &RunOutput) -> Vec<u64> {

@@ -252,6 +252,45 @@ mod tests {
         assert_eq!((idx, h), (1, None));
     }
 
+    /// `find_deviation()` on samples set directly: a second pass without
+    /// the largest sample (and every sample equal to it), the 6 x stddev
+    /// test only with at least `MAXSAMPLES - 1` samples left, and, when
+    /// both passes fail, `cpu_predict()`'s average of premature exits.
+    #[test]
+    fn the_largest_sample_is_dropped_once_before_premature_exits_count() {
+        let s = silver();
+        let g = |resi: [u64; MAXSAMPLES], mode: [i64; MAXSAMPLES]| QcomLpmGovernor {
+            resi,
+            mode,
+            nsamp: MAXSAMPLES,
+            ..QcomLpmGovernor::new()
+        };
+        let dev = |resi| g(resi, [1; MAXSAMPLES]).find_deviation(&s, u64::MAX);
+        // All five repeat closely (stddev 587 > 500, but the average is
+        // above 6 x stddev).
+        assert_eq!(dev([5000, 6200, 5000, 6200, 5000]), 5480);
+        // One outlier: without it four samples repeat exactly.
+        assert_eq!(dev([1000, 1000, 20000, 1000, 1000]), 1000);
+        // ... an average not below the sleep length predicts nothing.
+        let one_outlier = g([1000, 1000, 20000, 1000, 1000], [1; MAXSAMPLES]);
+        assert_eq!(one_outlier.find_deviation(&s, 1000), 0);
+        // Two equal largest go together; three left pass on the stddev.
+        assert_eq!(dev([1000, 20000, 1200, 20000, 1100]), 1100);
+        // Four left: 6 x stddev (600) is below their average.
+        assert_eq!(dev([5000, 6200, 60000, 5000, 6200]), 5600);
+        // Three left: the same spread fails, as only the stddev test counts.
+        assert_eq!(dev([5000, 6200, 60000, 5000, 60000]), 0);
+        // Repeating, but longer than the deepest residency: nothing.
+        assert_eq!(dev([7000; MAXSAMPLES]), 0);
+        // Both passes fail and no further sample is dropped ...
+        let spread = [1000, 20000, 5000, 3000, 1000];
+        assert_eq!(dev(spread), 0);
+        // ... so three premature exits from state 1 (below its 6000 us
+        // residency) predict their average; two do not.
+        assert_eq!(g(spread, [1, 1, 1, 0, 1]).predict(&s, u64::MAX), 7000 / 3);
+        assert_eq!(g(spread, [1, 1, 0, 0, 1]).predict(&s, u64::MAX), 0);
+    }
+
     #[test]
     fn a_wake_after_the_histtimer_pays_the_power_collapse_exit() {
         let cfg = IdleConfig {

@@ -100,16 +100,17 @@ impl QcomLpmGovernor {
         let deepest = us(states[states.len() - 1].target_residency_ns);
         let mut thresh = u64::MAX;
         loop {
-            let vals: Vec<u64> = self.resi.iter().copied().filter(|v| *v <= thresh).collect();
-            let divisor = vals.len() as u64;
+            // The samples at or below `thresh`, walked again for each sum
+            // (the selection path allocates nothing).
+            let vals = || self.resi.iter().copied().filter(move |v| *v <= thresh);
+            let divisor = vals().count() as u64;
             if divisor == 0 {
                 return 0;
             }
-            let avg = vals.iter().sum::<u64>() / divisor;
-            let max = vals.iter().copied().max().unwrap_or(0);
-            let var = vals
-                .iter()
-                .map(|v| (*v as i64 - avg as i64).pow(2) as u64)
+            let avg = vals().sum::<u64>() / divisor;
+            let max = vals().max().unwrap_or(0);
+            let var = vals()
+                .map(|v| (v as i64 - avg as i64).pow(2) as u64)
                 .sum::<u64>()
                 / divisor;
             let stddev = (var as f64).sqrt() as u64;
@@ -143,12 +144,14 @@ impl QcomLpmGovernor {
         }
         for (j, s) in states.iter().enumerate().skip(1) {
             let res = us(s.target_residency_ns);
-            let hits: Vec<u64> = (0..MAXSAMPLES)
-                .filter(|i| self.mode[*i] == j as i64 && self.resi[*i] < res)
-                .map(|i| self.resi[i])
-                .collect();
-            if hits.len() >= PRED_PREMATURE_CNT {
-                return hits.iter().sum::<u64>() / hits.len() as u64;
+            let hits = || {
+                (0..MAXSAMPLES)
+                    .filter(|i| self.mode[*i] == j as i64 && self.resi[*i] < res)
+                    .map(|i| self.resi[i])
+            };
+            let n = hits().count();
+            if n >= PRED_PREMATURE_CNT {
+                return hits().sum::<u64>() / n as u64;
             }
         }
         0

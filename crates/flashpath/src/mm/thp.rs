@@ -102,29 +102,22 @@ mod tests {
 
     #[test]
     fn huge_only_where_the_kernel_gives_huge_pages() {
-        let big = 16 << 20;
-        let small = 1 << 20;
-        assert_eq!(
-            io_buffer_contiguous_bytes(IoMem::Malloc, ThpMode::Always, big),
-            HPAGE_PMD_SIZE
-        );
-        // Less than a PMD extent: no huge page can back it.
-        assert_eq!(
-            io_buffer_contiguous_bytes(IoMem::Malloc, ThpMode::Always, small),
-            PAGE_SIZE
-        );
-        assert_eq!(
-            io_buffer_contiguous_bytes(IoMem::Malloc, ThpMode::Madvise, big),
-            PAGE_SIZE
-        );
-        assert_eq!(
-            io_buffer_contiguous_bytes(IoMem::MmapShared, ThpMode::Always, big),
-            PAGE_SIZE
-        );
-        assert_eq!(
-            io_buffer_contiguous_bytes(IoMem::MmapHuge, ThpMode::Never, small),
-            HPAGE_PMD_SIZE
-        );
+        let (big, small) = (16 << 20, 1 << 20);
+        let table = [
+            (IoMem::Malloc, ThpMode::Always, big, HPAGE_PMD_SIZE),
+            // Less than a PMD extent: no huge page can back it.
+            (IoMem::Malloc, ThpMode::Always, small, PAGE_SIZE),
+            (IoMem::Malloc, ThpMode::Madvise, big, PAGE_SIZE),
+            (IoMem::MmapShared, ThpMode::Always, big, PAGE_SIZE),
+            (IoMem::MmapHuge, ThpMode::Never, small, HPAGE_PMD_SIZE),
+        ];
+        for (mem, thp, bytes, want) in table {
+            assert_eq!(
+                io_buffer_contiguous_bytes(mem, thp, bytes),
+                want,
+                "{mem:?} {thp:?}"
+            );
+        }
     }
 
     #[test]

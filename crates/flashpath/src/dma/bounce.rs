@@ -25,6 +25,7 @@ use super::swiotlb::{
 };
 use crate::error::{InputError, Result};
 use crate::host::cpu::Cpu;
+use crate::mm::thp::segments;
 use crate::profile::Profile;
 use crate::sim::Ns;
 use crate::workload::Ddir;
@@ -185,11 +186,6 @@ impl SwiotlbPath {
         }
     }
 
-    /// The driver's own mappings around the data (see [`RingMaps`]).
-    pub fn set_ring_maps(&mut self, ring: RingMaps) {
-        self.ring = ring;
-    }
-
     /// One `swiotlb_map` of `size` bytes at `orig` on `cpu` from `start`:
     /// the search (its spins and lookup burn the core), then the copy into
     /// the bounce buffer (`swiotlb_bounce(DMA_TO_DEVICE)`, for every
@@ -248,13 +244,12 @@ impl SwiotlbPath {
             t = end;
         }
         let piece = contiguous.max(1);
-        let mut offset = 0;
-        while offset < len.max(1) {
-            let size = piece.min(len - offset).max(1);
+        for i in 0..segments(len, piece) {
+            let offset = i * piece;
+            let size = piece.min(len.saturating_sub(offset)).max(1);
             let (slot, end) = self.map_one(cpu, orig_addr(key) + offset, size, t);
             entries.push((slot, data_dir));
             t = end;
-            offset += size;
         }
         if virtio {
             let (slot, end) = self.map_one(cpu, driver_addr(key, 1), VIRTIO_BLK_STATUS_BYTES, t);

@@ -37,7 +37,7 @@ pub mod ftl;
 pub mod nand;
 
 pub use ftl::{FactoryLayout, FlashDevice, FtlStats, GcPolicy, MemoryUse, Ppn};
-pub use nand::{CellTiming, CellType, ChannelParams, Geometry};
+pub use nand::{CellTiming, CellType, ChannelParams, Geometry, ReadByPageType};
 
 use crate::error::{InputError, Result};
 

@@ -33,12 +33,50 @@ pub enum CellType {
     Tlc,
 }
 
+/// How tR depends on which bit of its cells a page holds: one value for
+/// every page, or one per page type as MQSim's `Flash_Chip::
+/// Get_command_execution_latency` (`CMU-SAFARI/MQSim:src/ssd/Flash_Chip.h`,
+/// its `Page_Read_Latency_LSB/CSB/MSB`): an MLC page's type is its index in
+/// the block mod 2; a TLC page's follows the shared-page program order of
+/// Yaakobi et al., "Characterization and Error-Correcting Codes for TLC
+/// Flash Memories", ICNC 2012 (pages 0-5 LSB, 6-7 CSB, then pairs of pages
+/// cycling LSB, CSB, MSB). Sensing an upper page takes more read levels,
+/// so its tR is longer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadByPageType {
+    /// Every page senses in `t_read`.
+    Uniform,
+    /// MLC: LSB, MSB.
+    Mlc([Ns; 2]),
+    /// TLC: LSB, CSB, MSB.
+    Tlc([Ns; 3]),
+}
+
+impl ReadByPageType {
+    /// The page type (0 = LSB, 1 = CSB or MLC's MSB, 2 = MSB) of the page at
+    /// `page` within its block, by MQSim's rule.
+    pub fn page_type(self, page: u32) -> usize {
+        match self {
+            ReadByPageType::Uniform => 0,
+            ReadByPageType::Mlc(_) => (page % 2) as usize,
+            ReadByPageType::Tlc(_) => match page {
+                0..=5 => 0,
+                6..=7 => 1,
+                _ => (((page - 8) >> 1) % 3) as usize,
+            },
+        }
+    }
+}
+
 /// Array timings of one die. Values come from profiles; the constants below
 /// are documented examples.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CellTiming {
-    /// Page read (array to page register), tR.
+    /// Page read (array to page register), tR (of every page when
+    /// `read_by_page_type` is `Uniform`).
     pub t_read: Ns,
+    /// tR per page type, where the profile gives one.
+    pub read_by_page_type: ReadByPageType,
     /// Page program (page register to array), tPROG.
     pub t_prog: Ns,
     /// Block erase, tBERS.
@@ -51,12 +89,14 @@ impl CellTiming {
     /// and TLC NAND", via KERNEL-NOTES §1(c) / §6.
     pub const SLC: CellTiming = CellTiming {
         t_read: 25_000,
+        read_by_page_type: ReadByPageType::Uniform,
         t_prog: 250_000,
         t_erase: 2_000_000,
     };
     /// MLC: tR 50 µs, tPROG 600–900 µs (midpoint 750), erase 3 ms. Same source.
     pub const MLC: CellTiming = CellTiming {
         t_read: 50_000,
+        read_by_page_type: ReadByPageType::Uniform,
         t_prog: 750_000,
         t_erase: 3_000_000,
     };
@@ -66,9 +106,20 @@ impl CellTiming {
     /// erase is 3.8 ms.
     pub const TLC: CellTiming = CellTiming {
         t_read: 75_000,
+        read_by_page_type: ReadByPageType::Uniform,
         t_prog: 1_125_000,
         t_erase: 4_500_000,
     };
+
+    /// tR of the page at `page` within its block.
+    #[inline]
+    pub fn t_read_of(&self, page: u32) -> Ns {
+        match self.read_by_page_type {
+            ReadByPageType::Uniform => self.t_read,
+            ReadByPageType::Mlc(t) => t[self.read_by_page_type.page_type(page)],
+            ReadByPageType::Tlc(t) => t[self.read_by_page_type.page_type(page)],
+        }
+    }
 
     pub fn for_cell(cell: CellType) -> CellTiming {
         match cell {
@@ -312,14 +363,15 @@ impl Nand {
     }
 
     /// Sense one page row (a multi-plane read senses the same page offset on
-    /// every plane for one tR) and move `bytes` out over the channel.
-    /// Returns `(sense_end, done)`; more data from the same sensed row can
-    /// follow with [`Nand::read_more`] without another tR.
+    /// every plane for one tR), the row at `page` within its block, and move
+    /// `bytes` out over the channel. Returns `(sense_end, done)`; more data
+    /// from the same sensed row can follow with [`Nand::read_more`] without
+    /// another tR.
     #[inline]
-    pub fn read(&mut self, now: Ns, die: u32, bytes: u64) -> (Ns, Ns) {
+    pub fn read(&mut self, now: Ns, die: u32, page: u32, bytes: u64) -> (Ns, Ns) {
         let d = die as usize;
         let start = now.max(self.die_busy[d]);
-        let sense_end = start + self.chan.cmd_ns + self.timing.t_read;
+        let sense_end = start + self.chan.cmd_ns + self.timing.t_read_of(page);
         let x = self.xfer_ns(bytes);
         let ch = &mut self.channels[self.geo.channel_of(die) as usize];
         ch.prune(self.now);
@@ -411,8 +463,8 @@ mod tests {
         };
         let mut n = Nand::new(geo, CellTiming::SLC, ChannelParams::MQSIM);
         let x = n.xfer_ns(4096);
-        let (s0, d0) = n.read(0, 0, 4096);
-        let (s1, d1) = n.read(0, 1, 4096);
+        let (s0, d0) = n.read(0, 0, 0, 4096);
+        let (s1, d1) = n.read(0, 1, 0, 4096);
         assert_eq!(s0, s1, "both dies sense at once");
         assert_eq!(d0, s0 + x);
         assert_eq!(d1, d0 + x, "second transfer queues behind the first");
@@ -423,5 +475,45 @@ mod tests {
         // An erase needs no bus.
         let e = n.erase(0, 1);
         assert_eq!(e, d1 + 200 + CellTiming::SLC.t_erase);
+    }
+
+    #[test]
+    fn tlc_page_types_follow_mqsim() {
+        let tlc = ReadByPageType::Tlc([50_000, 70_000, 90_000]);
+        let types: Vec<usize> = (0..16).map(|p| tlc.page_type(p)).collect();
+        assert_eq!(types, [0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 1, 1, 2, 2, 0, 0]);
+        let mlc = ReadByPageType::Mlc([40_000, 60_000]);
+        assert_eq!(
+            (0..4).map(|p| mlc.page_type(p)).collect::<Vec<_>>(),
+            [0, 1, 0, 1]
+        );
+        assert_eq!(ReadByPageType::Uniform.page_type(13), 0);
+    }
+
+    #[test]
+    fn a_read_senses_for_its_page_types_tr() {
+        let geo = Geometry {
+            channels: 1,
+            chips_per_channel: 1,
+            dies_per_chip: 2,
+            planes_per_die: 1,
+            blocks_per_plane: 4,
+            pages_per_block: 16,
+            page_bytes: 4096,
+        };
+        let timing = CellTiming {
+            read_by_page_type: ReadByPageType::Tlc([50_000, 70_000, 90_000]),
+            ..CellTiming::TLC
+        };
+        let mut n = Nand::new(geo, timing, ChannelParams::MQSIM);
+        let cmd = n.chan.cmd_ns;
+        // Page 12 is an MSB page, page 6 a CSB page, page 0 an LSB page.
+        assert_eq!(n.read(0, 0, 12, 4096).0, cmd + 90_000);
+        assert_eq!(n.read(0, 1, 6, 4096).0, cmd + 70_000);
+        let busy = n.die_busy_until(0);
+        assert_eq!(n.read(busy, 0, 0, 4096).0, busy + cmd + 50_000);
+        // Uniform timing ignores the page.
+        let mut u = Nand::new(geo, CellTiming::TLC, ChannelParams::MQSIM);
+        assert_eq!(u.read(0, 0, 12, 4096).0, cmd + CellTiming::TLC.t_read);
     }
 }

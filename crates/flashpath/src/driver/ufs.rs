@@ -19,7 +19,9 @@ use super::ufshpb::{Hpb, HpbMode, HpbParams, HpbRsp, Prep};
 use super::{DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
 use crate::device::devfreq::{DevStatus, Devfreq, SimpleOndemand, TimerKind};
 use crate::device::nand::Timeline;
-use crate::device::{CellTiming, ChannelParams, FlashDevice, FlashParams, GcPolicy, Geometry};
+use crate::device::{
+    CellTiming, ChannelParams, FlashDevice, FlashParams, GcPolicy, Geometry, ReadByPageType,
+};
 use crate::error::{InputError, Result};
 use crate::link::ufs::{UfsLink, UfsLinkParams, HPB_SENSE_BYTES, UPIU_HEADER_BYTES};
 use crate::profile::Profile;
@@ -36,6 +38,32 @@ const EV_DONE: u32 = 4;
 const EV_DEVFREQ: u32 = 5;
 
 const BLOCK: u64 = 4096;
+
+/// `device.flash.t_read_page_type`, optional: tR of each page type, two
+/// values (MLC: LSB, MSB) or three (TLC: LSB, CSB, MSB).
+fn read_by_page_type(p: &Profile, key: &str) -> Result<ReadByPageType> {
+    if !p.has(key) {
+        return Ok(ReadByPageType::Uniform);
+    }
+    let ns: Vec<Ns> = p
+        .list(key, "time")?
+        .iter()
+        .map(|v| v.round() as Ns)
+        .collect();
+    match ns[..] {
+        [lsb, msb] => Ok(ReadByPageType::Mlc([lsb, msb])),
+        [lsb, csb, msb] => Ok(ReadByPageType::Tlc([lsb, csb, msb])),
+        _ => Err(InputError::new(
+            profile_file(p),
+            None,
+            format!(
+                "parameter '{key}' needs 2 (MLC: LSB, MSB) or 3 (TLC: LSB, CSB, MSB) read \
+                 latencies, got {}",
+                ns.len()
+            ),
+        )),
+    }
+}
 
 /// The device back end's parameters from `device.flash.*`.
 pub fn flash_params(p: &Profile) -> Result<FlashParams> {
@@ -59,6 +87,7 @@ pub fn flash_params(p: &Profile) -> Result<FlashParams> {
         },
         timing: CellTiming {
             t_read: p.ns(&k("t_read"))?,
+            read_by_page_type: read_by_page_type(p, &k("t_read_page_type"))?,
             t_prog: p.ns(&k("t_prog"))?,
             t_erase: p.ns(&k("t_erase"))?,
         },

@@ -101,7 +101,7 @@ impl FlashDevice {
                     continue;
                 }
                 self.stats.nand_reads_gc += 1;
-                self.nand.read(t, die, count * self.unit_bytes);
+                self.nand.read(t, die, r, count * self.unit_bytes);
             }
             // Pass 2: append them to the GC frontier.
             for ppn in first..first + row {

@@ -533,7 +533,10 @@ impl FlashDevice {
                 }
                 self.stats.nand_reads_map += 1;
                 let die = self.map_die(mp);
-                self.nand.read(t, die, self.map_bytes).1
+                // Map pages are not placed physically: page types taken in
+                // turn over the map pages of a die.
+                let page = (mp / self.dies) % self.nand.geo.pages_per_block;
+                self.nand.read(t, die, page, self.map_bytes).1
             }
         }
     }
@@ -601,7 +604,8 @@ impl FlashDevice {
         let done = if let Some(&(_, se)) = self.scratch.iter().find(|(r, _)| *r == row) {
             self.nand.read_more(t, die, se, self.unit_bytes)
         } else {
-            let (se, done) = self.nand.read(t, die, self.unit_bytes);
+            let page = (ppn % self.slots_per_block) / self.row_slots;
+            let (se, done) = self.nand.read(t, die, page, self.unit_bytes);
             if self.scratch.len() < self.scratch.capacity() {
                 self.scratch.push((row, se));
             }

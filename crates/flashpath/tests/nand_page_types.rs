@@ -53,9 +53,9 @@ fn a_lone_read_pays_its_page_types_tr() {
     let tlc = ReadByPageType::Tlc([0, 0, 0]);
     // Page 0 is an LSB page, 6 a CSB page, 12 an MSB page (MQSim's rule);
     // the map page of these LPNs (map page 0) is an LSB page.
-    for (page, extra_us) in [(0u64, 0u64), (6, 20), (12, 40)] {
-        assert_eq!(tlc.page_type(page as u32) as u64 * 20, extra_us);
-        let lpn = lpn_on_page(page);
+    for page in [0u32, 6, 12] {
+        let extra_us = tlc.page_type(page) as u64 * 20;
+        let lpn = lpn_on_page(u64::from(page));
         assert_eq!(
             clat_of(&typed, lpn),
             clat_of(uniform, lpn) + extra_us * 1000,

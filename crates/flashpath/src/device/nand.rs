@@ -66,6 +66,16 @@ impl ReadByPageType {
             },
         }
     }
+
+    /// tR of the page at `page`, `None` when every page has the same.
+    #[inline]
+    fn t_read_of(self, page: u32) -> Option<Ns> {
+        match self {
+            ReadByPageType::Uniform => None,
+            ReadByPageType::Mlc(t) => Some(t[self.page_type(page)]),
+            ReadByPageType::Tlc(t) => Some(t[self.page_type(page)]),
+        }
+    }
 }
 
 /// Array timings of one die. Values come from profiles; the constants below
@@ -114,11 +124,9 @@ impl CellTiming {
     /// tR of the page at `page` within its block.
     #[inline]
     pub fn t_read_of(&self, page: u32) -> Ns {
-        match self.read_by_page_type {
-            ReadByPageType::Uniform => self.t_read,
-            ReadByPageType::Mlc(t) => t[self.read_by_page_type.page_type(page)],
-            ReadByPageType::Tlc(t) => t[self.read_by_page_type.page_type(page)],
-        }
+        self.read_by_page_type
+            .t_read_of(page)
+            .unwrap_or(self.t_read)
     }
 
     pub fn for_cell(cell: CellType) -> CellTiming {
@@ -450,18 +458,22 @@ mod tests {
         assert_eq!(t.reserve(0, 10), 200);
     }
 
-    #[test]
-    fn dies_interleave_on_one_channel() {
-        let geo = Geometry {
+    /// Two dies on one channel, one plane, 4 blocks of `pages_per_block`.
+    fn two_dies(pages_per_block: u32) -> Geometry {
+        Geometry {
             channels: 1,
             chips_per_channel: 1,
             dies_per_chip: 2,
             planes_per_die: 1,
             blocks_per_plane: 4,
-            pages_per_block: 4,
+            pages_per_block,
             page_bytes: 4096,
-        };
-        let mut n = Nand::new(geo, CellTiming::SLC, ChannelParams::MQSIM);
+        }
+    }
+
+    #[test]
+    fn dies_interleave_on_one_channel() {
+        let mut n = Nand::new(two_dies(4), CellTiming::SLC, ChannelParams::MQSIM);
         let x = n.xfer_ns(4096);
         let (s0, d0) = n.read(0, 0, 0, 4096);
         let (s1, d1) = n.read(0, 1, 0, 4096);
@@ -492,15 +504,7 @@ mod tests {
 
     #[test]
     fn a_read_senses_for_its_page_types_tr() {
-        let geo = Geometry {
-            channels: 1,
-            chips_per_channel: 1,
-            dies_per_chip: 2,
-            planes_per_die: 1,
-            blocks_per_plane: 4,
-            pages_per_block: 16,
-            page_bytes: 4096,
-        };
+        let geo = two_dies(16);
         let timing = CellTiming {
             read_by_page_type: ReadByPageType::Tlc([50_000, 70_000, 90_000]),
             ..CellTiming::TLC

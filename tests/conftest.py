@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +9,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-FIXTURES = Path(os.environ.get("FLASHPATH_FIXTURES", REPO.parent / "shared" / "fixtures"))
+# The repository carries its test data (tests/fixtures/README.md says how
+# each file was made); a missing file fails the test that needs it.
+FIXTURES = REPO / "tests" / "fixtures"
 REAL_RUNS = FIXTURES / "fio" / "real-runs"
 
 

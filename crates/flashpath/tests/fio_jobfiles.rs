@@ -51,21 +51,9 @@ fn job<'a>(jf: &'a JobFile, name: &str) -> &'a JobSpec {
 const MS: u64 = 1_000_000;
 const S: u64 = 1_000_000_000;
 
-fn have_fixtures() -> bool {
-    let p = fio_fixtures();
-    if p.exists() {
-        true
-    } else {
-        println!("NOTE: fixtures not found at {}; test skipped", p.display());
-        false
-    }
-}
 
 #[test]
 fn probe_values_match_resolved_tsv() {
-    if !have_fixtures() {
-        return;
-    }
     // units-kb_base-1024
     let j = ok("units-kb_base-1024");
     let u = job(&j, "units");
@@ -184,9 +172,6 @@ fn probe_values_match_resolved_tsv() {
 
 #[test]
 fn probe_errors_name_the_line() {
-    if !have_fixtures() {
-        return;
-    }
     for (name, line, word) in [
         ("errors-bad-value", 3, "rw=sideways"),
         (
@@ -270,9 +255,6 @@ fn index_rows(dir: &Path) -> Vec<BTreeMap<String, String>> {
 
 #[test]
 fn corpus_parses_or_is_refused_with_file_and_line() {
-    if !have_fixtures() {
-        return;
-    }
     let root = fio_fixtures();
     let mut files: Vec<PathBuf> = Vec::new();
     for sub in ["examples", "upstream-tests"] {
@@ -415,9 +397,6 @@ fn compare_debug(text: &str, kb_base_1000: bool, origin: &str) -> usize {
 
 #[test]
 fn recorded_fio_debug_output_matches() {
-    if !have_fixtures() {
-        return;
-    }
     let root = fio_fixtures();
     let mut n = 0;
     for e in std::fs::read_dir(root.join("parse-probes"))
@@ -442,9 +421,6 @@ fn recorded_fio_debug_output_matches() {
 
 #[test]
 fn live_fio_agrees_on_resolved_values() {
-    if !have_fixtures() {
-        return;
-    }
     let fio = Command::new("fio").arg("--version").output();
     if !fio.is_ok_and(|o| o.status.success()) {
         println!("NOTE: fio is not on PATH; live comparison SKIPPED (not passed)");
@@ -596,9 +572,6 @@ proptest! {
 
 #[test]
 fn real_run_jobs_give_streams() {
-    if !have_fixtures() {
-        return;
-    }
     let jf = parse_job_file(
         &fio_fixtures().join("real-runs/randread-4k-qd1/job.fio"),
         &ctx(),
@@ -615,9 +588,6 @@ fn real_run_jobs_give_streams() {
 /// last). Compare with every real run's out.json.
 #[test]
 fn written_options_match_fio_json() {
-    if !have_fixtures() {
-        return;
-    }
     let mut n = 0;
     for e in std::fs::read_dir(fio_fixtures().join("real-runs"))
         .unwrap()

@@ -1,5 +1,5 @@
 //! The report formatters against real fio 3.33 output
-//! (/work/shared/fixtures/fio/real-runs, or $FLASHPATH_FIXTURES).
+//! (`tests/fixtures/fio/real-runs`).
 //!
 //! Each test rebuilds a `RunResult` from fio's own json+ document (I/O
 //! counts, runtimes, the clat histogram from `bins`, CPU, depths, latency

@@ -83,12 +83,12 @@ pub fn maps_by_cpu(out: &RunOutput) -> Vec<u64> {
         .collect()
 }
 
-/// The fio fixtures: they live beside the repository
-/// (`../shared/fixtures/fio`); FLASHPATH_FIXTURES names another place.
+/// The fio fixtures, carried by the repository (`tests/fixtures/fio`, see
+/// `tests/fixtures/README.md` for how each file was made). A test whose
+/// data is missing fails: nothing here skips.
 #[allow(dead_code)]
 pub fn fio_fixtures() -> PathBuf {
-    std::env::var_os("FLASHPATH_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"))
-        .join("fio")
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/fio");
+    assert!(p.is_dir(), "test data missing: {}", p.display());
+    p
 }

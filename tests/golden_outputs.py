@@ -1,0 +1,114 @@
+"""Golden outputs: what the simulator prints today, kept byte for byte in
+``tests/golden/`` so that every change to a simulated number shows up as a
+diff in review.
+
+- ``reproduce-all.csv`` and ``reproduce-all.json``: ``flashpath reproduce all``
+  in its CSV form (as a user reads it) and its JSON form (full precision, so
+  a change below the CSV's four digits still shows).
+- ``fio/<job>/<profile>.json``: the fio JSON output (with the ``"flashpath"``
+  section) of every real fio job in ``tests/fixtures/fio/real-runs`` on every
+  shipped profile; a job the profile refuses keeps its message in
+  ``<profile>.err`` instead, so messages are golden too.
+
+Regenerate after a deliberate model change, and say why in the commit:
+
+    python3 tests/golden_outputs.py --update
+
+The reproduce grid is run one scenario per process (the simulator is
+single-threaded and deterministic, so the bytes do not depend on the
+number of workers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+GOLDEN = REPO / "tests" / "golden"
+REAL_RUNS = REPO / "tests" / "fixtures" / "fio" / "real-runs"
+
+
+def _scenario_rows(name: str) -> list:  # type: ignore[type-arg]
+    from flashpath import reproduce as rp
+
+    return rp.run_scenario(rp.scenarios()[name], 0)
+
+
+def reproduce_outputs(workers: int | None = None) -> dict[str, str]:
+    """``reproduce all`` as CSV and JSON, scenarios in the order `all` runs them."""
+    from flashpath import reproduce as rp
+
+    names = list(rp.scenarios())
+    workers = workers or min(len(names), os.cpu_count() or 1)
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        per_scenario = list(pool.map(_scenario_rows, names))
+    rows = [r for rs in per_scenario for r in rs]
+    return {"reproduce-all.csv": rp.to_csv(rows), "reproduce-all.json": rp.to_json(rows) + "\n"}
+
+
+def fio_outputs() -> dict[str, str]:
+    """The JSON output of each real fio job on each shipped profile."""
+    import flashpath
+    from flashpath._core import FlashpathError
+
+    jobs = sorted(p for p in REAL_RUNS.iterdir() if (p / "job.fio").is_file())
+    assert jobs, f"test data missing: no jobs under {REAL_RUNS}"
+    out: dict[str, str] = {}
+    for job in jobs:
+        for profile in flashpath.profiles():
+            key = f"fio/{job.name}/{profile}"
+            try:
+                res = flashpath.run(job / "job.fio", device=profile, output_format="json")
+            except FlashpathError as err:
+                # The message names the job file: keep it relative to the
+                # repository so the bytes do not depend on the checkout.
+                msg = str(err.args[0]).replace(str(REPO) + os.sep, "")
+                out[f"{key}.err"] = msg + "\n"
+                continue
+            out[f"{key}.json"] = res.text
+    return out
+
+
+def all_outputs() -> dict[str, str]:
+    return {**fio_outputs(), **reproduce_outputs()}
+
+
+def stored() -> dict[str, str]:
+    return {
+        str(p.relative_to(GOLDEN)): p.read_text()
+        for p in sorted(GOLDEN.rglob("*"))
+        if p.is_file() and p.name != "README.md"
+    }
+
+
+def update() -> None:
+    fresh = all_outputs()
+    for rel in set(stored()) - set(fresh):
+        (GOLDEN / rel).unlink()
+    for rel, text in fresh.items():
+        path = GOLDEN / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    print(f"wrote {len(fresh)} golden files under {GOLDEN}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--update", action="store_true", help="rewrite tests/golden from this build")
+    args = ap.parse_args()
+    if args.update:
+        update()
+        return 0
+    fresh, old = all_outputs(), stored()
+    changed = sorted(k for k in set(fresh) | set(old) if fresh.get(k) != old.get(k))
+    for k in changed:
+        print(f"differs: {k}")
+    return 1 if changed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

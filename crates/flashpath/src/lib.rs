@@ -12,6 +12,7 @@ pub mod dma;
 pub mod driver;
 pub mod error;
 pub mod host;
+pub mod input;
 pub mod link;
 pub mod machine;
 pub mod mm;

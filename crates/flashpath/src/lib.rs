@@ -7,6 +7,7 @@
 //! `report` renders results in fio's formats.
 
 pub mod block;
+pub mod check;
 pub mod device;
 pub mod dma;
 pub mod driver;

@@ -26,6 +26,7 @@ use super::swiotlb::{
 use crate::error::{InputError, Result};
 use crate::host::cpu::Cpu;
 use crate::mm::thp::segments;
+use crate::profile::limits::{COST, DELAY, RATE};
 use crate::profile::Profile;
 use crate::sim::Ns;
 use crate::workload::Ddir;
@@ -96,7 +97,7 @@ impl SwiotlbPath {
         if !p.has("dma.swiotlb.boot_param") {
             return Ok(None);
         }
-        let file = p.files.last().cloned().unwrap_or_default();
+        let file = p.file_of("dma.swiotlb.boot_param");
         let param = SwiotlbParam::parse(&p.text("dma.swiotlb.boot_param")?)?;
         let order = match p
             .choice("dma.swiotlb.search", &["pool-first", "area-first"])?
@@ -106,8 +107,8 @@ impl SwiotlbPath {
             _ => SearchOrder::AreaFirst,
         };
         let can_grow = p.flag("dma.swiotlb.dynamic")?;
-        let grow_delay = p.ns("dma.swiotlb.grow_delay")?;
-        let c = |k: &str| p.ns(&format!("dma.swiotlb.cost.{k}"));
+        let grow_delay = p.ns("dma.swiotlb.grow_delay", DELAY)?;
+        let c = |k: &str| p.ns(&format!("dma.swiotlb.cost.{k}"), COST);
         let costs = SwiotlbCosts {
             map_call: c("map_call")?,
             unmap_call: c("unmap_call")?,
@@ -122,7 +123,7 @@ impl SwiotlbPath {
             schedule_work: c("schedule_work")?,
             transient_alloc: c("transient_alloc")?,
             transient_free: c("transient_free")?,
-            memcpy_bytes_per_ns: p.rate("dma.swiotlb.cost.memcpy")? / 1e9,
+            memcpy_bytes_per_ns: p.rate("dma.swiotlb.cost.memcpy", RATE)? / 1e9,
         };
         costs
             .validate()

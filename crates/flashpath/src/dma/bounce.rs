@@ -98,7 +98,14 @@ impl SwiotlbPath {
             return Ok(None);
         }
         let file = p.file_of("dma.swiotlb.boot_param");
-        let param = SwiotlbParam::parse(&p.text("dma.swiotlb.boot_param")?)?;
+        // The boot parameter's own message, named by where the value came from.
+        let param = SwiotlbParam::parse(&p.text("dma.swiotlb.boot_param")?).map_err(|e| {
+            InputError::new(
+                file.clone(),
+                None,
+                format!("parameter 'dma.swiotlb.boot_param': {}", e.message),
+            )
+        })?;
         let order = match p
             .choice("dma.swiotlb.search", &["pool-first", "area-first"])?
             .as_str()
@@ -134,7 +141,7 @@ impl SwiotlbPath {
         }
         if !can_grow {
             return Err(InputError::new(
-                file,
+                p.file_of("dma.swiotlb.dynamic"),
                 None,
                 "dma.swiotlb.dynamic = false is not simulated: a full pool would fail the \
                  mapping and the driver would requeue the request, which flashpath does not \

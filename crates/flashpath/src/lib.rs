@@ -7,11 +7,13 @@
 //! `report` renders results in fio's formats.
 
 pub mod block;
+pub mod check;
 pub mod device;
 pub mod dma;
 pub mod driver;
 pub mod error;
 pub mod host;
+pub mod input;
 pub mod link;
 pub mod machine;
 pub mod mm;

@@ -11,7 +11,7 @@ use crate::host::cpu::{Cpu, HostCosts};
 use crate::host::idle::{IdleConfig, IntelIdleTable, MenuVariant};
 use crate::host::sched::WakePlacement;
 use crate::machine::{Ev, IrqCpu, Machine, MachineParts, ThreadPlan};
-use crate::profile::Profile;
+use crate::profile::{range, Profile, Range};
 use crate::report::RunResult;
 use crate::sim::Ns;
 use crate::workload::fio::{parse_job_file, IoStream, JobFile, JobSpec, ParseContext};
@@ -36,10 +36,26 @@ pub struct HostFacts {
     pub mb_memory: u64,
 }
 
+/// `host.cpus`: every CPU gets its state, and the kernel's own limit is
+/// NR_CPUS.
+pub const HOST_CPUS: Range = range(
+    1.0,
+    8192.0,
+    "CPUs of the host: at least one runs the job, at most NR_CPUS = 8192 \
+     (arch/x86/Kconfig, MAXSMP)",
+);
+/// `host.memory`: what `$mb_memory` says and what the page cache may use.
+pub const HOST_MEMORY: Range = range(
+    (16u64 << 20) as f64,
+    (64u64 << 40) as f64,
+    "the host's memory: from 16 MiB to the 64 TiB that x86-64's 4-level paging maps \
+     (Documentation/arch/x86/x86_64/mm.rst)",
+);
+
 pub fn host_facts(profile: &Profile) -> Result<HostFacts> {
     Ok(HostFacts {
-        ncpus: profile.count("host.cpus")? as u32,
-        mb_memory: profile.bytes("host.memory")? >> 20,
+        ncpus: profile.count_u32("host.cpus", HOST_CPUS)?,
+        mb_memory: profile.bytes("host.memory", HOST_MEMORY)? >> 20,
     })
 }
 
@@ -114,24 +130,18 @@ fn build_driver(p: &Profile) -> Result<Box<dyn Driver<Ev>>> {
     }
 }
 
+/// `host.freq`, `host.reference_freq`: a cost given at the reference
+/// clock takes reference / freq times as long.
+const CPU_FREQ: Range = range(
+    1e6,
+    1e10,
+    "a CPU clock from 1 MHz to 10 GHz: costs are scaled by the reference clock over it",
+);
+
 fn build_cpus(p: &Profile) -> Result<(Vec<Cpu>, IrqCpu)> {
-    let n = p.count("host.cpus")? as u32;
-    if n == 0 {
-        return Err(InputError::new(
-            p.files.last().cloned().unwrap_or_default(),
-            None,
-            "host.cpus must be at least 1",
-        ));
-    }
-    let hz = p.hz("host.freq")?;
-    let reference = p.hz("host.reference_freq")?;
-    if hz == 0.0 || reference == 0.0 {
-        return Err(InputError::new(
-            p.files.last().cloned().unwrap_or_default(),
-            None,
-            "host frequencies must be positive",
-        ));
-    }
+    let n = p.count_u32("host.cpus", HOST_CPUS)?;
+    let hz = p.hz("host.freq", CPU_FREQ)?;
+    let reference = p.hz("host.reference_freq", CPU_FREQ)?;
     let names: Vec<String> = std::iter::once("submitter".to_string())
         .chain((0..n).map(|c| format!("cpu{c}")))
         .collect();
@@ -183,9 +193,25 @@ fn build_idle(p: &Profile) -> Result<IdleConfig> {
     Ok(IdleConfig {
         table,
         variant,
-        tick_ns: p.ns("host.idle.tick")?.max(1),
+        tick_ns: p.ns(
+            "host.idle.tick",
+            range(
+                1e5,
+                1e8,
+                "the scheduler tick, 1/HZ: CONFIG_HZ from 100 to 1000 (kernel/Kconfig.hz) and \
+                 some room (0.1 to 100 ms)",
+            ),
+        )?,
         c1e_auto_promotion: p.flag("host.idle.c1e_auto_promotion")?,
-        load_avg: p.ratio("host.idle.load_avg")?,
+        load_avg: p.ratio(
+            "host.idle.load_avg",
+            range(
+                0.0,
+                f64::from(1u32 << 20),
+                "the load average the menu governor reads (get_loadavg): runnable tasks, \
+                 kept where its FSHIFT fixed point (11 bits) fits 32 bits",
+            ),
+        )?,
         per_cpu,
         // CONFIG_NO_HZ_IDLE; a profile without the key keeps the tick.
         nohz_idle: p.has("host.idle.nohz") && p.flag("host.idle.nohz")?,
@@ -199,12 +225,22 @@ fn build_idle(p: &Profile) -> Result<IdleConfig> {
 /// value per CPU, as the SoC's `idle-states` nodes give them).
 fn psci_tables(p: &Profile) -> Result<Vec<crate::host::idle::CStateTable>> {
     use crate::host::idle::{CState, CStateTable};
-    let n = p.count("host.cpus")? as usize;
+    let n = p.count_u32("host.cpus", HOST_CPUS)? as usize;
     let per_cpu = |key: &str| -> Result<Vec<u64>> {
-        let v = p.list(key, "time")?;
+        let v = p.list(
+            key,
+            "time",
+            range(
+                0.0,
+                1e10,
+                "a device-tree idle-state latency (entry-latency-us, exit-latency-us, \
+                 min-residency-us): microseconds, at most 10 s",
+            ),
+            HOST_CPUS.max as usize,
+        )?;
         if v.len() != n {
             return Err(InputError::new(
-                p.files.last().cloned().unwrap_or_default(),
+                p.file_of(key),
                 None,
                 format!(
                     "{key} has {} values but host.cpus is {n}: give one per CPU",
@@ -231,7 +267,7 @@ fn psci_tables(p: &Profile) -> Result<Vec<crate::host::idle::CStateTable>> {
         .collect();
     for t in &tables {
         t.validate()
-            .map_err(|e| InputError::new(p.files.last().cloned().unwrap_or_default(), None, e))?;
+            .map_err(|e| InputError::new(p.file_of("host.idle.psci.entry"), None, e))?;
     }
     Ok(tables)
 }
@@ -319,13 +355,26 @@ fn layout(jobs: &JobFile, capacity: u64) -> Result<Vec<Vec<(u64, u64)>>> {
     Ok(out)
 }
 
+/// The bytes of one iolog read: a million I/Os are 40 MiB of text, and
+/// the bound keeps `read_iolog=/dev/zero` from reading until memory runs
+/// out.
+const MAX_IOLOG_BYTES: u64 = 1 << 30;
+const IOLOG_BOUND: &str = "an iolog is read up to 1 GiB";
+
+/// Where `read_iolog=name` points: relative to the job file's folder.
+fn iolog_path(jobs: &JobFile, name: &str) -> std::path::PathBuf {
+    Path::new(&jobs.path)
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join(name)
+}
+
 /// Read each job's `read_iolog` (relative to the job file's folder) and
 /// let the log decide the job's file and size, as fio does: the I/O goes to
 /// the file the log names (or to `replay_redirect`), and fio's `size` is the
 /// sum of the log's lengths while the file must hold its highest offset.
 fn load_iologs(jobs: &JobFile) -> Result<JobFile> {
     let mut out = jobs.clone();
-    let dir = Path::new(&jobs.path).parent().unwrap_or(Path::new("."));
     for spec in &mut out.jobs {
         let Some(name) = spec.read_iolog.clone() else {
             continue;
@@ -349,18 +398,19 @@ fn load_iologs(jobs: &JobFile) -> Result<JobFile> {
         if spec.io_size.is_some() || spec.number_ios.is_some() {
             return Err(refuse("io_size or number_ios"));
         }
-        let path = dir.join(&name);
-        let text = std::fs::read(&path).map_err(|e| {
-            InputError::new(
-                jobs.path.clone(),
-                Some(spec.line),
-                format!(
-                    "job '{}': read_iolog={name}: cannot read {}: {e}",
-                    spec.name,
-                    path.display()
-                ),
-            )
-        })?;
+        let path = iolog_path(jobs, &name);
+        let text =
+            crate::input::read_bounded(&path, MAX_IOLOG_BYTES, IOLOG_BOUND).map_err(|e| {
+                InputError::new(
+                    jobs.path.clone(),
+                    Some(spec.line),
+                    format!(
+                        "job '{}': read_iolog={name}: cannot read {}: {e}",
+                        spec.name,
+                        path.display()
+                    ),
+                )
+            })?;
         let log = crate::workload::iolog::parse(
             &path.display().to_string(),
             &String::from_utf8_lossy(&text),
@@ -500,14 +550,32 @@ pub fn run_jobs(
     seed: u64,
     make_source: SourceFactory<'_>,
 ) -> Result<RunOutput> {
-    let with_logs;
-    let jobs = if jobs.jobs.iter().any(|j| j.read_iolog.is_some()) {
-        with_logs = load_iologs(jobs)?;
-        &with_logs
-    } else {
-        jobs
-    };
-    check_modelled(jobs)?;
+    prepare(jobs, profile, seed, make_source)?.run()
+}
+
+/// The machine a profile describes, built but not run: every profile value
+/// read, checked against its range and turned into the model's parts.
+pub struct Model {
+    pub cpus: Vec<Cpu>,
+    pub irq_cpu: IrqCpu,
+    pub wake_placement: WakePlacement,
+    pub idle: IdleConfig,
+    pub costs: HostCosts,
+    pub settings: QueueSettings,
+    pub driver: Box<dyn Driver<Ev>>,
+    pub dma: Option<crate::dma::bounce::SwiotlbPath>,
+    pub thp: crate::mm::thp::ThpMode,
+    pub cache_costs: Option<crate::machine::CacheCosts>,
+    pub max_sectors_kb: u64,
+    pub read_ahead_kb: u64,
+    pub memory: u64,
+    /// The largest request a bouncing DMA path maps, in pages.
+    pub max_dma_pages: u64,
+}
+
+/// Build every part of the machine `profile` describes; a profile key no
+/// part reads is an error.
+pub fn build_model(profile: &Profile) -> Result<Model> {
     host_facts(profile)?;
     let (cpus, irq_cpu) = build_cpus(profile)?;
     let wake_placement = build_wake_placement(profile)?;
@@ -533,16 +601,31 @@ pub fn run_jobs(
     // include/linux/blkdev.h) and read_ahead_kb (VM_READAHEAD_PAGES,
     // include/linux/mm.h) unless the profile sets them.
     let max_sectors_kb = if profile.has("block.max_sectors_kb") {
-        profile.count("block.max_sectors_kb")?
+        profile.count(
+            "block.max_sectors_kb",
+            range(
+                4.0,
+                f64::from(1u32 << 22),
+                "a request's largest size in KiB: at least a page (queue_max_sectors_store \
+                 refuses less), at most 4 GiB",
+            ),
+        )?
     } else {
         1280
     };
     let read_ahead_kb = if profile.has("block.read_ahead_kb") {
-        profile.count("block.read_ahead_kb")?
+        profile.count(
+            "block.read_ahead_kb",
+            range(
+                0.0,
+                f64::from(1u32 << 20),
+                "the read-ahead window in KiB: 0 (off) to 1 GiB",
+            ),
+        )?
     } else {
         4 * crate::mm::readahead::DEFAULT_RA_PAGES
     };
-    let memory = profile.bytes("host.memory")?;
+    let memory = profile.bytes("host.memory", HOST_MEMORY)?;
     // A bouncing DMA path caps the request: drivers set max_hw_sectors
     // from dma_max_mapping_size(), which swiotlb bounds to IO_TLB_SEGSIZE
     // slots (swiotlb_max_mapping_size; virtio_max_dma_size).
@@ -553,7 +636,70 @@ pub fn run_jobs(
         u64::MAX
     };
     profile.check_all_read()?;
+    Ok(Model {
+        cpus,
+        irq_cpu,
+        wake_placement,
+        idle,
+        costs,
+        settings,
+        driver,
+        dma,
+        thp,
+        cache_costs,
+        max_sectors_kb,
+        read_ahead_kb,
+        memory,
+        max_dma_pages,
+    })
+}
+
+/// A run ready to go: the job file (with its iologs read) and the machine
+/// built, with every check a run makes on its inputs done.
+pub struct Prepared<'a> {
+    jobs: std::borrow::Cow<'a, JobFile>,
+    machine: Machine,
+    profile_name: String,
+    seed: u64,
+}
+
+/// Everything [`run_jobs`] does before it simulates: read the iologs,
+/// build the machine, lay the files out, plan the threads.
+pub fn prepare<'a>(
+    jobs: &'a JobFile,
+    profile: &Profile,
+    seed: u64,
+    make_source: SourceFactory<'_>,
+) -> Result<Prepared<'a>> {
+    let jobs_read = if jobs.jobs.iter().any(|j| j.read_iolog.is_some()) {
+        std::borrow::Cow::Owned(load_iologs(jobs)?)
+    } else {
+        std::borrow::Cow::Borrowed(jobs)
+    };
+    let jobs: &JobFile = &jobs_read;
+    check_modelled(jobs)?;
+    let Model {
+        cpus,
+        irq_cpu,
+        wake_placement,
+        idle,
+        costs,
+        settings,
+        driver,
+        dma,
+        thp,
+        cache_costs,
+        max_sectors_kb,
+        read_ahead_kb,
+        memory,
+        max_dma_pages,
+    } = build_model(profile)?;
     let disk = driver.info();
+    for spec in &jobs.jobs {
+        if let (Some(log), Some(name)) = (&spec.iolog, &spec.read_iolog) {
+            log.check_within(&iolog_path(jobs, name).display().to_string(), disk.capacity)?;
+        }
+    }
     let buffered_job = jobs
         .jobs
         .iter()
@@ -627,7 +773,7 @@ pub fn run_jobs(
             });
         }
     }
-    let mut machine = Machine::new(
+    let machine = Machine::new(
         MachineParts {
             cpus,
             idle,
@@ -644,37 +790,56 @@ pub fn run_jobs(
         plans,
         seed,
     );
-    machine.run();
-    let events = machine.events_handled();
-    let completed = machine.completed_ios;
-    let submitted = machine.submitted_ios;
-    let (mut job_results, disk, mut extra, end): (_, _, _, Ns) = machine.results();
-    let files = log_files(jobs, &mut job_results);
-    extra["profile"] = serde_json::json!(profile.name);
-    extra["seed"] = serde_json::json!(seed);
-    extra["ignored_options"] = jobs
-        .ignored
-        .iter()
-        .map(|d| serde_json::json!(d.to_string()))
-        .collect();
-    extra["warnings"] = jobs
-        .warnings
-        .iter()
-        .map(|d| serde_json::json!(d.to_string()))
-        .collect();
-    Ok(RunOutput {
-        result: RunResult {
-            jobs: job_results,
-            global_options: jobs.global_options.clone(),
-            end_time: end,
-            disks: vec![disk],
-            flashpath: extra,
-        },
-        events,
-        completed_ios: completed,
-        submitted_ios: submitted,
-        files,
+    Ok(Prepared {
+        jobs: jobs_read,
+        machine,
+        profile_name: profile.name.clone(),
+        seed,
     })
+}
+
+impl Prepared<'_> {
+    /// Simulate, and gather the results in fio's terms.
+    pub fn run(self) -> Result<RunOutput> {
+        let Prepared {
+            jobs,
+            mut machine,
+            profile_name,
+            seed,
+        } = self;
+        let jobs: &JobFile = &jobs;
+        machine.run();
+        let events = machine.events_handled();
+        let completed = machine.completed_ios;
+        let submitted = machine.submitted_ios;
+        let (mut job_results, disk, mut extra, end): (_, _, _, Ns) = machine.results();
+        let files = log_files(jobs, &mut job_results);
+        extra["profile"] = serde_json::json!(profile_name);
+        extra["seed"] = serde_json::json!(seed);
+        extra["ignored_options"] = jobs
+            .ignored
+            .iter()
+            .map(|d| serde_json::json!(d.to_string()))
+            .collect();
+        extra["warnings"] = jobs
+            .warnings
+            .iter()
+            .map(|d| serde_json::json!(d.to_string()))
+            .collect();
+        Ok(RunOutput {
+            result: RunResult {
+                jobs: job_results,
+                global_options: jobs.global_options.clone(),
+                end_time: end,
+                disks: vec![disk],
+                flashpath: extra,
+            },
+            events,
+            completed_ios: completed,
+            submitted_ios: submitted,
+            files,
+        })
+    }
 }
 
 /// A log averaged over `log_avg_msec` windows (stat.c), as fio writes it:

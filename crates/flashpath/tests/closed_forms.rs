@@ -65,7 +65,7 @@ fn run(spec: JobSpec, count: u64, overrides: &[&str]) -> RunOutput {
 }
 
 fn p(profile: &Profile, key: &str) -> u64 {
-    profile.ns(key).unwrap()
+    profile.ns(key, flashpath::profile::limits::COST).unwrap()
 }
 
 #[test]

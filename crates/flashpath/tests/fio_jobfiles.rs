@@ -51,7 +51,6 @@ fn job<'a>(jf: &'a JobFile, name: &str) -> &'a JobSpec {
 const MS: u64 = 1_000_000;
 const S: u64 = 1_000_000_000;
 
-
 #[test]
 fn probe_values_match_resolved_tsv() {
     // units-kb_base-1024

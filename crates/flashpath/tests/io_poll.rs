@@ -110,8 +110,9 @@ fn classic_poll_interrupt_on_the_pollers_core_delays_the_poll() {
     // notices the completion comes after the handler.
     let job = scenario()["cases"][0]["job"].as_str().unwrap().to_string();
     let p = Profile::load("nvme-dram").unwrap();
-    let cost = p.ns("host.cost.irq_entry").unwrap() + p.ns("driver.irq_handler").unwrap();
-    let iter = p.ns("driver.poll").unwrap();
+    let ns = |key: &str| p.ns(key, flashpath::profile::limits::COST).unwrap();
+    let cost = ns("host.cost.irq_entry") + ns("driver.irq_handler");
+    let iter = ns("driver.poll");
     let other = run("nvme-dram", &job, &["block.io_poll=1"]);
     let same = run(
         "nvme-dram",

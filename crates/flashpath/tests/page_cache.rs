@@ -73,7 +73,11 @@ fn a_cached_reread_costs_the_syscall_the_lookup_and_the_copy() {
     );
     let clat = &both.result.jobs[1].dirs[0].clat.stat;
     let p = common::profile("nullblk", &[]);
-    let copy = (4096.0 / (p.rate("host.cost.copy_user").unwrap() / 1e9)).round() as u64;
+    let copy = (4096.0
+        / (p.rate("host.cost.copy_user", flashpath::profile::limits::RATE)
+            .unwrap()
+            / 1e9))
+        .round() as u64;
     let expect = ns("host.cost.syscall_entry")
         + ns("host.cost.buffered_call")
         + ns("host.cost.page_cache_lookup")

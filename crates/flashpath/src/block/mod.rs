@@ -4,7 +4,8 @@
 //! is free (blk_mq_get_tag sleeping on the tag wait queue). Queue settings
 //! are named as /sys/block/<dev>/queue names them.
 
-use crate::profile::Profile;
+use crate::profile::limits::{DELAY, QUEUE_DEPTH};
+use crate::profile::{range, Profile};
 use std::collections::VecDeque;
 
 /// /sys/block/<dev>/queue settings that change the simulated path.
@@ -32,22 +33,21 @@ pub struct QueueSettings {
 
 impl QueueSettings {
     pub fn from_profile(p: &Profile) -> crate::Result<QueueSettings> {
-        let delay = p.signed("block.io_poll_delay")?;
-        if delay < -1 {
-            return Err(crate::InputError::new(
-                "--set",
-                None,
-                format!(
-                    "block.io_poll_delay must be -1, 0 or a positive number of us, not {delay}"
-                ),
-            ));
-        }
+        let delay = p.signed(
+            "block.io_poll_delay",
+            range(
+                -1.0,
+                1e6,
+                "-1 (classic polling), 0 (adaptive hybrid) or a hybrid sleep in us \
+                 (queue_poll_delay_store), at most a second",
+            ),
+        )?;
         Ok(QueueSettings {
             io_poll: p.flag("block.io_poll")?,
             io_poll_delay: delay,
-            nr_requests: p.count("block.nr_requests")? as u32,
+            nr_requests: p.count_u32("block.nr_requests", QUEUE_DEPTH)?,
             dev_freq_timeout: if p.has("block.dev_freq_timeout_ms") {
-                p.ns("block.dev_freq_timeout_ms")?
+                p.ns("block.dev_freq_timeout_ms", DELAY)?
             } else {
                 0
             },

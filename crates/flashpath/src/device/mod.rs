@@ -76,6 +76,10 @@ pub struct FlashParams {
     pub check_integrity: bool,
 }
 
+/// Erase blocks of one device the FTL keeps per-block state for (the
+/// shipped profiles have under 24 000).
+pub const MAX_BLOCKS: u64 = 1 << 20;
+
 impl FlashParams {
     /// Example UFS 2.1-class 64 GiB TLC device, for tests and examples (not a
     /// calibrated profile). Geometry: 2 channels × 1 chip × 2 dies × 2 planes,
@@ -198,6 +202,18 @@ impl FlashParams {
         }
         if self.gc_low_free_blocks < 2 || self.gc_high_free_blocks <= self.gc_low_free_blocks {
             return bad("need 2 <= gc_low_free_blocks < gc_high_free_blocks".into());
+        }
+        // The FTL keeps a valid count, a state, a stamp, an erase count and
+        // a reverse map per block: a million blocks is hundreds of MiB.
+        let blocks = u64::from(g.channels)
+            * u64::from(g.chips_per_channel)
+            * u64::from(g.dies_per_chip)
+            * u64::from(g.blocks_per_plane);
+        if blocks > MAX_BLOCKS {
+            return bad(format!(
+                "{blocks} blocks in all (dies x blocks_per_plane) is more than the {MAX_BLOCKS} \
+                 the FTL keeps state for"
+            ));
         }
         if self.physical_units() >= u64::from(u32::MAX) {
             return bad("device too large for 32-bit physical addresses of 4 KiB units".into());

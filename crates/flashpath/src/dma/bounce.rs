@@ -26,6 +26,7 @@ use super::swiotlb::{
 use crate::error::{InputError, Result};
 use crate::host::cpu::Cpu;
 use crate::mm::thp::segments;
+use crate::profile::limits::{COST, DELAY, RATE};
 use crate::profile::Profile;
 use crate::sim::Ns;
 use crate::workload::Ddir;
@@ -96,8 +97,15 @@ impl SwiotlbPath {
         if !p.has("dma.swiotlb.boot_param") {
             return Ok(None);
         }
-        let file = p.files.last().cloned().unwrap_or_default();
-        let param = SwiotlbParam::parse(&p.text("dma.swiotlb.boot_param")?)?;
+        let file = p.file_of("dma.swiotlb.boot_param");
+        // The boot parameter's own message, named by where the value came from.
+        let param = SwiotlbParam::parse(&p.text("dma.swiotlb.boot_param")?).map_err(|e| {
+            InputError::new(
+                file.clone(),
+                None,
+                format!("parameter 'dma.swiotlb.boot_param': {}", e.message),
+            )
+        })?;
         let order = match p
             .choice("dma.swiotlb.search", &["pool-first", "area-first"])?
             .as_str()
@@ -106,8 +114,8 @@ impl SwiotlbPath {
             _ => SearchOrder::AreaFirst,
         };
         let can_grow = p.flag("dma.swiotlb.dynamic")?;
-        let grow_delay = p.ns("dma.swiotlb.grow_delay")?;
-        let c = |k: &str| p.ns(&format!("dma.swiotlb.cost.{k}"));
+        let grow_delay = p.ns("dma.swiotlb.grow_delay", DELAY)?;
+        let c = |k: &str| p.ns(&format!("dma.swiotlb.cost.{k}"), COST);
         let costs = SwiotlbCosts {
             map_call: c("map_call")?,
             unmap_call: c("unmap_call")?,
@@ -122,7 +130,7 @@ impl SwiotlbPath {
             schedule_work: c("schedule_work")?,
             transient_alloc: c("transient_alloc")?,
             transient_free: c("transient_free")?,
-            memcpy_bytes_per_ns: p.rate("dma.swiotlb.cost.memcpy")? / 1e9,
+            memcpy_bytes_per_ns: p.rate("dma.swiotlb.cost.memcpy", RATE)? / 1e9,
         };
         costs
             .validate()
@@ -133,7 +141,7 @@ impl SwiotlbPath {
         }
         if !can_grow {
             return Err(InputError::new(
-                file,
+                p.file_of("dma.swiotlb.dynamic"),
                 None,
                 "dma.swiotlb.dynamic = false is not simulated: a full pool would fail the \
                  mapping and the driver would requeue the request, which flashpath does not \

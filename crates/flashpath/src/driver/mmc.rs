@@ -68,9 +68,10 @@
 use super::{DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
 use crate::device::nand::Timeline;
 use crate::device::FlashDevice;
-use crate::error::{InputError, Result};
+use crate::error::Result;
 use crate::link::emmc::{EmmcBus, EmmcBusParams};
-use crate::profile::Profile;
+use crate::profile::limits::{COST, DELAY};
+use crate::profile::{range, Profile};
 use crate::sim::Ns;
 use crate::workload::Ddir;
 use std::collections::VecDeque;
@@ -329,51 +330,78 @@ impl Mmc {
     }
 
     pub fn from_profile(p: &Profile, seed: u64) -> Result<Mmc> {
-        let file = p.files.last().cloned().unwrap_or_default();
         let fp = super::ufs::flash_params(p)?;
         let dev = FlashDevice::new(&fp, seed)?;
         let bp = EmmcBusParams {
-            clock_hz: p.hz("mmc.bus.clock")?,
-            width: p.count("mmc.bus.width")? as u32,
+            clock_hz: p.hz(
+                "mmc.bus.clock",
+                range(
+                    1.0,
+                    200e6,
+                    "the eMMC bus clock, at most HS200/HS400's 200 MHz (JESD84-B51)",
+                ),
+            )?,
+            width: p.count_u32("mmc.bus.width", range(1.0, 8.0, "eMMC data lines"))?,
             ddr: p.choice("mmc.bus.timing", &["hs200", "hs400"])? == "hs400",
-            ncr: p.count("mmc.bus.ncr")? as u32,
-            block_overhead: p.count("mmc.bus.block_overhead")? as u32,
+            ncr: p.count_u32(
+                "mmc.bus.ncr",
+                range(
+                    2.0,
+                    64.0,
+                    "NCR, clocks from command to response (JESD84-B51)",
+                ),
+            )?,
+            block_overhead: p.count_u32(
+                "mmc.bus.block_overhead",
+                range(
+                    0.0,
+                    4096.0,
+                    "bus clocks of framing per data block (start bit, CRC, end bit, busy)",
+                ),
+            )?,
         };
-        bp.validate(&file)?;
+        bp.validate(&p.file_of("mmc.bus.width"))?;
         let h = MmcHostParams {
             mode: if p.flag("mmc.swcmdq")? {
                 MmcMode::SwCmdq
             } else {
                 MmcMode::Legacy
             },
-            cmd_sw: p.ns("mmc.host.cmd_sw")?,
-            prep: p.ns("mmc.host.prep")?,
-            done: p.ns("mmc.host.done")?,
+            cmd_sw: p.ns("mmc.host.cmd_sw", COST)?,
+            prep: p.ns("mmc.host.prep", COST)?,
+            done: p.ns("mmc.host.done", COST)?,
             cmd23: p.flag("mmc.host.cmd23")?,
-            poll_budget: p.ns("mmc.qsr.poll_budget")?,
-            poll_sleep: p.ns("mmc.qsr.poll_sleep")?,
+            poll_budget: p.ns("mmc.qsr.poll_budget", DELAY)?,
+            poll_sleep: p.ns("mmc.qsr.poll_sleep", DELAY)?,
             cq_sync_data: p.flag("mmc.qsr.sync_data")?,
-            cq_sync_wake: p.ns("host.cost.wakeup")? + p.ns("host.cost.context_switch")?,
+            cq_sync_wake: p.ns("host.cost.wakeup", COST)?
+                + p.ns("host.cost.context_switch", COST)?,
         };
+        let ra = range(
+            0.0,
+            f64::from(1u32 << 20),
+            "a card read-ahead size, at most 1 MiB",
+        );
         let card = CardParams {
-            fw_cmd: p.ns("mmc.card.fw_cmd")?,
-            cmdq_depth: p.count("mmc.card.cmdq_depth")? as u32,
-            ra_bytes: p.bytes("mmc.card.ra_bytes")?,
-            ra_min: p.bytes("mmc.card.ra_min")?,
-            ra_idle: p.ns("mmc.card.ra_idle")?,
-            wr_task_ready: p.ns("mmc.card.wr_task_ready")?,
-            wr_fw: p.ns("mmc.card.wr_fw")?,
+            fw_cmd: p.ns("mmc.card.fw_cmd", COST)?,
+            cmdq_depth: p.count_u32(
+                "mmc.card.cmdq_depth",
+                range(
+                    3.0,
+                    32.0,
+                    "EXT_CSD_CMDQ_DEPTH + 1: at most 32 tasks, and the mmc core refuses \
+                     depths of 2 or less",
+                ),
+            )?,
+            ra_bytes: p.bytes("mmc.card.ra_bytes", ra)?,
+            ra_min: p.bytes("mmc.card.ra_min", ra)?,
+            ra_idle: p.ns("mmc.card.ra_idle", COST)?,
+            wr_task_ready: p.ns("mmc.card.wr_task_ready", COST)?,
+            wr_fw: p.ns("mmc.card.wr_fw", COST)?,
         };
-        if !(3..=32).contains(&card.cmdq_depth) {
-            return Err(InputError::new(
-                file,
-                None,
-                "mmc.card.cmdq_depth must be 3..32 (EXT_CSD_CMDQ_DEPTH + 1; mmc core rejects <= 2)",
-            ));
-        }
         let cpu = DriverCpuCosts {
-            submit: p.ns("driver.queue_rq")?,
-            irq_handler: p.ns("driver.irq_handler")?,
+            submit: p.ns("driver.queue_rq", COST)?,
+            irq_handler: p.ns("driver.irq_handler", COST)?,
             poll_iteration: 0,
         };
         Ok(Mmc::new(h, card, bp, dev, cpu))

@@ -4,7 +4,8 @@
 //! `hw_queue_depth`, `submit_queues`, `irqmode`, `mbps`, `gb`.
 
 use super::{CompletionSignal, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
-use crate::profile::Profile;
+use crate::profile::limits::{CAPACITY, COST, QUEUES, QUEUE_DEPTH};
+use crate::profile::{range, Profile};
 use crate::sim::{Ns, NS_PER_SEC};
 
 /// null_blk.h: TICKS_PER_SEC = 50, TIMER_INTERVAL = NSEC_PER_SEC / 50: the
@@ -36,28 +37,28 @@ pub struct NullBlk {
 
 impl NullBlk {
     pub fn from_profile(p: &Profile) -> crate::Result<NullBlk> {
-        let irqmode = p.count("device.irqmode")? as u32;
-        if irqmode > 2 {
-            return Err(crate::InputError::new(
-                p.files.last().cloned().unwrap_or_default(),
-                None,
-                format!("device.irqmode must be 0 (none), 1 (softirq) or 2 (timer), not {irqmode}"),
-            ));
-        }
-        let depth = p.count("device.hw_queue_depth")? as u32;
-        let queues = p.count("device.submit_queues")? as u32;
-        if depth == 0 || queues == 0 {
-            return Err(crate::InputError::new(
-                p.files.last().cloned().unwrap_or_default(),
-                None,
-                "device.hw_queue_depth and device.submit_queues must be at least 1",
-            ));
-        }
-        let mbps = p.count("device.mbps")?;
+        let irqmode = p.count_u32(
+            "device.irqmode",
+            range(
+                0.0,
+                2.0,
+                "null_blk's irqmode: 0 (none), 1 (softirq) or 2 (timer)",
+            ),
+        )?;
+        let depth = p.count_u32("device.hw_queue_depth", QUEUE_DEPTH)?;
+        let queues = p.count_u32("device.submit_queues", QUEUES)?;
+        let mbps = p.count(
+            "device.mbps",
+            range(
+                0.0,
+                f64::from(u32::MAX),
+                "null_blk's mbps module parameter, an unsigned int of MiB/s (0: no limit)",
+            ),
+        )?;
         Ok(NullBlk {
             name: "nullb0".into(),
-            capacity: p.bytes("device.capacity")?,
-            completion_nsec: p.ns("device.completion_nsec")?,
+            capacity: p.bytes("device.capacity", CAPACITY)?,
+            completion_nsec: p.ns("device.completion_nsec", COST)?,
             hw_queue_depth: depth,
             submit_queues: queues,
             irqmode,
@@ -66,9 +67,9 @@ impl NullBlk {
             cur_tick: u64::MAX,
             throttled: std::collections::VecDeque::with_capacity(depth as usize),
             cpu: DriverCpuCosts {
-                submit: p.ns("driver.queue_rq")?,
-                irq_handler: p.ns("driver.irq_handler")?,
-                poll_iteration: p.ns("driver.poll")?,
+                submit: p.ns("driver.queue_rq", COST)?,
+                irq_handler: p.ns("driver.irq_handler", COST)?,
+                poll_iteration: p.ns("driver.poll", COST)?,
             },
             completed: 0,
             throttle_waits: 0,

@@ -19,7 +19,8 @@
 
 use super::{CompletionSignal, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
 use crate::link::pcie::Pcie;
-use crate::profile::Profile;
+use crate::profile::limits::{CAPACITY, COST, RATE};
+use crate::profile::{range, Profile};
 use crate::sim::Ns;
 use crate::workload::Ddir;
 
@@ -44,37 +45,49 @@ pub struct Nvme {
 
 impl Nvme {
     pub fn from_profile(p: &Profile) -> crate::Result<Nvme> {
-        let err =
-            |m: &str| crate::InputError::new(p.files.last().cloned().unwrap_or_default(), None, m);
-        let depth = p.count("driver.io_queue_depth")? as u32;
-        let io_queues = p.count("driver.io_queues")? as u32;
-        let units = p.count("device.parallel_units")? as usize;
-        if depth < 2 || io_queues == 0 || units == 0 {
-            return Err(err(
-                "driver.io_queue_depth must be at least 2, driver.io_queues and device.parallel_units at least 1",
-            ));
-        }
-        let media = p.rate("device.media_rate")?;
-        if media <= 0.0 {
-            return Err(err("device.media_rate must be positive"));
-        }
+        let depth = p.count_u32(
+            "driver.io_queue_depth",
+            range(
+                2.0,
+                4095.0,
+                "nvme's io_queue_depth module parameter (drivers/nvme/host/pci.c \
+                 io_queue_depth_set refuses < 2 and > 4095)",
+            ),
+        )?;
+        let queue_ids = range(
+            0.0,
+            65535.0,
+            "NVMe queue identifiers are 16 bits and QID 0 is the admin queue",
+        );
+        let io_queues =
+            p.count_u32("driver.io_queues", range(1.0, queue_ids.max, queue_ids.why))?;
+        let units = p.count(
+            "device.parallel_units",
+            range(
+                1.0,
+                65536.0,
+                "the device's independently busy flash units (dies and planes); the model \
+                 keeps one timeline each, and 65536 is past any SSD",
+            ),
+        )? as usize;
+        let media = p.rate("device.media_rate", RATE)?;
         Ok(Nvme {
-            capacity: p.bytes("device.capacity")?,
+            capacity: p.bytes("device.capacity", CAPACITY)?,
             // One slot of each queue stays empty (head == tail means empty):
             // blk-mq gets io_queue_depth - 1 tags.
             queue_depth: depth - 1,
             io_queues,
-            poll_queues: p.count("driver.poll_queues")? as u32,
+            poll_queues: p.count_u32("driver.poll_queues", queue_ids)?,
             classic_poll_irq: p.flag("driver.classic_poll_irq")?,
-            read_latency: p.ns("device.read_latency")?,
-            write_latency: p.ns("device.write_latency")?,
+            read_latency: p.ns("device.read_latency", COST)?,
+            write_latency: p.ns("device.write_latency", COST)?,
             media_bytes_per_s: media,
             units: vec![0; units],
             link: Pcie::from_profile(p)?,
             cpu: DriverCpuCosts {
-                submit: p.ns("driver.queue_rq")?,
-                irq_handler: p.ns("driver.irq_handler")?,
-                poll_iteration: p.ns("driver.poll")?,
+                submit: p.ns("driver.queue_rq", COST)?,
+                irq_handler: p.ns("driver.irq_handler", COST)?,
+                poll_iteration: p.ns("driver.poll", COST)?,
             },
             commands: 0,
             polled_commands: 0,

@@ -7,8 +7,9 @@
 //! interrupt CPU.
 
 use super::{DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
-use crate::error::{InputError, Result};
+use crate::error::Result;
 use crate::link::sd::{request_ns, SdBus, SdCard};
+use crate::profile::limits::{CAPACITY, COST, QUEUE_DEPTH};
 use crate::profile::Profile;
 use crate::sim::Ns;
 
@@ -27,23 +28,16 @@ pub struct Sdhci {
 
 impl Sdhci {
     pub fn from_profile(p: &Profile) -> Result<Sdhci> {
-        let queue_depth = p.count("driver.queue_depth")? as u32;
-        if queue_depth == 0 {
-            return Err(InputError::new(
-                p.files.last().cloned().unwrap_or_default(),
-                None,
-                "driver.queue_depth must be at least 1",
-            ));
-        }
+        let queue_depth = p.count_u32("driver.queue_depth", QUEUE_DEPTH)?;
         Ok(Sdhci {
             name: "mmcblk0".into(),
-            capacity: p.bytes("device.capacity")?,
+            capacity: p.bytes("device.capacity", CAPACITY)?,
             queue_depth,
             bus: SdBus::from_profile(p)?,
             card: SdCard::from_profile(p)?,
             cpu: DriverCpuCosts {
-                submit: p.ns("driver.queue_rq")?,
-                irq_handler: p.ns("driver.irq_handler")?,
+                submit: p.ns("driver.queue_rq", COST)?,
+                irq_handler: p.ns("driver.irq_handler", COST)?,
                 poll_iteration: 0,
             },
             free_at: 0,

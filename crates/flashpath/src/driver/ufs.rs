@@ -24,7 +24,8 @@ use crate::device::{
 };
 use crate::error::{InputError, Result};
 use crate::link::ufs::{UfsLink, UfsLinkParams, HPB_SENSE_BYTES, UPIU_HEADER_BYTES};
-use crate::profile::Profile;
+use crate::profile::limits::{COST, DELAY, RATE};
+use crate::profile::{range, Profile, Range};
 use crate::sim::Ns;
 use crate::workload::Ddir;
 
@@ -46,7 +47,7 @@ fn read_by_page_type(p: &Profile, key: &str) -> Result<ReadByPageType> {
         return Ok(ReadByPageType::Uniform);
     }
     let ns: Vec<Ns> = p
-        .list(key, "time")?
+        .list(key, "time", COST, 64)?
         .iter()
         .map(|v| v.round() as Ns)
         .collect();
@@ -54,7 +55,7 @@ fn read_by_page_type(p: &Profile, key: &str) -> Result<ReadByPageType> {
         [lsb, msb] => Ok(ReadByPageType::Mlc([lsb, msb])),
         [lsb, csb, msb] => Ok(ReadByPageType::Tlc([lsb, csb, msb])),
         _ => Err(InputError::new(
-            profile_file(p),
+            p.file_of(key),
             None,
             format!(
                 "parameter '{key}' needs 2 (MLC: LSB, MSB) or 3 (TLC: LSB, CSB, MSB) read \
@@ -64,6 +65,28 @@ fn read_by_page_type(p: &Profile, key: &str) -> Result<ReadByPageType> {
         )),
     }
 }
+
+/// `device.flash.*` geometry counts: the FTL keeps state per die and per
+/// block, so each is bounded where a real part is; `FlashParams::validate`
+/// bounds their product.
+const FLASH_CHANNELS: Range = range(1.0, 32.0, "NAND channels of one controller");
+const FLASH_PER_LEVEL: Range = range(
+    1.0,
+    16.0,
+    "chips per channel, dies per chip and planes per die: 16 at most (ONFI addresses 16 \
+     targets per channel)",
+);
+const FLASH_BLOCKS: Range = range(
+    1.0,
+    65536.0,
+    "blocks of one plane: 65536 at most (2^16 blocks, past any NAND part)",
+);
+const FLASH_PAGES: Range = range(1.0, 4096.0, "pages of one block: 4096 at most");
+const FLASH_PAGE_BYTES: Range = range(
+    4096.0,
+    65536.0,
+    "a NAND page holds whole 4 KiB mapping units: 4 to 64 KiB",
+);
 
 /// The device back end's parameters from `device.flash.*`.
 pub fn flash_params(p: &Profile) -> Result<FlashParams> {
@@ -77,44 +100,72 @@ pub fn flash_params(p: &Profile) -> Result<FlashParams> {
     };
     let fp = FlashParams {
         geometry: Geometry {
-            channels: p.count(&k("channels"))? as u32,
-            chips_per_channel: p.count(&k("chips_per_channel"))? as u32,
-            dies_per_chip: p.count(&k("dies_per_chip"))? as u32,
-            planes_per_die: p.count(&k("planes_per_die"))? as u32,
-            blocks_per_plane: p.count(&k("blocks_per_plane"))? as u32,
-            pages_per_block: p.count(&k("pages_per_block"))? as u32,
-            page_bytes: p.bytes(&k("page_bytes"))? as u32,
+            channels: p.count_u32(&k("channels"), FLASH_CHANNELS)?,
+            chips_per_channel: p.count_u32(&k("chips_per_channel"), FLASH_PER_LEVEL)?,
+            dies_per_chip: p.count_u32(&k("dies_per_chip"), FLASH_PER_LEVEL)?,
+            planes_per_die: p.count_u32(&k("planes_per_die"), FLASH_PER_LEVEL)?,
+            blocks_per_plane: p.count_u32(&k("blocks_per_plane"), FLASH_BLOCKS)?,
+            pages_per_block: p.count_u32(&k("pages_per_block"), FLASH_PAGES)?,
+            page_bytes: p.bytes(&k("page_bytes"), FLASH_PAGE_BYTES)? as u32,
         },
         timing: CellTiming {
-            t_read: p.ns(&k("t_read"))?,
+            t_read: p.ns(&k("t_read"), COST)?,
             read_by_page_type: read_by_page_type(p, &k("t_read_page_type"))?,
-            t_prog: p.ns(&k("t_prog"))?,
-            t_erase: p.ns(&k("t_erase"))?,
+            t_prog: p.ns(&k("t_prog"), COST)?,
+            t_erase: p.ns(&k("t_erase"), COST)?,
         },
         channel: ChannelParams {
-            bytes_per_sec: p.rate(&k("channel_rate"))? as u64,
-            cmd_ns: p.ns(&k("channel_cmd"))?,
-            xfer_overhead_ns: p.ns(&k("channel_xfer_overhead"))?,
+            bytes_per_sec: p.rate(&k("channel_rate"), RATE)? as u64,
+            cmd_ns: p.ns(&k("channel_cmd"), COST)?,
+            xfer_overhead_ns: p.ns(&k("channel_xfer_overhead"), COST)?,
         },
         unit_bytes: 4096,
-        map_page_bytes: p.bytes(&k("map_page_bytes"))? as u32,
-        map_entry_bytes: p.bytes(&k("map_entry_bytes"))? as u32,
-        map_cache_pages: p.count(&k("map_cache_pages"))? as u32,
-        write_buffer_units: p.count(&k("write_buffer_units"))? as u32,
-        over_provisioning: p.ratio(&k("over_provisioning"))?,
-        gc_low_free_blocks: p.count(&k("gc_low_free_blocks"))? as u32,
-        gc_high_free_blocks: p.count(&k("gc_high_free_blocks"))? as u32,
+        map_page_bytes: p.bytes(
+            &k("map_page_bytes"),
+            range(
+                512.0,
+                f64::from(1u32 << 20),
+                "an L2P map page in NAND: 512 B to 1 MiB",
+            ),
+        )? as u32,
+        map_entry_bytes: p.bytes(
+            &k("map_entry_bytes"),
+            range(1.0, 16.0, "one L2P entry: 1 to 16 bytes"),
+        )? as u32,
+        map_cache_pages: p.count_u32(
+            &k("map_cache_pages"),
+            range(
+                0.0,
+                f64::from(1u32 << 20),
+                "map pages in controller SRAM: 0 to 2^20 (the SRAM is megabytes)",
+            ),
+        )?,
+        write_buffer_units: p.count_u32(
+            &k("write_buffer_units"),
+            range(
+                1.0,
+                f64::from(1u32 << 20),
+                "4 KiB units of the controller's write buffer: 1 to 2^20 (4 GiB)",
+            ),
+        )?,
+        over_provisioning: p.ratio(
+            &k("over_provisioning"),
+            range(
+                1e-3,
+                1.0,
+                "spare over user capacity: GC needs some, and a device with more spare than \
+                 user space is not a product",
+            ),
+        )?,
+        gc_low_free_blocks: p.count_u32(&k("gc_low_free_blocks"), FLASH_BLOCKS)?,
+        gc_high_free_blocks: p.count_u32(&k("gc_high_free_blocks"), FLASH_BLOCKS)?,
         gc_policy,
         prefilled: p.flag(&k("prefilled"))?,
         check_integrity: cfg!(debug_assertions),
     };
     fp.validate()
-        .map_err(|e| InputError::new(profile_file(p), None, e.message))?;
+        .map_err(|e| InputError::new(p.file_of(&k("channels")), None, e.message))?;
     Ok(fp)
-}
-
-fn profile_file(p: &Profile) -> String {
-    p.files.last().cloned().unwrap_or_default()
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -231,34 +282,60 @@ impl Ufs {
     pub fn from_profile(p: &Profile, seed: u64) -> Result<Ufs> {
         let fp = flash_params(p)?;
         let mut dev = FlashDevice::new(&fp, seed)?;
-        let overwrites = p.ratio("device.flash.precondition_random_overwrites")?;
+        let overwrites = p.ratio(
+            "device.flash.precondition_random_overwrites",
+            range(
+                0.0,
+                4.0,
+                "random 4 KiB overwrites before the run, in device capacities: garbage \
+                 collection reaches its steady state within a few, and each costs seconds \
+                 of work before the run starts",
+            ),
+        )?;
         if overwrites > 0.0 {
             dev.precondition(true, overwrites, seed);
         }
         let rate = p.choice("ufs.link.rate_series", &["A", "B"])?;
         let lp = UfsLinkParams {
-            gear: p.count("ufs.link.gear")? as u32,
+            gear: p.count_u32(
+                "ufs.link.gear",
+                range(1.0, 5.0, "UFS high-speed gears HS-G1 to HS-G5"),
+            )?,
             rate_b: rate == "B",
-            lanes: p.count("ufs.link.lanes")? as u32,
-            frame_payload: p.bytes("ufs.link.frame_payload")? as u32,
-            frame_overhead: p.bytes("ufs.link.frame_overhead")? as u32,
+            lanes: p.count_u32(
+                "ufs.link.lanes",
+                range(1.0, 2.0, "UFS links have 1 or 2 lanes"),
+            )?,
+            frame_payload: p.bytes(
+                "ufs.link.frame_payload",
+                range(1.0, 65536.0, "a UniPro frame's payload"),
+            )? as u32,
+            frame_overhead: p.bytes(
+                "ufs.link.frame_overhead",
+                range(0.0, 65536.0, "a UniPro frame's headers and CRC"),
+            )? as u32,
         };
-        lp.validate(&profile_file(p))?;
-        let slots = p.count("ufs.host.utrl_slots")? as u32;
-        if slots == 0 || slots > 32 {
-            return Err(InputError::new(
-                profile_file(p),
-                None,
-                "ufs.host.utrl_slots must be 1..32 (UTRL entries)",
-            ));
-        }
+        lp.validate(&p.file_of("ufs.link.gear"))?;
+        let slots = p.count_u32(
+            "ufs.host.utrl_slots",
+            range(
+                1.0,
+                32.0,
+                "UTRL transfer request slots: 32 at most (UFSHCI)",
+            ),
+        )?;
         let hpb_on = p.flag("ufs.hpb.enabled")?;
         let mode = p.choice("ufs.hpb.mode", &["device", "host"])?;
-        let rgn_exp = p.count("ufs.hpb.region_size_exp")?;
-        let srgn_exp = p.count("ufs.hpb.srgn_size_exp")?;
-        if !(12..=40).contains(&srgn_exp) || srgn_exp > rgn_exp || rgn_exp > 40 {
+        let hpb_exp = range(
+            12.0,
+            40.0,
+            "an HPB size exponent: 512 B x 2^exp, from a 2 MiB sub-region to 512 TiB",
+        );
+        let rgn_exp = p.count("ufs.hpb.region_size_exp", hpb_exp)?;
+        let srgn_exp = p.count("ufs.hpb.srgn_size_exp", hpb_exp)?;
+        if srgn_exp > rgn_exp {
             return Err(InputError::new(
-                profile_file(p),
+                p.file_of("ufs.hpb.srgn_size_exp"),
                 None,
                 "need 12 <= ufs.hpb.srgn_size_exp <= ufs.hpb.region_size_exp <= 40 (sizes are 512 B x 2^exp)",
             ));
@@ -271,26 +348,46 @@ impl Ufs {
             },
             entries_per_region: (512u64 << rgn_exp) / BLOCK,
             entries_per_srgn: (512u64 << srgn_exp) / BLOCK,
-            max_active_regions: p.count("ufs.hpb.max_active_regions")? as u32,
-            device_activation_reads: p.count("ufs.hpb.device_activation_reads")? as u32,
-            activation_thld: p.count("ufs.hpb.activation_thld")? as u32,
-            max_single_cmd_blocks: p.count("ufs.hpb.max_single_cmd_blocks")? as u32,
+            max_active_regions: p.count_u32(
+                "ufs.hpb.max_active_regions",
+                range(1.0, 65535.0, "wLUMaxActiveHPBRegions is 16 bits"),
+            )?,
+            device_activation_reads: p.count_u32(
+                "ufs.hpb.device_activation_reads",
+                range(
+                    1.0,
+                    1e6,
+                    "reads of a sub-region before the device recommends it",
+                ),
+            )?,
+            activation_thld: p.count_u32(
+                "ufs.hpb.activation_thld",
+                range(
+                    1.0,
+                    1e6,
+                    "reads of a sub-region before the host activates it",
+                ),
+            )?,
+            max_single_cmd_blocks: p.count_u32(
+                "ufs.hpb.max_single_cmd_blocks",
+                range(1.0, 255.0, "bMAX_HPB_SINGLE_CMD (HPB 2.0) is 8 bits"),
+            )?,
         };
-        let hpb_prep = p.ns("driver.hpb_prep")?;
-        let map_work_delay = p.ns("ufs.hpb.map_work_delay")?;
+        let hpb_prep = p.ns("driver.hpb_prep", COST)?;
+        let map_work_delay = p.ns("ufs.hpb.map_work_delay", DELAY)?;
         let capacity = dev.user_lpns() * BLOCK;
-        let queue_rq = p.ns("driver.queue_rq")?;
+        let queue_rq = p.ns("driver.queue_rq", COST)?;
         Ok(Ufs {
             name: "sda".into(),
             capacity,
             slots,
             cpu: DriverCpuCosts {
                 submit: queue_rq + if hpb_on { hpb_prep } else { 0 },
-                irq_handler: p.ns("driver.irq_handler")?,
+                irq_handler: p.ns("driver.irq_handler", COST)?,
                 poll_iteration: 0,
             },
-            doorbell: p.ns("ufs.host.doorbell")?,
-            fw_cmd: p.ns("ufs.device.fw_cmd")?,
+            doorbell: p.ns("ufs.host.doorbell", COST)?,
+            fw_cmd: p.ns("ufs.device.fw_cmd", COST)?,
             map_work_delay,
             link: UfsLink::new(lp),
             fw: Timeline::new(),
@@ -801,40 +898,60 @@ fn clk_scaling_from_profile(p: &Profile, gear: u32) -> Result<Option<ClkScaling>
         return Ok(None);
     }
     let k = |s: &str| format!("ufs.clk_scaling.{s}");
-    let bad = |m: &str| InputError::new(profile_file(p), None, m);
+    let bad = |key: &str, m: &str| InputError::new(p.file_of(&k(key)), None, m);
     let mut opps: Vec<u64> = p
-        .list(&k("freqs"), "frequency")?
+        .list(
+            &k("freqs"),
+            "frequency",
+            range(
+                1e3,
+                1e10,
+                "a UFS controller clock (operating point): 1 kHz to 10 GHz",
+            ),
+            64,
+        )?
         .into_iter()
         .map(|f| f.round() as u64)
         .collect();
     opps.sort_unstable();
     opps.dedup();
-    if opps.is_empty() || opps[0] == 0 {
+    if opps.is_empty() {
         return Err(bad(
-            "ufs.clk_scaling.freqs needs at least one non-zero frequency",
+            "freqs",
+            "ufs.clk_scaling.freqs needs at least one frequency",
         ));
     }
     let timer = match p.choice(&k("timer"), &["delayed", "deferrable"])?.as_str() {
         "delayed" => TimerKind::Delayed,
         _ => {
             return Err(bad(
+                "timer",
                 "ufs.clk_scaling.timer=deferrable is not modelled yet for UFS (the machine does not tell the driver when its CPU wakes); use delayed",
             ))
         }
     };
+    let percent = range(
+        0.0,
+        100.0,
+        "a load percentage of simple_ondemand (governor_simpleondemand.c refuses \
+         upthreshold > 100)",
+    );
     let governor = SimpleOndemand {
-        upthreshold: p.count(&k("upthreshold"))?,
-        downdifferential: p.count(&k("downdifferential"))?,
+        upthreshold: p.count(&k("upthreshold"), percent)?,
+        downdifferential: p.count(&k("downdifferential"), percent)?,
     };
-    if governor.upthreshold > 100 || governor.upthreshold < governor.downdifferential {
-        return Err(bad("need downdifferential <= upthreshold <= 100"));
+    if governor.upthreshold < governor.downdifferential {
+        return Err(bad(
+            "downdifferential",
+            "need downdifferential <= upthreshold (governor_simpleondemand.c)",
+        ));
     }
-    let min_gear = p.count(&k("min_gear"))? as u32;
-    if !(1..=gear).contains(&min_gear) {
-        return Err(bad("ufs.clk_scaling.min_gear must be 1..ufs.link.gear"));
-    }
+    let min_gear = p.count_u32(
+        &k("min_gear"),
+        range(1.0, f64::from(gear), "a gear from HS-G1 to ufs.link.gear"),
+    )?;
     let max = *opps.last().unwrap();
-    let polling = p.ns(&k("polling"))?;
+    let polling = p.ns(&k("polling"), DELAY)?;
     let min = opps[0];
     let initial = match p.choice(&k("initial"), &["min", "max"])?.as_str() {
         "min" => min,
@@ -848,22 +965,22 @@ fn clk_scaling_from_profile(p: &Profile, gear: u32) -> Result<Option<ClkScaling>
     // Optional: a profile without the key keeps `delay` at every clock.
     let by_scale = if p.has("ufs.clk_gating.delay_perf") {
         Some((
-            p.ns("ufs.clk_gating.delay")?,
-            p.ns("ufs.clk_gating.delay_perf")?,
+            p.ns("ufs.clk_gating.delay", DELAY)?,
+            p.ns("ufs.clk_gating.delay_perf", DELAY)?,
         ))
     } else {
         None
     };
     let gating_delay = match by_scale {
         Some((_, up)) if initial == max => up,
-        _ => p.ns("ufs.clk_gating.delay")?,
+        _ => p.ns("ufs.clk_gating.delay", DELAY)?,
     };
     Ok(Some(ClkScaling {
         df,
         min_gear,
         initial_gear: link_gear,
         max_gear: gear,
-        scale_cost: p.ns(&k("scale_cost"))?,
+        scale_cost: p.ns(&k("scale_cost"), COST)?,
         suspend_on_no_request: p.flag(&k("suspend_on_no_request"))?,
         active_reqs: 0,
         window_start: None,
@@ -875,7 +992,7 @@ fn clk_scaling_from_profile(p: &Profile, gear: u32) -> Result<Option<ClkScaling>
         busy_until: 0,
         gating_delay,
         gating_delay_by_scale: by_scale,
-        ungate: p.ns("ufs.clk_gating.ungate")?,
+        ungate: p.ns("ufs.clk_gating.ungate", COST)?,
         idle_since: 0,
         gatings: 0,
         trace: vec![(0, initial)],

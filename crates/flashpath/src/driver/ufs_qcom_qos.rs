@@ -16,7 +16,8 @@
 //! kernel applies it from a work item a little later.
 
 use crate::error::{InputError, Result};
-use crate::profile::Profile;
+use crate::profile::limits::DELAY;
+use crate::profile::{range, Profile};
 use crate::sim::Ns;
 
 #[derive(Clone, Debug)]
@@ -38,20 +39,30 @@ impl QcomQos {
             return Ok(None);
         }
         let groups: Vec<u64> = p
-            .list("ufs.qcom_qos.groups", "count")?
+            .list(
+                "ufs.qcom_qos.groups",
+                "count",
+                range(
+                    1.0,
+                    u64::MAX as f64,
+                    "a CPU mask of a 64-CPU SoC, not empty (ufs_qcom_qos_init: \"Invalid group \
+                     mask\")",
+                ),
+                64,
+            )?
             .iter()
             .map(|m| *m as u64)
             .collect();
-        if groups.is_empty() || groups.contains(&0) {
+        if groups.is_empty() {
             return Err(InputError::new(
-                p.files.last().cloned().unwrap_or_default(),
+                p.file_of("ufs.qcom_qos.groups"),
                 None,
                 "ufs.qcom_qos.groups needs non-empty CPU masks (ufs_qcom_qos_init: \"Invalid group mask\")",
             ));
         }
         Ok(Some(QcomQos {
             groups,
-            vote: p.ns("ufs.qcom_qos.vote")?,
+            vote: p.ns("ufs.qcom_qos.vote", DELAY)?,
             voted: 0,
             votes_cast: 0,
         }))

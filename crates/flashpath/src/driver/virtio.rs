@@ -12,8 +12,9 @@
 //! guest's `virtblk_done` runs as the driver's interrupt handler.
 
 use super::{DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
-use crate::error::{InputError, Result};
-use crate::profile::Profile;
+use crate::error::Result;
+use crate::profile::limits::{CAPACITY, COST, QUEUES, RATE};
+use crate::profile::{range, Profile};
 use crate::sim::Ns;
 
 pub struct VirtioBlk {
@@ -35,36 +36,29 @@ pub struct VirtioBlk {
 
 impl VirtioBlk {
     pub fn from_profile(p: &Profile) -> Result<VirtioBlk> {
-        let queue_size = p.count("device.queue_size")? as u32;
-        let num_queues = p.count("device.num_queues")? as u32;
-        if queue_size == 0 || num_queues == 0 {
-            return Err(InputError::new(
-                p.files.last().cloned().unwrap_or_default(),
-                None,
-                "device.queue_size and device.num_queues must be at least 1",
-            ));
-        }
-        let rate = p.rate("device.host_rate")?;
-        if rate <= 0.0 {
-            return Err(InputError::new(
-                p.files.last().cloned().unwrap_or_default(),
-                None,
-                "device.host_rate must be positive",
-            ));
-        }
+        let queue_size = p.count_u32(
+            "device.queue_size",
+            range(
+                1.0,
+                32768.0,
+                "a virtqueue's size: at most 32768 entries (virtio 1.x, split virtqueues)",
+            ),
+        )?;
+        let num_queues = p.count_u32("device.num_queues", QUEUES)?;
+        let rate = p.rate("device.host_rate", RATE)?;
         // The kick's VM exit stalls the submitting vCPU: part of queue_rq.
-        let submit = p.ns("driver.queue_rq")? + p.ns("driver.kick_vmexit")?;
+        let submit = p.ns("driver.queue_rq", COST)? + p.ns("driver.kick_vmexit", COST)?;
         Ok(VirtioBlk {
             name: "vda".into(),
-            capacity: p.bytes("device.capacity")?,
+            capacity: p.bytes("device.capacity", CAPACITY)?,
             queue_size,
             num_queues,
-            host_fixed: p.ns("device.host_fixed")?,
+            host_fixed: p.ns("device.host_fixed", COST)?,
             host_bytes_per_ns: rate / 1e9,
-            irq_inject: p.ns("device.irq_inject")?,
+            irq_inject: p.ns("device.irq_inject", COST)?,
             cpu: DriverCpuCosts {
                 submit,
-                irq_handler: p.ns("driver.irq_handler")?,
+                irq_handler: p.ns("driver.irq_handler", COST)?,
                 poll_iteration: 0,
             },
             host_free_at: 0,

@@ -7,6 +7,7 @@
 //! Costs are given in ns at the host's reference frequency and scaled by
 //! the core's current frequency.
 
+use crate::profile::limits::{COST, DELAY};
 use crate::profile::Profile;
 use crate::sim::Ns;
 
@@ -42,17 +43,17 @@ pub struct HostCosts {
 impl HostCosts {
     pub fn from_profile(p: &Profile) -> crate::Result<HostCosts> {
         Ok(HostCosts {
-            fio_submit: p.ns("host.cost.fio_submit")?,
-            fio_complete: p.ns("host.cost.fio_complete")?,
-            syscall_entry: p.ns("host.cost.syscall_entry")?,
-            syscall_exit: p.ns("host.cost.syscall_exit")?,
-            blk_submit: p.ns("host.cost.blk_submit")?,
-            blk_complete: p.ns("host.cost.blk_complete")?,
-            irq_entry: p.ns("host.cost.irq_entry")?,
-            wakeup: p.ns("host.cost.wakeup")?,
-            context_switch: p.ns("host.cost.context_switch")?,
-            ipi: p.ns("host.cost.ipi")?,
-            timer_slack: p.ns("host.timer_slack")?,
+            fio_submit: p.ns("host.cost.fio_submit", COST)?,
+            fio_complete: p.ns("host.cost.fio_complete", COST)?,
+            syscall_entry: p.ns("host.cost.syscall_entry", COST)?,
+            syscall_exit: p.ns("host.cost.syscall_exit", COST)?,
+            blk_submit: p.ns("host.cost.blk_submit", COST)?,
+            blk_complete: p.ns("host.cost.blk_complete", COST)?,
+            irq_entry: p.ns("host.cost.irq_entry", COST)?,
+            wakeup: p.ns("host.cost.wakeup", COST)?,
+            context_switch: p.ns("host.cost.context_switch", COST)?,
+            ipi: p.ns("host.cost.ipi", COST)?,
+            timer_slack: p.ns("host.timer_slack", DELAY)?,
         })
     }
 }

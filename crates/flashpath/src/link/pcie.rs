@@ -4,7 +4,8 @@
 //! submission entry) costs a round trip; payload moves at the lanes' rate
 //! less the TLP framing of each max-payload-sized packet.
 
-use crate::profile::Profile;
+use crate::profile::limits::COST;
+use crate::profile::{range, Profile};
 use crate::sim::Ns;
 
 /// Bytes of framing, sequence number, 3-DW header plus 64-bit addressing
@@ -25,7 +26,10 @@ pub struct Pcie {
 
 impl Pcie {
     pub fn from_profile(p: &Profile) -> crate::Result<Pcie> {
-        let gen = p.count("link.pcie.gen")?;
+        let gen = p.count(
+            "link.pcie.gen",
+            range(1.0, 4.0, "PCIe generations 1 to 4 are modelled"),
+        )?;
         // Per lane after line coding: gen1 2.5 GT/s 8b/10b, gen2 5 GT/s
         // 8b/10b, gen3 8 GT/s 128b/130b, gen4 16 GT/s 128b/130b.
         let lane = match gen {
@@ -33,27 +37,24 @@ impl Pcie {
             2 => 5e9 * 0.8 / 8.0,
             3 => 8e9 * 128.0 / 130.0 / 8.0,
             4 => 16e9 * 128.0 / 130.0 / 8.0,
-            _ => {
-                return Err(crate::InputError::new(
-                    p.files.last().cloned().unwrap_or_default(),
-                    None,
-                    format!("link.pcie.gen must be 1 to 4, not {gen}"),
-                ))
-            }
+            _ => unreachable!("the range holds generations 1 to 4"),
         };
-        let lanes = p.count("link.pcie.lanes")? as u32;
-        let max_payload = p.bytes("link.pcie.max_payload")? as u32;
-        if lanes == 0 || max_payload == 0 {
-            return Err(crate::InputError::new(
-                p.files.last().cloned().unwrap_or_default(),
-                None,
-                "link.pcie.lanes and link.pcie.max_payload must be at least 1",
-            ));
-        }
+        let lanes = p.count_u32(
+            "link.pcie.lanes",
+            range(1.0, 32.0, "a PCIe link has 1 to 32 lanes"),
+        )?;
+        let max_payload = p.bytes(
+            "link.pcie.max_payload",
+            range(
+                128.0,
+                4096.0,
+                "PCIe Max_Payload_Size is 128 to 4096 bytes (Device Control register)",
+            ),
+        )? as u32;
         Ok(Pcie {
             lane_bytes_per_s: lane,
             lanes,
-            latency: p.ns("link.pcie.latency")?,
+            latency: p.ns("link.pcie.latency", COST)?,
             max_payload,
         })
     }

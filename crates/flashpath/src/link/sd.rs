@@ -17,7 +17,8 @@
 //! meet those minimums and the unit tests check that they do.
 
 use crate::error::{InputError, Result};
-use crate::profile::Profile;
+use crate::profile::limits::{COST, RATE};
+use crate::profile::{range, Profile};
 use crate::sim::Ns;
 use crate::workload::Ddir;
 
@@ -38,10 +39,10 @@ pub struct SdBus {
 impl SdBus {
     pub fn from_profile(p: &Profile) -> Result<SdBus> {
         let mode = p.choice("link.mode", &["SDR25", "SDR50", "DDR50", "SDR104"])?;
-        let width = p.count("link.width")? as u32;
+        let width = p.count_u32("link.width", range(1.0, 4.0, "SD data lines"))?;
         if ![1, 4].contains(&width) {
             return Err(InputError::new(
-                p.files.last().cloned().unwrap_or_default(),
+                p.file_of("link.width"),
                 None,
                 "link.width must be 1 or 4 data lines",
             ));
@@ -56,7 +57,7 @@ impl SdBus {
             clock_hz,
             width,
             ddr,
-            cmd: p.ns("link.cmd")?,
+            cmd: p.ns("link.cmd", COST)?,
         })
     }
 
@@ -81,18 +82,11 @@ pub struct SdCard {
 impl SdCard {
     pub fn from_profile(p: &Profile) -> Result<SdCard> {
         let card = SdCard {
-            read_access: p.ns("device.read_access")?,
-            write_access: p.ns("device.write_access")?,
-            read_rate: p.rate("device.read_rate")?,
-            write_rate: p.rate("device.write_rate")?,
+            read_access: p.ns("device.read_access", COST)?,
+            write_access: p.ns("device.write_access", COST)?,
+            read_rate: p.rate("device.read_rate", RATE)?,
+            write_rate: p.rate("device.write_rate", RATE)?,
         };
-        if card.read_rate <= 0.0 || card.write_rate <= 0.0 {
-            return Err(InputError::new(
-                p.files.last().cloned().unwrap_or_default(),
-                None,
-                "device.read_rate and device.write_rate must be positive",
-            ));
-        }
         Ok(card)
     }
 

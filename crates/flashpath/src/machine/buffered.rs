@@ -11,6 +11,7 @@ use super::{Ev, Machine, Rq, RqKind, State};
 use crate::mm::readahead::{Advice, PageRun};
 use crate::mm::writeback::{next_writeback_run, DirtyLimits, DIRTY_EXPIRE_NS};
 use crate::mm::{FileRa, PageCache, PAGE_SHIFT, PAGE_SIZE};
+use crate::profile::limits::{COST, RATE};
 use crate::profile::Profile;
 use crate::sim::Ns;
 use crate::workload::{Ddir, IoUnit};
@@ -37,11 +38,11 @@ pub struct CacheCosts {
 impl CacheCosts {
     pub fn from_profile(p: &Profile) -> crate::Result<CacheCosts> {
         Ok(CacheCosts {
-            copy_bytes_per_ns: p.rate("host.cost.copy_user")? / 1e9,
-            call: p.ns("host.cost.buffered_call")?,
-            page_lookup: p.ns("host.cost.page_cache_lookup")?,
-            page_add: p.ns("host.cost.page_cache_add")?,
-            page_writeback: p.ns("host.cost.page_writeback")?,
+            copy_bytes_per_ns: p.rate("host.cost.copy_user", RATE)? / 1e9,
+            call: p.ns("host.cost.buffered_call", COST)?,
+            page_lookup: p.ns("host.cost.page_cache_lookup", COST)?,
+            page_add: p.ns("host.cost.page_cache_add", COST)?,
+            page_writeback: p.ns("host.cost.page_writeback", COST)?,
         })
     }
 

@@ -10,7 +10,7 @@
 //! error (a typo must not become a silent default), and so is a key the
 //! model needs that the profile lacks.
 
-use crate::error::{nearest, InputError, Result};
+use crate::error::{clip, nearest, quote, InputError, Result};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -66,6 +66,71 @@ pub struct Param {
     pub overridden: bool,
 }
 
+/// The values a parameter may take, in its unit family's base unit (ns,
+/// bytes, Hz, bytes/s, a count, a ratio), and why. Every read of a number
+/// states one where the model reads it; a value outside is refused with
+/// one message naming the file (or `--set`), the key, the value and the
+/// range, so no value truncates, wraps, divides by zero or sizes an
+/// allocation the machine cannot make.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Range {
+    pub min: f64,
+    pub max: f64,
+    pub why: &'static str,
+}
+
+/// A [`Range`] from `min` to `max` inclusive, in the base unit.
+pub const fn range(min: f64, max: f64, why: &'static str) -> Range {
+    Range { min, max, why }
+}
+
+/// Ranges shared by many parameters of one kind.
+pub mod limits {
+    use super::{range, Range};
+
+    /// A CPU, driver, link or device cost of one operation.
+    pub const COST: Range = range(
+        0.0,
+        1e9,
+        "a cost of one operation: a second or more is a unit mistake, and the model adds \
+         such costs on its nanosecond clock",
+    );
+    /// A kernel or firmware timer, delay or period.
+    pub const DELAY: Range = range(
+        0.0,
+        60e9,
+        "a kernel or firmware timer or delay: the modelled ones are milliseconds, and \
+         simulated runs last seconds",
+    );
+    /// A transfer or copy rate the model divides by.
+    pub const RATE: Range = range(
+        1e3,
+        1e12,
+        "a transfer rate the model divides by: 1 kB/s to 1 TB/s",
+    );
+    /// A device's capacity.
+    pub const CAPACITY: Range = range(
+        (1u64 << 20) as f64,
+        (1u64 << 50) as f64,
+        "a device's capacity: from 1 MiB (job files are laid out in 1 MiB steps) to 1 PiB, \
+         which keeps every byte offset far from the end of u64",
+    );
+    /// A hardware queue's depth (tags, slots, ring entries).
+    pub const QUEUE_DEPTH: Range = range(
+        1.0,
+        10240.0,
+        "a hardware queue's depth: blk-mq caps a tag set at BLK_MQ_MAX_DEPTH = 10240 \
+         (include/linux/blk-mq.h)",
+    );
+    /// A number of hardware queues.
+    pub const QUEUES: Range = range(
+        1.0,
+        8192.0,
+        "a number of hardware queues: blk-mq maps them to CPUs, at most NR_CPUS = 8192 \
+         (arch/x86/Kconfig, MAXSMP)",
+    );
+}
+
 /// Unit families and the factor to the base unit (ns, bytes, Hz...).
 fn unit_factor(unit: &str) -> Option<(&'static str, f64)> {
     Some(match unit {
@@ -98,7 +163,7 @@ fn unit_factor(unit: &str) -> Option<(&'static str, f64)> {
 }
 
 /// A loaded profile: a flat map of parameters plus what the model read.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Profile {
     pub name: String,
     pub description: String,
@@ -118,20 +183,45 @@ fn toml_line(text: &str, key_tail: &str) -> Option<u32> {
         .map(|i| i as u32 + 1)
 }
 
+/// Files one profile may read, includes counted each time: the depth
+/// bound alone lets a file that includes itself several times expand
+/// exponentially. The shipped profiles read two.
+const MAX_PROFILE_FILES: u32 = 64;
+/// Bytes of one profile file: the shipped ones are under 16 KiB; a bound
+/// keeps a profile path that names `/dev/zero` from reading forever.
+const MAX_PROFILE_BYTES: u64 = 1 << 20;
+
 impl Profile {
-    /// Load a profile by built-in name or by path to a `.toml` file.
-    pub fn load(name_or_path: &str) -> Result<Profile> {
-        let mut profile = Profile {
+    fn empty() -> Profile {
+        Profile {
             name: String::new(),
             description: String::new(),
             files: Vec::new(),
             params: BTreeMap::new(),
             read: RefCell::new(BTreeSet::new()),
-        };
+        }
+    }
+
+    /// Load a profile by built-in name or by path to a `.toml` file.
+    pub fn load(name_or_path: &str) -> Result<Profile> {
+        let mut profile = Profile::empty();
         let (label, text, base) = Self::locate(name_or_path, None)?;
-        profile.merge_file(&label, &text, base.as_deref(), 0)?;
+        let mut files_left = MAX_PROFILE_FILES;
+        profile.merge_file(&label, &text, base.as_deref(), 0, &mut files_left)?;
         if profile.name.is_empty() {
             profile.name = name_or_path.to_string();
+        }
+        Ok(profile)
+    }
+
+    /// A profile from its text, named `label` in messages; includes are
+    /// looked for in `base` (then among the built-in profiles).
+    pub fn from_text(label: &str, text: &str, base: Option<&Path>) -> Result<Profile> {
+        let mut profile = Profile::empty();
+        let mut files_left = MAX_PROFILE_FILES;
+        profile.merge_file(label, text, base, 0, &mut files_left)?;
+        if profile.name.is_empty() {
+            profile.name = label.to_string();
         }
         Ok(profile)
     }
@@ -151,7 +241,17 @@ impl Profile {
                 Some(b) if Path::new(name_or_path).is_relative() => b.join(name_or_path),
                 _ => PathBuf::from(name_or_path),
             };
-            if let Ok(text) = std::fs::read_to_string(&path) {
+            if path.exists() {
+                let what = "a profile is read up to 1 MiB";
+                let text = crate::input::read_bounded(&path, MAX_PROFILE_BYTES, what)
+                    .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8 text".to_string()))
+                    .map_err(|e| {
+                        InputError::new(
+                            path.display().to_string(),
+                            None,
+                            format!("cannot read profile file: {e}"),
+                        )
+                    })?;
                 let parent = path.parent().map(Path::to_path_buf);
                 return Ok((path.display().to_string(), text, parent));
             }
@@ -178,7 +278,8 @@ impl Profile {
                     "--device",
                     None,
                     format!(
-                        "no profile named '{name_or_path}'{hint}; built-in profiles: {}",
+                        "no profile named {}{hint}; built-in profiles: {}",
+                        quote(name_or_path),
                         names.join(", ")
                     ),
                 ))
@@ -192,6 +293,7 @@ impl Profile {
         text: &str,
         base: Option<&Path>,
         depth: u32,
+        files_left: &mut u32,
     ) -> Result<()> {
         if depth > 8 {
             return Err(InputError::new(
@@ -201,9 +303,10 @@ impl Profile {
             ));
         }
         let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-            let line = e
-                .span()
-                .map(|s| text[..s.start.min(text.len())].matches('\n').count() as u32 + 1);
+            let line = e.span().map(|s| {
+                let upto = &text.as_bytes()[..s.start.min(text.len())];
+                upto.iter().filter(|b| **b == b'\n').count() as u32 + 1
+            });
             InputError::new(label, line, format!("not valid TOML: {}", e.message()))
         })?;
         if let Some(meta) = doc.get("profile") {
@@ -225,8 +328,29 @@ impl Profile {
                                     "include entries must be strings",
                                 )
                             })?;
-                            let (l, t, b) = Self::locate(inc, base)?;
-                            self.merge_file(&l, &t, b.as_deref(), depth + 1)?;
+                            // Too many files, or a file that cannot be
+                            // read, is the including file's error, at its
+                            // include line.
+                            if *files_left == 0 {
+                                return Err(InputError::new(
+                                    label,
+                                    toml_line(text, "include"),
+                                    format!(
+                                        "a profile reads at most {MAX_PROFILE_FILES} files, \
+                                         includes counted each time (files that include each \
+                                         other several times?)"
+                                    ),
+                                ));
+                            }
+                            *files_left -= 1;
+                            let (l, t, b) = Self::locate(inc, base).map_err(|e| {
+                                InputError::new(
+                                    label,
+                                    toml_line(text, "include"),
+                                    format!("include {}: {}", quote(inc), e.message),
+                                )
+                            })?;
+                            self.merge_file(&l, &t, b.as_deref(), depth + 1, files_left)?;
                         }
                     }
                     ("name", toml::Value::String(s)) => self.name = s.clone(),
@@ -236,7 +360,8 @@ impl Profile {
                             label,
                             toml_line(text, k),
                             format!(
-                                "unknown [profile] key '{k}' (valid: name, description, include)"
+                                "unknown [profile] key {} (valid: name, description, include)",
+                                quote(k)
                             ),
                         ))
                     }
@@ -259,7 +384,7 @@ impl Profile {
             InputError::new(
                 label,
                 toml_line(text, tail),
-                format!("'{key}' must be a parameter table {{ value = ..., unit = \"...\", source = \"...\" }} or a group of them"),
+                format!("{} must be a parameter table {{ value = ..., unit = \"...\", source = \"...\" }} or a group of them", quote(key)),
             )
         })?;
         if !table.contains_key("value") {
@@ -272,13 +397,14 @@ impl Profile {
             InputError::new(
                 label,
                 toml_line(text, tail),
-                format!("parameter '{key}': {msg}"),
+                format!("parameter {}: {msg}", quote(key)),
             )
         };
         for k in table.keys() {
             if !matches!(k.as_str(), "value" | "unit" | "source") {
                 return Err(err(format!(
-                    "unknown field '{k}' (a parameter has value, unit, source)"
+                    "unknown field {} (a parameter has value, unit, source)",
+                    quote(k)
                 )));
             }
         }
@@ -288,7 +414,7 @@ impl Profile {
             .ok_or_else(|| err("missing unit".into()))?
             .to_string();
         if unit_factor(&unit).is_none() {
-            return Err(err(format!("unknown unit '{unit}'")));
+            return Err(err(format!("unknown unit {}", quote(&unit))));
         }
         let source = table
             .get("source")
@@ -319,7 +445,7 @@ impl Profile {
         let bad = |msg: String| InputError::new("--set", None, msg);
         let (key, raw) = assignment
             .split_once('=')
-            .ok_or_else(|| bad(format!("'{assignment}' is not key=value")))?;
+            .ok_or_else(|| bad(format!("{} is not key=value", quote(assignment))))?;
         let key = key.trim();
         let raw = raw.trim();
         let Some(param) = self.params.get_mut(key) else {
@@ -328,15 +454,18 @@ impl Profile {
                 None => String::new(),
             };
             return Err(bad(format!(
-                "unknown parameter '{key}' for profile '{}'{hint}",
-                self.name
+                "unknown parameter {} for profile {}{hint}",
+                quote(key),
+                quote(&self.name)
             )));
         };
         let value = parse_override_value(raw, &param.value, &param.unit)
-            .map_err(|m| bad(format!("{key}={raw}: {m}")))?;
+            .map_err(|m| bad(format!("{key}={}: {m}", clip(raw))))?;
         param.value = value;
         param.overridden = true;
         param.source = format!("--set {key}={raw}");
+        // Messages about the value now name the command line.
+        param.file = "--set".to_string();
         Ok(())
     }
 
@@ -359,18 +488,50 @@ impl Profile {
         })
     }
 
+    /// The file that set `key` (`--set` once overridden), for messages of
+    /// checks that involve it; the main file when the key is absent.
+    pub fn file_of(&self, key: &str) -> String {
+        match self.params.get(key) {
+            Some(p) => p.file.clone(),
+            None => self.files.last().cloned().unwrap_or_default(),
+        }
+    }
+
     fn wrong(&self, key: &str, p: &Param, want: &str) -> InputError {
         InputError::new(
             p.file.clone(),
             None,
             format!(
                 "parameter '{key}' is {} {} but the model needs {want}",
-                p.value, p.unit
+                clip(&p.value.to_string()),
+                clip(&p.unit)
             ),
         )
     }
 
-    fn number(&self, key: &str, family: &str) -> Result<f64> {
+    /// `x` (base unit) must lie in `r`; the message gives the range in the
+    /// parameter's own unit.
+    fn check_range(&self, key: &str, p: &Param, x: f64, r: Range) -> Result<()> {
+        if x >= r.min && x <= r.max {
+            return Ok(());
+        }
+        let factor = unit_factor(&p.unit).map_or(1.0, |u| u.1);
+        Err(InputError::new(
+            p.file.clone(),
+            None,
+            format!(
+                "parameter '{key}' is {} {}, outside {} to {} {}: {}",
+                clip(&p.value.to_string()),
+                p.unit,
+                r.min / factor,
+                r.max / factor,
+                p.unit,
+                r.why
+            ),
+        ))
+    }
+
+    fn number(&self, key: &str, family: &str, r: Range) -> Result<f64> {
         let p = self.get(key)?;
         let (fam, factor) = unit_factor(&p.unit).expect("units checked at load");
         if fam != family {
@@ -381,46 +542,60 @@ impl Profile {
             Value::Float(f) => f,
             _ => return Err(self.wrong(key, p, "a number")),
         };
-        if !(x.is_finite() && x >= 0.0) {
-            return Err(self.wrong(key, p, "a finite, non-negative number"));
+        if !x.is_finite() {
+            return Err(self.wrong(key, p, "a finite number"));
         }
-        Ok(x * factor)
+        let x = x * factor;
+        self.check_range(key, p, x, r)?;
+        Ok(x)
     }
 
-    /// A duration in ns.
-    pub fn ns(&self, key: &str) -> Result<u64> {
-        Ok(self.number(key, "time")?.round() as u64)
+    /// A duration in ns, within `r` (ns).
+    pub fn ns(&self, key: &str, r: Range) -> Result<u64> {
+        Ok(self.number(key, "time", r)?.round() as u64)
     }
     /// A duration in ns, fractional (for per-byte costs and the like).
-    pub fn ns_f(&self, key: &str) -> Result<f64> {
-        self.number(key, "time")
+    pub fn ns_f(&self, key: &str, r: Range) -> Result<f64> {
+        self.number(key, "time", r)
     }
-    pub fn bytes(&self, key: &str) -> Result<u64> {
-        Ok(self.number(key, "bytes")?.round() as u64)
+    /// A size in bytes, within `r` (bytes).
+    pub fn bytes(&self, key: &str, r: Range) -> Result<u64> {
+        Ok(self.number(key, "bytes", r)?.round() as u64)
     }
-    /// Bytes per second.
-    pub fn rate(&self, key: &str) -> Result<f64> {
-        self.number(key, "rate")
+    /// Bytes per second, within `r`.
+    pub fn rate(&self, key: &str, r: Range) -> Result<f64> {
+        self.number(key, "rate", r)
     }
-    pub fn hz(&self, key: &str) -> Result<f64> {
-        self.number(key, "frequency")
+    /// A frequency in Hz, within `r`.
+    pub fn hz(&self, key: &str, r: Range) -> Result<f64> {
+        self.number(key, "frequency", r)
     }
-    pub fn ratio(&self, key: &str) -> Result<f64> {
-        self.number(key, "ratio")
+    /// A ratio (percent read as hundredths), within `r`.
+    pub fn ratio(&self, key: &str, r: Range) -> Result<f64> {
+        self.number(key, "ratio", r)
     }
-    pub fn count(&self, key: &str) -> Result<u64> {
-        let x = self.number(key, "count")?;
+    /// A whole count within `r`.
+    pub fn count(&self, key: &str, r: Range) -> Result<u64> {
+        let x = self.number(key, "count", r)?;
         if x.fract() != 0.0 {
             let p = self.get(key)?;
             return Err(self.wrong(key, p, "a whole number"));
         }
         Ok(x as u64)
     }
-    /// A signed count (e.g. io_poll_delay = -1).
-    pub fn signed(&self, key: &str) -> Result<i64> {
+    /// A whole count within `r` that fits a u32 (`r.max` must).
+    pub fn count_u32(&self, key: &str, r: Range) -> Result<u32> {
+        debug_assert!(r.max <= f64::from(u32::MAX), "{key}: a u32 range");
+        Ok(self.count(key, r)? as u32)
+    }
+    /// A signed count (e.g. io_poll_delay = -1) within `r`.
+    pub fn signed(&self, key: &str, r: Range) -> Result<i64> {
         let p = self.get(key)?;
         match (&p.value, unit_factor(&p.unit).map(|u| u.0)) {
-            (Value::Int(i), Some("count")) => Ok(*i),
+            (Value::Int(i), Some("count")) => {
+                self.check_range(key, p, *i as f64, r)?;
+                Ok(*i)
+            }
             _ => Err(self.wrong(key, p, "a whole number (unit count)")),
         }
     }
@@ -438,7 +613,7 @@ impl Profile {
         let p = self.get(key)?;
         match &p.value {
             Value::Str(s) if valid.contains(&s.as_str()) => Ok(s.clone()),
-            _ => Err(self.wrong(key, p, &format!("one of {}", valid.join(", ")))),
+            _ => Err(self.wrong(key, p, &format!("one of {}", clip(&valid.join(", "))))),
         }
     }
     /// Free text (unit `name`), e.g. a kernel boot parameter's value.
@@ -449,24 +624,31 @@ impl Profile {
             _ => Err(self.wrong(key, p, "a string")),
         }
     }
-    /// A list of numbers in the parameter's unit family, converted.
-    pub fn list(&self, key: &str, family: &str) -> Result<Vec<f64>> {
+    /// A list of numbers in the parameter's unit family, converted, each
+    /// within `r` (base unit), at most `max_len` of them.
+    pub fn list(&self, key: &str, family: &str, r: Range, max_len: usize) -> Result<Vec<f64>> {
         let p = self.get(key)?;
         let (fam, factor) = unit_factor(&p.unit).expect("units checked at load");
         if fam != family {
             return Err(self.wrong(key, p, &format!("a list of {family}")));
         }
-        match &p.value {
-            Value::List(items) => items
-                .iter()
-                .map(|v| match v {
-                    Value::Int(i) if *i >= 0 => Ok(*i as f64 * factor),
-                    Value::Float(f) if *f >= 0.0 && f.is_finite() => Ok(f * factor),
-                    _ => Err(self.wrong(key, p, "a list of non-negative numbers")),
-                })
-                .collect(),
-            _ => Err(self.wrong(key, p, "a list")),
+        let Value::List(items) = &p.value else {
+            return Err(self.wrong(key, p, "a list"));
+        };
+        if items.len() > max_len {
+            return Err(self.wrong(key, p, &format!("at most {max_len} values")));
         }
+        items
+            .iter()
+            .map(|v| {
+                let x = match v {
+                    Value::Int(i) => *i as f64,
+                    Value::Float(f) if f.is_finite() => *f,
+                    _ => return Err(self.wrong(key, p, "a list of numbers")),
+                } * factor;
+                self.check_range(key, p, x, r).map(|()| x)
+            })
+            .collect()
     }
 
     /// After the machine is built: every parameter must have been read.
@@ -540,14 +722,20 @@ fn parse_override_value(
                 })
                 .unwrap_or(raw.len());
             let (num, suffix) = raw.split_at(split);
+            // A plain integer stays exact (f64 would round past 2^53).
+            if suffix.is_empty() && matches!(current, Value::Int(_)) {
+                if let Ok(i) = num.parse::<i64>() {
+                    return Ok(Value::Int(i));
+                }
+            }
             let x: f64 = num
                 .parse()
-                .map_err(|_| format!("'{num}' is not a number"))?;
+                .map_err(|_| format!("{} is not a number", quote(num)))?;
             let x = if suffix.is_empty() {
                 x
             } else {
                 let (fam, f) =
-                    unit_factor(suffix).ok_or_else(|| format!("unknown unit '{suffix}'"))?;
+                    unit_factor(suffix).ok_or_else(|| format!("unknown unit {}", quote(suffix)))?;
                 let (want_fam, want_f) = unit_factor(unit).expect("checked");
                 if fam != want_fam {
                     return Err(format!("unit '{suffix}' is not a {want_fam} like '{unit}'"));
@@ -557,7 +745,10 @@ fn parse_override_value(
             if !x.is_finite() {
                 return Err("not a finite number".into());
             }
-            if matches!(current, Value::Int(_)) && x.fract() == 0.0 {
+            // Whole values stay integers only where i64 holds them; a
+            // larger one is kept as it is for the range check to refuse
+            // (`as i64` would saturate it silently).
+            if matches!(current, Value::Int(_)) && x.fract() == 0.0 && x.abs() < 9.2e18 {
                 Ok(Value::Int(x as i64))
             } else {
                 Ok(Value::Float(x))
@@ -571,16 +762,10 @@ mod tests {
     use super::*;
 
     fn from_text(text: &str) -> Result<Profile> {
-        let mut p = Profile {
-            name: "t".into(),
-            description: String::new(),
-            files: vec![],
-            params: BTreeMap::new(),
-            read: RefCell::new(BTreeSet::new()),
-        };
-        p.merge_file("t.toml", text, None, 0)?;
-        Ok(p)
+        Profile::from_text("t.toml", text, None)
     }
+
+    const ANY: Range = range(0.0, 1e18, "test");
 
     const SAMPLE: &str = r#"
 [profile]
@@ -593,14 +778,14 @@ hw_queue_depth = { value = 64, unit = "count", source = "null_blk default" }
     #[test]
     fn units_convert_to_base() {
         let p = from_text(SAMPLE).unwrap();
-        assert_eq!(p.ns("device.completion_nsec").unwrap(), 10_000);
-        assert_eq!(p.count("device.hw_queue_depth").unwrap(), 64);
+        assert_eq!(p.ns("device.completion_nsec", ANY).unwrap(), 10_000);
+        assert_eq!(p.count("device.hw_queue_depth", ANY).unwrap(), 64);
     }
 
     #[test]
     fn wrong_family_is_refused() {
         let p = from_text(SAMPLE).unwrap();
-        let e = p.bytes("device.completion_nsec").unwrap_err();
+        let e = p.bytes("device.completion_nsec", ANY).unwrap_err();
         assert!(e.message.contains("needs a bytes"), "{e}");
     }
 
@@ -608,7 +793,7 @@ hw_queue_depth = { value = 64, unit = "count", source = "null_blk default" }
     fn override_with_unit_suffix_and_typo_hint() {
         let mut p = from_text(SAMPLE).unwrap();
         p.apply_override("device.completion_nsec=2500ns").unwrap();
-        assert_eq!(p.ns("device.completion_nsec").unwrap(), 2_500);
+        assert_eq!(p.ns("device.completion_nsec", ANY).unwrap(), 2_500);
         let e = p.apply_override("device.completion_nsce=1").unwrap_err();
         assert!(
             e.message.contains("did you mean 'device.completion_nsec'"),
@@ -616,6 +801,72 @@ hw_queue_depth = { value = 64, unit = "count", source = "null_blk default" }
         );
         let e = p.apply_override("device.hw_queue_depth=4KiB").unwrap_err();
         assert!(e.message.contains("not a count"), "{e}");
+    }
+
+    const DEPTH: Range = range(1.0, 1024.0, "a test depth");
+
+    #[test]
+    fn out_of_range_names_the_file_key_value_and_range() {
+        let p = from_text(&SAMPLE.replace("value = 64", "value = 4294967297")).unwrap();
+        let e = p.count("device.hw_queue_depth", DEPTH).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.toml: parameter 'device.hw_queue_depth' is 4294967297 count, outside 1 to 1024 \
+             count: a test depth"
+        );
+        // The range is shown in the parameter's own unit.
+        let us = range(0.0, 1e6, "a test cost");
+        let p = from_text(&SAMPLE.replace("value = 10,", "value = 2000,")).unwrap();
+        let e = p.ns("device.completion_nsec", us).unwrap_err();
+        assert!(
+            e.message.contains("is 2000 us, outside 0 to 1000 us"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn an_override_out_of_range_names_set_not_the_file() {
+        let mut p = from_text(SAMPLE).unwrap();
+        p.apply_override("device.hw_queue_depth=0").unwrap();
+        let e = p.count("device.hw_queue_depth", DEPTH).unwrap_err();
+        assert_eq!(e.file, "--set");
+        assert!(
+            e.message.contains("'device.hw_queue_depth' is 0 count"),
+            "{e}"
+        );
+        // A type mismatch names --set too.
+        let e = p.bytes("device.hw_queue_depth", DEPTH).unwrap_err();
+        assert_eq!(e.file, "--set");
+    }
+
+    #[test]
+    fn override_integers_neither_truncate_nor_saturate() {
+        let mut p = from_text(SAMPLE).unwrap();
+        p.apply_override("device.hw_queue_depth=9007199254740993")
+            .unwrap();
+        // 2^53 + 1 survives exactly (an f64 would round it).
+        assert_eq!(
+            p.params["device.hw_queue_depth"].value,
+            Value::Int(9_007_199_254_740_993)
+        );
+        p.apply_override("device.hw_queue_depth=1e30").unwrap();
+        assert_eq!(p.params["device.hw_queue_depth"].value, Value::Float(1e30));
+        assert!(p.count("device.hw_queue_depth", DEPTH).is_err());
+    }
+
+    #[test]
+    fn an_include_that_cannot_be_read_is_the_including_files_error() {
+        let e = from_text("[profile]\nname = \"x\"\ninclude = [\"no-such.toml\"]\n").unwrap_err();
+        assert_eq!((e.file.as_str(), e.line), ("t.toml", Some(3)));
+        assert!(e.message.contains("include 'no-such.toml'"), "{e}");
+    }
+
+    #[test]
+    fn a_profile_reads_a_bounded_number_of_files() {
+        let many = vec!["\"nullblk\""; 200].join(", ");
+        let e = from_text(&format!("[profile]\ninclude = [{many}]\n")).unwrap_err();
+        assert_eq!((e.file.as_str(), e.line), ("t.toml", Some(2)));
+        assert!(e.message.contains("at most 64 files"), "{e}");
     }
 
     #[test]
@@ -628,7 +879,7 @@ hw_queue_depth = { value = 64, unit = "count", source = "null_blk default" }
     #[test]
     fn unread_parameter_is_an_error() {
         let p = from_text(SAMPLE).unwrap();
-        p.ns("device.completion_nsec").unwrap();
+        p.ns("device.completion_nsec", ANY).unwrap();
         let e = p.check_all_read().unwrap_err();
         assert!(e.message.contains("hw_queue_depth"), "{e}");
     }

@@ -10,7 +10,7 @@
 //! (`add`, `open`, `close`) issue nothing; their delays are slept all the
 //! same, so here they fold into the next I/O's delay.
 
-use crate::error::{InputError, Result};
+use crate::error::{quote, InputError, Result};
 use crate::workload::{Ddir, IoSource, IoUnit, Pace};
 use std::sync::Arc;
 
@@ -49,7 +49,16 @@ pub const SKIP_SYNC: u8 = 1 << 3;
 pub struct IologEntry {
     pub unit: IoUnit,
     pub pace: Pace,
+    /// The log line it came from (1-based), for messages.
+    pub line: u32,
 }
+
+/// The longest pause a log may ask for, in us: a v3 gap between two
+/// entries (after replay_time_scale) or a v2 `wait` since the job started.
+/// fio would sleep that long; the simulation would advance its clock
+/// through the idle time, and a corrupt timestamp near 2^64 must not make
+/// it spin for years of virtual time or wrap the nanosecond clock.
+pub const MAX_PAUSE_US: u64 = 24 * 3600 * 1_000_000;
 
 /// A parsed log: its I/Os in order and the one file they address.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -64,6 +73,34 @@ pub struct Iolog {
 }
 
 impl Iolog {
+    /// The first I/O that reaches past `capacity` bytes, as an error
+    /// naming the log (`file`) and the line: the log addresses the device
+    /// directly, so an offset past its end is the log's mistake.
+    pub fn check_within(&self, file: &str, capacity: u64) -> Result<()> {
+        match self
+            .entries
+            .iter()
+            .find(|e| e.unit.offset + u64::from(e.unit.len) > capacity)
+        {
+            None => Ok(()),
+            Some(e) => Err(InputError::new(
+                file,
+                Some(e.line),
+                format!(
+                    "{} {} bytes at offset {} reaches past the end of the device ({} bytes)",
+                    match e.unit.ddir {
+                        Ddir::Read => "a read of",
+                        Ddir::Write => "a write of",
+                        Ddir::Trim => "a trim of",
+                    },
+                    e.unit.len,
+                    e.unit.offset,
+                    capacity
+                ),
+            )),
+        }
+    }
+
     pub fn source(self: &Arc<Self>, start: u64) -> IologSource {
         IologSource {
             log: Arc::clone(self),
@@ -86,8 +123,8 @@ pub fn parse(file: &str, text: &str, opts: &ReplayOptions) -> Result<Iolog> {
                 1,
                 format!(
                     "not a fio iolog: the first line must be 'fio version 2 iolog' or \
-                     'fio version 3 iolog', not '{}' (version 1 logs are not read)",
-                    l.trim_end()
+                     'fio version 3 iolog', not {} (version 1 logs are not read)",
+                    quote(l.trim_end())
                 ),
             ))
         }
@@ -106,23 +143,39 @@ pub fn parse(file: &str, text: &str, opts: &ReplayOptions) -> Result<Iolog> {
     let mut wait_until_ms: Option<u64> = None;
     for (i, raw) in lines {
         let line = i + 1;
+        let line_u32 = u32::try_from(line).unwrap_or(u32::MAX);
         let fields: Vec<&str> = raw.split_whitespace().collect();
         if fields.is_empty() {
             continue;
         }
         let rest = if version == 3 {
-            let ts: u64 = fields[0]
-                .parse()
-                .map_err(|_| at(line, format!("'{}' is not a timestamp in us", fields[0])))?;
+            let ts: u64 = fields[0].parse().map_err(|_| {
+                at(
+                    line,
+                    format!("{} is not a timestamp in us", quote(fields[0])),
+                )
+            })?;
             // iolog.c delay_since_ttime: nothing before the first stamp,
             // nothing when time runs backwards, scaled by 100/pct.
             let delay = if last_ts == 0 || opts.no_stall || ts < last_ts {
                 0
             } else {
-                (ts - last_ts) * 100 / u64::from(opts.time_scale_pct.max(1))
+                u128::from(ts - last_ts) * 100 / u128::from(opts.time_scale_pct.max(1))
             };
             last_ts = ts;
-            owed_us += delay;
+            owed_us = match u64::try_from(u128::from(owed_us) + delay) {
+                Ok(us) if us <= MAX_PAUSE_US => us,
+                _ => {
+                    return Err(at(
+                        line,
+                        format!(
+                            "timestamp {ts} asks for a pause of more than {} hours since the \
+                             previous I/O; flashpath replays pauses up to that",
+                            MAX_PAUSE_US / 3_600_000_000
+                        ),
+                    ))
+                }
+            };
             &fields[1..]
         } else {
             &fields[..]
@@ -132,7 +185,7 @@ pub fn parse(file: &str, text: &str, opts: &ReplayOptions) -> Result<Iolog> {
             _ => {
                 return Err(at(
                     line,
-                    format!("expected FILE ACTION, got '{}'", raw.trim()),
+                    format!("expected FILE ACTION, got {}", quote(raw.trim())),
                 ))
             }
         };
@@ -155,6 +208,16 @@ pub fn parse(file: &str, text: &str, opts: &ReplayOptions) -> Result<Iolog> {
                     .ok_or_else(|| {
                         at(line, "wait needs a time in ms since the job started".into())
                     })?;
+                if ms > MAX_PAUSE_US / 1_000 {
+                    return Err(at(
+                        line,
+                        format!(
+                            "wait until {ms} ms is more than {} hours after the job started; \
+                             flashpath replays pauses up to that",
+                            MAX_PAUSE_US / 3_600_000_000
+                        ),
+                    ));
+                }
                 if !opts.no_stall {
                     wait_until_ms = Some(ms);
                 }
@@ -175,7 +238,7 @@ pub fn parse(file: &str, text: &str, opts: &ReplayOptions) -> Result<Iolog> {
                     ),
                 ));
             }
-            other => return Err(at(line, format!("unknown iolog action '{other}'"))),
+            other => return Err(at(line, format!("unknown iolog action {}", quote(other)))),
         };
         if opts.skip & (1 << io.index()) != 0 {
             continue;
@@ -183,14 +246,22 @@ pub fn parse(file: &str, text: &str, opts: &ReplayOptions) -> Result<Iolog> {
         let (offset, len) = match rest {
             [_, _, o, l] => (
                 o.parse::<u64>()
-                    .map_err(|_| at(line, format!("'{o}' is not a byte offset")))?,
+                    .map_err(|_| at(line, format!("{} is not a byte offset", quote(o))))?,
                 l.parse::<u32>()
-                    .map_err(|_| at(line, format!("'{l}' is not a length in bytes")))?,
+                    .map_err(|_| at(line, format!("{} is not a length in bytes", quote(l))))?,
             ),
             _ => return Err(at(line, format!("'{action}' needs OFFSET LENGTH"))),
         };
         if len == 0 {
             return Err(at(line, "an I/O of 0 bytes".into()));
+        }
+        if offset.checked_add(u64::from(len)).is_none() {
+            return Err(at(
+                line,
+                format!(
+                    "offset {offset} plus length {len} passes the end of any device (2^64 bytes)"
+                ),
+            ));
         }
         one_file(&mut log.file, fname).map_err(|m| at(line, m))?;
         let mut offset = offset / opts.offset_scale.max(1);
@@ -204,8 +275,9 @@ pub fn parse(file: &str, text: &str, opts: &ReplayOptions) -> Result<Iolog> {
             _ => Pace::None,
         };
         owed_us = 0;
+        // Scaling and aligning only lower the offset: no overflow here.
         log.end = log.end.max(offset + u64::from(len));
-        log.bytes += u64::from(len);
+        log.bytes = log.bytes.saturating_add(u64::from(len));
         log.entries.push(IologEntry {
             unit: IoUnit {
                 ddir: io,
@@ -213,6 +285,7 @@ pub fn parse(file: &str, text: &str, opts: &ReplayOptions) -> Result<Iolog> {
                 len,
             },
             pace,
+            line: line_u32,
         });
     }
     if log.entries.is_empty() {
@@ -231,8 +304,10 @@ fn one_file(file: &mut String, name: &str) -> std::result::Result<(), String> {
         *file = name.to_string();
     } else if file != name {
         return Err(format!(
-            "a second file '{name}' (the log also uses '{file}'): replaying several files \
-             from one iolog is not simulated yet"
+            "a second file {} (the log also uses {}): replaying several files from one \
+             iolog is not simulated yet",
+            quote(name),
+            quote(file)
         ));
     }
     Ok(())

@@ -21,7 +21,7 @@
 //! device without a volatile cache model); file creation (the files exist
 //! on the device: tests 1, 2 and 8 may run without test 0).
 
-use crate::error::{InputError, Result};
+use crate::error::{clip, InputError, Result};
 use crate::report::RunResult;
 use crate::workload::fio::{BlockSize, IoEngine, JobFile, JobSpec, RwKind};
 
@@ -43,6 +43,15 @@ fn err(msg: String) -> InputError {
     InputError::new("iozone command line", None, msg)
 }
 
+/// Processes of one throughput test: iozone's own limit (iozone.c
+/// `MAXSTREAMS`, "Invalid options: maximum streams for throughput is
+/// MAXSTREAMS"); each is a simulated thread with its own file.
+const MAX_PROCS: u32 = 256;
+
+/// The largest `-s`/`-r`: 1 PiB, past any device simulated, and far from
+/// where bytes overflow u64.
+const MAX_SIZE: u64 = 1 << 50;
+
 /// iozone sizes: a number in kB, or with a k/m/g suffix.
 fn parse_size(opt: &str, v: &str) -> Result<u64> {
     let v = v.trim();
@@ -54,20 +63,30 @@ fn parse_size(opt: &str, v: &str) -> Result<u64> {
     };
     let n: u64 = num.parse().map_err(|_| {
         err(format!(
-            "{opt} {v}: not a size (a number of kB, or with k, m or g)"
+            "{opt} {}: not a size (a number of kB, or with k, m or g)",
+            clip(v)
         ))
     })?;
     if n == 0 {
         return Err(err(format!("{opt} {v}: must be positive")));
     }
-    Ok(n * mult)
+    n.checked_mul(mult)
+        .filter(|b| *b <= MAX_SIZE)
+        .ok_or_else(|| err(format!("{opt} {v}: more than 1 PiB")))
 }
 
 fn parse_count(opt: &str, v: &str) -> Result<u32> {
-    v.parse::<u32>()
+    let n = v
+        .parse::<u32>()
         .ok()
         .filter(|n| *n > 0)
-        .ok_or_else(|| err(format!("{opt} {v}: not a positive count")))
+        .ok_or_else(|| err(format!("{opt} {}: not a positive count", clip(v))))?;
+    if n > MAX_PROCS {
+        return Err(err(format!(
+            "{opt} {n}: more than iozone's {MAX_PROCS} processes (MAXSTREAMS)"
+        )));
+    }
+    Ok(n)
 }
 
 pub fn parse_args(args: &[String]) -> Result<IozoneArgs> {
@@ -87,10 +106,13 @@ pub fn parse_args(args: &[String]) -> Result<IozoneArgs> {
             continue;
         }
         if a.starts_with("-+") {
-            return Err(err(format!("{a}: option not supported by flashpath")));
+            return Err(err(format!(
+                "{}: option not supported by flashpath",
+                clip(a)
+            )));
         }
         let Some(flags) = a.strip_prefix('-').filter(|f| !f.is_empty()) else {
-            return Err(err(format!("{a}: unexpected argument")));
+            return Err(err(format!("{}: unexpected argument", clip(a))));
         };
         let chars = flags.char_indices();
         for (k, c) in chars {
@@ -112,7 +134,7 @@ pub fn parse_args(args: &[String]) -> Result<IozoneArgs> {
                     'i' => {
                         let n: u32 = v
                             .parse()
-                            .map_err(|_| err(format!("-i {v}: not a test number")))?;
+                            .map_err(|_| err(format!("-i {}: not a test number", clip(&v))))?;
                         if !matches!(n, 0 | 1 | 2 | 8) {
                             return Err(err(format!(
                                 "-i {n}: test not supported (flashpath runs 0, 1, 2 and 8)"
@@ -142,7 +164,8 @@ pub fn parse_args(args: &[String]) -> Result<IozoneArgs> {
                 }
                 _ => {
                     return Err(err(format!(
-                        "-{c}: option not supported by flashpath (supported: -s -r -i -I -t -l -u -F -e -c -+n -w)"
+                        "-{}: option not supported by flashpath (supported: -s -r -i -I -t -l -u -F -e -c -+n -w)",
+                        clip(&c.to_string())
                     )))
                 }
             }

@@ -69,7 +69,10 @@ pub fn write(name: &str, text: &str) -> PathBuf {
 /// A duration (ns) from the profile `name` as shipped.
 #[allow(dead_code)]
 pub fn ns(name: &str, key: &str) -> u64 {
-    Profile::load(name).unwrap().ns(key).unwrap()
+    Profile::load(name)
+        .unwrap()
+        .ns(key, flashpath::profile::limits::COST)
+        .unwrap()
 }
 
 /// swiotlb maps per CPU, from the run's `flashpath` section.

@@ -112,8 +112,10 @@ pub fn limit_nareas(nareas: u32, nslots: u32) -> u32 {
 /// Largest areas count we accept: far beyond any machine's CPU count, and
 /// keeps `128 * nareas` slots addressable.
 const MAX_NAREAS: u64 = 1 << 16;
-/// Largest slot count we accept (the slot index is 32-bit here).
-const MAX_NSLABS: u64 = 1 << 31;
+/// Largest slot count we accept: 2^21 slots of 2 KiB are a 4 GiB pool, as
+/// much as a device limited to 32-bit DMA addresses (what the pool bounces
+/// for) can reach; the model keeps state per slot, so 2^31 would be 48 GiB.
+const MAX_NSLABS: u64 = 1 << 21;
 
 impl SwiotlbParam {
     /// Parse the value of `swiotlb=` as `setup_io_tlb_npages()` does.
@@ -124,13 +126,15 @@ impl SwiotlbParam {
         if s.starts_with(|c: char| c.is_ascii_digit()) {
             let (n, rest) =
                 simple_strtoul(s).map_err(|m| err(format!("swiotlb={value}: slabs: {m}")))?;
-            // "avoid tail segment of size < IO_TLB_SEGSIZE"
-            let n = n.next_multiple_of(u64::from(IO_TLB_SEGSIZE));
+            // Bounded first: rounding up near 2^64 would overflow.
             if n > MAX_NSLABS {
                 return Err(err(format!(
                     "swiotlb={value}: {n} slabs is more than the {MAX_NSLABS} flashpath supports"
                 )));
             }
+            // "avoid tail segment of size < IO_TLB_SEGSIZE" (MAX_NSLABS is
+            // a multiple of it, so this stays within).
+            let n = n.next_multiple_of(u64::from(IO_TLB_SEGSIZE));
             p.nslabs = Some(n);
             s = rest;
         }
@@ -150,7 +154,14 @@ impl SwiotlbParam {
             // swiotlb_adjust_nareas() rounds default_nslabs right away,
             // with whatever it is at that point (given or the default).
             let base = p.nslabs.unwrap_or(IO_TLB_DEFAULT_SIZE >> IO_TLB_SHIFT);
-            p.nslabs = Some(round_up_nslabs(base, nareas as u32));
+            let nslabs = round_up_nslabs(base, nareas as u32);
+            if nslabs > MAX_NSLABS {
+                return Err(err(format!(
+                    "swiotlb={value}: {nareas} areas need {nslabs} slabs, more than the \
+                     {MAX_NSLABS} flashpath supports"
+                )));
+            }
+            p.nslabs = Some(nslabs);
             s = rest;
         }
         if let Some(rest) = s.strip_prefix(',') {

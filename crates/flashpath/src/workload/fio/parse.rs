@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::job::*;
 use super::options::{self, Handling, Kind, OptDef};
-use crate::error::{nearest, Diagnostic, InputError};
+use crate::error::{clip, nearest, quote, Diagnostic, InputError};
 use crate::Result;
 
 /// What the `$keywords` describe: the *simulated* machine, not the host.
@@ -35,6 +35,43 @@ impl ParseContext {
 
 /// include nesting limit (fio has none; a cycle would recurse forever).
 const MAX_INCLUDE_DEPTH: u32 = 16;
+/// Includes followed in one job file, all levels together. The depth limit
+/// alone lets a file that includes itself twice expand 2^16 times; fio has
+/// no bound (init.c `__parse_jobs_ini` recurses per `include`).
+const MAX_INCLUDES: u32 = 1024;
+/// Bytes of job-file text read for one job file, its includes counted
+/// every time they are read: real job files are kilobytes, and a bound
+/// keeps `include /dev/zero` or a fan-out of includes from reading until
+/// memory runs out.
+const MAX_JOB_TEXT_BYTES: u64 = 16 << 20;
+
+/// What is left of the bounds above while one job file is read.
+struct Budget {
+    includes: u32,
+    bytes: u64,
+}
+
+impl Budget {
+    fn new() -> Self {
+        Budget {
+            includes: MAX_INCLUDES,
+            bytes: MAX_JOB_TEXT_BYTES,
+        }
+    }
+
+    /// Charge `len` bytes of text; false once the total is over.
+    fn take_bytes(&mut self, len: usize) -> bool {
+        match self.bytes.checked_sub(len as u64) {
+            Some(left) => {
+                self.bytes = left;
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+const TEXT_BOUND: &str = "a job file and its includes are read up to 16 MiB in all";
 
 /// One meaningful line after comment stripping and substitutions.
 #[derive(Clone, Debug)]
@@ -56,7 +93,7 @@ enum Item {
 /// to the current directory first, then next to the including file.
 pub fn parse_job_file(path: &Path, ctx: &ParseContext) -> Result<JobFile> {
     let name = path.display().to_string();
-    let text = std::fs::read(path)
+    let text = crate::input::read_bounded(path, MAX_JOB_TEXT_BYTES, TEXT_BOUND)
         .map_err(|e| InputError::new(name.clone(), None, format!("cannot read job file: {e}")))?;
     let text = String::from_utf8_lossy(&text);
     let base = path.parent().unwrap_or_else(|| Path::new("."));
@@ -72,7 +109,23 @@ pub fn parse_job_str(
     ctx: &ParseContext,
 ) -> Result<JobFile> {
     let mut items = Vec::new();
-    read_lines(path_for_messages, text, base_dir, ctx, 0, &mut items)?;
+    let mut budget = Budget::new();
+    if !budget.take_bytes(text.len()) {
+        return Err(InputError::new(
+            path_for_messages,
+            None,
+            format!("the job file is longer than 16 MiB ({TEXT_BOUND})"),
+        ));
+    }
+    read_lines(
+        path_for_messages,
+        text,
+        base_dir,
+        ctx,
+        0,
+        &mut budget,
+        &mut items,
+    )?;
     build(path_for_messages, &items, ctx)
 }
 
@@ -95,6 +148,7 @@ fn read_lines(
     base_dir: &Path,
     ctx: &ParseContext,
     depth: u32,
+    budget: &mut Budget,
     items: &mut Vec<Item>,
 ) -> Result<()> {
     let mut in_section = depth > 0;
@@ -111,7 +165,8 @@ fn read_lines(
             }
             let Some(name) = rest.strip_suffix(']') else {
                 return Err(err(format!(
-                    "malformed section header <{s}>: no closing ']'"
+                    "malformed section header <{}>: no closing ']'",
+                    clip(s)
                 )));
             };
             // fio reads at most 255 characters of a name (sscanf %255[^\n]).
@@ -127,7 +182,10 @@ fn read_lines(
         // init.c: "include" followed by one separator, the rest is the name.
         if s.len() > 8 && s.starts_with("include") && s.as_bytes()[7].is_ascii_whitespace() {
             if !in_section {
-                return Err(err(format!("option <{s}> outside of [] job section")));
+                return Err(err(format!(
+                    "option <{}> outside of [] job section",
+                    clip(s)
+                )));
             }
             let inc = s[8..].trim();
             let p = Path::new(inc);
@@ -141,16 +199,27 @@ fn read_lines(
                     "include nesting deeper than {MAX_INCLUDE_DEPTH} (an include cycle?)"
                 )));
             }
-            let bytes =
-                std::fs::read(&found).map_err(|e| err(format!("cannot include '{inc}': {e}")))?;
+            if budget.includes == 0 {
+                return Err(err(format!(
+                    "more than {MAX_INCLUDES} includes in one job file (includes that \
+                     include each other several times?)"
+                )));
+            }
+            budget.includes -= 1;
+            let bytes = crate::input::read_bounded(&found, budget.bytes, TEXT_BOUND)
+                .map_err(|e| err(format!("cannot include {}: {e}", quote(inc))))?;
+            budget.take_bytes(bytes.len());
             let t = String::from_utf8_lossy(&bytes);
             let fname = found.display().to_string();
             let sub_base = found.parent().unwrap_or(base_dir).to_path_buf();
-            read_lines(&fname, &t, &sub_base, ctx, depth + 1, items)?;
+            read_lines(&fname, &t, &sub_base, ctx, depth + 1, budget, items)?;
             continue;
         }
         if !in_section {
-            return Err(err(format!("option <{s}> outside of [] job section")));
+            return Err(err(format!(
+                "option <{}> outside of [] job section",
+                clip(s)
+            )));
         }
         let line = substitute(s, ctx).map_err(err)?;
         let (key, value) = match line.find('=') {
@@ -209,8 +278,12 @@ fn substitute(line: &str, ctx: &ParseContext) -> std::result::Result<String, Str
     if replaced && out.contains(['+', '-', '*', '/', '^']) {
         if let Some(eq) = out.find('=') {
             let expr = out[eq + 1..].to_string();
-            let v = bc_eval(&expr)
-                .ok_or_else(|| format!("cannot evaluate '{}' (fio hands it to bc)", expr.trim()))?;
+            let v = bc_eval(&expr).ok_or_else(|| {
+                format!(
+                    "cannot evaluate {} (fio hands it to bc)",
+                    quote(expr.trim())
+                )
+            })?;
             out = format!("{}={}", &out[..eq], v);
         }
     }
@@ -259,7 +332,9 @@ fn bc_pow(t: &[char], p: &mut usize, depth: u32) -> Option<i64> {
     let b = bc_atom(t, p, depth)?;
     if *p < t.len() && t[*p] == '^' {
         *p += 1;
-        let e = bc_pow(t, p, depth)?;
+        // Right-associative: each `^` nests one level (`2^2^...^2` of a
+        // long line must not overflow the stack).
+        let e = bc_pow(t, p, depth + 1)?;
         return b.checked_pow(u32::try_from(e).ok()?);
     }
     Some(b)
@@ -291,6 +366,82 @@ fn bc_atom(t: &[char], p: &mut usize, depth: u32) -> Option<i64> {
             Some(v)
         }
         _ => None,
+    }
+}
+
+/// The ini layer's bounds: include fan-out, special files, deep `bc`
+/// expressions, quoted input.
+#[cfg(test)]
+mod ini_layer_tests {
+    use super::*;
+
+    fn ctx() -> ParseContext {
+        ParseContext {
+            ncpus: 4,
+            mb_memory: 1024,
+            pagesize: 4096,
+            env: BTreeMap::new(),
+        }
+    }
+
+    fn sandbox(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("fp-ini-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn include_fan_out_is_bounded() {
+        // Ten levels of files that each include the next one four times:
+        // 4^10 reads without a bound on the total.
+        let dir = sandbox("fanout");
+        for level in 0..10 {
+            let next = format!("include l{}.fio\n", level + 1);
+            std::fs::write(dir.join(format!("l{level}.fio")), next.repeat(4)).unwrap();
+        }
+        std::fs::write(dir.join("l10.fio"), "bs=4k\n").unwrap();
+        let job = "[j]\ninclude l0.fio\n";
+        let e = parse_job_str("fan.fio", job, &dir, &ctx()).unwrap_err();
+        assert!(e.message.contains("more than 1024 includes"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn include_of_an_endless_device_stops_at_the_bound() {
+        let e =
+            parse_job_str("z.fio", "[j]\ninclude /dev/zero\n", Path::new("."), &ctx()).unwrap_err();
+        assert_eq!(e.line, Some(2));
+        assert!(
+            e.message
+                .contains("cannot include '/dev/zero': longer than"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_job_file_that_is_a_device_node_stops_at_the_bound() {
+        let e = parse_job_file(Path::new("/dev/zero"), &ctx()).unwrap_err();
+        assert!(e.message.contains("longer than 16 MiB"), "{e}");
+    }
+
+    #[test]
+    fn a_long_power_tower_is_refused_not_a_stack_overflow() {
+        let tower = vec!["1"; 200_000].join("^");
+        assert_eq!(bc_eval(&tower), None);
+        assert_eq!(bc_eval("2^3^2"), Some(512));
+        let line = format!("size=$ncpus^{tower}");
+        assert!(substitute(&line, &ctx()).is_err());
+    }
+
+    #[test]
+    fn quoted_lines_are_cut_and_escaped() {
+        let job = format!("bs=\u{1b}[31m{}\n", "x".repeat(100_000));
+        let e = parse_job_str("q.fio", &job, Path::new("."), &ctx()).unwrap_err();
+        let shown = e.to_string();
+        assert!(shown.len() < 300, "{shown}");
+        assert!(shown.contains("\\u{1b}[31m"), "{shown}");
+        assert!(!shown.contains('\u{1b}'), "{shown}");
     }
 }
 

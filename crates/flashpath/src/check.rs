@@ -1,0 +1,230 @@
+//! Every check flashpath makes on an input, without simulating: the entry
+//! points of the fuzz targets (`fuzz/`) and of the test that replays what
+//! they found (`tests/fuzz_regressions.rs`). Each returns the error a user
+//! would see, or `Ok` when a run would start; none may panic, hang or
+//! exhaust memory, whatever the input.
+//!
+//! The `*_input` functions read one fuzz input (bytes) in its target's
+//! format, so a saved crash replays exactly as the fuzzer ran it.
+
+use crate::error::Result;
+use crate::profile::Profile;
+use crate::run;
+use crate::workload::fio::parse_job_str;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The shipped machine profiles (not the host fragments).
+pub fn shipped_profiles() -> Vec<&'static str> {
+    Profile::builtin_names()
+        .filter(|n| !n.contains('/'))
+        .collect()
+}
+
+thread_local! {
+    /// Profiles already loaded: a fuzz target runs thousands of inputs a
+    /// second on the same few, and loading parses their TOML.
+    static LOADED: std::cell::RefCell<BTreeMap<String, Profile>> =
+        const { std::cell::RefCell::new(BTreeMap::new()) };
+}
+
+fn load(name: &str) -> Result<Profile> {
+    if let Some(p) = LOADED.with(|l| l.borrow().get(name).cloned()) {
+        return Ok(p);
+    }
+    let p = Profile::load(name)?;
+    LOADED.with(|l| l.borrow_mut().insert(name.to_string(), p.clone()));
+    Ok(p)
+}
+
+/// A profile's TOML text (named `fuzz.toml`), parsed and built into the
+/// machine it describes. Includes name built-in profiles (or files
+/// relative to the current directory).
+pub fn profile_text(text: &str) -> Result<()> {
+    let profile = Profile::from_text("fuzz.toml", text, None)?;
+    run::build_model(&profile)?;
+    Ok(())
+}
+
+/// `--set` assignments applied to the profile `name`, then every builder.
+pub fn overrides(name: &str, assignments: &[&str]) -> Result<()> {
+    let mut profile = load(name)?;
+    for a in assignments {
+        profile.apply_override(a)?;
+    }
+    run::host_facts(&profile)?;
+    run::build_model(&profile)?;
+    Ok(())
+}
+
+/// A job file's text, as `dir/job.fio` (its includes and iologs are looked
+/// for in `dir`), parsed for the profile `name` and prepared to run.
+/// `${NAME}` expands to nothing, so the environment changes nothing.
+pub fn job_text(text: &str, dir: &Path, name: &str) -> Result<()> {
+    let profile = load(name)?;
+    let mut ctx = run::parse_context(&profile)?;
+    ctx.env.clear();
+    let path = dir.join("job.fio");
+    let jobs = parse_job_str(&path.display().to_string(), text, dir, &ctx)?;
+    run::prepare(&jobs, &profile, 0, &run::fio_source)?;
+    Ok(())
+}
+
+/// The fio iolog at `path` replayed by a job (`read_iolog`, psync,
+/// direct) on the profile `name`, prepared to run.
+pub fn iolog_file(path: &Path, name: &str) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let file = path.file_name().unwrap_or_default().to_string_lossy();
+    let job = format!("[replay]\nread_iolog={file}\nioengine=psync\ndirect=1\n");
+    job_text(&job, dir, name)
+}
+
+/// An iozone command line (the arguments after `--`) on the profile
+/// `name`, prepared to run.
+pub fn iozone_args(args: &[String], name: &str) -> Result<()> {
+    use crate::workload::iozone;
+    let a = iozone::parse_args(args)?;
+    let profile = load(name)?;
+    let (_, jobs) = iozone::build_jobs(&a);
+    run::prepare(&jobs, &profile, 0, &run::fio_source)?;
+    Ok(())
+}
+
+/// What one fuzz input did: the outcome per profile or file it ran on, or
+/// `Skipped` when the input would leave the sandbox.
+#[derive(Debug)]
+pub enum Outcome {
+    Ran(Vec<Result<()>>),
+    Skipped,
+}
+
+/// A file name the fuzz input may create in the sandbox: plain, short.
+fn sandbox_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
+/// Whether a job text only opens files in the sandbox: `include` and
+/// `read_iolog` lines name sandbox files, or the endless `/dev/zero` and
+/// the empty `/dev/null` (a fuzzer must not read `/dev/stdin` or the
+/// machine's files).
+fn stays_in_sandbox(text: &str) -> bool {
+    text.lines().all(|line| {
+        let l = line.trim_start();
+        let opens = l.starts_with("include") || l.to_ascii_lowercase().contains("iolog");
+        if !opens {
+            return true;
+        }
+        let value = l.split_once(['=', ' ', '\t']).map_or("", |(_, v)| v).trim();
+        matches!(value, "/dev/zero" | "/dev/null") || !(value.contains('/') || value.contains(".."))
+    })
+}
+
+/// `fio_job` input: a job file, and more files for it to include. A line
+/// `#@ NAME` (a comment to fio) starts the file NAME in the sandbox; the
+/// text before the first one is `job.fio`. A first line `#@profile NAME`
+/// picks the shipped profile (default `nullblk`). Runs [`job_text`].
+pub fn fio_job_input(data: &[u8], sandbox: &Path) -> Outcome {
+    let text = String::from_utf8_lossy(data);
+    if !stays_in_sandbox(&text) {
+        return Outcome::Skipped;
+    }
+    let mut profile = "nullblk";
+    let mut body = text.as_ref();
+    if let Some(rest) = body.strip_prefix("#@profile ") {
+        let (name, after) = rest.split_once('\n').unwrap_or((rest, ""));
+        match shipped_profiles().into_iter().find(|n| *n == name.trim()) {
+            Some(n) => profile = n,
+            None => return Outcome::Skipped,
+        }
+        body = after;
+    }
+    clear_sandbox(sandbox);
+    let mut parts = body.split("\n#@ ");
+    let job = parts.next().unwrap_or_default();
+    for part in parts {
+        let (name, content) = part.split_once('\n').unwrap_or((part, ""));
+        let name = name.trim();
+        if !sandbox_name(name) || name == "job.fio" {
+            return Outcome::Skipped;
+        }
+        if std::fs::write(sandbox.join(name), content).is_err() {
+            return Outcome::Skipped;
+        }
+    }
+    Outcome::Ran(vec![job_text(job, sandbox, profile)])
+}
+
+/// `profile` input: a profile's TOML text. Runs [`profile_text`].
+pub fn profile_input(data: &[u8]) -> Outcome {
+    let Ok(text) = std::str::from_utf8(data) else {
+        // Not text: the TOML reader takes only UTF-8 (a profile file that
+        // is not is refused when it is read).
+        return Outcome::Skipped;
+    };
+    // An include line that may name a file outside the sandbox (an
+    // absolute path or `..`; an array spread over lines gets through, the
+    // fuzzer hardly writes one).
+    let leaves = |l: &&str| ["\"/", "'/", ".."].iter().any(|p| l.contains(p));
+    if text
+        .lines()
+        .filter(|l| l.contains("include"))
+        .any(|l| leaves(&l))
+    {
+        return Outcome::Skipped;
+    }
+    Outcome::Ran(vec![profile_text(text)])
+}
+
+/// `set_override` input: one `key=value` per line, applied to each shipped
+/// profile in turn ([`overrides`]).
+pub fn set_override_input(data: &[u8]) -> Outcome {
+    let text = String::from_utf8_lossy(data);
+    let lines: Vec<&str> = text.lines().collect();
+    Outcome::Ran(
+        shipped_profiles()
+            .into_iter()
+            .map(|name| overrides(name, &lines))
+            .collect(),
+    )
+}
+
+/// `iolog` input: an iolog's text, written to the sandbox as
+/// `trace.iolog` and replayed on `nullblk` (no FTL) and `emmc51-intel`
+/// (an FTL under the block device) ([`iolog_file`]).
+pub fn iolog_input(data: &[u8], sandbox: &Path) -> Outcome {
+    clear_sandbox(sandbox);
+    let path = sandbox.join("trace.iolog");
+    if std::fs::write(&path, data).is_err() {
+        return Outcome::Skipped;
+    }
+    Outcome::Ran(
+        ["nullblk", "emmc51-intel"]
+            .into_iter()
+            .map(|name| iolog_file(&path, name))
+            .collect(),
+    )
+}
+
+/// `iozone_args` input: one argument per line, run on `nullblk` (the
+/// cheapest machine to build: this target is about the command line and
+/// the jobs it makes; the device builders have their own targets)
+/// ([`iozone_args`]).
+pub fn iozone_args_input(data: &[u8]) -> Outcome {
+    let text = String::from_utf8_lossy(data);
+    let args: Vec<String> = text.lines().map(str::to_string).collect();
+    Outcome::Ran(vec![iozone_args(&args, "nullblk")])
+}
+
+/// Remove what the previous input wrote.
+fn clear_sandbox(sandbox: &Path) {
+    if let Ok(entries) = std::fs::read_dir(sandbox) {
+        for e in entries.flatten() {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}

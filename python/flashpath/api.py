@@ -92,10 +92,10 @@ def run(
 def _run_path(
     path: str, device: str, overrides: list[str], seed: int, output_format: str
 ) -> RunResult:
-    text, json_text, events, completed, notes, files = _core.run_job(
-        path, device, overrides, seed, output_format
+    run = _core.run_job(path, device, overrides, seed, output_format)
+    return RunResult(
+        run.text, run.json_text, run.events, run.completed_ios, run.notes, dict(run.logs)
     )
-    return RunResult(text, json_text, events, completed, list(notes), dict(files))
 
 
 def profiles() -> list[str]:

@@ -63,16 +63,16 @@ def _run_job_text(
         f.write(job)
         path = f.name
     try:
-        text, json_text, _e, _n, notes, _files = _with_progress(
+        run = _with_progress(
             lambda: _core.run_job(path, device, list(overrides), seed, output_format)
         )
     except FlashpathError as err:
         _fail(err)
     finally:
         os.unlink(path)
-    for note in notes:
+    for note in run.notes:
         click.echo(note, err=True)
-    return text, json_text
+    return run.text, run.json_text
 
 
 def _fail(err: FlashpathError) -> NoReturn:
@@ -125,22 +125,21 @@ def run_cmd(
             for note in _core.parse_only(job, device, list(overrides)):
                 click.echo(note, err=True)
             return
-        text, _json, _events, _ios, notes, files = _with_progress(
+        run = _with_progress(
             lambda: _core.run_job(job, device, list(overrides), seed, output_format)
         )
     except FlashpathError as err:
         _fail(err)
-        return
-    for note in notes:
+    for note in run.notes:
         click.echo(note, err=True)
     # Logs the job asked for (write_lat_log, write_iolog), where fio writes
     # them: relative to the current directory.
-    for name, contents in files:
+    for name, contents in run.logs:
         Path(name).write_text(contents)
     if output:
-        Path(output).write_text(text)
+        Path(output).write_text(run.text)
     else:
-        click.echo(text, nl=False)
+        click.echo(run.text, nl=False)
 
 
 @main.command("profiles")
@@ -209,11 +208,10 @@ def iozone_cmd(
 ) -> None:
     """Run an iozone command line: flashpath iozone --device P -- <iozone args>."""
     try:
-        text, json_text, _e, _n = _core.run_iozone(list(args), device, list(overrides), seed)
+        run = _core.run_iozone(list(args), device, list(overrides), seed)
     except FlashpathError as err:
         _fail(err)
-        return
-    click.echo(json_text if as_json else text, nl=not as_json or True)
+    click.echo(run.json_text if as_json else run.text)
 
 
 # GNU dd's number suffixes (coreutils dd.c: c, w, b, kB, K/k, MB, M, GB, G).
@@ -457,11 +455,10 @@ def bench_cmd(ios: int, only: str | None, overrides: tuple[str, ...]) -> None:
             t0 = time.perf_counter()
             try:
                 run = _core.run_job(str(job), device, sets + extra, 0, "terse")
-                events, done = run[2], run[3]
             except FlashpathError as err:
                 _fail(err)
-                return
             wall = time.perf_counter() - t0
+            done, events = run.completed_ios, run.events
             click.echo(
                 f"{name:40} {done:>10} I/Os {wall:7.2f} s  "
                 f"{done / wall / 1e6:6.2f} M I/O/s  {events / wall / 1e6:6.2f} M events/s"

@@ -141,10 +141,9 @@ def _run_fio(case: dict[str, Any], profile: str, overrides: list[str], seed: int
         path = f.name
     try:
         run = _core.run_job(path, profile, overrides, seed, "json+")
-        json_text = run[1]
     finally:
         os.unlink(path)
-    return json.loads(json_text)
+    return json.loads(run.json_text)
 
 
 RUNNERS["job"] = _run_fio
@@ -414,10 +413,8 @@ def _run_iozone(
 ) -> dict[str, Any]:
     import shlex
 
-    _text, json_text, _e, _n = _core.run_iozone(
-        shlex.split(case["iozone"]), profile, overrides, seed
-    )
-    return json.loads(json_text)
+    run = _core.run_iozone(shlex.split(case["iozone"]), profile, overrides, seed)
+    return json.loads(run.json_text)
 
 
 def _iozone_stat(doc: dict[str, Any], stat: str) -> float:

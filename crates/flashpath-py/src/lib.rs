@@ -47,12 +47,45 @@ fn guarded<T: Send>(
     }
 }
 
-/// (report, json+ report, events, I/Os completed, notes, log files).
-type RunJobOutput = (String, String, u64, u64, Vec<String>, Vec<(String, String)>);
+/// One fio run, as Python reads it: named, read-only fields.
+#[pyclass(frozen, get_all, module = "flashpath._core")]
+struct JobRun {
+    /// The report in the output formats asked for.
+    text: String,
+    /// fio's json+ report with flashpath's own section, for the Python API.
+    json_text: String,
+    /// Simulation events handled (for benchmarks).
+    events: u64,
+    completed_ios: u64,
+    /// Warnings and options listed as ignored, one message each.
+    notes: Vec<String>,
+    /// The logs the job asked for (write_lat_log, write_iolog), as
+    /// (file name, contents): the API returns them, the CLI writes them.
+    logs: Vec<(String, String)>,
+}
 
-/// Run a fio job file on a profile. Returns (rendered output, json+ text
-/// for the Python API, events handled, I/Os completed, ignored-option and
-/// warning messages, the log files the job asked for as (name, text)).
+#[pymethods]
+impl JobRun {
+    fn __repr__(&self) -> String {
+        format!(
+            "JobRun(completed_ios={}, events={}, notes={}, logs={})",
+            self.completed_ios,
+            self.events,
+            self.notes.len(),
+            self.logs.len()
+        )
+    }
+}
+
+fn job_notes(jobs: &flashpath::workload::fio::JobFile) -> Vec<String> {
+    jobs.warnings
+        .iter()
+        .chain(jobs.ignored.iter())
+        .map(|d| d.to_string())
+        .collect()
+}
+
+/// Run a fio job file on a profile.
 #[pyfunction]
 #[pyo3(signature = (job, device, overrides=Vec::new(), seed=0, output_format="normal".to_string()))]
 fn run_job(
@@ -62,25 +95,45 @@ fn run_job(
     overrides: Vec<String>,
     seed: u64,
     output_format: String,
-) -> PyResult<RunJobOutput> {
+) -> PyResult<JobRun> {
     guarded(py, move || {
         let formats = OutputFormat::from_fio_name(&output_format)?;
         let (jobs, profile) = run::load(Path::new(&job), &device, &overrides)?;
-        let notes: Vec<String> = jobs
-            .warnings
-            .iter()
-            .chain(jobs.ignored.iter())
-            .map(|d| d.to_string())
-            .collect();
+        let notes = job_notes(&jobs);
         let out = run::run_jobs(&jobs, &profile, seed, &run::fio_source)?;
-        let text = render_all(&out.result, &formats);
-        let json = render_all(&out.result, &[OutputFormat::JsonPlus]);
-        Ok((text, json, out.events, out.completed_ios, notes, out.files))
+        Ok(JobRun {
+            text: render_all(&out.result, &formats),
+            json_text: render_all(&out.result, &[OutputFormat::JsonPlus]),
+            events: out.events,
+            completed_ios: out.completed_ios,
+            notes,
+            logs: out.files,
+        })
     })
 }
 
-/// Run an iozone command line on a profile. Returns (iozone's text, JSON
-/// of the same numbers with flashpath's counters, events, I/Os completed).
+/// One iozone run: iozone's text and the same numbers as JSON.
+#[pyclass(frozen, get_all, module = "flashpath._core")]
+struct IozoneRun {
+    /// iozone's own report.
+    text: String,
+    /// `{"tests": [...], "flashpath": {...}}`.
+    json_text: String,
+    events: u64,
+    completed_ios: u64,
+}
+
+#[pymethods]
+impl IozoneRun {
+    fn __repr__(&self) -> String {
+        format!(
+            "IozoneRun(completed_ios={}, events={})",
+            self.completed_ios, self.events
+        )
+    }
+}
+
+/// Run an iozone command line on a profile.
 #[pyfunction]
 #[pyo3(signature = (args, device, overrides=Vec::new(), seed=0))]
 fn run_iozone(
@@ -89,15 +142,15 @@ fn run_iozone(
     device: String,
     overrides: Vec<String>,
     seed: u64,
-) -> PyResult<(String, String, u64, u64)> {
+) -> PyResult<IozoneRun> {
     guarded(py, move || {
         let out = run::run_iozone(&args, &device, &overrides, seed)?;
-        Ok((
-            out.text,
-            out.json.to_string(),
-            out.events,
-            out.completed_ios,
-        ))
+        Ok(IozoneRun {
+            text: out.text,
+            json_text: out.json.to_string(),
+            events: out.events,
+            completed_ios: out.completed_ios,
+        })
     })
 }
 
@@ -113,12 +166,7 @@ fn parse_only(
 ) -> PyResult<Vec<String>> {
     guarded(py, move || {
         let (jobs, _profile) = run::load(Path::new(&job), &device, &overrides)?;
-        Ok(jobs
-            .warnings
-            .iter()
-            .chain(jobs.ignored.iter())
-            .map(|d| d.to_string())
-            .collect())
+        Ok(job_notes(&jobs))
     })
 }
 
@@ -173,6 +221,8 @@ fn build_profile() -> &'static str {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("FlashpathError", m.py().get_type::<FlashpathError>())?;
+    m.add_class::<JobRun>()?;
+    m.add_class::<IozoneRun>()?;
     m.add_function(wrap_pyfunction!(run_job, m)?)?;
     m.add_function(wrap_pyfunction!(run_iozone, m)?)?;
     m.add_function(wrap_pyfunction!(parse_only, m)?)?;

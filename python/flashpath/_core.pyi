@@ -40,6 +40,15 @@ def run_job(
     seed: int = 0,
     output_format: str = "normal",
 ) -> JobRun: ...
+def run_job_text(
+    text: str,
+    name: str,
+    base_dir: str,
+    device: str,
+    overrides: list[str] = ...,
+    seed: int = 0,
+    output_format: str = "normal",
+) -> JobRun: ...
 def run_iozone(
     args: list[str], device: str, overrides: list[str] = ..., seed: int = 0
 ) -> IozoneRun: ...

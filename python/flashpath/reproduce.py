@@ -30,7 +30,6 @@ import csv
 import io
 import json
 import os
-import tempfile
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -136,13 +135,9 @@ RUNNERS: dict[str, Callable[[dict[str, Any], str, list[str], int], dict[str, Any
 
 
 def _run_fio(case: dict[str, Any], profile: str, overrides: list[str], seed: int) -> dict[str, Any]:
-    with tempfile.NamedTemporaryFile("w", suffix=".fio", delete=False) as f:
-        f.write(case["job"])
-        path = f.name
-    try:
-        run = _core.run_job(path, profile, overrides, seed, "json+")
-    finally:
-        os.unlink(path)
+    run = _core.run_job_text(
+        case["job"], f"<case {case['case']}>", os.getcwd(), profile, overrides, seed, "json+"
+    )
     return json.loads(run.json_text)
 
 

@@ -9,7 +9,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::Path;
+use std::path::PathBuf;
 
 create_exception!(
     _core,
@@ -77,12 +77,16 @@ impl JobRun {
     }
 }
 
-fn job_notes(jobs: &flashpath::workload::fio::JobFile) -> Vec<String> {
-    jobs.warnings
-        .iter()
-        .chain(jobs.ignored.iter())
-        .map(|d| d.to_string())
-        .collect()
+/// Render a run's report in `formats`, with json+ for the Python API.
+fn job_run(out: run::RunOutput, formats: &[OutputFormat]) -> JobRun {
+    JobRun {
+        text: render_all(&out.result, formats),
+        json_text: render_all(&out.result, &[OutputFormat::JsonPlus]),
+        events: out.events,
+        completed_ios: out.completed_ios,
+        notes: out.notes,
+        logs: out.files,
+    }
 }
 
 /// Run a fio job file on a profile.
@@ -90,7 +94,7 @@ fn job_notes(jobs: &flashpath::workload::fio::JobFile) -> Vec<String> {
 #[pyo3(signature = (job, device, overrides=Vec::new(), seed=0, output_format="normal".to_string()))]
 fn run_job(
     py: Python<'_>,
-    job: String,
+    job: PathBuf,
     device: String,
     overrides: Vec<String>,
     seed: u64,
@@ -98,17 +102,30 @@ fn run_job(
 ) -> PyResult<JobRun> {
     guarded(py, move || {
         let formats = OutputFormat::from_fio_name(&output_format)?;
-        let (jobs, profile) = run::load(Path::new(&job), &device, &overrides)?;
-        let notes = job_notes(&jobs);
-        let out = run::run_jobs(&jobs, &profile, seed, &run::fio_source)?;
-        Ok(JobRun {
-            text: render_all(&out.result, &formats),
-            json_text: render_all(&out.result, &[OutputFormat::JsonPlus]),
-            events: out.events,
-            completed_ios: out.completed_ios,
-            notes,
-            logs: out.files,
-        })
+        let out = run::run_file(&job, &device, &overrides, seed)?;
+        Ok(job_run(out, &formats))
+    })
+}
+
+/// Run a fio job given as text: `name` names it in messages (`<job text>`),
+/// relative `include` and `read_iolog` files are looked for in `base_dir`.
+#[pyfunction]
+#[pyo3(signature = (text, name, base_dir, device, overrides=Vec::new(), seed=0, output_format="normal".to_string()))]
+#[allow(clippy::too_many_arguments)]
+fn run_job_text(
+    py: Python<'_>,
+    text: String,
+    name: String,
+    base_dir: PathBuf,
+    device: String,
+    overrides: Vec<String>,
+    seed: u64,
+    output_format: String,
+) -> PyResult<JobRun> {
+    guarded(py, move || {
+        let formats = OutputFormat::from_fio_name(&output_format)?;
+        let out = run::run_text(&text, &name, &base_dir, &device, &overrides, seed)?;
+        Ok(job_run(out, &formats))
     })
 }
 
@@ -160,13 +177,18 @@ fn run_iozone(
 #[pyo3(signature = (job, device, overrides=Vec::new()))]
 fn parse_only(
     py: Python<'_>,
-    job: String,
+    job: PathBuf,
     device: String,
     overrides: Vec<String>,
 ) -> PyResult<Vec<String>> {
     guarded(py, move || {
-        let (jobs, _profile) = run::load(Path::new(&job), &device, &overrides)?;
-        Ok(job_notes(&jobs))
+        let (jobs, _profile) = run::load(&job, &device, &overrides)?;
+        Ok(jobs
+            .warnings
+            .iter()
+            .chain(jobs.ignored.iter())
+            .map(ToString::to_string)
+            .collect())
     })
 }
 
@@ -224,6 +246,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<JobRun>()?;
     m.add_class::<IozoneRun>()?;
     m.add_function(wrap_pyfunction!(run_job, m)?)?;
+    m.add_function(wrap_pyfunction!(run_job_text, m)?)?;
     m.add_function(wrap_pyfunction!(run_iozone, m)?)?;
     m.add_function(wrap_pyfunction!(parse_only, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -79,23 +78,16 @@ def run(
         overrides = [f"{k}={v}" for k, v in overrides.items()]
     job_str = os.fspath(job)
     if "\n" in job_str:
-        with tempfile.NamedTemporaryFile("w", suffix=".fio", delete=False) as f:
-            f.write(job_str)
-            path = f.name
-        try:
-            return _run_path(path, device, list(overrides), seed, output_format)
-        finally:
-            os.unlink(path)
-    return _run_path(job_str, device, list(overrides), seed, output_format)
-
-
-def _run_path(
-    path: str, device: str, overrides: list[str], seed: int, output_format: str
-) -> RunResult:
-    text, json_text, events, completed, notes, files = _core.run_job(
-        path, device, overrides, seed, output_format
+        # Job text: messages name it `<job text>` and its line; relative
+        # includes and iologs are looked for in the current directory.
+        run_ = _core.run_job_text(
+            job_str, "<job text>", os.getcwd(), device, list(overrides), seed, output_format
+        )
+    else:
+        run_ = _core.run_job(job_str, device, list(overrides), seed, output_format)
+    return RunResult(
+        run_.text, run_.json_text, run_.events, run_.completed_ios, run_.notes, dict(run_.logs)
     )
-    return RunResult(text, json_text, events, completed, list(notes), dict(files))
 
 
 def profiles() -> list[str]:

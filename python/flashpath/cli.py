@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import os
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -53,26 +53,26 @@ def _with_progress(call: Callable[[], T]) -> T:
 
 
 def _run_job_text(
-    job: str, device: str, overrides: tuple[str, ...], seed: int, output_format: str
-) -> tuple[str, str]:
-    """Run a job written here (dd, replay): its report and its JSON, with
+    job: str,
+    name: str,
+    device: str,
+    overrides: tuple[str, ...],
+    seed: int,
+    output_format: str,
+) -> _core.JobRun:
+    """Run a job written here (dd, replay), named `name` in messages, with
     the run's notes on stderr; a bad input ends the command."""
-    import os
-
-    with tempfile.NamedTemporaryFile("w", suffix=".fio", delete=False) as f:
-        f.write(job)
-        path = f.name
     try:
-        text, json_text, _e, _n, notes, _files = _with_progress(
-            lambda: _core.run_job(path, device, list(overrides), seed, output_format)
+        run = _with_progress(
+            lambda: _core.run_job_text(
+                job, name, os.getcwd(), device, list(overrides), seed, output_format
+            )
         )
     except FlashpathError as err:
         _fail(err)
-    finally:
-        os.unlink(path)
-    for note in notes:
+    for note in run.notes:
         click.echo(note, err=True)
-    return text, json_text
+    return run
 
 
 def _fail(err: FlashpathError) -> NoReturn:
@@ -125,22 +125,21 @@ def run_cmd(
             for note in _core.parse_only(job, device, list(overrides)):
                 click.echo(note, err=True)
             return
-        text, _json, _events, _ios, notes, files = _with_progress(
+        run = _with_progress(
             lambda: _core.run_job(job, device, list(overrides), seed, output_format)
         )
     except FlashpathError as err:
         _fail(err)
-        return
-    for note in notes:
+    for note in run.notes:
         click.echo(note, err=True)
     # Logs the job asked for (write_lat_log, write_iolog), where fio writes
     # them: relative to the current directory.
-    for name, contents in files:
+    for name, contents in run.logs:
         Path(name).write_text(contents)
     if output:
-        Path(output).write_text(text)
+        Path(output).write_text(run.text)
     else:
-        click.echo(text, nl=False)
+        click.echo(run.text, nl=False)
 
 
 @main.command("profiles")
@@ -209,11 +208,10 @@ def iozone_cmd(
 ) -> None:
     """Run an iozone command line: flashpath iozone --device P -- <iozone args>."""
     try:
-        text, json_text, _e, _n = _core.run_iozone(list(args), device, list(overrides), seed)
+        run = _core.run_iozone(list(args), device, list(overrides), seed)
     except FlashpathError as err:
         _fail(err)
-        return
-    click.echo(json_text if as_json else text, nl=not as_json or True)
+    click.echo(run.json_text if as_json else run.text)
 
 
 # GNU dd's number suffixes (coreutils dd.c: c, w, b, kB, K/k, MB, M, GB, G).
@@ -300,8 +298,8 @@ def dd_cmd(operands: tuple[str, ...], device: str, overrides: tuple[str, ...], s
     import json
 
     job, count, bs = dd_job(operands)
-    _text, json_text = _run_job_text(job, device, overrides, seed, "json")
-    doc = json.loads(json_text)
+    run = _run_job_text(job, " ".join(("dd", *operands)), device, overrides, seed, "json")
+    doc = json.loads(run.json_text)
     read = doc["jobs"][0]["read"]
     ios = read["total_ios"]
     nbytes = read["io_bytes"]
@@ -379,8 +377,8 @@ def replay_cmd(
         click.echo(f"flashpath: error: {trace}: no such trace file", err=True)
         sys.exit(2)
     job = replay_job(trace, timing, iodepth, engine)
-    text, _json = _run_job_text(job, device, overrides, seed, output_format)
-    click.echo(text, nl=False)
+    run = _run_job_text(job, f"replay {trace}", device, overrides, seed, output_format)
+    click.echo(run.text, nl=False)
 
 
 _UFS_BENCH_JOB = (
@@ -447,25 +445,24 @@ BENCH_WORKLOADS = {
 def bench_cmd(ios: int, only: str | None, overrides: tuple[str, ...]) -> None:
     """Simulated I/Os and events per wall second on fixed workloads."""
     click.echo(f"flashpath {_core.__version__}, core built as {_core.build_profile()}")
-    with tempfile.TemporaryDirectory() as tmp:
-        for name, (device, text, sets) in BENCH_WORKLOADS.items():
-            if only is not None and only not in name:
-                continue
-            job = Path(tmp) / "bench.fio"
-            job.write_text(text.format(n=ios, quarter=max(ios // 4, 1)))
-            extra = list(overrides) if device == "ufs21-64g" else []
-            t0 = time.perf_counter()
-            try:
-                run = _core.run_job(str(job), device, sets + extra, 0, "terse")
-                events, done = run[2], run[3]
-            except FlashpathError as err:
-                _fail(err)
-                return
-            wall = time.perf_counter() - t0
-            click.echo(
-                f"{name:40} {done:>10} I/Os {wall:7.2f} s  "
-                f"{done / wall / 1e6:6.2f} M I/O/s  {events / wall / 1e6:6.2f} M events/s"
+    for name, (device, text, sets) in BENCH_WORKLOADS.items():
+        if only is not None and only not in name:
+            continue
+        job = text.format(n=ios, quarter=max(ios // 4, 1))
+        extra = list(overrides) if device == "ufs21-64g" else []
+        t0 = time.perf_counter()
+        try:
+            run = _core.run_job_text(
+                job, f"<bench {name}>", os.getcwd(), device, sets + extra, 0, "terse"
             )
+        except FlashpathError as err:
+            _fail(err)
+        wall = time.perf_counter() - t0
+        done, events = run.completed_ios, run.events
+        click.echo(
+            f"{name:40} {done:>10} I/Os {wall:7.2f} s  "
+            f"{done / wall / 1e6:6.2f} M I/O/s  {events / wall / 1e6:6.2f} M events/s"
+        )
 
 
 if __name__ == "__main__":

@@ -30,7 +30,6 @@ import csv
 import io
 import json
 import os
-import tempfile
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -136,15 +135,10 @@ RUNNERS: dict[str, Callable[[dict[str, Any], str, list[str], int], dict[str, Any
 
 
 def _run_fio(case: dict[str, Any], profile: str, overrides: list[str], seed: int) -> dict[str, Any]:
-    with tempfile.NamedTemporaryFile("w", suffix=".fio", delete=False) as f:
-        f.write(case["job"])
-        path = f.name
-    try:
-        run = _core.run_job(path, profile, overrides, seed, "json+")
-        json_text = run[1]
-    finally:
-        os.unlink(path)
-    return json.loads(json_text)
+    run = _core.run_job_text(
+        case["job"], f"<case {case['case']}>", os.getcwd(), profile, overrides, seed, "json+"
+    )
+    return json.loads(run.json_text)
 
 
 RUNNERS["job"] = _run_fio
@@ -414,10 +408,8 @@ def _run_iozone(
 ) -> dict[str, Any]:
     import shlex
 
-    _text, json_text, _e, _n = _core.run_iozone(
-        shlex.split(case["iozone"]), profile, overrides, seed
-    )
-    return json.loads(json_text)
+    run = _core.run_iozone(shlex.split(case["iozone"]), profile, overrides, seed)
+    return json.loads(run.json_text)
 
 
 def _iozone_stat(doc: dict[str, Any], stat: str) -> float:

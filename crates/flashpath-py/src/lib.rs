@@ -9,7 +9,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::Path;
+use std::path::PathBuf;
 
 create_exception!(
     _core,
@@ -47,40 +47,110 @@ fn guarded<T: Send>(
     }
 }
 
-/// (report, json+ report, events, I/Os completed, notes, log files).
-type RunJobOutput = (String, String, u64, u64, Vec<String>, Vec<(String, String)>);
+/// One fio run, as Python reads it: named, read-only fields.
+#[pyclass(frozen, get_all, module = "flashpath._core")]
+struct JobRun {
+    /// The report in the output formats asked for.
+    text: String,
+    /// fio's json+ report with flashpath's own section, for the Python API.
+    json_text: String,
+    /// Simulation events handled (for benchmarks).
+    events: u64,
+    completed_ios: u64,
+    /// Warnings and options listed as ignored, one message each.
+    notes: Vec<String>,
+    /// The logs the job asked for (write_lat_log, write_iolog), as
+    /// (file name, contents): the API returns them, the CLI writes them.
+    logs: Vec<(String, String)>,
+}
 
-/// Run a fio job file on a profile. Returns (rendered output, json+ text
-/// for the Python API, events handled, I/Os completed, ignored-option and
-/// warning messages, the log files the job asked for as (name, text)).
+#[pymethods]
+impl JobRun {
+    fn __repr__(&self) -> String {
+        format!(
+            "JobRun(completed_ios={}, events={}, notes={}, logs={})",
+            self.completed_ios,
+            self.events,
+            self.notes.len(),
+            self.logs.len()
+        )
+    }
+}
+
+/// Render a run's report in `formats`, with json+ for the Python API.
+fn job_run(out: run::RunOutput, formats: &[OutputFormat]) -> JobRun {
+    JobRun {
+        text: render_all(&out.result, formats),
+        json_text: render_all(&out.result, &[OutputFormat::JsonPlus]),
+        events: out.events,
+        completed_ios: out.completed_ios,
+        notes: out.notes,
+        logs: out.files,
+    }
+}
+
+/// Run a fio job file on a profile.
 #[pyfunction]
 #[pyo3(signature = (job, device, overrides=Vec::new(), seed=0, output_format="normal".to_string()))]
 fn run_job(
     py: Python<'_>,
-    job: String,
+    job: PathBuf,
     device: String,
     overrides: Vec<String>,
     seed: u64,
     output_format: String,
-) -> PyResult<RunJobOutput> {
+) -> PyResult<JobRun> {
     guarded(py, move || {
         let formats = OutputFormat::from_fio_name(&output_format)?;
-        let (jobs, profile) = run::load(Path::new(&job), &device, &overrides)?;
-        let notes: Vec<String> = jobs
-            .warnings
-            .iter()
-            .chain(jobs.ignored.iter())
-            .map(|d| d.to_string())
-            .collect();
-        let out = run::run_jobs(&jobs, &profile, seed, &run::fio_source)?;
-        let text = render_all(&out.result, &formats);
-        let json = render_all(&out.result, &[OutputFormat::JsonPlus]);
-        Ok((text, json, out.events, out.completed_ios, notes, out.files))
+        let out = run::run_file(&job, &device, &overrides, seed)?;
+        Ok(job_run(out, &formats))
     })
 }
 
-/// Run an iozone command line on a profile. Returns (iozone's text, JSON
-/// of the same numbers with flashpath's counters, events, I/Os completed).
+/// Run a fio job given as text: `name` names it in messages (`<job text>`),
+/// relative `include` and `read_iolog` files are looked for in `base_dir`.
+#[pyfunction]
+#[pyo3(signature = (text, name, base_dir, device, overrides=Vec::new(), seed=0, output_format="normal".to_string()))]
+#[allow(clippy::too_many_arguments)]
+fn run_job_text(
+    py: Python<'_>,
+    text: String,
+    name: String,
+    base_dir: PathBuf,
+    device: String,
+    overrides: Vec<String>,
+    seed: u64,
+    output_format: String,
+) -> PyResult<JobRun> {
+    guarded(py, move || {
+        let formats = OutputFormat::from_fio_name(&output_format)?;
+        let out = run::run_text(&text, &name, &base_dir, &device, &overrides, seed)?;
+        Ok(job_run(out, &formats))
+    })
+}
+
+/// One iozone run: iozone's text and the same numbers as JSON.
+#[pyclass(frozen, get_all, module = "flashpath._core")]
+struct IozoneRun {
+    /// iozone's own report.
+    text: String,
+    /// `{"tests": [...], "flashpath": {...}}`.
+    json_text: String,
+    events: u64,
+    completed_ios: u64,
+}
+
+#[pymethods]
+impl IozoneRun {
+    fn __repr__(&self) -> String {
+        format!(
+            "IozoneRun(completed_ios={}, events={})",
+            self.completed_ios, self.events
+        )
+    }
+}
+
+/// Run an iozone command line on a profile.
 #[pyfunction]
 #[pyo3(signature = (args, device, overrides=Vec::new(), seed=0))]
 fn run_iozone(
@@ -89,15 +159,15 @@ fn run_iozone(
     device: String,
     overrides: Vec<String>,
     seed: u64,
-) -> PyResult<(String, String, u64, u64)> {
+) -> PyResult<IozoneRun> {
     guarded(py, move || {
         let out = run::run_iozone(&args, &device, &overrides, seed)?;
-        Ok((
-            out.text,
-            out.json.to_string(),
-            out.events,
-            out.completed_ios,
-        ))
+        Ok(IozoneRun {
+            text: out.text,
+            json_text: out.json.to_string(),
+            events: out.events,
+            completed_ios: out.completed_ios,
+        })
     })
 }
 
@@ -107,17 +177,17 @@ fn run_iozone(
 #[pyo3(signature = (job, device, overrides=Vec::new()))]
 fn parse_only(
     py: Python<'_>,
-    job: String,
+    job: PathBuf,
     device: String,
     overrides: Vec<String>,
 ) -> PyResult<Vec<String>> {
     guarded(py, move || {
-        let (jobs, _profile) = run::load(Path::new(&job), &device, &overrides)?;
+        let (jobs, _profile) = run::load(&job, &device, &overrides)?;
         Ok(jobs
             .warnings
             .iter()
             .chain(jobs.ignored.iter())
-            .map(|d| d.to_string())
+            .map(ToString::to_string)
             .collect())
     })
 }
@@ -173,7 +243,10 @@ fn build_profile() -> &'static str {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("FlashpathError", m.py().get_type::<FlashpathError>())?;
+    m.add_class::<JobRun>()?;
+    m.add_class::<IozoneRun>()?;
     m.add_function(wrap_pyfunction!(run_job, m)?)?;
+    m.add_function(wrap_pyfunction!(run_job_text, m)?)?;
     m.add_function(wrap_pyfunction!(run_iozone, m)?)?;
     m.add_function(wrap_pyfunction!(parse_only, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;

@@ -66,7 +66,7 @@ pub fn job_text(text: &str, dir: &Path, name: &str) -> Result<()> {
     ctx.env.clear();
     let path = dir.join("job.fio");
     let jobs = parse_job_str(&path.display().to_string(), text, dir, &ctx)?;
-    run::prepare(&jobs, &profile, 0, &run::fio_source)?;
+    run::prepare(&jobs, &profile, 0, &run::fio_source, dir)?;
     Ok(())
 }
 
@@ -86,7 +86,7 @@ pub fn iozone_args(args: &[String], name: &str) -> Result<()> {
     let a = iozone::parse_args(args)?;
     let profile = load(name)?;
     let (_, jobs) = iozone::build_jobs(&a);
-    run::prepare(&jobs, &profile, 0, &run::fio_source)?;
+    run::prepare(&jobs, &profile, 0, &run::fio_source, Path::new("."))?;
     Ok(())
 }
 

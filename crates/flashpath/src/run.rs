@@ -14,7 +14,9 @@ use crate::machine::{Ev, IrqCpu, Machine, MachineParts, ThreadPlan};
 use crate::profile::{range, Profile, Range};
 use crate::report::RunResult;
 use crate::sim::Ns;
-use crate::workload::fio::{parse_job_file, IoStream, JobFile, JobSpec, ParseContext};
+use crate::workload::fio::{
+    parse_job_file, parse_job_str, IoStream, JobFile, JobSpec, ParseContext,
+};
 use crate::workload::{Ddir, IoSource};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -28,6 +30,9 @@ pub struct RunOutput {
     /// Files the jobs asked fio to write (`write_lat_log`, `write_iolog`):
     /// (name as fio names it, relative to where fio runs; contents).
     pub files: Vec<(String, String)>,
+    /// The job file's warnings and the options it lists as ignored, one
+    /// message each (what fio prints on stderr before the run).
+    pub notes: Vec<String>,
 }
 
 /// Host facts the job-file parser needs for `$ncpus` and friends.
@@ -71,14 +76,34 @@ pub fn parse_context(profile: &Profile) -> Result<ParseContext> {
     ))
 }
 
-/// Load the profile with its overrides, parse the job file for it.
-pub fn load(job_path: &Path, device: &str, overrides: &[String]) -> Result<(JobFile, Profile)> {
+/// Load a profile and apply its `--set` overrides.
+fn load_profile(device: &str, overrides: &[String]) -> Result<Profile> {
     let mut profile = Profile::load(device)?;
     for o in overrides {
         profile.apply_override(o)?;
     }
-    let ctx = parse_context(&profile)?;
-    let jobs = parse_job_file(job_path, &ctx)?;
+    Ok(profile)
+}
+
+/// Load the profile with its overrides, parse the job file for it.
+pub fn load(job_path: &Path, device: &str, overrides: &[String]) -> Result<(JobFile, Profile)> {
+    let profile = load_profile(device, overrides)?;
+    let jobs = parse_job_file(job_path, &parse_context(&profile)?)?;
+    Ok((jobs, profile))
+}
+
+/// Load the profile with its overrides, parse job text for it. `name`
+/// names the text in messages (`<job text>`, a dd command line);
+/// `base_dir` is where its relative `include` files are looked for.
+pub fn load_text(
+    text: &str,
+    name: &str,
+    base_dir: &Path,
+    device: &str,
+    overrides: &[String],
+) -> Result<(JobFile, Profile)> {
+    let profile = load_profile(device, overrides)?;
+    let jobs = parse_job_str(name, text, base_dir, &parse_context(&profile)?)?;
     Ok((jobs, profile))
 }
 
@@ -112,6 +137,21 @@ pub fn run_file(
 ) -> Result<RunOutput> {
     let (jobs, profile) = load(job_path, device, overrides)?;
     run_jobs(&jobs, &profile, seed, &fio_source)
+}
+
+/// Run a job given as text (the Python API's `run(text)`, the CLI's dd and
+/// replay): no file is written. `name` names it in messages; relative
+/// `include` and `read_iolog` files are looked for in `base_dir`.
+pub fn run_text(
+    text: &str,
+    name: &str,
+    base_dir: &Path,
+    device: &str,
+    overrides: &[String],
+    seed: u64,
+) -> Result<RunOutput> {
+    let (jobs, profile) = load_text(text, name, base_dir, device, overrides)?;
+    run_jobs_in(&jobs, &profile, seed, &fio_source, base_dir)
 }
 
 fn build_driver(p: &Profile) -> Result<Box<dyn Driver<Ev>>> {
@@ -361,19 +401,17 @@ fn layout(jobs: &JobFile, capacity: u64) -> Result<Vec<Vec<(u64, u64)>>> {
 const MAX_IOLOG_BYTES: u64 = 1 << 30;
 const IOLOG_BOUND: &str = "an iolog is read up to 1 GiB";
 
-/// Where `read_iolog=name` points: relative to the job file's folder.
-fn iolog_path(jobs: &JobFile, name: &str) -> std::path::PathBuf {
-    Path::new(&jobs.path)
-        .parent()
-        .unwrap_or(Path::new("."))
-        .join(name)
+/// Where `read_iolog=name` points: relative to `dir` (the job file's
+/// folder, or the folder job text is run from).
+fn iolog_path(dir: &Path, name: &str) -> std::path::PathBuf {
+    dir.join(name)
 }
 
-/// Read each job's `read_iolog` (relative to the job file's folder) and
+/// Read each job's `read_iolog` (relative to `dir`) and
 /// let the log decide the job's file and size, as fio does: the I/O goes to
 /// the file the log names (or to `replay_redirect`), and fio's `size` is the
 /// sum of the log's lengths while the file must hold its highest offset.
-fn load_iologs(jobs: &JobFile) -> Result<JobFile> {
+fn load_iologs(jobs: &JobFile, dir: &Path) -> Result<JobFile> {
     let mut out = jobs.clone();
     for spec in &mut out.jobs {
         let Some(name) = spec.read_iolog.clone() else {
@@ -398,7 +436,7 @@ fn load_iologs(jobs: &JobFile) -> Result<JobFile> {
         if spec.io_size.is_some() || spec.number_ios.is_some() {
             return Err(refuse("io_size or number_ios"));
         }
-        let path = iolog_path(jobs, &name);
+        let path = iolog_path(dir, &name);
         let text =
             crate::input::read_bounded(&path, MAX_IOLOG_BYTES, IOLOG_BOUND).map_err(|e| {
                 InputError::new(
@@ -543,14 +581,28 @@ fn check_polled(jobs: &JobFile, settings: &QueueSettings, driver_can_poll: bool)
 
 pub type SourceFactory<'a> = &'a dyn Fn(&JobSpec, u64, u64, u64, u32) -> Box<dyn IoSource>;
 
-/// Run a parsed job file on a loaded profile.
+/// Run a parsed job file on a loaded profile; its `read_iolog` files are
+/// relative to the job file's folder.
 pub fn run_jobs(
     jobs: &JobFile,
     profile: &Profile,
     seed: u64,
     make_source: SourceFactory<'_>,
 ) -> Result<RunOutput> {
-    prepare(jobs, profile, seed, make_source)?.run()
+    let dir = Path::new(&jobs.path).parent().unwrap_or(Path::new("."));
+    run_jobs_in(jobs, profile, seed, make_source, dir)
+}
+
+/// Run parsed jobs whose relative `read_iolog` files are in `base_dir`
+/// (job text has no folder of its own).
+pub fn run_jobs_in(
+    jobs: &JobFile,
+    profile: &Profile,
+    seed: u64,
+    make_source: SourceFactory<'_>,
+    base_dir: &Path,
+) -> Result<RunOutput> {
+    prepare(jobs, profile, seed, make_source, base_dir)?.run()
 }
 
 /// The machine a profile describes, built but not run: every profile value
@@ -670,9 +722,10 @@ pub fn prepare<'a>(
     profile: &Profile,
     seed: u64,
     make_source: SourceFactory<'_>,
+    base_dir: &Path,
 ) -> Result<Prepared<'a>> {
     let jobs_read = if jobs.jobs.iter().any(|j| j.read_iolog.is_some()) {
-        std::borrow::Cow::Owned(load_iologs(jobs)?)
+        std::borrow::Cow::Owned(load_iologs(jobs, base_dir)?)
     } else {
         std::borrow::Cow::Borrowed(jobs)
     };
@@ -697,7 +750,7 @@ pub fn prepare<'a>(
     let disk = driver.info();
     for spec in &jobs.jobs {
         if let (Some(log), Some(name)) = (&spec.iolog, &spec.read_iolog) {
-            log.check_within(&iolog_path(jobs, name).display().to_string(), disk.capacity)?;
+            log.check_within(&iolog_path(base_dir, name).display().to_string(), disk.capacity)?;
         }
     }
     let buffered_job = jobs
@@ -838,6 +891,12 @@ impl Prepared<'_> {
             completed_ios: completed,
             submitted_ios: submitted,
             files,
+            notes: jobs
+                .warnings
+                .iter()
+                .chain(jobs.ignored.iter())
+                .map(ToString::to_string)
+                .collect(),
         })
     }
 }

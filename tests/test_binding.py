@@ -1,0 +1,50 @@
+"""The core's Python binding returns named, read-only results."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from flashpath import _core
+
+JOB = "[j]\nioengine=psync\ndirect=1\nrw=randread\nbs=4k\nsize=1m\nwrite_iolog=j.iolog\n"
+
+
+def test_run_job_result_has_named_fields(tmp_path: Path) -> None:
+    job = tmp_path / "j.fio"
+    job.write_text(JOB + "write_hist_log=h\n")
+    run = _core.run_job(str(job), "nullblk", [], 0, "terse")
+    assert isinstance(run, _core.JobRun)
+    doc = json.loads(run.json_text)
+    # 1 MiB of 4 KiB reads: the count the JSON reports, the I/Os the engine completed.
+    assert doc["jobs"][0]["read"]["total_ios"] == run.completed_ios == 256
+    assert run.events > run.completed_ios
+    assert run.text.startswith("3;fio-3.33;j;")
+    assert any("write_hist_log" in n for n in run.notes)
+    [(name, contents)] = run.logs
+    assert name == "j.iolog"
+    assert contents.startswith("fio version 3 iolog\n")
+    assert contents.count(" read ") == 256
+    assert "completed_ios=256" in repr(run)
+
+
+def test_results_are_read_only(tmp_path: Path) -> None:
+    job = tmp_path / "j.fio"
+    job.write_text(JOB)
+    run = _core.run_job(str(job), "nullblk")
+    with pytest.raises(AttributeError):
+        run.text = "changed"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        run[0]  # type: ignore[index]
+
+
+def test_iozone_result_has_named_fields() -> None:
+    run = _core.run_iozone(["-s", "1m", "-r", "4k", "-i", "0", "-I", "-t", "1"], "nullblk")
+    assert isinstance(run, _core.IozoneRun)
+    doc = json.loads(run.json_text)
+    assert [t["test"] for t in doc["tests"]] == ["initial writers", "rewriters"]
+    # Two passes of 1 MiB in 4 KiB records.
+    assert run.completed_ios == 2 * 256
+    assert "Children see throughput" in run.text

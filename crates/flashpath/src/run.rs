@@ -750,7 +750,10 @@ pub fn prepare<'a>(
     let disk = driver.info();
     for spec in &jobs.jobs {
         if let (Some(log), Some(name)) = (&spec.iolog, &spec.read_iolog) {
-            log.check_within(&iolog_path(base_dir, name).display().to_string(), disk.capacity)?;
+            log.check_within(
+                &iolog_path(base_dir, name).display().to_string(),
+                disk.capacity,
+            )?;
         }
     }
     let buffered_job = jobs

@@ -214,79 +214,6 @@ def iozone_cmd(
     click.echo(run.json_text if as_json else run.text)
 
 
-# GNU dd's number suffixes (coreutils dd.c: c, w, b, kB, K/k, MB, M, GB, G).
-_DD_SUFFIXES = {
-    "c": 1,
-    "w": 2,
-    "b": 512,
-    "kB": 1000,
-    "K": 1024,
-    "k": 1024,
-    "MB": 1000**2,
-    "M": 1024**2,
-    "GB": 1000**3,
-    "G": 1024**3,
-}
-
-
-def _dd_number(operand: str, text: str) -> int:
-    for suffix in sorted(_DD_SUFFIXES, key=len, reverse=True):
-        if text.endswith(suffix) and text[: -len(suffix)].isdigit():
-            return int(text[: -len(suffix)]) * _DD_SUFFIXES[suffix]
-    if text.isdigit():
-        return int(text)
-    raise click.UsageError(f"invalid number '{text}' for {operand}= (dd: invalid number)")
-
-
-def dd_job(operands: tuple[str, ...]) -> tuple[str, int, int]:
-    """The fio job equivalent to a dd read command line: synchronous reads
-    of bs bytes, one at a time, O_DIRECT, each submitted for polling when
-    the queue allows it (v4.4's direct I/O path polled every sync O_DIRECT
-    read). Returns (job text, count, bs)."""
-    ops: dict[str, str] = {}
-    for op in operands:
-        key, sep, value = op.partition("=")
-        if not sep:
-            raise click.UsageError(f"unrecognized operand '{op}' (dd takes key=value operands)")
-        ops[key] = value
-    unknown = set(ops) - {"if", "of", "bs", "ibs", "count", "iflag", "skip"}
-    if unknown:
-        raise click.UsageError(f"dd operand(s) not simulated: {', '.join(sorted(unknown))}")
-    src = ops.get("if")
-    if not src or not src.startswith("/dev/"):
-        raise click.UsageError("if= must name the simulated block device (e.g. if=/dev/nvme0n1)")
-    if ops.get("of", "/dev/null") != "/dev/null":
-        raise click.UsageError("only of=/dev/null is simulated (reads)")
-    direct = "direct" in ops.get("iflag", "").split(",")
-    bs = _dd_number("bs", ops.get("bs", ops.get("ibs", "512")))
-    if "count" not in ops:
-        raise click.UsageError("count= is required")
-    count = _dd_number("count", ops["count"])
-    skip = _dd_number("skip", ops.get("skip", "0"))
-    # dd reads with read(2): O_DIRECT with iflag=direct (pvsync2 with hipri
-    # polls where the queue can), else through the page cache.
-    engine = "ioengine=pvsync2\nhipri\ndirect=1" if direct else "ioengine=sync\ndirect=0"
-    job = (
-        f"[dd]\nfilename={src}\n{engine}\nrw=read\nbs={bs}\n"
-        f"number_ios={count}\nsize={count * bs}\noffset={skip * bs}\ncpus_allowed=0\n"
-    )
-    return job, count, bs
-
-
-def _si(n: float) -> str:
-    for unit, f in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= f:
-            return f"{n / f:.3g} {unit}"
-    return f"{n:g} bytes"
-
-
-def _iec(n: float) -> str:
-    for unit, f in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= f:
-            return f"{n / f:.3g} {unit}"
-    return f"{n:g} bytes"
-
-
 @main.command("dd", context_settings={"ignore_unknown_options": True})
 @click.argument("operands", nargs=-1)
 @click.option("--device", required=True, help="Profile name or .toml path.")
@@ -295,25 +222,11 @@ def _iec(n: float) -> str:
 def dd_cmd(operands: tuple[str, ...], device: str, overrides: tuple[str, ...], seed: int) -> None:
     """dd if=DEV of=/dev/null bs=N iflag=direct count=N on a simulated
     machine, printing dd's own summary."""
-    import json
-
-    job, count, bs = dd_job(operands)
-    run = _run_job_text(job, " ".join(("dd", *operands)), device, overrides, seed, "json")
-    doc = json.loads(run.json_text)
-    read = doc["jobs"][0]["read"]
-    ios = read["total_ios"]
-    nbytes = read["io_bytes"]
-    secs = read["runtime"] / 1000
-    rate = nbytes / secs if secs else 0.0
-    click.echo(f"{ios}+0 records in\n{ios}+0 records out", err=True)
-    click.echo(
-        f"{nbytes} bytes ({_si(nbytes)}, {_iec(nbytes)}) copied, {secs:g} s, {_si(rate)}/s",
-        err=True,
-    )
-    if ios < count:
-        click.echo(
-            f"flashpath: the device ended after {ios} of {count} reads of {bs} bytes", err=True
-        )
+    try:
+        run = _with_progress(lambda: _core.run_dd(list(operands), device, list(overrides), seed))
+    except FlashpathError as err:
+        _fail(err)
+    click.echo(run.text, err=True, nl=False)
 
 
 def replay_job(trace: str, timing: str, iodepth: int, engine: str) -> str:

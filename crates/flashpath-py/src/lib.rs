@@ -8,6 +8,7 @@ use flashpath::{profile::Profile, run, InputError};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
+use std::ffi::OsString;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 
@@ -171,6 +172,62 @@ fn run_iozone(
     })
 }
 
+/// One dd run: what dd prints on stderr.
+#[pyclass(frozen, get_all, module = "flashpath._core")]
+struct DdRun {
+    /// dd's warnings, records in and out, transfer line, flashpath's notes.
+    text: String,
+    events: u64,
+    completed_ios: u64,
+}
+
+#[pymethods]
+impl DdRun {
+    fn __repr__(&self) -> String {
+        format!(
+            "DdRun(completed_ios={}, events={})",
+            self.completed_ios, self.events
+        )
+    }
+}
+
+/// dd's operands as the bytes of its argv (Python's file-system encoding
+/// gives back what the shell passed, even when it is not UTF-8).
+fn operand_bytes(operands: Vec<OsString>) -> Vec<Vec<u8>> {
+    operands
+        .into_iter()
+        .map(OsString::into_encoded_bytes)
+        .collect()
+}
+
+/// Run a dd command line (`if=/dev/X of=/dev/null bs= count= ...`).
+#[pyfunction]
+#[pyo3(signature = (operands, device, overrides=Vec::new(), seed=0))]
+fn run_dd(
+    py: Python<'_>,
+    operands: Vec<OsString>,
+    device: String,
+    overrides: Vec<String>,
+    seed: u64,
+) -> PyResult<DdRun> {
+    guarded(py, move || {
+        let out = run::run_dd(&operand_bytes(operands), &device, &overrides, seed)?;
+        Ok(DdRun {
+            text: out.text,
+            events: out.events,
+            completed_ios: out.completed_ios,
+        })
+    })
+}
+
+/// The fio job a dd command line runs (for tests and the curious).
+#[pyfunction]
+fn dd_job(py: Python<'_>, operands: Vec<OsString>) -> PyResult<String> {
+    guarded(py, move || {
+        Ok(flashpath::workload::dd::DdCommand::parse(&operand_bytes(operands))?.job_text())
+    })
+}
+
 /// Parse a job file as `fio --parse-only` does; returns the warnings and
 /// the options listed as ignored.
 #[pyfunction]
@@ -245,9 +302,12 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FlashpathError", m.py().get_type::<FlashpathError>())?;
     m.add_class::<JobRun>()?;
     m.add_class::<IozoneRun>()?;
+    m.add_class::<DdRun>()?;
     m.add_function(wrap_pyfunction!(run_job, m)?)?;
     m.add_function(wrap_pyfunction!(run_job_text, m)?)?;
     m.add_function(wrap_pyfunction!(run_iozone, m)?)?;
+    m.add_function(wrap_pyfunction!(run_dd, m)?)?;
+    m.add_function(wrap_pyfunction!(dd_job, m)?)?;
     m.add_function(wrap_pyfunction!(parse_only, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(profile_description, m)?)?;

@@ -939,6 +939,67 @@ pub fn run_iozone(
     })
 }
 
+/// What `flashpath dd` produced: dd's stderr, and engine figures.
+pub struct DdOutput {
+    /// dd's warnings, records in and out, transfer line (as its status=
+    /// asks), and flashpath's notes.
+    pub text: String,
+    pub events: u64,
+    pub completed_ios: u64,
+}
+
+/// `flashpath dd --device PROFILE <dd operands>`: the operands as bytes,
+/// as dd reads its argv.
+pub fn run_dd<S: AsRef<[u8]>>(
+    operands: &[S],
+    device: &str,
+    overrides: &[String],
+    seed: u64,
+) -> Result<DdOutput> {
+    use crate::workload::dd::DdCommand;
+    let dd = DdCommand::parse(operands)?;
+    let profile = load_profile(device, overrides)?;
+    if dd.buffered() && !profile.has("host.cost.copy_user") {
+        return Err(InputError::new(
+            "dd",
+            None,
+            format!(
+                "without iflag=direct dd reads through the page cache, which profile '{}' does \
+                 not model (it gives no host.cost.copy_user and the other page cache costs); \
+                 add iflag=direct",
+                profile.name
+            ),
+        ));
+    }
+    // The job's messages name the dd command line, never the job text.
+    let base = Path::new(".");
+    let jobs = parse_job_str(&dd.display, &dd.job_text(), base, &parse_context(&profile)?)?;
+    let out = match run_jobs_in(&jobs, &profile, seed, &fio_source, base) {
+        Ok(out) => out,
+        Err(e) if e.file == dd.display => {
+            // Only the device's end refuses a checked dd job: say it as dd
+            // does (lseek past the end of a block device is EINVAL,
+            // block_llseek), or pass the reason on.
+            let capacity = build_driver(&profile)?.info().capacity;
+            let message = if dd.skip_offset >= capacity {
+                format!(
+                    "{}: cannot skip: Invalid argument (skip= is at byte {} of a {capacity}-byte device)",
+                    dd.input, dd.skip_offset
+                )
+            } else {
+                e.message
+            };
+            return Err(InputError::new("dd", None, message));
+        }
+        Err(e) => return Err(e),
+    };
+    Ok(DdOutput {
+        text: dd.report(&out.result),
+        events: out.events,
+        completed_ios: out.completed_ios,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::averaged_log;

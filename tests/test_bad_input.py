@@ -148,3 +148,15 @@ def test_bad_command_lines(args: list[str], needle: str) -> None:
     assert r.returncode != 0
     assert "Traceback" not in r.stderr
     assert needle in r.stderr
+
+
+@pytest.mark.parametrize("name", ["some/path", "io_poll", "a\x01b"])
+def test_unknown_scenario_is_one_message(name: str) -> None:
+    r = cli("reproduce", name)
+    assert r.returncode == 2 and r.stdout == ""
+    [line] = r.stderr.splitlines()
+    assert line.startswith("flashpath: error: reproduce: no scenario named '"), line
+    # Not a Python tuple's repr; the shipped names to choose from.
+    assert "('" not in line and "None" not in line
+    assert line.endswith("(scenarios: devfreq-qos, hpb, io-poll, swcmdq, swiotlb, all)")
+    assert "\x01" not in line

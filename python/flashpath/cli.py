@@ -76,7 +76,10 @@ def _run_job_text(
 
 
 def _fail(err: FlashpathError) -> NoReturn:
-    click.echo(f"flashpath: error: {err.args[0]}", err=True)
+    # The core raises (message, file, line, what is wrong); the message
+    # alone is what the user reads.
+    message = err.args[0] if err.args and isinstance(err.args[0], str) else str(err)
+    click.echo(f"flashpath: error: {message}", err=True)
     sys.exit(2)
 
 

@@ -387,16 +387,19 @@ def reproduce(name: str, seed: int = 0) -> list[Row]:
             rows += run_scenario(doc, seed)
         return rows
     if name not in all_scenarios:
-        known = ", ".join(sorted(all_scenarios)) or "(none yet)"
-        raise FlashpathError(
-            (
-                f"no scenario named '{name}'; scenarios: {known}",
-                "reproduce",
-                None,
-                "unknown scenario",
-            )
-        )
+        known = ", ".join([*sorted(all_scenarios), "all"])
+        what = f"no scenario named {shown(name)} (scenarios: {known})"
+        # The core's error arguments: message, file, line, what is wrong.
+        raise FlashpathError(f"reproduce: {what}", "reproduce", None, what)
     return run_scenario(all_scenarios[name], seed)
+
+
+def shown(text: str, limit: int = 64) -> str:
+    """`text` quoted for a message: control characters and undecodable
+    bytes escaped, cut short past `limit` characters."""
+    escaped = text[:limit].encode("unicode_escape", "backslashreplace").decode("ascii")
+    quoted = "'" + escaped.replace("'", "\\'") + "'"
+    return quoted if len(text) <= limit else f"{quoted}... ({len(text)} characters)"
 
 
 # iozone command lines (scenario key ``iozone``): the document is

@@ -5,6 +5,16 @@ __version__: str
 class FlashpathError(Exception):
     """Bad input: args are (message, file, line or None, what is wrong)."""
 
+class LogFile:
+    """A log a job asked for."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def contents(self) -> str: ...
+    @property
+    def option(self) -> str: ...
+
 class JobRun:
     """One fio run."""
 
@@ -19,7 +29,7 @@ class JobRun:
     @property
     def notes(self) -> list[str]: ...
     @property
-    def logs(self) -> list[tuple[str, str]]: ...
+    def logs(self) -> list[LogFile]: ...
 
 class IozoneRun:
     """One iozone run."""

@@ -14,6 +14,7 @@ import click
 
 from flashpath import _core
 from flashpath._core import FlashpathError
+from flashpath._messages import shown
 
 T = TypeVar("T")
 
@@ -75,12 +76,42 @@ def _run_job_text(
     return run
 
 
+def _error(message: str) -> NoReturn:
+    click.echo(f"flashpath: error: {message}", err=True)
+    sys.exit(2)
+
+
+def _write(path: str, text: str, what: str) -> None:
+    """Write `text` to `path` (asked for by `what`); a failure ends the
+    command with one message naming both and the OS error."""
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        _error(f"{what}: cannot write {shown(path)}: {exc.strerror or exc}")
+
+
+def _check_writable(path: str, what: str) -> None:
+    """Before a long run: end the command if `path` cannot be written (its
+    folder is missing or read-only, it is a folder, it is read-only)."""
+    target = Path(path)
+    folder = target.parent
+    if target.is_dir():
+        reason = "Is a directory"
+    elif not folder.is_dir():
+        reason = "No such file or directory"
+    elif target.exists() and not os.access(target, os.W_OK):
+        reason = "Permission denied"
+    elif not target.exists() and not os.access(folder, os.W_OK | os.X_OK):
+        reason = "Permission denied"
+    else:
+        return
+    _error(f"{what}: cannot write {shown(path)}: {reason}")
+
+
 def _fail(err: FlashpathError) -> NoReturn:
     # The core raises (message, file, line, what is wrong); the message
     # alone is what the user reads.
-    message = err.args[0] if err.args and isinstance(err.args[0], str) else str(err)
-    click.echo(f"flashpath: error: {message}", err=True)
-    sys.exit(2)
+    _error(err.args[0] if err.args and isinstance(err.args[0], str) else str(err))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -123,6 +154,8 @@ def run_cmd(
     if not Path(job).is_file():
         click.echo(f"flashpath: error: {job}: no such job file", err=True)
         sys.exit(2)
+    if output:
+        _check_writable(output, "--output")
     try:
         if parse_only:
             for note in _core.parse_only(job, device, list(overrides)):
@@ -137,10 +170,10 @@ def run_cmd(
         click.echo(note, err=True)
     # Logs the job asked for (write_lat_log, write_iolog), where fio writes
     # them: relative to the current directory.
-    for name, contents in run.logs:
-        Path(name).write_text(contents)
+    for log in run.logs:
+        _write(log.name, log.contents, log.option)
     if output:
-        Path(output).write_text(run.text)
+        _write(output, run.text, "--output")
     else:
         click.echo(run.text, nl=False)
 
@@ -185,16 +218,30 @@ def reproduce_cmd(name: str, fmt: str, plot_path: str | None, seed: int) -> None
     """Run a published experiment's grid (NAME, or all) and compare."""
     from flashpath import reproduce as rp
 
+    what = "--plot"
+    if plot_path:
+        # Before the grid runs: matplotlib must know the format by the
+        # name's extension (none: PNG) and the file must be writable.
+        kind = Path(plot_path).suffix.removeprefix(".").lower()
+        formats = rp.plot_formats()
+        if kind and kind not in formats:
+            _error(
+                f"{what}: matplotlib cannot write '.{shown(kind)[1:-1]}' images "
+                f"(it writes {', '.join(sorted(formats))})"
+            )
+        _check_writable(plot_path, what)
     try:
         rows = rp.reproduce(name, seed)
     except FlashpathError as err:
         _fail(err)
-        return
     render = {"table": rp.to_table, "csv": rp.to_csv, "json": rp.to_json}[fmt]
     click.echo(render(rows), nl=False)
     if plot_path:
         plotter = rp.PLOTTERS.get(name, rp.plot)
-        plotter(rows, plot_path)
+        try:
+            plotter(rows, plot_path)
+        except OSError as exc:
+            _error(f"{what}: cannot write {shown(plot_path)}: {exc.strerror or exc}")
         click.echo(f"plot written to {plot_path}", err=True)
 
 

@@ -37,6 +37,7 @@ from typing import Any
 
 from flashpath import _core
 from flashpath._core import FlashpathError
+from flashpath._messages import shown
 
 
 @dataclass
@@ -251,6 +252,16 @@ def to_table(rows: list[Row]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def plot_formats() -> dict[str, str]:
+    """The image formats matplotlib writes: extension -> description."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    return dict(Figure().canvas.get_supported_filetypes())
+
+
 def plot(rows: list[Row], path: str) -> None:
     """Simulated against published, per case, metric and mode."""
     import matplotlib
@@ -392,14 +403,6 @@ def reproduce(name: str, seed: int = 0) -> list[Row]:
         # The core's error arguments: message, file, line, what is wrong.
         raise FlashpathError(f"reproduce: {what}", "reproduce", None, what)
     return run_scenario(all_scenarios[name], seed)
-
-
-def shown(text: str, limit: int = 64) -> str:
-    """`text` quoted for a message: control characters and undecodable
-    bytes escaped, cut short past `limit` characters."""
-    escaped = text[:limit].encode("unicode_escape", "backslashreplace").decode("ascii")
-    quoted = "'" + escaped.replace("'", "\\'") + "'"
-    return quoted if len(text) <= limit else f"{quoted}... ({len(text)} characters)"
 
 
 # iozone command lines (scenario key ``iozone``): the document is

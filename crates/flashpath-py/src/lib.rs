@@ -60,9 +60,27 @@ struct JobRun {
     completed_ios: u64,
     /// Warnings and options listed as ignored, one message each.
     notes: Vec<String>,
-    /// The logs the job asked for (write_lat_log, write_iolog), as
-    /// (file name, contents): the API returns them, the CLI writes them.
-    logs: Vec<(String, String)>,
+    /// The logs the job asked for (write_lat_log, write_iolog): the API
+    /// returns them, the CLI writes them.
+    logs: Vec<LogFile>,
+}
+
+/// A log a job asked for.
+#[pyclass(frozen, get_all, module = "flashpath._core")]
+#[derive(Clone)]
+struct LogFile {
+    /// File name, relative to where fio runs.
+    name: String,
+    contents: String,
+    /// The option that asked for it: `job.fio:3: job 'j': write_iolog=x`.
+    option: String,
+}
+
+#[pymethods]
+impl LogFile {
+    fn __repr__(&self) -> String {
+        format!("LogFile(name={:?}, option={:?})", self.name, self.option)
+    }
 }
 
 #[pymethods]
@@ -86,7 +104,15 @@ fn job_run(out: run::RunOutput, formats: &[OutputFormat]) -> JobRun {
         events: out.events,
         completed_ios: out.completed_ios,
         notes: out.notes,
-        logs: out.files,
+        logs: out
+            .files
+            .into_iter()
+            .map(|f| LogFile {
+                name: f.name,
+                contents: f.contents,
+                option: f.option,
+            })
+            .collect(),
     }
 }
 
@@ -303,6 +329,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<JobRun>()?;
     m.add_class::<IozoneRun>()?;
     m.add_class::<DdRun>()?;
+    m.add_class::<LogFile>()?;
     m.add_function(wrap_pyfunction!(run_job, m)?)?;
     m.add_function(wrap_pyfunction!(run_job_text, m)?)?;
     m.add_function(wrap_pyfunction!(run_iozone, m)?)?;

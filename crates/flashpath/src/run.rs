@@ -27,12 +27,22 @@ pub struct RunOutput {
     pub events: u64,
     pub completed_ios: u64,
     pub submitted_ios: u64,
-    /// Files the jobs asked fio to write (`write_lat_log`, `write_iolog`):
-    /// (name as fio names it, relative to where fio runs; contents).
-    pub files: Vec<(String, String)>,
+    /// Files the jobs asked fio to write (`write_lat_log`, `write_iolog`).
+    pub files: Vec<LogFile>,
     /// The job file's warnings and the options it lists as ignored, one
     /// message each (what fio prints on stderr before the run).
     pub notes: Vec<String>,
+}
+
+/// A log a job asked fio to write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogFile {
+    /// The name fio gives it, relative to where fio runs.
+    pub name: String,
+    pub contents: String,
+    /// The option that asked for it, for messages: `job.fio:3: job 'j':
+    /// write_lat_log=lat` (file, the job's line, job, option as written).
+    pub option: String,
 }
 
 /// Host facts the job-file parser needs for `$ncpus` and friends.
@@ -836,29 +846,38 @@ fn averaged_log(
 /// The log files fio writes at the end of a job, taken out of the results
 /// (stat.c flush_samples for the latency logs, iolog.c for the I/O log).
 /// Job numbers count clones in order from 1, as fio's thread_number.
-fn log_files(jobs: &JobFile, results: &mut [crate::report::JobResult]) -> Vec<(String, String)> {
+fn log_files(jobs: &JobFile, results: &mut [crate::report::JobResult]) -> Vec<LogFile> {
     use std::fmt::Write as _;
     let mut files = Vec::new();
     for (i, res) in results.iter_mut().enumerate() {
         let spec = &jobs.jobs[res.section_index as usize];
+        let log = |name: String, contents: String, option: &str, value: &str| LogFile {
+            name,
+            contents,
+            option: format!(
+                "{}:{}: job '{}': {option}={value}",
+                jobs.path, spec.line, spec.name
+            ),
+        };
         let samples = std::mem::take(&mut res.lat_log);
         // stat.c: lat/clat/slat samples per completion; per-I/O bw samples
         // are bytes * 10^6 / clat ns (add_bw_sample), iops samples are 1.
-        let kinds: [(&Option<String>, &str); 5] = [
-            (&spec.write_lat_log, "lat"),
-            (&spec.write_lat_log, "clat"),
-            (&spec.write_lat_log, "slat"),
-            (&spec.write_bw_log, "bw"),
-            (&spec.write_iops_log, "iops"),
+        let kinds: [(&Option<String>, &str, &str); 5] = [
+            (&spec.write_lat_log, "write_lat_log", "lat"),
+            (&spec.write_lat_log, "write_lat_log", "clat"),
+            (&spec.write_lat_log, "write_lat_log", "slat"),
+            (&spec.write_bw_log, "write_bw_log", "bw"),
+            (&spec.write_iops_log, "write_iops_log", "iops"),
         ];
-        for (asked, kind) in kinds {
+        for (asked, option, kind) in kinds {
             let Some(prefix) = asked else {
                 continue;
             };
+            let name = format!("{prefix}_{kind}.{}.log", i + 1);
             if spec.log_avg_msec > 0 {
                 let end_ms = (res.job_runtime + spec.ramp_time) / 1_000_000;
                 let text = averaged_log(kind, &samples, spec, end_ms);
-                files.push((format!("{prefix}_{kind}.{}.log", i + 1), text));
+                files.push(log(name, text, option, prefix));
                 continue;
             }
             let mut text = String::new();
@@ -879,7 +898,7 @@ fn log_files(jobs: &JobFile, results: &mut [crate::report::JobResult]) -> Vec<(S
                 }
                 text.push_str("0\n");
             }
-            files.push((format!("{prefix}_{kind}.{}.log", i + 1), text));
+            files.push(log(name, text, option, prefix));
         }
         let issued = std::mem::take(&mut res.io_log);
         if let Some(name) = &spec.write_iolog {
@@ -897,7 +916,7 @@ fn log_files(jobs: &JobFile, results: &mut [crate::report::JobResult]) -> Vec<(S
                 let _ = writeln!(text, "{at_us} {file} {action} {} {}", u.offset, u.len);
             }
             let _ = writeln!(text, "{} {file} close", res.job_runtime / 1_000);
-            files.push((name.clone(), text));
+            files.push(log(name.clone(), text, "write_iolog", name));
         }
     }
     files

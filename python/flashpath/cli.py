@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 import threading
 import time
@@ -14,9 +15,12 @@ import click
 
 from flashpath import _core
 from flashpath._core import FlashpathError
-from flashpath._messages import shown
+from flashpath._messages import named, printable, shown
 
 T = TypeVar("T")
+
+# Seeds are 64-bit, as the core's.
+SEED = click.IntRange(min=0, max=2**64 - 1)
 
 
 def _with_progress(call: Callable[[], T]) -> T:
@@ -60,9 +64,12 @@ def _run_job_text(
     overrides: tuple[str, ...],
     seed: int,
     output_format: str,
+    written_by: dict[int, str] | None = None,
 ) -> _core.JobRun:
-    """Run a job written here (dd, replay), named `name` in messages, with
-    the run's notes on stderr; a bad input ends the command."""
+    """Run a job written here (replay), named `name` in messages, with the
+    run's notes on stderr; a bad input ends the command. `written_by` maps
+    a line of the job to the command-line option that wrote it, so that a
+    message names the option rather than the job line."""
     try:
         run = _with_progress(
             lambda: _core.run_job_text(
@@ -70,6 +77,9 @@ def _run_job_text(
             )
         )
     except FlashpathError as err:
+        _, file, line, what = err.args
+        if written_by and file == name and line in written_by:
+            _error(f"{written_by[line]}: {what}")
         _fail(err)
     for note in run.notes:
         click.echo(note, err=True)
@@ -77,7 +87,7 @@ def _run_job_text(
 
 
 def _error(message: str) -> NoReturn:
-    click.echo(f"flashpath: error: {message}", err=True)
+    click.echo(f"flashpath: error: {printable(message)}", err=True)
     sys.exit(2)
 
 
@@ -128,7 +138,7 @@ def main() -> None:
 @click.option(
     "--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a profile parameter."
 )
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0), help="Run seed.")
+@click.option("--seed", default=0, show_default=True, type=SEED, help="Run seed.")
 @click.option(
     "--output-format",
     default="normal",
@@ -152,8 +162,7 @@ def run_cmd(
 ) -> None:
     """Run fio job file JOB on a simulated machine."""
     if not Path(job).is_file():
-        click.echo(f"flashpath: error: {job}: no such job file", err=True)
-        sys.exit(2)
+        _error(f"{named(job)}: no such job file")
     if output:
         _check_writable(output, "--output")
     try:
@@ -213,7 +222,7 @@ def profile_show(name: str, overrides: tuple[str, ...]) -> None:
 @click.option(
     "--plot", "plot_path", type=click.Path(dir_okay=False), help="Draw the result to this file."
 )
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
+@click.option("--seed", default=0, show_default=True, type=SEED)
 def reproduce_cmd(name: str, fmt: str, plot_path: str | None, seed: int) -> None:
     """Run a published experiment's grid (NAME, or all) and compare."""
     from flashpath import reproduce as rp
@@ -250,7 +259,7 @@ def reproduce_cmd(name: str, fmt: str, plot_path: str | None, seed: int) -> None
 )
 @click.option("--device", required=True, help="Profile name or path.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE")
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
+@click.option("--seed", default=0, show_default=True, type=SEED)
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def iozone_cmd(
@@ -268,7 +277,7 @@ def iozone_cmd(
 @click.argument("operands", nargs=-1)
 @click.option("--device", required=True, help="Profile name or .toml path.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE")
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
+@click.option("--seed", default=0, show_default=True, type=SEED)
 def dd_cmd(operands: tuple[str, ...], device: str, overrides: tuple[str, ...], seed: int) -> None:
     """dd if=DEV of=/dev/null bs=N iflag=direct count=N on a simulated
     machine, printing dd's own summary."""
@@ -277,6 +286,10 @@ def dd_cmd(operands: tuple[str, ...], device: str, overrides: tuple[str, ...], s
     except FlashpathError as err:
         _fail(err)
     click.echo(run.text, err=True, nl=False)
+
+
+# The lines of the replay job that command-line options write.
+_REPLAY_ENGINE_LINE, _REPLAY_IODEPTH_LINE = 2, 4
 
 
 def replay_job(trace: str, timing: str, iodepth: int, engine: str) -> str:
@@ -291,6 +304,23 @@ def replay_job(trace: str, timing: str, iodepth: int, engine: str) -> str:
     if timing == "fast":
         lines.append("replay_no_stall=1")
     return "\n".join(lines) + "\n"
+
+
+def _job_value_problem(value: str) -> str | None:
+    """Why `value` cannot be written as an option's value in a fio job
+    line, or None: fio's parser cuts a line at ';' and '#', expands '$'
+    keywords, trims trailing blanks, and reads text."""
+    if any(c in value for c in ";#$"):
+        return "it holds ';', '#' or '$', which a fio job line cuts or expands"
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+        return "it holds control characters"
+    if value != value.rstrip():
+        return "it ends in blanks"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "it is not UTF-8"
+    return None
 
 
 @main.command("replay")
@@ -313,7 +343,7 @@ def replay_job(trace: str, timing: str, iodepth: int, engine: str) -> str:
 @click.option("--iodepth", default=1, show_default=True, type=click.IntRange(min=1))
 @click.option("--ioengine", "engine", default="libaio", show_default=True)
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE")
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
+@click.option("--seed", default=0, show_default=True, type=SEED)
 @click.option("--output-format", default="normal", show_default=True)
 def replay_cmd(
     trace: str,
@@ -330,17 +360,29 @@ def replay_cmd(
     read_iolog=TRACE), with fio's report."""
 
     if trace_format != "iolog":
-        click.echo(
-            f"flashpath: error: --format {trace_format}: only fio iologs (iolog) are read yet; "
-            "blkparse and MSR Cambridge traces are not",
-            err=True,
+        _error(
+            f"--format {shown(trace_format)}: only fio iologs (iolog) are read yet; "
+            "blkparse and MSR Cambridge traces are not"
         )
-        sys.exit(2)
     if not Path(trace).is_file():
-        click.echo(f"flashpath: error: {trace}: no such trace file", err=True)
-        sys.exit(2)
+        _error(f"{named(trace)}: no such trace file")
+    try:
+        with open(trace, "rb"):
+            pass
+    except OSError as exc:
+        _error(f"{named(trace)}: cannot read the trace: {exc.strerror or exc}")
+    problem = _job_value_problem(str(Path(trace).resolve()))
+    if problem:
+        _error(f"{named(trace)}: flashpath cannot name this trace in fio's read_iolog: {problem}")
+    if not re.fullmatch(r"[A-Za-z0-9_.:/+-]+", engine):
+        _error(f"--ioengine {shown(engine)}: not an ioengine name")
     job = replay_job(trace, timing, iodepth, engine)
-    run = _run_job_text(job, f"replay {trace}", device, overrides, seed, output_format)
+    written_by = {
+        _REPLAY_ENGINE_LINE: f"--ioengine {engine}",
+        _REPLAY_IODEPTH_LINE: f"--iodepth {iodepth}",
+    }
+    name = f"replay {trace}"
+    run = _run_job_text(job, name, device, overrides, seed, output_format, written_by)
     click.echo(run.text, nl=False)
 
 
@@ -392,7 +434,13 @@ BENCH_WORKLOADS = {
 
 
 @main.command("bench")
-@click.option("--ios", default=2_000_000, show_default=True, help="Simulated I/Os per workload.")
+@click.option(
+    "--ios",
+    default=2_000_000,
+    show_default=True,
+    type=click.IntRange(min=1, max=2**63 - 1),
+    help="Simulated I/Os per workload.",
+)
 @click.option(
     "--only",
     default=None,

@@ -19,6 +19,23 @@ create_exception!(
     "Bad input to flashpath: names the file, the line and what is wrong."
 );
 
+/// A str argument as Rust text. Command-line strings carry the bytes
+/// they cannot decode as lone surrogates (PEP 383), which a Rust String
+/// refuses; they become U+FFFD here, so a message can name the argument
+/// instead of the conversion failing.
+struct Text(String);
+
+impl<'py> FromPyObject<'py> for Text {
+    fn extract_bound(ob: &Bound<'py, PyAny>) -> PyResult<Self> {
+        let s: OsString = ob.extract()?;
+        Ok(Text(s.to_string_lossy().into_owned()))
+    }
+}
+
+fn strings(v: Vec<Text>) -> Vec<String> {
+    v.into_iter().map(|t| t.0).collect()
+}
+
 fn to_py(e: InputError) -> PyErr {
     FlashpathError::new_err((e.to_string(), e.file, e.line, e.message))
 }
@@ -118,18 +135,18 @@ fn job_run(out: run::RunOutput, formats: &[OutputFormat]) -> JobRun {
 
 /// Run a fio job file on a profile.
 #[pyfunction]
-#[pyo3(signature = (job, device, overrides=Vec::new(), seed=0, output_format="normal".to_string()))]
+#[pyo3(signature = (job, device, overrides=Vec::new(), seed=0, output_format=Text("normal".to_string())))]
 fn run_job(
     py: Python<'_>,
     job: PathBuf,
-    device: String,
-    overrides: Vec<String>,
+    device: Text,
+    overrides: Vec<Text>,
     seed: u64,
-    output_format: String,
+    output_format: Text,
 ) -> PyResult<JobRun> {
     guarded(py, move || {
-        let formats = OutputFormat::from_fio_name(&output_format)?;
-        let out = run::run_file(&job, &device, &overrides, seed)?;
+        let formats = OutputFormat::from_fio_name(&output_format.0)?;
+        let out = run::run_file(&job, &device.0, &strings(overrides), seed)?;
         Ok(job_run(out, &formats))
     })
 }
@@ -137,21 +154,22 @@ fn run_job(
 /// Run a fio job given as text: `name` names it in messages (`<job text>`),
 /// relative `include` and `read_iolog` files are looked for in `base_dir`.
 #[pyfunction]
-#[pyo3(signature = (text, name, base_dir, device, overrides=Vec::new(), seed=0, output_format="normal".to_string()))]
+#[pyo3(signature = (text, name, base_dir, device, overrides=Vec::new(), seed=0, output_format=Text("normal".to_string())))]
 #[allow(clippy::too_many_arguments)]
 fn run_job_text(
     py: Python<'_>,
-    text: String,
-    name: String,
+    text: Text,
+    name: Text,
     base_dir: PathBuf,
-    device: String,
-    overrides: Vec<String>,
+    device: Text,
+    overrides: Vec<Text>,
     seed: u64,
-    output_format: String,
+    output_format: Text,
 ) -> PyResult<JobRun> {
     guarded(py, move || {
-        let formats = OutputFormat::from_fio_name(&output_format)?;
-        let out = run::run_text(&text, &name, &base_dir, &device, &overrides, seed)?;
+        let formats = OutputFormat::from_fio_name(&output_format.0)?;
+        let overrides = strings(overrides);
+        let out = run::run_text(&text.0, &name.0, &base_dir, &device.0, &overrides, seed)?;
         Ok(job_run(out, &formats))
     })
 }
@@ -182,13 +200,13 @@ impl IozoneRun {
 #[pyo3(signature = (args, device, overrides=Vec::new(), seed=0))]
 fn run_iozone(
     py: Python<'_>,
-    args: Vec<String>,
-    device: String,
-    overrides: Vec<String>,
+    args: Vec<Text>,
+    device: Text,
+    overrides: Vec<Text>,
     seed: u64,
 ) -> PyResult<IozoneRun> {
     guarded(py, move || {
-        let out = run::run_iozone(&args, &device, &overrides, seed)?;
+        let out = run::run_iozone(&strings(args), &device.0, &strings(overrides), seed)?;
         Ok(IozoneRun {
             text: out.text,
             json_text: out.json.to_string(),
@@ -232,12 +250,13 @@ fn operand_bytes(operands: Vec<OsString>) -> Vec<Vec<u8>> {
 fn run_dd(
     py: Python<'_>,
     operands: Vec<OsString>,
-    device: String,
-    overrides: Vec<String>,
+    device: Text,
+    overrides: Vec<Text>,
     seed: u64,
 ) -> PyResult<DdRun> {
     guarded(py, move || {
-        let out = run::run_dd(&operand_bytes(operands), &device, &overrides, seed)?;
+        let operands = operand_bytes(operands);
+        let out = run::run_dd(&operands, &device.0, &strings(overrides), seed)?;
         Ok(DdRun {
             text: out.text,
             events: out.events,
@@ -261,11 +280,11 @@ fn dd_job(py: Python<'_>, operands: Vec<OsString>) -> PyResult<String> {
 fn parse_only(
     py: Python<'_>,
     job: PathBuf,
-    device: String,
-    overrides: Vec<String>,
+    device: Text,
+    overrides: Vec<Text>,
 ) -> PyResult<Vec<String>> {
     guarded(py, move || {
-        let (jobs, _profile) = run::load(&job, &device, &overrides)?;
+        let (jobs, _profile) = run::load(&job, &device.0, &strings(overrides))?;
         Ok(jobs
             .warnings
             .iter()
@@ -286,17 +305,17 @@ fn profiles() -> Vec<String> {
 
 /// One profile's description line.
 #[pyfunction]
-fn profile_description(py: Python<'_>, name: String) -> PyResult<String> {
-    guarded(py, move || Ok(Profile::load(&name)?.description))
+fn profile_description(py: Python<'_>, name: Text) -> PyResult<String> {
+    guarded(py, move || Ok(Profile::load(&name.0)?.description))
 }
 
 /// Every parameter of a profile with its unit and source.
 #[pyfunction]
 #[pyo3(signature = (name, overrides=Vec::new()))]
-fn profile_show(py: Python<'_>, name: String, overrides: Vec<String>) -> PyResult<String> {
+fn profile_show(py: Python<'_>, name: Text, overrides: Vec<Text>) -> PyResult<String> {
     guarded(py, move || {
-        let mut p = Profile::load(&name)?;
-        for o in &overrides {
+        let mut p = Profile::load(&name.0)?;
+        for o in &strings(overrides) {
             p.apply_override(o)?;
         }
         Ok(p.describe())

@@ -148,3 +148,74 @@ def test_bad_command_lines(args: list[str], needle: str) -> None:
     assert r.returncode != 0
     assert "Traceback" not in r.stderr
     assert needle in r.stderr
+
+
+@pytest.mark.parametrize("name", ["some/path", "io_poll", "a\x01b"])
+def test_unknown_scenario_is_one_message(name: str) -> None:
+    r = cli("reproduce", name)
+    assert r.returncode == 2 and r.stdout == ""
+    [line] = r.stderr.splitlines()
+    assert line.startswith("flashpath: error: reproduce: no scenario named '"), line
+    # Not a Python tuple's repr; the shipped names to choose from.
+    assert "('" not in line and "None" not in line
+    assert line.endswith("(scenarios: devfreq-qos, hpb, io-poll, swcmdq, swiotlb, all)")
+    assert "\x01" not in line
+
+
+GOOD_LOGGED = "[j]\nioengine=psync\ndirect=1\nrw=read\nbs=4k\nsize=64k\n"
+
+
+@pytest.mark.parametrize(
+    "option,message",
+    [
+        (
+            "write_iolog=nodir/x.log",
+            "job.fio:1: job 'j': write_iolog=nodir/x.log: cannot write 'nodir/x.log': "
+            "No such file or directory",
+        ),
+        (
+            "write_lat_log=afile/lat",
+            "job.fio:1: job 'j': write_lat_log=afile/lat: cannot write 'afile/lat_lat.1.log': "
+            "Not a directory",
+        ),
+        (
+            "write_iolog=adir",
+            "job.fio:1: job 'j': write_iolog=adir: cannot write 'adir': Is a directory",
+        ),
+    ],
+)
+def test_unwritable_log_is_one_message(tmp_path: Path, option: str, message: str) -> None:
+    (tmp_path / "afile").write_text("")
+    (tmp_path / "adir").mkdir()
+    (tmp_path / "job.fio").write_text(GOOD_LOGGED + option + "\n")
+    r = cli("run", "job.fio", "--device", "nullblk", cwd=tmp_path)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr == f"flashpath: error: {message}\n"
+
+
+@pytest.mark.parametrize("target", ["nodir/out.txt", "afile/out.txt"])
+def test_unwritable_output_is_one_message(tmp_path: Path, target: str) -> None:
+    (tmp_path / "afile").write_text("")
+    (tmp_path / "job.fio").write_text(GOOD_LOGGED)
+    r = cli("run", "job.fio", "--device", "nullblk", "--output", target, cwd=tmp_path)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.startswith(f"flashpath: error: --output: cannot write '{target}': ")
+    assert len(r.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "target,needle",
+    [
+        ("nodir/p.png", "--plot: cannot write 'nodir/p.png': No such file or directory"),
+        ("p.xyz", "--plot: matplotlib cannot write '.xyz' images (it writes "),
+    ],
+)
+def test_unwritable_plot_is_refused_before_the_grid_runs(
+    tmp_path: Path, target: str, needle: str
+) -> None:
+    r = cli("reproduce", "io-poll", "--plot", target, cwd=tmp_path)
+    assert r.returncode == 2
+    # Refused before the grid: no table on stdout.
+    assert r.stdout == ""
+    [line] = r.stderr.splitlines()
+    assert line.startswith(f"flashpath: error: {needle}"), line

@@ -23,10 +23,12 @@ def test_run_job_result_has_named_fields(tmp_path: Path) -> None:
     assert run.events > run.completed_ios
     assert run.text.startswith("3;fio-3.33;j;")
     assert any("write_hist_log" in n for n in run.notes)
-    [(name, contents)] = run.logs
-    assert name == "j.iolog"
-    assert contents.startswith("fio version 3 iolog\n")
-    assert contents.count(" read ") == 256
+    [log] = run.logs
+    assert isinstance(log, _core.LogFile)
+    assert log.name == "j.iolog"
+    assert log.option == f"{job}:1: job 'j': write_iolog=j.iolog"
+    assert log.contents.startswith("fio version 3 iolog\n")
+    assert log.contents.count(" read ") == 256
     assert "completed_ios=256" in repr(run)
 
 

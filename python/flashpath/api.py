@@ -85,9 +85,8 @@ def run(
         )
     else:
         run_ = _core.run_job(job_str, device, list(overrides), seed, output_format)
-    return RunResult(
-        run_.text, run_.json_text, run_.events, run_.completed_ios, run_.notes, dict(run_.logs)
-    )
+    logs = {log.name: log.contents for log in run_.logs}
+    return RunResult(run_.text, run_.json_text, run_.events, run_.completed_ios, run_.notes, logs)
 
 
 def profiles() -> list[str]:

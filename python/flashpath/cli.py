@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 import threading
 import time
@@ -14,8 +15,12 @@ import click
 
 from flashpath import _core
 from flashpath._core import FlashpathError
+from flashpath._messages import named, printable, shown
 
 T = TypeVar("T")
+
+# Seeds are 64-bit, as the core's.
+SEED = click.IntRange(min=0, max=2**64 - 1)
 
 
 def _with_progress(call: Callable[[], T]) -> T:
@@ -59,9 +64,12 @@ def _run_job_text(
     overrides: tuple[str, ...],
     seed: int,
     output_format: str,
+    written_by: dict[int, str] | None = None,
 ) -> _core.JobRun:
-    """Run a job written here (dd, replay), named `name` in messages, with
-    the run's notes on stderr; a bad input ends the command."""
+    """Run a job written here (replay), named `name` in messages, with the
+    run's notes on stderr; a bad input ends the command. `written_by` maps
+    a line of the job to the command-line option that wrote it, so that a
+    message names the option rather than the job line."""
     try:
         run = _with_progress(
             lambda: _core.run_job_text(
@@ -69,15 +77,51 @@ def _run_job_text(
             )
         )
     except FlashpathError as err:
+        _, file, line, what = err.args
+        if written_by and file == name and line in written_by:
+            _error(f"{written_by[line]}: {what}")
         _fail(err)
     for note in run.notes:
         click.echo(note, err=True)
     return run
 
 
-def _fail(err: FlashpathError) -> NoReturn:
-    click.echo(f"flashpath: error: {err.args[0]}", err=True)
+def _error(message: str) -> NoReturn:
+    click.echo(f"flashpath: error: {printable(message)}", err=True)
     sys.exit(2)
+
+
+def _write(path: str, text: str, what: str) -> None:
+    """Write `text` to `path` (asked for by `what`); a failure ends the
+    command with one message naming both and the OS error."""
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        _error(f"{what}: cannot write {shown(path)}: {exc.strerror or exc}")
+
+
+def _check_writable(path: str, what: str) -> None:
+    """Before a long run: end the command if `path` cannot be written (its
+    folder is missing or read-only, it is a folder, it is read-only)."""
+    target = Path(path)
+    folder = target.parent
+    if target.is_dir():
+        reason = "Is a directory"
+    elif not folder.is_dir():
+        reason = "No such file or directory"
+    elif target.exists() and not os.access(target, os.W_OK):
+        reason = "Permission denied"
+    elif not target.exists() and not os.access(folder, os.W_OK | os.X_OK):
+        reason = "Permission denied"
+    else:
+        return
+    _error(f"{what}: cannot write {shown(path)}: {reason}")
+
+
+def _fail(err: FlashpathError) -> NoReturn:
+    # The core raises (message, file, line, what is wrong); the message
+    # alone is what the user reads.
+    _error(err.args[0] if err.args and isinstance(err.args[0], str) else str(err))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -94,7 +138,7 @@ def main() -> None:
 @click.option(
     "--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a profile parameter."
 )
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0), help="Run seed.")
+@click.option("--seed", default=0, show_default=True, type=SEED, help="Run seed.")
 @click.option(
     "--output-format",
     default="normal",
@@ -118,8 +162,9 @@ def run_cmd(
 ) -> None:
     """Run fio job file JOB on a simulated machine."""
     if not Path(job).is_file():
-        click.echo(f"flashpath: error: {job}: no such job file", err=True)
-        sys.exit(2)
+        _error(f"{named(job)}: no such job file")
+    if output:
+        _check_writable(output, "--output")
     try:
         if parse_only:
             for note in _core.parse_only(job, device, list(overrides)):
@@ -134,10 +179,10 @@ def run_cmd(
         click.echo(note, err=True)
     # Logs the job asked for (write_lat_log, write_iolog), where fio writes
     # them: relative to the current directory.
-    for name, contents in run.logs:
-        Path(name).write_text(contents)
+    for log in run.logs:
+        _write(log.name, log.contents, log.option)
     if output:
-        Path(output).write_text(run.text)
+        _write(output, run.text, "--output")
     else:
         click.echo(run.text, nl=False)
 
@@ -177,21 +222,35 @@ def profile_show(name: str, overrides: tuple[str, ...]) -> None:
 @click.option(
     "--plot", "plot_path", type=click.Path(dir_okay=False), help="Draw the result to this file."
 )
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
+@click.option("--seed", default=0, show_default=True, type=SEED)
 def reproduce_cmd(name: str, fmt: str, plot_path: str | None, seed: int) -> None:
     """Run a published experiment's grid (NAME, or all) and compare."""
     from flashpath import reproduce as rp
 
+    what = "--plot"
+    if plot_path:
+        # Before the grid runs: matplotlib must know the format by the
+        # name's extension (none: PNG) and the file must be writable.
+        kind = Path(plot_path).suffix.removeprefix(".").lower()
+        formats = rp.plot_formats()
+        if kind and kind not in formats:
+            _error(
+                f"{what}: matplotlib cannot write '.{shown(kind)[1:-1]}' images "
+                f"(it writes {', '.join(sorted(formats))})"
+            )
+        _check_writable(plot_path, what)
     try:
         rows = rp.reproduce(name, seed)
     except FlashpathError as err:
         _fail(err)
-        return
     render = {"table": rp.to_table, "csv": rp.to_csv, "json": rp.to_json}[fmt]
     click.echo(render(rows), nl=False)
     if plot_path:
         plotter = rp.PLOTTERS.get(name, rp.plot)
-        plotter(rows, plot_path)
+        try:
+            plotter(rows, plot_path)
+        except OSError as exc:
+            _error(f"{what}: cannot write {shown(plot_path)}: {exc.strerror or exc}")
         click.echo(f"plot written to {plot_path}", err=True)
 
 
@@ -200,7 +259,7 @@ def reproduce_cmd(name: str, fmt: str, plot_path: str | None, seed: int) -> None
 )
 @click.option("--device", required=True, help="Profile name or path.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE")
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
+@click.option("--seed", default=0, show_default=True, type=SEED)
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def iozone_cmd(
@@ -214,106 +273,23 @@ def iozone_cmd(
     click.echo(run.json_text if as_json else run.text)
 
 
-# GNU dd's number suffixes (coreutils dd.c: c, w, b, kB, K/k, MB, M, GB, G).
-_DD_SUFFIXES = {
-    "c": 1,
-    "w": 2,
-    "b": 512,
-    "kB": 1000,
-    "K": 1024,
-    "k": 1024,
-    "MB": 1000**2,
-    "M": 1024**2,
-    "GB": 1000**3,
-    "G": 1024**3,
-}
-
-
-def _dd_number(operand: str, text: str) -> int:
-    for suffix in sorted(_DD_SUFFIXES, key=len, reverse=True):
-        if text.endswith(suffix) and text[: -len(suffix)].isdigit():
-            return int(text[: -len(suffix)]) * _DD_SUFFIXES[suffix]
-    if text.isdigit():
-        return int(text)
-    raise click.UsageError(f"invalid number '{text}' for {operand}= (dd: invalid number)")
-
-
-def dd_job(operands: tuple[str, ...]) -> tuple[str, int, int]:
-    """The fio job equivalent to a dd read command line: synchronous reads
-    of bs bytes, one at a time, O_DIRECT, each submitted for polling when
-    the queue allows it (v4.4's direct I/O path polled every sync O_DIRECT
-    read). Returns (job text, count, bs)."""
-    ops: dict[str, str] = {}
-    for op in operands:
-        key, sep, value = op.partition("=")
-        if not sep:
-            raise click.UsageError(f"unrecognized operand '{op}' (dd takes key=value operands)")
-        ops[key] = value
-    unknown = set(ops) - {"if", "of", "bs", "ibs", "count", "iflag", "skip"}
-    if unknown:
-        raise click.UsageError(f"dd operand(s) not simulated: {', '.join(sorted(unknown))}")
-    src = ops.get("if")
-    if not src or not src.startswith("/dev/"):
-        raise click.UsageError("if= must name the simulated block device (e.g. if=/dev/nvme0n1)")
-    if ops.get("of", "/dev/null") != "/dev/null":
-        raise click.UsageError("only of=/dev/null is simulated (reads)")
-    direct = "direct" in ops.get("iflag", "").split(",")
-    bs = _dd_number("bs", ops.get("bs", ops.get("ibs", "512")))
-    if "count" not in ops:
-        raise click.UsageError("count= is required")
-    count = _dd_number("count", ops["count"])
-    skip = _dd_number("skip", ops.get("skip", "0"))
-    # dd reads with read(2): O_DIRECT with iflag=direct (pvsync2 with hipri
-    # polls where the queue can), else through the page cache.
-    engine = "ioengine=pvsync2\nhipri\ndirect=1" if direct else "ioengine=sync\ndirect=0"
-    job = (
-        f"[dd]\nfilename={src}\n{engine}\nrw=read\nbs={bs}\n"
-        f"number_ios={count}\nsize={count * bs}\noffset={skip * bs}\ncpus_allowed=0\n"
-    )
-    return job, count, bs
-
-
-def _si(n: float) -> str:
-    for unit, f in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= f:
-            return f"{n / f:.3g} {unit}"
-    return f"{n:g} bytes"
-
-
-def _iec(n: float) -> str:
-    for unit, f in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= f:
-            return f"{n / f:.3g} {unit}"
-    return f"{n:g} bytes"
-
-
 @main.command("dd", context_settings={"ignore_unknown_options": True})
 @click.argument("operands", nargs=-1)
 @click.option("--device", required=True, help="Profile name or .toml path.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE")
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
+@click.option("--seed", default=0, show_default=True, type=SEED)
 def dd_cmd(operands: tuple[str, ...], device: str, overrides: tuple[str, ...], seed: int) -> None:
     """dd if=DEV of=/dev/null bs=N iflag=direct count=N on a simulated
     machine, printing dd's own summary."""
-    import json
+    try:
+        run = _with_progress(lambda: _core.run_dd(list(operands), device, list(overrides), seed))
+    except FlashpathError as err:
+        _fail(err)
+    click.echo(run.text, err=True, nl=False)
 
-    job, count, bs = dd_job(operands)
-    run = _run_job_text(job, " ".join(("dd", *operands)), device, overrides, seed, "json")
-    doc = json.loads(run.json_text)
-    read = doc["jobs"][0]["read"]
-    ios = read["total_ios"]
-    nbytes = read["io_bytes"]
-    secs = read["runtime"] / 1000
-    rate = nbytes / secs if secs else 0.0
-    click.echo(f"{ios}+0 records in\n{ios}+0 records out", err=True)
-    click.echo(
-        f"{nbytes} bytes ({_si(nbytes)}, {_iec(nbytes)}) copied, {secs:g} s, {_si(rate)}/s",
-        err=True,
-    )
-    if ios < count:
-        click.echo(
-            f"flashpath: the device ended after {ios} of {count} reads of {bs} bytes", err=True
-        )
+
+# The lines of the replay job that command-line options write.
+_REPLAY_ENGINE_LINE, _REPLAY_IODEPTH_LINE = 2, 4
 
 
 def replay_job(trace: str, timing: str, iodepth: int, engine: str) -> str:
@@ -328,6 +304,23 @@ def replay_job(trace: str, timing: str, iodepth: int, engine: str) -> str:
     if timing == "fast":
         lines.append("replay_no_stall=1")
     return "\n".join(lines) + "\n"
+
+
+def _job_value_problem(value: str) -> str | None:
+    """Why `value` cannot be written as an option's value in a fio job
+    line, or None: fio's parser cuts a line at ';' and '#', expands '$'
+    keywords, trims trailing blanks, and reads text."""
+    if any(c in value for c in ";#$"):
+        return "it holds ';', '#' or '$', which a fio job line cuts or expands"
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+        return "it holds control characters"
+    if value != value.rstrip():
+        return "it ends in blanks"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "it is not UTF-8"
+    return None
 
 
 @main.command("replay")
@@ -350,7 +343,7 @@ def replay_job(trace: str, timing: str, iodepth: int, engine: str) -> str:
 @click.option("--iodepth", default=1, show_default=True, type=click.IntRange(min=1))
 @click.option("--ioengine", "engine", default="libaio", show_default=True)
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE")
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
+@click.option("--seed", default=0, show_default=True, type=SEED)
 @click.option("--output-format", default="normal", show_default=True)
 def replay_cmd(
     trace: str,
@@ -367,17 +360,29 @@ def replay_cmd(
     read_iolog=TRACE), with fio's report."""
 
     if trace_format != "iolog":
-        click.echo(
-            f"flashpath: error: --format {trace_format}: only fio iologs (iolog) are read yet; "
-            "blkparse and MSR Cambridge traces are not",
-            err=True,
+        _error(
+            f"--format {shown(trace_format)}: only fio iologs (iolog) are read yet; "
+            "blkparse and MSR Cambridge traces are not"
         )
-        sys.exit(2)
     if not Path(trace).is_file():
-        click.echo(f"flashpath: error: {trace}: no such trace file", err=True)
-        sys.exit(2)
+        _error(f"{named(trace)}: no such trace file")
+    try:
+        with open(trace, "rb"):
+            pass
+    except OSError as exc:
+        _error(f"{named(trace)}: cannot read the trace: {exc.strerror or exc}")
+    problem = _job_value_problem(str(Path(trace).resolve()))
+    if problem:
+        _error(f"{named(trace)}: flashpath cannot name this trace in fio's read_iolog: {problem}")
+    if not re.fullmatch(r"[A-Za-z0-9_.:/+-]+", engine):
+        _error(f"--ioengine {shown(engine)}: not an ioengine name")
     job = replay_job(trace, timing, iodepth, engine)
-    run = _run_job_text(job, f"replay {trace}", device, overrides, seed, output_format)
+    written_by = {
+        _REPLAY_ENGINE_LINE: f"--ioengine {engine}",
+        _REPLAY_IODEPTH_LINE: f"--iodepth {iodepth}",
+    }
+    name = f"replay {trace}"
+    run = _run_job_text(job, name, device, overrides, seed, output_format, written_by)
     click.echo(run.text, nl=False)
 
 
@@ -429,7 +434,13 @@ BENCH_WORKLOADS = {
 
 
 @main.command("bench")
-@click.option("--ios", default=2_000_000, show_default=True, help="Simulated I/Os per workload.")
+@click.option(
+    "--ios",
+    default=2_000_000,
+    show_default=True,
+    type=click.IntRange(min=1, max=2**63 - 1),
+    help="Simulated I/Os per workload.",
+)
 @click.option(
     "--only",
     default=None,

@@ -37,6 +37,7 @@ from typing import Any
 
 from flashpath import _core
 from flashpath._core import FlashpathError
+from flashpath._messages import shown
 
 
 @dataclass
@@ -251,6 +252,16 @@ def to_table(rows: list[Row]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def plot_formats() -> dict[str, str]:
+    """The image formats matplotlib writes: extension -> description."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    return dict(Figure().canvas.get_supported_filetypes())
+
+
 def plot(rows: list[Row], path: str) -> None:
     """Simulated against published, per case, metric and mode."""
     import matplotlib
@@ -387,15 +398,10 @@ def reproduce(name: str, seed: int = 0) -> list[Row]:
             rows += run_scenario(doc, seed)
         return rows
     if name not in all_scenarios:
-        known = ", ".join(sorted(all_scenarios)) or "(none yet)"
-        raise FlashpathError(
-            (
-                f"no scenario named '{name}'; scenarios: {known}",
-                "reproduce",
-                None,
-                "unknown scenario",
-            )
-        )
+        known = ", ".join([*sorted(all_scenarios), "all"])
+        what = f"no scenario named {shown(name)} (scenarios: {known})"
+        # The core's error arguments: message, file, line, what is wrong.
+        raise FlashpathError(f"reproduce: {what}", "reproduce", None, what)
     return run_scenario(all_scenarios[name], seed)
 
 

@@ -8,6 +8,7 @@ use flashpath::{profile::Profile, run, InputError};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
+use std::ffi::OsString;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 
@@ -17,6 +18,23 @@ create_exception!(
     PyException,
     "Bad input to flashpath: names the file, the line and what is wrong."
 );
+
+/// A str argument as Rust text. Command-line strings carry the bytes
+/// they cannot decode as lone surrogates (PEP 383), which a Rust String
+/// refuses; they become U+FFFD here, so a message can name the argument
+/// instead of the conversion failing.
+struct Text(String);
+
+impl<'py> FromPyObject<'py> for Text {
+    fn extract_bound(ob: &Bound<'py, PyAny>) -> PyResult<Self> {
+        let s: OsString = ob.extract()?;
+        Ok(Text(s.to_string_lossy().into_owned()))
+    }
+}
+
+fn strings(v: Vec<Text>) -> Vec<String> {
+    v.into_iter().map(|t| t.0).collect()
+}
 
 fn to_py(e: InputError) -> PyErr {
     FlashpathError::new_err((e.to_string(), e.file, e.line, e.message))
@@ -59,9 +77,27 @@ struct JobRun {
     completed_ios: u64,
     /// Warnings and options listed as ignored, one message each.
     notes: Vec<String>,
-    /// The logs the job asked for (write_lat_log, write_iolog), as
-    /// (file name, contents): the API returns them, the CLI writes them.
-    logs: Vec<(String, String)>,
+    /// The logs the job asked for (write_lat_log, write_iolog): the API
+    /// returns them, the CLI writes them.
+    logs: Vec<LogFile>,
+}
+
+/// A log a job asked for.
+#[pyclass(frozen, get_all, module = "flashpath._core")]
+#[derive(Clone)]
+struct LogFile {
+    /// File name, relative to where fio runs.
+    name: String,
+    contents: String,
+    /// The option that asked for it: `job.fio:3: job 'j': write_iolog=x`.
+    option: String,
+}
+
+#[pymethods]
+impl LogFile {
+    fn __repr__(&self) -> String {
+        format!("LogFile(name={:?}, option={:?})", self.name, self.option)
+    }
 }
 
 #[pymethods]
@@ -85,24 +121,32 @@ fn job_run(out: run::RunOutput, formats: &[OutputFormat]) -> JobRun {
         events: out.events,
         completed_ios: out.completed_ios,
         notes: out.notes,
-        logs: out.files,
+        logs: out
+            .files
+            .into_iter()
+            .map(|f| LogFile {
+                name: f.name,
+                contents: f.contents,
+                option: f.option,
+            })
+            .collect(),
     }
 }
 
 /// Run a fio job file on a profile.
 #[pyfunction]
-#[pyo3(signature = (job, device, overrides=Vec::new(), seed=0, output_format="normal".to_string()))]
+#[pyo3(signature = (job, device, overrides=Vec::new(), seed=0, output_format=Text("normal".to_string())))]
 fn run_job(
     py: Python<'_>,
     job: PathBuf,
-    device: String,
-    overrides: Vec<String>,
+    device: Text,
+    overrides: Vec<Text>,
     seed: u64,
-    output_format: String,
+    output_format: Text,
 ) -> PyResult<JobRun> {
     guarded(py, move || {
-        let formats = OutputFormat::from_fio_name(&output_format)?;
-        let out = run::run_file(&job, &device, &overrides, seed)?;
+        let formats = OutputFormat::from_fio_name(&output_format.0)?;
+        let out = run::run_file(&job, &device.0, &strings(overrides), seed)?;
         Ok(job_run(out, &formats))
     })
 }
@@ -110,21 +154,22 @@ fn run_job(
 /// Run a fio job given as text: `name` names it in messages (`<job text>`),
 /// relative `include` and `read_iolog` files are looked for in `base_dir`.
 #[pyfunction]
-#[pyo3(signature = (text, name, base_dir, device, overrides=Vec::new(), seed=0, output_format="normal".to_string()))]
+#[pyo3(signature = (text, name, base_dir, device, overrides=Vec::new(), seed=0, output_format=Text("normal".to_string())))]
 #[allow(clippy::too_many_arguments)]
 fn run_job_text(
     py: Python<'_>,
-    text: String,
-    name: String,
+    text: Text,
+    name: Text,
     base_dir: PathBuf,
-    device: String,
-    overrides: Vec<String>,
+    device: Text,
+    overrides: Vec<Text>,
     seed: u64,
-    output_format: String,
+    output_format: Text,
 ) -> PyResult<JobRun> {
     guarded(py, move || {
-        let formats = OutputFormat::from_fio_name(&output_format)?;
-        let out = run::run_text(&text, &name, &base_dir, &device, &overrides, seed)?;
+        let formats = OutputFormat::from_fio_name(&output_format.0)?;
+        let overrides = strings(overrides);
+        let out = run::run_text(&text.0, &name.0, &base_dir, &device.0, &overrides, seed)?;
         Ok(job_run(out, &formats))
     })
 }
@@ -155,19 +200,76 @@ impl IozoneRun {
 #[pyo3(signature = (args, device, overrides=Vec::new(), seed=0))]
 fn run_iozone(
     py: Python<'_>,
-    args: Vec<String>,
-    device: String,
-    overrides: Vec<String>,
+    args: Vec<Text>,
+    device: Text,
+    overrides: Vec<Text>,
     seed: u64,
 ) -> PyResult<IozoneRun> {
     guarded(py, move || {
-        let out = run::run_iozone(&args, &device, &overrides, seed)?;
+        let out = run::run_iozone(&strings(args), &device.0, &strings(overrides), seed)?;
         Ok(IozoneRun {
             text: out.text,
             json_text: out.json.to_string(),
             events: out.events,
             completed_ios: out.completed_ios,
         })
+    })
+}
+
+/// One dd run: what dd prints on stderr.
+#[pyclass(frozen, get_all, module = "flashpath._core")]
+struct DdRun {
+    /// dd's warnings, records in and out, transfer line, flashpath's notes.
+    text: String,
+    events: u64,
+    completed_ios: u64,
+}
+
+#[pymethods]
+impl DdRun {
+    fn __repr__(&self) -> String {
+        format!(
+            "DdRun(completed_ios={}, events={})",
+            self.completed_ios, self.events
+        )
+    }
+}
+
+/// dd's operands as the bytes of its argv (Python's file-system encoding
+/// gives back what the shell passed, even when it is not UTF-8).
+fn operand_bytes(operands: Vec<OsString>) -> Vec<Vec<u8>> {
+    operands
+        .into_iter()
+        .map(OsString::into_encoded_bytes)
+        .collect()
+}
+
+/// Run a dd command line (`if=/dev/X of=/dev/null bs= count= ...`).
+#[pyfunction]
+#[pyo3(signature = (operands, device, overrides=Vec::new(), seed=0))]
+fn run_dd(
+    py: Python<'_>,
+    operands: Vec<OsString>,
+    device: Text,
+    overrides: Vec<Text>,
+    seed: u64,
+) -> PyResult<DdRun> {
+    guarded(py, move || {
+        let operands = operand_bytes(operands);
+        let out = run::run_dd(&operands, &device.0, &strings(overrides), seed)?;
+        Ok(DdRun {
+            text: out.text,
+            events: out.events,
+            completed_ios: out.completed_ios,
+        })
+    })
+}
+
+/// The fio job a dd command line runs (for tests and the curious).
+#[pyfunction]
+fn dd_job(py: Python<'_>, operands: Vec<OsString>) -> PyResult<String> {
+    guarded(py, move || {
+        Ok(flashpath::workload::dd::DdCommand::parse(&operand_bytes(operands))?.job_text())
     })
 }
 
@@ -178,11 +280,11 @@ fn run_iozone(
 fn parse_only(
     py: Python<'_>,
     job: PathBuf,
-    device: String,
-    overrides: Vec<String>,
+    device: Text,
+    overrides: Vec<Text>,
 ) -> PyResult<Vec<String>> {
     guarded(py, move || {
-        let (jobs, _profile) = run::load(&job, &device, &overrides)?;
+        let (jobs, _profile) = run::load(&job, &device.0, &strings(overrides))?;
         Ok(jobs
             .warnings
             .iter()
@@ -203,17 +305,17 @@ fn profiles() -> Vec<String> {
 
 /// One profile's description line.
 #[pyfunction]
-fn profile_description(py: Python<'_>, name: String) -> PyResult<String> {
-    guarded(py, move || Ok(Profile::load(&name)?.description))
+fn profile_description(py: Python<'_>, name: Text) -> PyResult<String> {
+    guarded(py, move || Ok(Profile::load(&name.0)?.description))
 }
 
 /// Every parameter of a profile with its unit and source.
 #[pyfunction]
 #[pyo3(signature = (name, overrides=Vec::new()))]
-fn profile_show(py: Python<'_>, name: String, overrides: Vec<String>) -> PyResult<String> {
+fn profile_show(py: Python<'_>, name: Text, overrides: Vec<Text>) -> PyResult<String> {
     guarded(py, move || {
-        let mut p = Profile::load(&name)?;
-        for o in &overrides {
+        let mut p = Profile::load(&name.0)?;
+        for o in &strings(overrides) {
             p.apply_override(o)?;
         }
         Ok(p.describe())
@@ -245,9 +347,13 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FlashpathError", m.py().get_type::<FlashpathError>())?;
     m.add_class::<JobRun>()?;
     m.add_class::<IozoneRun>()?;
+    m.add_class::<DdRun>()?;
+    m.add_class::<LogFile>()?;
     m.add_function(wrap_pyfunction!(run_job, m)?)?;
     m.add_function(wrap_pyfunction!(run_job_text, m)?)?;
     m.add_function(wrap_pyfunction!(run_iozone, m)?)?;
+    m.add_function(wrap_pyfunction!(run_dd, m)?)?;
+    m.add_function(wrap_pyfunction!(dd_job, m)?)?;
     m.add_function(wrap_pyfunction!(parse_only, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(profile_description, m)?)?;

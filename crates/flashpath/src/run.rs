@@ -27,12 +27,22 @@ pub struct RunOutput {
     pub events: u64,
     pub completed_ios: u64,
     pub submitted_ios: u64,
-    /// Files the jobs asked fio to write (`write_lat_log`, `write_iolog`):
-    /// (name as fio names it, relative to where fio runs; contents).
-    pub files: Vec<(String, String)>,
+    /// Files the jobs asked fio to write (`write_lat_log`, `write_iolog`).
+    pub files: Vec<LogFile>,
     /// The job file's warnings and the options it lists as ignored, one
     /// message each (what fio prints on stderr before the run).
     pub notes: Vec<String>,
+}
+
+/// A log a job asked fio to write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogFile {
+    /// The name fio gives it, relative to where fio runs.
+    pub name: String,
+    pub contents: String,
+    /// The option that asked for it, for messages: `job.fio:3: job 'j':
+    /// write_lat_log=lat` (file, the job's line, job, option as written).
+    pub option: String,
 }
 
 /// Host facts the job-file parser needs for `$ncpus` and friends.
@@ -136,7 +146,21 @@ pub fn run_file(
     seed: u64,
 ) -> Result<RunOutput> {
     let (jobs, profile) = load(job_path, device, overrides)?;
+    require_jobs(&jobs)?;
     run_jobs(&jobs, &profile, seed, &fio_source)
+}
+
+/// fio runs nothing from a file without a job section ("No job(s)
+/// defined", exit status 1); `--parse-only` accepts it.
+fn require_jobs(jobs: &JobFile) -> Result<()> {
+    if jobs.jobs.is_empty() {
+        return Err(InputError::new(
+            jobs.path.clone(),
+            None,
+            "No job(s) defined (fio: no [job] section to run)",
+        ));
+    }
+    Ok(())
 }
 
 /// Run a job given as text (the Python API's `run(text)`, the CLI's dd and
@@ -151,6 +175,7 @@ pub fn run_text(
     seed: u64,
 ) -> Result<RunOutput> {
     let (jobs, profile) = load_text(text, name, base_dir, device, overrides)?;
+    require_jobs(&jobs)?;
     run_jobs_in(&jobs, &profile, seed, &fio_source, base_dir)
 }
 
@@ -1004,29 +1029,38 @@ fn averaged_log(
 /// The log files fio writes at the end of a job, taken out of the results
 /// (stat.c flush_samples for the latency logs, iolog.c for the I/O log).
 /// Job numbers count clones in order from 1, as fio's thread_number.
-fn log_files(jobs: &JobFile, results: &mut [crate::report::JobResult]) -> Vec<(String, String)> {
+fn log_files(jobs: &JobFile, results: &mut [crate::report::JobResult]) -> Vec<LogFile> {
     use std::fmt::Write as _;
     let mut files = Vec::new();
     for (i, res) in results.iter_mut().enumerate() {
         let spec = &jobs.jobs[res.section_index as usize];
+        let log = |name: String, contents: String, option: &str, value: &str| LogFile {
+            name,
+            contents,
+            option: format!(
+                "{}:{}: job '{}': {option}={value}",
+                jobs.path, spec.line, spec.name
+            ),
+        };
         let samples = std::mem::take(&mut res.lat_log);
         // stat.c: lat/clat/slat samples per completion; per-I/O bw samples
         // are bytes * 10^6 / clat ns (add_bw_sample), iops samples are 1.
-        let kinds: [(&Option<String>, &str); 5] = [
-            (&spec.write_lat_log, "lat"),
-            (&spec.write_lat_log, "clat"),
-            (&spec.write_lat_log, "slat"),
-            (&spec.write_bw_log, "bw"),
-            (&spec.write_iops_log, "iops"),
+        let kinds: [(&Option<String>, &str, &str); 5] = [
+            (&spec.write_lat_log, "write_lat_log", "lat"),
+            (&spec.write_lat_log, "write_lat_log", "clat"),
+            (&spec.write_lat_log, "write_lat_log", "slat"),
+            (&spec.write_bw_log, "write_bw_log", "bw"),
+            (&spec.write_iops_log, "write_iops_log", "iops"),
         ];
-        for (asked, kind) in kinds {
+        for (asked, option, kind) in kinds {
             let Some(prefix) = asked else {
                 continue;
             };
+            let name = format!("{prefix}_{kind}.{}.log", i + 1);
             if spec.log_avg_msec > 0 {
                 let end_ms = (res.job_runtime + spec.ramp_time) / 1_000_000;
                 let text = averaged_log(kind, &samples, spec, end_ms);
-                files.push((format!("{prefix}_{kind}.{}.log", i + 1), text));
+                files.push(log(name, text, option, prefix));
                 continue;
             }
             let mut text = String::new();
@@ -1047,7 +1081,7 @@ fn log_files(jobs: &JobFile, results: &mut [crate::report::JobResult]) -> Vec<(S
                 }
                 text.push_str("0\n");
             }
-            files.push((format!("{prefix}_{kind}.{}.log", i + 1), text));
+            files.push(log(name, text, option, prefix));
         }
         let issued = std::mem::take(&mut res.io_log);
         if let Some(name) = &spec.write_iolog {
@@ -1065,7 +1099,7 @@ fn log_files(jobs: &JobFile, results: &mut [crate::report::JobResult]) -> Vec<(S
                 let _ = writeln!(text, "{at_us} {file} {action} {} {}", u.offset, u.len);
             }
             let _ = writeln!(text, "{} {file} close", res.job_runtime / 1_000);
-            files.push((name.clone(), text));
+            files.push(log(name.clone(), text, "write_iolog", name));
         }
     }
     files
@@ -1102,6 +1136,67 @@ pub fn run_iozone(
             "tests": iozone::to_json(&rs),
             "flashpath": out.result.flashpath,
         }),
+        events: out.events,
+        completed_ios: out.completed_ios,
+    })
+}
+
+/// What `flashpath dd` produced: dd's stderr, and engine figures.
+pub struct DdOutput {
+    /// dd's warnings, records in and out, transfer line (as its status=
+    /// asks), and flashpath's notes.
+    pub text: String,
+    pub events: u64,
+    pub completed_ios: u64,
+}
+
+/// `flashpath dd --device PROFILE <dd operands>`: the operands as bytes,
+/// as dd reads its argv.
+pub fn run_dd<S: AsRef<[u8]>>(
+    operands: &[S],
+    device: &str,
+    overrides: &[String],
+    seed: u64,
+) -> Result<DdOutput> {
+    use crate::workload::dd::DdCommand;
+    let dd = DdCommand::parse(operands)?;
+    let profile = load_profile(device, overrides)?;
+    if dd.buffered() && !profile.has("host.cost.copy_user") {
+        return Err(InputError::new(
+            "dd",
+            None,
+            format!(
+                "without iflag=direct dd reads through the page cache, which profile '{}' does \
+                 not model (it gives no host.cost.copy_user and the other page cache costs); \
+                 add iflag=direct",
+                profile.name
+            ),
+        ));
+    }
+    // The job's messages name the dd command line, never the job text.
+    let base = Path::new(".");
+    let jobs = parse_job_str(&dd.display, &dd.job_text(), base, &parse_context(&profile)?)?;
+    let out = match run_jobs_in(&jobs, &profile, seed, &fio_source, base) {
+        Ok(out) => out,
+        Err(e) if e.file == dd.display => {
+            // Only the device's end refuses a checked dd job: say it as dd
+            // does (lseek past the end of a block device is EINVAL,
+            // block_llseek), or pass the reason on.
+            let capacity = build_driver(&profile)?.info().capacity;
+            let message = if dd.skip_offset >= capacity {
+                format!(
+                    "{}: cannot skip: Invalid argument (skip= is at byte {} of a {capacity}-byte device)",
+                    dd.input, dd.skip_offset
+                )
+            } else {
+                e.message
+            };
+            return Err(InputError::new("dd", None, message));
+        }
+        Err(e) => return Err(e),
+    };
+    Ok(DdOutput {
+        text: dd.report(&out.result),
         events: out.events,
         completed_ios: out.completed_ios,
     })

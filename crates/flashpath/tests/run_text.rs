@@ -66,3 +66,15 @@ fn notes_carry_the_ignored_options() {
         out.notes
     );
 }
+
+#[test]
+fn text_without_a_job_is_refused_as_fio_refuses_it() {
+    for text in ["", "; a comment\n", "[global]\nrw=read\n"] {
+        let err = match run_text(text, "<job text>", Path::new("."), "nullblk", &[], 0) {
+            Err(e) => e,
+            Ok(_) => panic!("{text:?} ran"),
+        };
+        assert_eq!(err.file, "<job text>");
+        assert!(err.message.starts_with("No job(s) defined"), "{err}");
+    }
+}

@@ -1,6 +1,7 @@
-//! Workloads: fio job files, iozone command lines and fio I/O logs,
+//! Workloads: fio job files, iozone and dd command lines and fio I/O logs,
 //! resolved into job specifications and per-job I/O streams.
 
+pub mod dd;
 pub mod fio;
 pub mod iolog;
 pub mod iozone;

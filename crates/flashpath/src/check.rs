@@ -46,27 +46,33 @@ pub fn profile_text(text: &str) -> Result<()> {
     Ok(())
 }
 
-/// `--set` assignments applied to the profile `name`, then every builder.
-pub fn overrides(name: &str, assignments: &[&str]) -> Result<()> {
+/// A small direct job, to build a whole machine (blk-mq queues, threads)
+/// on a profile under test.
+const SMALL_JOB: &str = "[j]\nioengine=psync\ndirect=1\nrw=randread\nsize=1m\n";
+
+/// `--set` assignments applied to the profile `name`, then every builder
+/// and the machine of a small job (`dir` holds nothing it reads).
+pub fn overrides(name: &str, assignments: &[&str], dir: &Path) -> Result<()> {
     let mut profile = load(name)?;
     for a in assignments {
         profile.apply_override(a)?;
     }
-    run::host_facts(&profile)?;
-    run::build_model(&profile)?;
-    Ok(())
+    prepare_text(SMALL_JOB, dir, &profile)
 }
 
 /// A job file's text, as `dir/job.fio` (its includes and iologs are looked
 /// for in `dir`), parsed for the profile `name` and prepared to run.
 /// `${NAME}` expands to nothing, so the environment changes nothing.
 pub fn job_text(text: &str, dir: &Path, name: &str) -> Result<()> {
-    let profile = load(name)?;
-    let mut ctx = run::parse_context(&profile)?;
+    prepare_text(text, dir, &load(name)?)
+}
+
+fn prepare_text(text: &str, dir: &Path, profile: &Profile) -> Result<()> {
+    let mut ctx = run::parse_context(profile)?;
     ctx.env.clear();
     let path = dir.join("job.fio");
     let jobs = parse_job_str(&path.display().to_string(), text, dir, &ctx)?;
-    run::prepare(&jobs, &profile, 0, &run::fio_source)?;
+    run::prepare(&jobs, profile, 0, &run::fio_source)?;
     Ok(())
 }
 
@@ -182,13 +188,13 @@ pub fn profile_input(data: &[u8]) -> Outcome {
 
 /// `set_override` input: one `key=value` per line, applied to each shipped
 /// profile in turn ([`overrides`]).
-pub fn set_override_input(data: &[u8]) -> Outcome {
+pub fn set_override_input(data: &[u8], sandbox: &Path) -> Outcome {
     let text = String::from_utf8_lossy(data);
     let lines: Vec<&str> = text.lines().collect();
     Outcome::Ran(
         shipped_profiles()
             .into_iter()
-            .map(|name| overrides(name, &lines))
+            .map(|name| overrides(name, &lines, sandbox))
             .collect(),
     )
 }

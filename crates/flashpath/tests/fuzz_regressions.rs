@@ -20,7 +20,7 @@ fn run(target: &str, data: &[u8], sandbox: &Path) -> Outcome {
     match target {
         "fio_job" => check::fio_job_input(data, sandbox),
         "profile" => check::profile_input(data),
-        "set_override" => check::set_override_input(data),
+        "set_override" => check::set_override_input(data, sandbox),
         "iolog" => check::iolog_input(data, sandbox),
         "iozone_args" => check::iozone_args_input(data),
         _ => unreachable!("{target}"),

@@ -337,7 +337,8 @@ impl Ufs {
             return Err(InputError::new(
                 p.file_of("ufs.hpb.srgn_size_exp"),
                 None,
-                "need 12 <= ufs.hpb.srgn_size_exp <= ufs.hpb.region_size_exp <= 40 (sizes are 512 B x 2^exp)",
+                "ufs.hpb.srgn_size_exp must not exceed ufs.hpb.region_size_exp (a sub-region \
+                 lies inside a region)",
             ));
         }
         let hp = HpbParams {

@@ -288,8 +288,8 @@ impl Ufs {
                 0.0,
                 4.0,
                 "random 4 KiB overwrites before the run, in device capacities: garbage \
-                 collection reaches its steady state within a few, and each costs seconds \
-                 of work before the run starts",
+                 collection reaches its steady state within a few, and each costs about 8 s \
+                 per 64 GiB of device before the run starts",
             ),
         )?;
         if overwrites > 0.0 {

@@ -5,7 +5,5 @@
 mod sandbox;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    // Relative profile includes resolve in the (empty) scratch folder.
-    sandbox::sandbox();
-    let _ = flashpath::check::set_override_input(data);
+    let _ = flashpath::check::set_override_input(data, sandbox::sandbox());
 });

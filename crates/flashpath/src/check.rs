@@ -46,27 +46,54 @@ pub fn profile_text(text: &str) -> Result<()> {
     Ok(())
 }
 
-/// `--set` assignments applied to the profile `name`, then every builder.
-pub fn overrides(name: &str, assignments: &[&str]) -> Result<()> {
+/// A small direct job, to build a whole machine (blk-mq queues, threads)
+/// on a profile under test.
+const SMALL_JOB: &str = "[j]\nioengine=psync\ndirect=1\nrw=randread\nsize=1m\n";
+
+/// `--set` assignments applied to the profile `name`, then every builder
+/// and the machine of a small job (`dir` holds nothing it reads).
+pub fn overrides(name: &str, assignments: &[&str], dir: &Path) -> Result<()> {
+    prepare_text(SMALL_JOB, dir, &overridden(name, assignments)?)
+}
+
+fn overridden(name: &str, assignments: &[&str]) -> Result<Profile> {
     let mut profile = load(name)?;
     for a in assignments {
         profile.apply_override(a)?;
     }
-    run::host_facts(&profile)?;
-    run::build_model(&profile)?;
-    Ok(())
+    Ok(profile)
+}
+
+/// Whether building `profile` preconditions its FTL: a valid request for
+/// work that takes seconds per GiB of device (every 4 KiB rewritten once
+/// per unit of `device.flash.precondition_random_overwrites`), not a hang.
+/// Fuzz inputs that ask for it are skipped; values out of range are not
+/// (building refuses them at once).
+fn preconditions(profile: &Profile) -> bool {
+    use crate::profile::Value;
+    profile
+        .params()
+        .find(|(k, _)| k.as_str() == "device.flash.precondition_random_overwrites")
+        .is_some_and(|(_, p)| match p.value {
+            Value::Int(i) => (1..=4).contains(&i),
+            Value::Float(x) => x > 0.0 && x <= 4.0,
+            _ => false,
+        })
 }
 
 /// A job file's text, as `dir/job.fio` (its includes and iologs are looked
 /// for in `dir`), parsed for the profile `name` and prepared to run.
 /// `${NAME}` expands to nothing, so the environment changes nothing.
 pub fn job_text(text: &str, dir: &Path, name: &str) -> Result<()> {
-    let profile = load(name)?;
-    let mut ctx = run::parse_context(&profile)?;
+    prepare_text(text, dir, &load(name)?)
+}
+
+fn prepare_text(text: &str, dir: &Path, profile: &Profile) -> Result<()> {
+    let mut ctx = run::parse_context(profile)?;
     ctx.env.clear();
     let path = dir.join("job.fio");
     let jobs = parse_job_str(&path.display().to_string(), text, dir, &ctx)?;
-    run::prepare(&jobs, &profile, 0, &run::fio_source, dir)?;
+    run::prepare(&jobs, profile, 0, &run::fio_source, dir)?;
     Ok(())
 }
 
@@ -177,20 +204,26 @@ pub fn profile_input(data: &[u8]) -> Outcome {
     {
         return Outcome::Skipped;
     }
-    Outcome::Ran(vec![profile_text(text)])
+    match Profile::from_text("fuzz.toml", text, None) {
+        Ok(p) if preconditions(&p) => Outcome::Skipped,
+        _ => Outcome::Ran(vec![profile_text(text)]),
+    }
 }
 
 /// `set_override` input: one `key=value` per line, applied to each shipped
 /// profile in turn ([`overrides`]).
-pub fn set_override_input(data: &[u8]) -> Outcome {
+pub fn set_override_input(data: &[u8], sandbox: &Path) -> Outcome {
     let text = String::from_utf8_lossy(data);
     let lines: Vec<&str> = text.lines().collect();
-    Outcome::Ran(
-        shipped_profiles()
-            .into_iter()
-            .map(|name| overrides(name, &lines))
-            .collect(),
-    )
+    let mut results = Vec::new();
+    for name in shipped_profiles() {
+        match overridden(name, &lines) {
+            Ok(p) if preconditions(&p) => return Outcome::Skipped,
+            Ok(p) => results.push(prepare_text(SMALL_JOB, sandbox, &p)),
+            Err(e) => results.push(Err(e)),
+        }
+    }
+    Outcome::Ran(results)
 }
 
 /// `iolog` input: an iolog's text, written to the sandbox as

@@ -85,7 +85,9 @@ impl BlkMq {
             hctxs: (0..hw_queues.max(1))
                 .map(|_| Hctx {
                     free_tags: depth,
-                    waiting: VecDeque::with_capacity(depth as usize * 4),
+                    // Grown on demand: a reserve per queue would be
+                    // gigabytes with thousands of deep queues.
+                    waiting: VecDeque::new(),
                     next_cpu: u32::MAX,
                     next_cpu_batch: 0,
                 })

@@ -288,8 +288,8 @@ impl Ufs {
                 0.0,
                 4.0,
                 "random 4 KiB overwrites before the run, in device capacities: garbage \
-                 collection reaches its steady state within a few, and each costs seconds \
-                 of work before the run starts",
+                 collection reaches its steady state within a few, and each costs about 8 s \
+                 per 64 GiB of device before the run starts",
             ),
         )?;
         if overwrites > 0.0 {
@@ -337,7 +337,8 @@ impl Ufs {
             return Err(InputError::new(
                 p.file_of("ufs.hpb.srgn_size_exp"),
                 None,
-                "need 12 <= ufs.hpb.srgn_size_exp <= ufs.hpb.region_size_exp <= 40 (sizes are 512 B x 2^exp)",
+                "ufs.hpb.srgn_size_exp must not exceed ufs.hpb.region_size_exp (a sub-region \
+                 lies inside a region)",
             ));
         }
         let hp = HpbParams {

@@ -48,6 +48,10 @@ fn err(msg: String) -> InputError {
 /// MAXSTREAMS"); each is a simulated thread with its own file.
 const MAX_PROCS: u32 = 256;
 
+/// Simulated processes of one command, all phases and counts: `-t 256`
+/// (MAXSTREAMS) with all seven phases is 1792.
+const MAX_PROCESS_RUNS: u64 = 2048;
+
 /// The largest `-s`/`-r`: 1 PiB, past any device simulated, and far from
 /// where bytes overflow u64.
 const MAX_SIZE: u64 = 1 << 50;
@@ -202,6 +206,17 @@ pub fn parse_args(args: &[String]) -> Result<IozoneArgs> {
             "-r {reclen}: O_DIRECT records must be multiples of 4 KiB"
         )));
     }
+    // Every process of every phase of every count is a simulated thread
+    // with fio's statistics (latency histograms, ~150 KiB): `-l 10 -u 113`
+    // of two tests is 12688 of them, 2 GiB.
+    let runs = phase_names(&tests, no_retest).len() as u64
+        * procs.iter().map(|&n| u64::from(n)).sum::<u64>();
+    if runs > MAX_PROCESS_RUNS {
+        return Err(err(format!(
+            "{runs} process runs (the processes of every count from -l to -u, in each test \
+             phase) is more than the {MAX_PROCESS_RUNS} flashpath simulates in one command"
+        )));
+    }
     let maxp = *procs.iter().max().unwrap() as usize;
     if files.is_empty() {
         files = (0..maxp).map(|k| format!("iozone.DUMMY.{k}")).collect();
@@ -250,22 +265,23 @@ fn phase_rw(name: &str, child: u32) -> RwKind {
 }
 
 /// The phases in iozone's order and the job file that runs them.
-pub fn build_jobs(a: &IozoneArgs) -> (Vec<Phase>, JobFile) {
+/// The test phases `-i` asks for, in iozone's order.
+fn phase_names(tests: &[u32], no_retest: bool) -> Vec<&'static str> {
     let mut names: Vec<&'static str> = Vec::new();
-    let mut tests = a.tests.clone();
+    let mut tests = tests.to_vec();
     tests.sort_unstable();
     tests.dedup();
     for t in tests {
         match t {
             0 => {
                 names.push("initial writers");
-                if !a.no_retest {
+                if !no_retest {
                     names.push("rewriters");
                 }
             }
             1 => {
                 names.push("readers");
-                if !a.no_retest {
+                if !no_retest {
                     names.push("re-readers");
                 }
             }
@@ -276,6 +292,11 @@ pub fn build_jobs(a: &IozoneArgs) -> (Vec<Phase>, JobFile) {
             _ => names.push("mixed workload"),
         }
     }
+    names
+}
+
+pub fn build_jobs(a: &IozoneArgs) -> (Vec<Phase>, JobFile) {
+    let names = phase_names(&a.tests, a.no_retest);
     let mut phases = Vec::new();
     let mut jobs = Vec::new();
     for &n in &a.procs {

@@ -356,6 +356,10 @@ pub struct MachineParts {
     pub cache: Option<CacheParts>,
 }
 
+/// I/Os in flight the machine reserves room for before it runs (a thread's
+/// completions, the request slab, the event queue); more grow on demand.
+const PREALLOCATED_INFLIGHT: usize = 1 << 16;
+
 impl Machine {
     pub fn new(
         parts: MachineParts,
@@ -451,7 +455,7 @@ impl Machine {
                 stats_start: 0,
                 end: 0,
                 inflight: 0,
-                done: VecDeque::with_capacity(depth as usize),
+                done: VecDeque::with_capacity((depth as usize).min(PREALLOCATED_INFLIGHT)),
                 pending: None,
                 paced_at: None,
                 last_issue: 0,
@@ -503,7 +507,14 @@ impl Machine {
             name: probed.name.clone(),
             ..DiskUtil::default()
         };
-        let max_inflight: usize = threads.iter().map(|t| t.depth as usize).sum();
+        // Room reserved up front for the I/O in flight, capped: fio takes
+        // iodepth up to 2^31 - 1, and memory must grow with the I/O that
+        // is actually in flight, not with what a job may ask for.
+        let max_inflight: usize = threads
+            .iter()
+            .map(|t| t.depth as usize)
+            .sum::<usize>()
+            .min(PREALLOCATED_INFLIGHT);
         Machine {
             queue: EventQueue::with_capacity(4 * max_inflight + 16),
             drv_costs: probed.cpu_costs,

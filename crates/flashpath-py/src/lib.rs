@@ -101,8 +101,8 @@ fn run_iozone(
     })
 }
 
-/// Parse a job file as `fio --parse-only` does; returns the warnings and
-/// the options listed as ignored.
+/// Parse a job file and make every check a run makes, without simulating;
+/// returns the warnings and the options listed as ignored.
 #[pyfunction]
 #[pyo3(signature = (job, device, overrides=Vec::new()))]
 fn parse_only(
@@ -112,7 +112,7 @@ fn parse_only(
     overrides: Vec<String>,
 ) -> PyResult<Vec<String>> {
     guarded(py, move || {
-        let (jobs, _profile) = run::load(Path::new(&job), &device, &overrides)?;
+        let jobs = run::parse_only(Path::new(&job), &device, &overrides)?;
         Ok(jobs
             .warnings
             .iter()

@@ -273,8 +273,8 @@ fn dd_job(py: Python<'_>, operands: Vec<OsString>) -> PyResult<String> {
     })
 }
 
-/// Parse a job file as `fio --parse-only` does; returns the warnings and
-/// the options listed as ignored.
+/// Parse a job file and make every check a run makes, without simulating;
+/// returns the warnings and the options listed as ignored.
 #[pyfunction]
 #[pyo3(signature = (job, device, overrides=Vec::new()))]
 fn parse_only(
@@ -284,7 +284,7 @@ fn parse_only(
     overrides: Vec<Text>,
 ) -> PyResult<Vec<String>> {
     guarded(py, move || {
-        let (jobs, _profile) = run::load(&job, &device.0, &strings(overrides))?;
+        let jobs = run::parse_only(&job, &device.0, &strings(overrides))?;
         Ok(jobs
             .warnings
             .iter()

@@ -148,6 +148,9 @@ impl Rq {
     }
 }
 
+/// Per-thread slots allocated before a run; more grow as I/O is in flight.
+const PREALLOC_DEPTH: u32 = 4096;
+
 /// Everything about a job clone that the loop needs, resolved once.
 pub struct ThreadPlan {
     pub spec_index: u32,
@@ -455,7 +458,9 @@ impl Machine {
                 stats_start: 0,
                 end: 0,
                 inflight: 0,
-                done: VecDeque::with_capacity((depth as usize).min(PREALLOCATED_INFLIGHT)),
+                // Capacities grow with use: an iodepth far above what a
+                // job can keep in flight must not be allocated up front.
+                done: VecDeque::with_capacity(depth.min(PREALLOC_DEPTH) as usize),
                 pending: None,
                 paced_at: None,
                 last_issue: 0,
@@ -512,7 +517,7 @@ impl Machine {
         // is actually in flight, not with what a job may ask for.
         let max_inflight: usize = threads
             .iter()
-            .map(|t| t.depth as usize)
+            .map(|t| t.depth.min(PREALLOC_DEPTH) as usize)
             .sum::<usize>()
             .min(PREALLOCATED_INFLIGHT);
         Machine {
@@ -837,7 +842,13 @@ impl Machine {
                     if t.inflight > 0 {
                         break;
                     }
-                    self.sleep_timer(tid, now, due_abs);
+                    // rate_ddir sleeps no longer than the runtime left
+                    // and then ends the job.
+                    let wake = match t.runtime {
+                        Some(rt) => due_abs.min(t.stats_start + rt),
+                        None => due_abs,
+                    };
+                    self.sleep_timer(tid, now, wake);
                     return;
                 }
                 t.rate_late_ns += u128::from(now - due_abs);
@@ -876,7 +887,9 @@ impl Machine {
                 let key = self
                     .rqs
                     .insert(Rq::fio(tid, unit, t.cpu, start, end, end, false));
-                t.inflight += 1;
+                // Complete at once: reaped, never in flight (counting it in
+                // flight too left the job waiting for a completion that
+                // never came, after iodepth I/Os).
                 t.done.push_back(key);
                 self.submitted_ios += 1;
                 note_depth(&mut t.res, t.inflight + t.done.len() as u32);

@@ -92,6 +92,20 @@ pub enum BlockSize {
     Split(Vec<(u64, u32)>),
 }
 
+impl BlockSize {
+    /// The smallest and the largest size it gives (fio's min_bs, max_bs).
+    pub fn bounds(&self) -> (u64, u64) {
+        match self {
+            BlockSize::Fixed(b) => (*b, *b),
+            BlockSize::Range { min, max } => (*min, *max),
+            BlockSize::Split(v) => (
+                v.iter().map(|e| e.0).min().unwrap_or(4096),
+                v.iter().map(|e| e.0).max().unwrap_or(4096),
+            ),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IoEngine {
     Sync,
@@ -150,6 +164,9 @@ pub enum RandomDistribution {
     Normal(f64),
     /// zoned: (access percent, size percent) per zone.
     Zoned(Vec<(f64, f64)>),
+    /// zoned_abs: (access percent, size in bytes) per zone, from the
+    /// file's start.
+    ZonedAbs(Vec<(f64, u64)>),
 }
 
 /// One job section, resolved. `numjobs` clones are made by the simulator.

@@ -38,6 +38,8 @@ enum Dist {
     },
     /// cumulative access percent, start fraction, size fraction
     Zoned(Vec<(f64, f64, f64)>),
+    /// zoned_abs: cumulative access percent, first block, blocks.
+    ZonedBlocks(Vec<(f64, u64, u64)>),
 }
 
 pub struct IoStream {
@@ -178,6 +180,22 @@ impl IoStream {
                     st += s;
                 }
                 Dist::Zoned(v)
+            }
+            RandomDistribution::ZonedAbs(z) => {
+                // io_u.c __get_next_rand_offset_zoned_abs: zone i covers
+                // blocks [sum of earlier sizes, + its size) / ba from the
+                // file's start (run.rs refuses zones past the file's end).
+                let mut acc = 0.0;
+                let mut start = 0u64;
+                let mut v = Vec::with_capacity(z.len());
+                for (a, bytes) in z {
+                    acc += a;
+                    let first = start / gran;
+                    start = start.saturating_add(*bytes);
+                    let end = (start / gran).min(n);
+                    v.push((acc, first.min(n - 1), end.saturating_sub(first).max(1)));
+                }
+                Dist::ZonedBlocks(v)
             }
         };
         // fio uses the random map only for uniform random offsets: with a
@@ -495,6 +513,16 @@ impl IoStream {
                 let zs = ((st * n as f64) as u64).min(n - 1);
                 let zn = ((sz * n as f64) as u64).clamp(1, n - zs);
                 zs + self.r_dist.below(zn)
+            }
+            Dist::ZonedBlocks(z) => {
+                let u = self.r_dist.uniform() * 100.0;
+                let (_, first, blocks) = z
+                    .iter()
+                    .find(|(acc, _, _)| u < *acc)
+                    .or(z.last())
+                    .copied()
+                    .unwrap_or((100.0, 0, n));
+                (first + self.r_dist.below(blocks.min(n - first).max(1))).min(n - 1)
             }
         };
         let mut off = blk * self.gran;

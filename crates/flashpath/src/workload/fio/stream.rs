@@ -64,7 +64,7 @@ pub struct IoStream {
     seq_count: u64,
     nblocks: u64,
     use_map: bool,
-    map: Vec<u64>,
+    map: BlockMap,
     map_used: u64,
     dist: Dist,
     budget: Option<u64>,
@@ -94,6 +94,48 @@ fn min_of(b: &BlockSize) -> u64 {
         BlockSize::Split(v) => v.iter().map(|e| e.0).min().unwrap_or(4096),
     }
     .max(1)
+}
+
+/// fio's random map (lib/axmap.c): a bit per block, kept in chunks made
+/// when a block in them is first marked. A job over a whole device with
+/// 1-byte blocks has 2^38 blocks; memory follows the blocks the job
+/// touches, not the device's size.
+#[derive(Clone, Debug, Default)]
+struct BlockMap {
+    chunks: std::collections::BTreeMap<u64, Box<[u64]>>,
+    /// 64-block words the map covers.
+    words: u64,
+}
+
+/// Words per chunk: 32 KiB, 2^18 blocks.
+const MAP_CHUNK_WORDS: u64 = 4096;
+
+impl BlockMap {
+    fn new(words: u64) -> Self {
+        BlockMap {
+            chunks: Default::default(),
+            words,
+        }
+    }
+
+    fn word(&self, w: u64) -> u64 {
+        self.chunks
+            .get(&(w / MAP_CHUNK_WORDS))
+            .map_or(0, |c| c[(w % MAP_CHUNK_WORDS) as usize])
+    }
+
+    fn set(&mut self, block: u64) {
+        let w = block / 64;
+        let chunk = self
+            .chunks
+            .entry(w / MAP_CHUNK_WORDS)
+            .or_insert_with(|| vec![0; MAP_CHUNK_WORDS as usize].into_boxed_slice());
+        chunk[(w % MAP_CHUNK_WORDS) as usize] |= 1u64 << (block % 64);
+    }
+
+    fn clear(&mut self) {
+        self.chunks.clear();
+    }
 }
 
 impl IoStream {
@@ -223,7 +265,7 @@ impl IoStream {
             seq_count: 0,
             nblocks,
             use_map,
-            map: vec![0; words as usize],
+            map: BlockMap::new(words),
             map_used: 0,
             dist,
             budget,
@@ -534,21 +576,21 @@ impl IoStream {
     }
 
     fn is_used(&self, b: u64) -> bool {
-        self.map[(b / 64) as usize] & (1u64 << (b % 64)) != 0
+        self.map.word(b / 64) & (1u64 << (b % 64)) != 0
     }
 
     /// lib/axmap.c axmap_next_free: the first free block at or after `b`,
     /// wrapping; a full map starts a new pass (all blocks free again).
     fn first_free_from(&mut self, b: u64) -> u64 {
         if self.map_used >= self.nblocks {
-            self.map.iter_mut().for_each(|w| *w = 0);
+            self.map.clear();
             self.map_used = 0;
             return b;
         }
-        let words = self.map.len() as u64;
+        let words = self.map.words;
         let mut w = b / 64;
         // Mask off bits below b in the first word.
-        let mut word = self.map[w as usize] | ((1u64 << (b % 64)) - 1);
+        let mut word = self.map.word(w) | ((1u64 << (b % 64)) - 1);
         for _ in 0..=words {
             if word != u64::MAX {
                 let cand = w * 64 + u64::from((!word).trailing_zeros());
@@ -557,7 +599,7 @@ impl IoStream {
                 }
             }
             w = (w + 1) % words;
-            word = self.map[w as usize];
+            word = self.map.word(w);
         }
         b
     }
@@ -569,7 +611,7 @@ impl IoStream {
         let mut got = 0;
         while got < want && b + got < self.nblocks && !self.is_used(b + got) {
             let x = b + got;
-            self.map[(x / 64) as usize] |= 1u64 << (x % 64);
+            self.map.set(x);
             got += 1;
         }
         self.map_used += got;

@@ -146,21 +146,7 @@ pub fn run_file(
     seed: u64,
 ) -> Result<RunOutput> {
     let (jobs, profile) = load(job_path, device, overrides)?;
-    require_jobs(&jobs)?;
     run_jobs(&jobs, &profile, seed, &fio_source)
-}
-
-/// fio runs nothing from a file without a job section ("No job(s)
-/// defined", exit status 1); `--parse-only` accepts it.
-fn require_jobs(jobs: &JobFile) -> Result<()> {
-    if jobs.jobs.is_empty() {
-        return Err(InputError::new(
-            jobs.path.clone(),
-            None,
-            "No job(s) defined (fio: no [job] section to run)",
-        ));
-    }
-    Ok(())
 }
 
 /// Run a job given as text (the Python API's `run(text)`, the CLI's dd and
@@ -175,7 +161,6 @@ pub fn run_text(
     seed: u64,
 ) -> Result<RunOutput> {
     let (jobs, profile) = load_text(text, name, base_dir, device, overrides)?;
-    require_jobs(&jobs)?;
     run_jobs_in(&jobs, &profile, seed, &fio_source, base_dir)
 }
 

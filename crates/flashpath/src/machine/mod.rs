@@ -429,10 +429,13 @@ impl Machine {
                         .map(|d| res.bs_range[d.index()].1)
                         .max()
                         .unwrap_or(0);
+                    // fio's buffer holds iodepth of the largest block
+                    // (backend.c init_io_u); saturated, a size past u64 is
+                    // as large as any.
                     io_buffer_contiguous_bytes(
                         spec.io_mem,
                         parts.thp,
-                        max_bs * u64::from(spec.iodepth.max(1)),
+                        max_bs.saturating_mul(u64::from(spec.iodepth.max(1))),
                     )
                 },
                 startdelay: spec.startdelay,

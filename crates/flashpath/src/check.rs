@@ -253,6 +253,29 @@ pub fn iozone_args_input(data: &[u8]) -> Outcome {
     Outcome::Ran(vec![iozone_args(&args, "nullblk")])
 }
 
+/// A dd command line (one operand a line, bytes as given: dd reads its
+/// argv as bytes) parsed as dd parses it, and the job it makes prepared on
+/// `nullblk`, as `flashpath dd` would run it.
+pub fn dd_args(operands: &[&[u8]]) -> Result<()> {
+    let dd = crate::workload::dd::DdCommand::parse(operands)?;
+    let profile = load("nullblk")?;
+    let base = Path::new(".");
+    let jobs = parse_job_str(
+        &dd.display,
+        &dd.job_text(),
+        base,
+        &run::parse_context(&profile)?,
+    )?;
+    run::prepare(&jobs, &profile, 0, &run::fio_source, base)?;
+    Ok(())
+}
+
+/// The `dd_args` fuzz target's input: one dd operand a line.
+pub fn dd_args_input(data: &[u8]) -> Outcome {
+    let operands: Vec<&[u8]> = data.split(|b| *b == b'\n').collect();
+    Outcome::Ran(vec![dd_args(&operands)])
+}
+
 /// Remove what the previous input wrote.
 fn clear_sandbox(sandbox: &Path) {
     if let Ok(entries) = std::fs::read_dir(sandbox) {

@@ -565,34 +565,23 @@ fn c_space(c: u8) -> bool {
     matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
 }
 
-/// C strtoll as str_to_decimal uses it: leading blanks, a sign, digits in
-/// `base` (base 16 takes an optional 0x). None when no digit was read or
-/// a positive value overflowed (LONG_MAX with ERANGE); a negative overflow
-/// gives LLONG_MIN, as in C.
-fn c_strtoll(s: &str, base: u32) -> Option<i64> {
-    let b = s.as_bytes();
+/// What C's strtol family reads before the digits: leading blanks, then
+/// an optional sign. The index of the first digit, and whether negative.
+fn c_sign(b: &[u8]) -> (usize, bool) {
     let mut i = 0;
     while i < b.len() && c_space(b[i]) {
         i += 1;
     }
-    let neg = match b.get(i) {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
-    };
-    if base == 16
-        && b.get(i) == Some(&b'0')
-        && matches!(b.get(i + 1), Some(b'x' | b'X'))
-        && b.get(i + 2).is_some_and(|c| c.is_ascii_hexdigit())
-    {
-        i += 2;
+    match b.get(i) {
+        Some(b'-') => (i + 1, true),
+        Some(b'+') => (i + 1, false),
+        _ => (i, false),
     }
+}
+
+/// The digits in `base` from `i` on, as an unsigned magnitude held at
+/// 2^64 once it passes ULONG_MAX; None when there is no digit.
+fn c_magnitude(b: &[u8], mut i: usize, base: u32) -> Option<u128> {
     let mut v: u128 = 0;
     let mut digits = 0;
     while let Some(d) = b.get(i).and_then(|c| (*c as char).to_digit(base)) {
@@ -600,9 +589,24 @@ fn c_strtoll(s: &str, base: u32) -> Option<i64> {
         digits += 1;
         i += 1;
     }
-    if digits == 0 {
-        return None;
+    (digits > 0).then_some(v)
+}
+
+/// C strtoll as str_to_decimal uses it: leading blanks, a sign, digits in
+/// `base` (base 16 takes an optional 0x). None when no digit was read or
+/// a positive value overflowed (LONG_MAX with ERANGE); a negative overflow
+/// gives LLONG_MIN, as in C.
+fn c_strtoll(s: &str, base: u32) -> Option<i64> {
+    let b = s.as_bytes();
+    let (mut i, neg) = c_sign(b);
+    if base == 16
+        && b.get(i) == Some(&b'0')
+        && matches!(b.get(i + 1), Some(b'x' | b'X'))
+        && b.get(i + 2).is_some_and(|c| c.is_ascii_hexdigit())
+    {
+        i += 2;
     }
+    let v = c_magnitude(b, i, base)?;
     if neg {
         Some(if v > i64::MAX as u128 + 1 {
             i64::MIN
@@ -700,35 +704,12 @@ fn check_int(p: &str) -> Option<i32> {
     }
     let hex = p.contains("0x") || p.contains("0X");
     let b = p.as_bytes();
-    let mut i = 0;
-    while i < b.len() && c_space(b[i]) {
-        i += 1;
-    }
-    let neg = match b.get(i) {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
-    };
+    let (mut i, neg) = c_sign(b);
     let base = if hex { 16 } else { 10 };
     if hex && b.get(i) == Some(&b'0') && matches!(b.get(i + 1), Some(b'x' | b'X')) {
         i += 2;
     }
-    let mut v: u128 = 0;
-    let mut digits = 0;
-    while let Some(d) = b.get(i).and_then(|c| (*c as char).to_digit(base)) {
-        v = (v * u128::from(base) + u128::from(d)).min(u128::from(u64::MAX) + 1);
-        digits += 1;
-        i += 1;
-    }
-    if digits == 0 {
-        return None;
-    }
+    let v = c_magnitude(b, i, base)?;
     // strtoul: an overflow is ULONG_MAX; a sign negates modulo 2^64.
     let v = u64::try_from(v).unwrap_or(u64::MAX);
     let v = if neg { v.wrapping_neg() } else { v };

@@ -99,10 +99,12 @@ fn min_of(b: &BlockSize) -> u64 {
 /// fio's random map (lib/axmap.c): a bit per block, kept in chunks made
 /// when a block in them is first marked. A job over a whole device with
 /// 1-byte blocks has 2^38 blocks; memory follows the blocks the job
-/// touches, not the device's size.
+/// touches (plus a pointer per 2^18 blocks), not the device's size. A
+/// lookup is an index, and a new pass zeroes the chunks it already has,
+/// so after the first pass the hot path allocates nothing.
 #[derive(Clone, Debug, Default)]
 struct BlockMap {
-    chunks: std::collections::BTreeMap<u64, Box<[u64]>>,
+    chunks: Vec<Option<Box<[u64]>>>,
     /// 64-block words the map covers.
     words: u64,
 }
@@ -113,28 +115,32 @@ const MAP_CHUNK_WORDS: u64 = 4096;
 impl BlockMap {
     fn new(words: u64) -> Self {
         BlockMap {
-            chunks: Default::default(),
+            chunks: vec![None; words.div_ceil(MAP_CHUNK_WORDS) as usize],
             words,
         }
     }
 
     fn word(&self, w: u64) -> u64 {
-        self.chunks
-            .get(&(w / MAP_CHUNK_WORDS))
+        self.chunks[(w / MAP_CHUNK_WORDS) as usize]
+            .as_ref()
             .map_or(0, |c| c[(w % MAP_CHUNK_WORDS) as usize])
     }
 
     fn set(&mut self, block: u64) {
         let w = block / 64;
-        let chunk = self
-            .chunks
-            .entry(w / MAP_CHUNK_WORDS)
-            .or_insert_with(|| vec![0; MAP_CHUNK_WORDS as usize].into_boxed_slice());
+        let chunk = self.chunks[(w / MAP_CHUNK_WORDS) as usize]
+            .get_or_insert_with(|| vec![0; MAP_CHUNK_WORDS as usize].into_boxed_slice());
         chunk[(w % MAP_CHUNK_WORDS) as usize] |= 1u64 << (block % 64);
     }
 
+    /// Every block free again (axmap_reset), keeping the chunks made.
     fn clear(&mut self) {
-        self.chunks.clear();
+        self.chunks.iter_mut().flatten().for_each(|c| c.fill(0));
+    }
+
+    #[cfg(test)]
+    fn chunks_made(&self) -> usize {
+        self.chunks.iter().flatten().count()
     }
 }
 
@@ -623,6 +629,25 @@ impl IoStream {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn block_map_holds_only_touched_chunks_and_a_new_pass_keeps_them() {
+        // 2^38 blocks (a 256 GiB file in 1-byte blocks): 2^32 words.
+        let mut m = super::BlockMap::new(1 << 32);
+        let far = (1u64 << 38) - 1;
+        for b in [0, 63, 64, 1 << 20, far] {
+            m.set(b);
+        }
+        assert_eq!(m.chunks_made(), 3, "blocks 0..2^18, 2^20 and the last");
+        assert_eq!(m.word(0), 1 | 1 << 63);
+        assert_eq!(m.word(1), 1);
+        assert_eq!(m.word(far / 64), 1 << 63);
+        assert_eq!(m.word(2), 0, "an untouched word of a made chunk");
+        assert_eq!(m.word((1 << 32) - 4096 - 1), 0, "a word of no chunk");
+        m.clear();
+        assert_eq!(m.chunks_made(), 3);
+        assert!((0..3).all(|w| m.word(w) == 0) && m.word(far / 64) == 0);
+    }
+
     use super::*;
 
     fn spec(rw: RwKind, bs: u64, size: u64) -> JobSpec {

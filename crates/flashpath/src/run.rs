@@ -3,8 +3,6 @@
 //! results in fio's terms.
 
 use crate::block::QueueSettings;
-use crate::driver::null_blk::NullBlk;
-use crate::driver::nvme::Nvme;
 use crate::driver::Driver;
 use crate::error::{InputError, Result};
 use crate::host::cpu::{Cpu, HostCosts};
@@ -162,22 +160,6 @@ pub fn run_text(
 ) -> Result<RunOutput> {
     let (jobs, profile) = load_text(text, name, base_dir, device, overrides)?;
     run_jobs_in(&jobs, &profile, seed, &fio_source, base_dir)
-}
-
-fn build_driver(p: &Profile) -> Result<Box<dyn Driver<Ev>>> {
-    let kind = p.choice(
-        "device.kind",
-        &["null_blk", "nvme", "ufs", "mmc", "virtio-blk", "sdcard"],
-    )?;
-    match kind.as_str() {
-        "null_blk" => Ok(Box::new(NullBlk::from_profile(p)?)),
-        "nvme" => Ok(Box::new(Nvme::from_profile(p)?)),
-        "ufs" => Ok(Box::new(crate::driver::ufs::Ufs::from_profile(p, 0)?)),
-        "mmc" => Ok(Box::new(crate::driver::mmc::Mmc::from_profile(p, 0)?)),
-        "virtio-blk" => Ok(Box::new(crate::driver::virtio::VirtioBlk::from_profile(p)?)),
-        "sdcard" => Ok(Box::new(crate::driver::sdhci::Sdhci::from_profile(p)?)),
-        _ => unreachable!("choice() checked the kind"),
-    }
 }
 
 /// `host.freq`, `host.reference_freq`: a cost given at the reference
@@ -883,7 +865,7 @@ pub fn build_model(profile: &Profile) -> Result<Model> {
     let idle = build_idle(profile)?;
     let costs = HostCosts::from_profile(profile)?;
     let settings = QueueSettings::from_profile(profile)?;
-    let driver = build_driver(profile)?;
+    let driver = crate::driver::probe::probe(profile)?;
     let dma = crate::dma::bounce::SwiotlbPath::from_profile(profile, cpus.len() as u32)?;
     // Transparent huge pages decide how many DMA segments a request's
     // buffer makes; only a bouncing DMA path can tell (mm/thp.rs).
@@ -1408,7 +1390,7 @@ pub fn run_dd<S: AsRef<[u8]>>(
             // Only the device's end refuses a checked dd job: say it as dd
             // does (lseek past the end of a block device is EINVAL,
             // block_llseek), or pass the reason on.
-            let capacity = build_driver(&profile)?.info().capacity;
+            let capacity = crate::driver::probe::probe(&profile)?.info().capacity;
             let message = if dd.skip_offset >= capacity {
                 format!(
                     "{}: cannot skip: Invalid argument (skip= is at byte {} of a {capacity}-byte device)",

@@ -6,6 +6,7 @@
 pub mod mmc;
 pub mod null_blk;
 pub mod nvme;
+pub mod probe;
 pub mod sdhci;
 pub mod ufs;
 pub mod ufs_qcom_qos;

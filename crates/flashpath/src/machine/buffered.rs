@@ -191,14 +191,12 @@ impl Machine {
             unit,
             t.cpu,
             now,
-            if t.sync { usr_end } else { now },
+            if t.fio.sync { usr_end } else { now },
             usr_end,
             false,
         ));
-        t.inflight += 1;
+        t.fio.queued();
         self.submitted_ios += 1;
-        super::note_depth(&mut t.res, t.inflight + t.done.len() as u32);
-        t.res.iodepth_submit[super::batch_bucket(1)] += 1.0;
         t.bop = Some(BufferedOp {
             key,
             pos: unit.offset,
@@ -350,21 +348,16 @@ impl Machine {
             end
         };
         let rq = self.rqs.get_mut(op.key);
-        if !t.sync {
+        if !t.fio.sync {
             // libaio's io_submit returned with the request already done
             // (buffered aio runs in the submit call).
             rq.issue = end;
         }
         self.breakdown.submit_ns += u128::from(end - rq.start);
-        if rq.unit.ddir == Ddir::Write && t.fsync_blocks > 0 {
-            t.writes_since_sync += 1;
-            if t.writes_since_sync == t.fsync_blocks {
-                t.writes_since_sync = 0;
-                t.sync_due = true;
-            }
+        if rq.unit.ddir == Ddir::Write {
+            t.fio.write_done();
         }
-        t.inflight -= 1;
-        t.done.push_back(op.key);
+        t.fio.io_completed(op.key);
         end
     }
 

@@ -27,18 +27,15 @@ use crate::driver::{CompletionSignal, DeviceSignal, Driver, DriverCpuCosts, Driv
 use crate::host::cpu::{Cpu, HostCosts};
 use crate::host::idle::{CoreIdle, IdleConfig};
 use crate::host::sched::{select_task_rq, RunQueues, WakePlacement, Wakee};
-use crate::mm::thp::{io_buffer_contiguous_bytes, ThpMode};
-use crate::report::{DirResult, DiskUtil, JobResult, LatSample};
+use crate::mm::thp::ThpMode;
+use crate::report::{DiskUtil, JobResult};
 use crate::sim::queue::EventQueue;
-use crate::sim::rng::RngStream;
 use crate::sim::slab::Slab;
-use crate::sim::{Ns, NS_PER_MS};
-use crate::workload::fio::{IoEngine, JobSpec, RateProcess};
-use crate::workload::{Ddir, IoSource, IoUnit, Pace};
-use std::collections::VecDeque;
-
-/// fio's bwavgtime and iopsavgtime default: one sample per 500 ms.
-const SAMPLE_INTERVAL: Ns = 500 * NS_PER_MS;
+use crate::sim::Ns;
+use crate::workload::fio::thread::PREALLOC_DEPTH;
+pub use crate::workload::fio::ThreadPlan;
+use crate::workload::fio::{FioThread, IoEngine, JobSpec, Step};
+use crate::workload::{Ddir, IoUnit};
 
 #[derive(Clone, Copy, Debug)]
 pub enum Ev {
@@ -148,29 +145,10 @@ impl Rq {
     }
 }
 
-/// Per-thread slots allocated before a run; more grow as I/O is in flight.
-const PREALLOC_DEPTH: u32 = 4096;
-
-/// Everything about a job clone that the loop needs, resolved once.
-pub struct ThreadPlan {
-    pub spec_index: u32,
-    pub clone: u32,
-    pub cpu: u32,
-    /// The CPUs the thread may run on (`cpus_allowed`); empty means all.
-    pub allowed: Vec<u32>,
-    /// Threads of a later wave start when every earlier one is done
-    /// (stonewall).
-    pub wave: u32,
-    pub groupid: u32,
-    pub source: Box<dyn IoSource>,
-    /// Where the job's file starts on the device (its logs give offsets in
-    /// the file).
-    pub file_start: u64,
-}
-
+/// A fio job clone on the host: fio's side (its loop and statistics), the
+/// task the scheduler runs, and its page-cache state.
 struct Thread {
-    plan_spec: u32,
-    clone: u32,
+    fio: FioThread,
     /// The CPU it runs on (or slept on): `task_cpu(p)`.
     cpu: u32,
     /// `p->cpus_ptr`; empty means all CPUs.
@@ -181,65 +159,7 @@ struct Thread {
     /// sleep is recorded at the event's time, the CPU may still be busy
     /// with it): until then it has not scheduled out.
     asleep_at: Ns,
-    wave: u32,
-    source: Box<dyn IoSource>,
-    engine: IoEngine,
-    sync: bool,
-    depth: u32,
-    complete_min: u32,
-    /// iodepth_batch_complete_max: events one getevents call returns at
-    /// most (fio's fixup_options raises an unset max to the min, so 1).
-    complete_max: u32,
-    polled: bool,
-    /// Physically contiguous bytes behind its I/O buffers (mm/thp.rs): a
-    /// request maps one DMA segment per such extent.
-    buf_contiguous: u64,
-    startdelay: Ns,
-    runtime: Option<Ns>,
-    ramp: Ns,
-    thinktime: Ns,
-    thinktime_spin: Ns,
-    thinktime_blocks: u32,
-    /// fio's rate_bps per direction: `rate`, else `rate_iops` times the
-    /// direction's smallest block size (init.c __setup_rate), so an IOPS
-    /// cap with mixed block sizes is a byte cap.
-    rate_bps: [u64; 3],
-    rate_poisson: bool,
-    rate_rng: RngStream,
-
     state: State,
-    start: Ns,
-    stats_start: Ns,
-    end: Ns,
-    inflight: u32,
-    done: VecDeque<u32>,
-    /// The next I/O, held back by a rate limit, with its due time.
-    pending: Option<(IoUnit, Option<Ns>)>,
-    /// A paced source's (log replay's) time for the pending I/O.
-    paced_at: Option<Ns>,
-    /// When the thread last issued an I/O (fio's td->last_issue).
-    last_issue: Ns,
-    file_start: u64,
-    /// write_lat_log / write_iolog asked: record per-I/O samples.
-    lat_log: bool,
-    io_log: bool,
-    exhausted: bool,
-    ios_since_think: u32,
-    think_due: bool,
-    /// fio's rate_next_io_time per direction (ns since the job started).
-    rate_next: [Ns; 3],
-    rate_late_ns: u128,
-    rate_late_n: u64,
-
-    res: JobResult,
-    /// fio's bw_avg_time and iops_avg_time (500 ms, or log_avg_msec for
-    /// a job that writes that averaged log), and where each window began.
-    bw_interval: Ns,
-    iops_interval: Ns,
-    last_bw_sample: Ns,
-    last_iops_sample: Ns,
-    sample_bytes: [u64; 3],
-    sample_ios: [u64; 3],
     usr_ns: Ns,
     sys_ns: Ns,
     ctx: u64,
@@ -248,19 +168,6 @@ struct Thread {
     /// Hybrid poll: a completion posted (request, time) while the thread
     /// slept.
     hybrid_ready: Option<(u32, Ns)>,
-    /// direct=0: reads and writes go through the page cache.
-    buffered: bool,
-    /// fio's invalidate=1: drop the disk's clean cached pages at open.
-    invalidate: bool,
-    /// end_fsync / fsync_on_close: fsync before the job ends; done once.
-    end_fsync: bool,
-    fsync_done: bool,
-    /// fsync=N: writes since the last sync, a sync due next, and when the
-    /// sync in progress started.
-    fsync_blocks: u32,
-    writes_since_sync: u32,
-    sync_due: bool,
-    sync_started: Option<Ns>,
     /// The open file's readahead state.
     ra: crate::mm::FileRa,
     /// The buffered call in progress, and what it sleeps on.
@@ -376,9 +283,8 @@ impl Machine {
         let can_poll = probed.can_poll;
         let cache = parts.cache.map(CacheState::new);
         let mut threads = Vec::with_capacity(plans.len());
-        for (tid, plan) in plans.into_iter().enumerate() {
+        for mut plan in plans {
             let spec = &specs[plan.spec_index as usize];
-            let sync = spec.ioengine.is_sync();
             // Polled completion: the queue allows it (io_poll=1), the
             // driver can poll, and the submission asks for it (hipri with
             // pvsync2's RWF_HIPRI or io_uring's IOPOLL). Linux's aio clears
@@ -388,120 +294,19 @@ impl Machine {
                 && parts.settings.io_poll
                 && can_poll
                 && matches!(spec.ioengine, IoEngine::Pvsync2 | IoEngine::IoUring);
-            let depth = if sync { 1 } else { spec.iodepth.max(1) };
-            let mut res = JobResult {
-                name: spec.name.clone(),
-                description: spec.description.clone(),
-                groupid: plan.groupid,
-                section_index: plan.spec_index,
-                clone_index: plan.clone,
-                group_reporting: spec.group_reporting,
-                own_options: spec.own_options.clone(),
-                rw: spec.rw.fio_name().to_string(),
-                ioengine: spec.ioengine.fio_name().to_string(),
-                iodepth: spec.iodepth,
-                ..JobResult::default()
-            };
-            for d in Ddir::ALL {
-                res.bs_range[d.index()] = bs_range(&spec.bs[d.index()]);
-            }
+            let (cpu, allowed) = (plan.cpu, std::mem::take(&mut plan.allowed));
             threads.push(Thread {
-                plan_spec: plan.spec_index,
-                clone: plan.clone,
-                cpu: plan.cpu,
-                allowed: plan.allowed,
+                fio: FioThread::new(spec, plan, polled, parts.thp, seed),
+                cpu,
+                allowed,
                 recent_used_cpu: None,
                 asleep_at: 0,
-                wave: plan.wave,
-                source: plan.source,
-                engine: spec.ioengine,
-                sync,
-                depth,
-                complete_min: spec.iodepth_batch_complete_min.max(1),
-                complete_max: spec
-                    .iodepth_batch_complete_max
-                    .max(spec.iodepth_batch_complete_min)
-                    .max(1),
-                polled,
-                buf_contiguous: {
-                    let max_bs = Ddir::ALL
-                        .iter()
-                        .map(|d| res.bs_range[d.index()].1)
-                        .max()
-                        .unwrap_or(0);
-                    // fio's buffer holds iodepth of the largest block
-                    // (backend.c init_io_u); saturated, a size past u64 is
-                    // as large as any.
-                    io_buffer_contiguous_bytes(
-                        spec.io_mem,
-                        parts.thp,
-                        max_bs.saturating_mul(u64::from(spec.iodepth.max(1))),
-                    )
-                },
-                startdelay: spec.startdelay,
-                runtime: spec.runtime.filter(|r| *r > 0),
-                ramp: spec.ramp_time,
-                thinktime: spec.thinktime,
-                thinktime_spin: spec.thinktime_spin.min(spec.thinktime),
-                thinktime_blocks: spec.thinktime_blocks.max(1),
-                rate_bps: std::array::from_fn(|d| {
-                    if spec.rate[d] > 0 {
-                        spec.rate[d]
-                    } else {
-                        spec.rate_iops[d] * res.bs_range[d].0.max(1)
-                    }
-                }),
-                rate_poisson: spec.rate_process == RateProcess::Poisson,
-                rate_rng: RngStream::new(
-                    seed,
-                    &format!("job{}.{}.rate", plan.spec_index, plan.clone),
-                ),
                 state: State::NotStarted,
-                start: 0,
-                stats_start: 0,
-                end: 0,
-                inflight: 0,
-                // Capacities grow with use: an iodepth far above what a
-                // job can keep in flight must not be allocated up front.
-                done: VecDeque::with_capacity(depth.min(PREALLOC_DEPTH) as usize),
-                pending: None,
-                paced_at: None,
-                last_issue: 0,
-                file_start: plan.file_start,
-                lat_log: spec.logs_per_io(),
-                io_log: spec.write_iolog.is_some(),
-                exhausted: false,
-                ios_since_think: 0,
-                think_due: false,
-                rate_next: [0; 3],
-                rate_late_ns: 0,
-                rate_late_n: 0,
-                res,
-                bw_interval: match (&spec.write_bw_log, spec.log_avg_msec) {
-                    (Some(_), avg) if avg > 0 => avg * NS_PER_MS,
-                    _ => SAMPLE_INTERVAL,
-                },
-                iops_interval: match (&spec.write_iops_log, spec.log_avg_msec) {
-                    (Some(_), avg) if avg > 0 => avg * NS_PER_MS,
-                    _ => SAMPLE_INTERVAL,
-                },
-                last_bw_sample: 0,
-                last_iops_sample: 0,
-                sample_bytes: [0; 3],
-                sample_ios: [0; 3],
                 usr_ns: 0,
                 sys_ns: 0,
                 ctx: 0,
                 timer_at: None,
                 hybrid_ready: None,
-                buffered: !spec.direct && spec.ioengine != IoEngine::Null,
-                invalidate: spec.invalidate,
-                end_fsync: spec.end_fsync,
-                fsync_done: false,
-                fsync_blocks: spec.fsync_blocks,
-                writes_since_sync: 0,
-                sync_due: false,
-                sync_started: None,
                 ra: match cache.as_ref() {
                     Some(c) => c.open_file(spec.fadvise_advice()),
                     None => crate::mm::FileRa::new(0, 0, crate::mm::readahead::Advice::Normal),
@@ -509,7 +314,6 @@ impl Machine {
                 bop: None,
                 cache_wait: None,
             });
-            let _ = tid;
         }
         let disk = DiskUtil {
             name: probed.name.clone(),
@@ -520,7 +324,7 @@ impl Machine {
         // is actually in flight, not with what a job may ask for.
         let max_inflight: usize = threads
             .iter()
-            .map(|t| t.depth.min(PREALLOC_DEPTH) as usize)
+            .map(|t| t.fio.depth.min(PREALLOC_DEPTH) as usize)
             .sum::<usize>()
             .min(PREALLOCATED_INFLIGHT);
         Machine {
@@ -622,8 +426,9 @@ impl Machine {
     fn start_wave(&mut self, wave: u32, now: Ns) {
         self.current_wave = wave;
         for (i, t) in self.threads.iter().enumerate() {
-            if t.wave == wave && t.state == State::NotStarted {
-                self.queue.schedule(now + t.startdelay, Ev::Start(i as u32));
+            if t.fio.wave == wave && t.state == State::NotStarted {
+                self.queue
+                    .schedule(now + t.fio.startdelay, Ev::Start(i as u32));
             }
         }
     }
@@ -631,11 +436,8 @@ impl Machine {
     fn thread_start(&mut self, tid: u32, now: Ns) {
         let t = &mut self.threads[tid as usize];
         t.state = State::Running;
-        t.start = now;
-        t.stats_start = now + t.ramp;
-        t.last_bw_sample = t.stats_start;
-        t.last_iops_sample = t.stats_start;
-        if t.buffered && t.invalidate {
+        t.fio.start(now);
+        if t.fio.buffered && t.fio.invalidate {
             // fio's file_invalidate_cache at open: BLKFLSBUF on a block
             // device drops its clean cached pages.
             if let Some(c) = self.cache.as_mut() {
@@ -707,6 +509,9 @@ impl Machine {
         self.idle[c].enter_limited(since, timer, iowait, limit);
     }
 
+    /// The thread runs fio's loop from `now` (after reaping what is ready
+    /// when `reap_first`), carrying out each step on its core until it
+    /// sleeps, spins, or hands the next submission to a later event.
     fn thread_run(&mut self, tid: u32, now: Ns, reap_first: bool) {
         let ti = tid as usize;
         if self.threads[ti].state == State::Done {
@@ -721,242 +526,160 @@ impl Machine {
         }
         self.threads[ti].state = State::Running;
         let mut now = now;
-        if reap_first && !self.threads[ti].done.is_empty() {
+        if reap_first && !self.threads[ti].fio.done.is_empty() {
             now = self.reap(tid, now, false);
         }
-        if let Some(start) = self.threads[ti].sync_started.take() {
-            // Back from an fsync=N sync it slept in.
-            let t = &mut self.threads[ti];
-            if start >= t.stats_start {
-                t.res.sync_lat.record(now - start);
-            }
-        }
+        // Back from an fsync=N sync it slept in.
+        self.threads[ti].fio.sync_returned(now);
         if self.threads[ti].bop.is_some() {
             // Back in a buffered call it slept in.
-            match self.buffered_step(tid, now) {
-                Some(end) => {
-                    self.queue.schedule(end, Ev::Submit(tid));
-                    return;
-                }
-                None => return,
+            if let Some(end) = self.buffered_step(tid, now) {
+                self.queue.schedule(end, Ev::Submit(tid));
             }
+            return;
         }
-        let costs = self.costs;
-        let drv = self.drv_costs;
         let mut last_unit: Option<IoUnit> = None;
-        loop {
+        let stop = loop {
             let t = &mut self.threads[ti];
-            if let Some(rt) = t.runtime {
-                if now >= t.stats_start + rt {
-                    t.exhausted = true;
-                }
-            }
-            if t.exhausted {
-                break;
-            }
-            // thinktime after every thinktime_blocks I/Os: fio quiesces
-            // (waits for all in-flight I/O), spins thinktime_spin, then
-            // sleeps the rest (backend.c: handle_thinktime).
-            if t.think_due {
-                if t.inflight > 0 {
-                    break;
-                }
-                t.think_due = false;
-                let cpu = &mut self.cpus[t.cpu as usize];
-                let spun = cpu.spin_until(now, now + t.thinktime_spin);
-                t.sys_ns += t.thinktime_spin;
-                let wake = spun + (t.thinktime - t.thinktime_spin);
-                if wake > spun {
-                    self.sleep_timer(tid, spun, wake);
-                    return;
-                }
-                now = spun;
-                continue;
-            }
-            // fio's queue_full: cur_depth counts I/Os until fio reaps
-            // them, not until the device completes them.
-            if t.inflight + t.done.len() as u32 >= t.depth {
-                break;
-            }
-            let (unit, due) = match t.pending.take() {
-                Some(held) => held,
-                None => match next_io_rated(t, now) {
-                    Some(u) => {
-                        t.paced_at = match t.source.pace() {
-                            Pace::None => None,
-                            Pace::AfterLastIssue(d) => Some(t.last_issue.max(t.start) + d),
-                            Pace::SinceStart(d) => Some(t.start + d),
-                        };
-                        (u, rate_due(t, u))
+            match t.fio.next(now) {
+                Step::Think { spin, sleep } => {
+                    let cpu = &mut self.cpus[t.cpu as usize];
+                    let spun = cpu.spin_until(now, now + spin);
+                    t.sys_ns += spin;
+                    if sleep > 0 {
+                        self.sleep_timer(tid, spun, spun + sleep);
+                        return;
                     }
-                    None => {
-                        t.exhausted = true;
-                        break;
-                    }
+                    now = spun;
+                }
+                Step::Sync => match self.fsync_call(tid, now) {
+                    Some(end) => now = end,
+                    None => return,
                 },
-            };
-            // fsync=N: after every N writes the next io_u fio fills is a
-            // sync (io_u.c fill_io_u), so none follows the job's last
-            // write; its engines run it alone, after what is in flight
-            // (libaio's queue returns busy until then).
-            if t.sync_due {
-                t.pending = Some((unit, due));
-                if t.inflight > 0 {
-                    break;
-                }
-                t.sync_due = false;
-                let cpu = &mut self.cpus[t.cpu as usize];
-                let entered = cpu.run(now, costs.fio_submit, costs.syscall_entry);
-                t.usr_ns += cpu.scaled(costs.fio_submit);
-                t.sys_ns += cpu.scaled(costs.syscall_entry);
-                t.sync_started = Some(now);
-                if !self.buffered_fsync(tid, entered) {
-                    return;
-                }
-                let t = &mut self.threads[ti];
-                let cpu = &mut self.cpus[t.cpu as usize];
-                let end = cpu.run(entered, 0, costs.syscall_exit);
-                t.sys_ns += cpu.scaled(costs.syscall_exit);
-                if let Some(start) = t.sync_started.take() {
-                    if start >= t.stats_start {
-                        t.res.sync_lat.record(end - start);
-                    }
-                }
-                now = end;
-                continue;
-            }
-            // A log replay sleeps until the I/O's time inside get_io_u,
-            // leaving what is in flight unreaped (iolog.c: iolog_delay).
-            if let Some(at) = t.paced_at {
-                if at > now {
-                    t.pending = Some((unit, due));
+                Step::SleepUntil(at) => {
                     self.sleep_timer(tid, now, at);
                     return;
                 }
-                t.paced_at = None;
-            }
-            // Rate limits (io_u.c: rate_ddir): ahead of schedule, fio
-            // first quiesces (inline submit mode) and then sleeps until
-            // the I/O's time.
-            if let Some(due) = due {
-                let due_abs = t.start + due;
-                if due_abs > now {
-                    t.pending = Some((unit, Some(due)));
-                    if t.inflight > 0 {
-                        break;
+                Step::Submit(unit) => {
+                    if t.fio.buffered {
+                        t.fio.count_think();
+                        if let Some(end) = self.buffered_submit(tid, unit, now) {
+                            // One call per event keeps the cache's changes
+                            // in time order.
+                            self.queue.schedule(end, Ev::Submit(tid));
+                        }
+                        return;
                     }
-                    // rate_ddir sleeps no longer than the runtime left
-                    // and then ends the job.
-                    let wake = match t.runtime {
-                        Some(rt) => due_abs.min(t.stats_start + rt),
-                        None => due_abs,
-                    };
-                    self.sleep_timer(tid, now, wake);
-                    return;
+                    if t.fio.engine == IoEngine::Null {
+                        now = self.null_submit(tid, unit, now);
+                        continue;
+                    }
+                    now = self.direct_submit(tid, unit, now);
+                    last_unit = Some(unit);
+                    let fio = &mut self.threads[ti].fio;
+                    if !fio.sync {
+                        self.queue.schedule(now, Ev::Submit(tid));
+                        return;
+                    }
+                    break fio.stop();
                 }
-                t.rate_late_ns += u128::from(now - due_abs);
-                t.rate_late_n += 1;
+                stop @ (Step::Reap | Step::Wait | Step::Done { .. }) => break stop,
             }
-            // Submit: fio's user-space work, then the kernel's path.
-            let start = now;
-            t.last_issue = now;
-            if t.io_log {
-                // fio's log_io_u: us since the log started, file offset.
-                let at_us = now.saturating_sub(t.start) / 1_000;
-                let in_file = IoUnit {
-                    offset: unit.offset - t.file_start,
-                    ..unit
-                };
-                t.res.io_log.push((at_us, in_file));
-            }
-            if t.buffered {
-                t.ios_since_think += 1;
-                if t.thinktime > 0 && t.ios_since_think >= t.thinktime_blocks {
-                    t.ios_since_think = 0;
-                    t.think_due = true;
-                }
-                if let Some(end) = self.buffered_submit(tid, unit, now) {
-                    // One call per event keeps the cache's changes in time
-                    // order.
-                    self.queue.schedule(end, Ev::Submit(tid));
-                }
-                return;
-            }
-            if t.engine == IoEngine::Null {
-                // fio's null engine completes in user space, no kernel.
-                let cpu = &mut self.cpus[t.cpu as usize];
-                let end = cpu.run(now, costs.fio_submit, 0);
-                t.usr_ns += cpu.scaled(costs.fio_submit);
-                let key = self
-                    .rqs
-                    .insert(Rq::fio(tid, unit, t.cpu, start, end, end, false));
-                // Complete at once: reaped, never in flight (counting it in
-                // flight too left the job waiting for a completion that
-                // never came, after iodepth I/Os).
-                t.done.push_back(key);
-                self.submitted_ios += 1;
-                note_depth(&mut t.res, t.inflight + t.done.len() as u32);
-                now = end;
-                t.ios_since_think += 1;
-                continue;
-            }
-            let sys = costs.syscall_entry
-                + costs.blk_submit
-                + drv.submit
-                + if t.sync { 0 } else { costs.syscall_exit };
-            let cpu = &mut self.cpus[t.cpu as usize];
-            let usr_end = cpu.run(now, costs.fio_submit, 0);
-            let end = cpu.run(usr_end, 0, sys);
-            t.usr_ns += cpu.scaled(costs.fio_submit);
-            t.sys_ns += cpu.scaled(sys);
-            let issue = if t.sync { usr_end } else { end };
-            let key = self
-                .rqs
-                .insert(Rq::fio(tid, unit, t.cpu, start, issue, usr_end, t.polled));
-            t.inflight += 1;
-            self.submitted_ios += 1;
-            note_depth(&mut t.res, t.inflight + t.done.len() as u32);
-            // One I/O per submit call (iodepth_batch_submit=1 default):
-            // fio's io_u_mark_submit bucket "4" covers 1 to 4.
-            t.res.iodepth_submit[batch_bucket(1)] += 1.0;
-            t.ios_since_think += 1;
-            if t.thinktime > 0 && t.ios_since_think >= t.thinktime_blocks {
-                t.ios_since_think = 0;
-                t.think_due = true;
-            }
-            let sync = t.sync;
-            last_unit = Some(unit);
-            // dma_map_sg in the driver's queue_rq, inline on the thread's
-            // core at the event's time (the thread holds its core, so the
-            // allocator is called in time order) when the request will get
-            // a tag at once. One that will wait for a tag is mapped when it
-            // is dispatched, by the run that hands it the tag
-            // (`restart_dispatch`).
-            let cpu = t.cpu;
-            let mapped = self.map_and_dispatch(key, cpu, end);
-            self.threads[ti].sys_ns += mapped - end;
-            let end = mapped;
-            self.breakdown.submit_ns += u128::from(end - start);
-            now = end;
-            if sync {
-                break;
-            }
-            self.queue.schedule(end, Ev::Submit(tid));
-            return;
+        };
+        self.thread_stop(tid, now, stop, last_unit);
+    }
+
+    /// fio's fsync=N sync from `now`: the call and the page cache's
+    /// writeback on the thread's core. Returns when it returned, or None if
+    /// the thread sleeps in it.
+    fn fsync_call(&mut self, tid: u32, now: Ns) -> Option<Ns> {
+        let costs = self.costs;
+        let t = &mut self.threads[tid as usize];
+        let cpu = &mut self.cpus[t.cpu as usize];
+        let entered = cpu.run(now, costs.fio_submit, costs.syscall_entry);
+        t.usr_ns += cpu.scaled(costs.fio_submit);
+        t.sys_ns += cpu.scaled(costs.syscall_entry);
+        t.fio.sync_started(now);
+        if !self.buffered_fsync(tid, entered) {
+            return None;
         }
+        let t = &mut self.threads[tid as usize];
+        let cpu = &mut self.cpus[t.cpu as usize];
+        let end = cpu.run(entered, 0, costs.syscall_exit);
+        t.sys_ns += cpu.scaled(costs.syscall_exit);
+        t.fio.sync_returned(end);
+        Some(end)
+    }
+
+    /// fio's null engine: the I/O completes in user space, no kernel.
+    /// Returns when fio is done with it.
+    fn null_submit(&mut self, tid: u32, unit: IoUnit, now: Ns) -> Ns {
+        let costs = self.costs;
+        let t = &mut self.threads[tid as usize];
+        let cpu = &mut self.cpus[t.cpu as usize];
+        let end = cpu.run(now, costs.fio_submit, 0);
+        t.usr_ns += cpu.scaled(costs.fio_submit);
+        let key = self
+            .rqs
+            .insert(Rq::fio(tid, unit, t.cpu, now, end, end, false));
+        t.fio.completed_inline(key);
+        self.submitted_ios += 1;
+        end
+    }
+
+    /// A direct I/O from `now`: fio's user-space work, then the system
+    /// call into the block layer and the driver's queue_rq on the thread's
+    /// core. Returns when the submitter is done.
+    fn direct_submit(&mut self, tid: u32, unit: IoUnit, now: Ns) -> Ns {
+        let costs = self.costs;
+        let t = &mut self.threads[tid as usize];
+        let sync = t.fio.sync;
+        let sys = costs.syscall_entry
+            + costs.blk_submit
+            + self.drv_costs.submit
+            + if sync { 0 } else { costs.syscall_exit };
+        let cpu = &mut self.cpus[t.cpu as usize];
+        let usr_end = cpu.run(now, costs.fio_submit, 0);
+        let end = cpu.run(usr_end, 0, sys);
+        t.usr_ns += cpu.scaled(costs.fio_submit);
+        t.sys_ns += cpu.scaled(sys);
+        let issue = if sync { usr_end } else { end };
+        let key = self
+            .rqs
+            .insert(Rq::fio(tid, unit, t.cpu, now, issue, usr_end, t.fio.polled));
+        t.fio.queued();
+        self.submitted_ios += 1;
+        t.fio.count_think();
+        // dma_map_sg in the driver's queue_rq, inline on the thread's core
+        // at the event's time (the thread holds its core, so the allocator
+        // is called in time order) when the request will get a tag at once.
+        // One that will wait for a tag is mapped when it is dispatched, by
+        // the run that hands it the tag (`restart_dispatch`).
+        let cpu = t.cpu;
+        let mapped = self.map_and_dispatch(key, cpu, end);
+        self.threads[tid as usize].sys_ns += mapped - end;
+        self.breakdown.submit_ns += u128::from(mapped - now);
+        mapped
+    }
+
+    /// fio's loop stopped submitting at `now`: reap what is ready, wait for
+    /// the I/O in flight (asleep in the kernel, polling, or hybrid polling:
+    /// `last_unit`, a synchronous call's I/O, picks the sleep), or end.
+    fn thread_stop(&mut self, tid: u32, now: Ns, stop: Step, last_unit: Option<IoUnit>) {
+        let costs = self.costs;
+        let ti = tid as usize;
         let t = &mut self.threads[ti];
-        if !t.done.is_empty() {
-            // Completions are ready: fio's getevents returns at once (the
-            // null engine reaps in user space, without a system call).
-            // (A sync engine's buffered call already returned to user
-            // space: nothing more to reap by system call.)
-            let syscall = t.engine != IoEngine::Null && !t.sync;
-            let end = self.reap(tid, now, syscall);
-            self.queue.schedule(end, Ev::Submit(tid));
-            return;
-        }
-        if t.inflight > 0 {
-            if t.polled {
+        match stop {
+            Step::Reap => {
+                // Completions are ready: fio's getevents returns at once
+                // (the null engine reaps in user space, without a system
+                // call). (A sync engine's buffered call already returned to
+                // user space: nothing more to reap by system call.)
+                let syscall = t.fio.engine != IoEngine::Null && !t.fio.sync;
+                let end = self.reap(tid, now, syscall);
+                self.queue.schedule(end, Ev::Submit(tid));
+            }
+            Step::Wait if t.fio.polled => {
                 // Hybrid polling (io_poll_delay >= 0): sleep first, once
                 // per request, then spin (blk_mq_poll_hybrid_sleep).
                 let delay = self.settings.io_poll_delay;
@@ -982,11 +705,12 @@ impl Machine {
                     t.state = State::Polling(now);
                     self.held[t.cpu as usize] = Some(tid);
                 }
-            } else {
+            }
+            Step::Wait => {
                 t.state = State::WaitIo;
                 t.ctx += 1;
                 let cpu = t.cpu;
-                if !t.sync {
+                if !t.fio.sync {
                     // io_getevents: enter the kernel, then sleep in it.
                     let core = &mut self.cpus[cpu as usize];
                     core.run(now, 0, costs.syscall_entry);
@@ -997,14 +721,13 @@ impl Machine {
                 self.threads[ti].asleep_at = core.busy_until.max(now);
                 self.cpu_idle(cpu, now);
             }
-        } else if t.exhausted {
-            if t.buffered && t.end_fsync && !t.fsync_done {
-                t.fsync_done = true;
-                if !self.buffered_fsync(tid, now) {
+            Step::Done { end_fsync } => {
+                if end_fsync && !self.buffered_fsync(tid, now) {
                     return;
                 }
+                self.finish(tid, now);
             }
-            self.finish(tid, now);
+            _ => unreachable!("a stopped loop reaps, waits or ends"),
         }
     }
 
@@ -1082,8 +805,7 @@ impl Machine {
         let done = cpu.run(seen, 0, costs.blk_complete + costs.syscall_exit);
         t.sys_ns += cpu.scaled(costs.blk_complete + costs.syscall_exit);
         self.breakdown.reap_ns += u128::from(done - seen);
-        t.inflight -= 1;
-        t.done.push_back(key);
+        t.fio.io_completed(key);
         t.state = State::Running;
         // The poller lets go of its core: threads that became runnable
         // meanwhile are switched in first, then the poller continues.
@@ -1221,7 +943,7 @@ impl Machine {
     /// thread's I/O buffers, or order-0 page-cache pages.
     fn contiguous_of(threads: &[Thread], rq: &Rq) -> u64 {
         match rq.kind {
-            RqKind::Fio => threads[rq.thread as usize].buf_contiguous,
+            RqKind::Fio => threads[rq.thread as usize].fio.buf_contiguous,
             _ => crate::mm::PAGE_SIZE,
         }
     }
@@ -1392,17 +1114,8 @@ impl Machine {
             return;
         }
         let t = &mut self.threads[ti];
-        t.inflight -= 1;
-        t.done.push_back(key);
-        let need = if t.sync {
-            1
-        } else {
-            t.complete_min.min(t.inflight + t.done.len() as u32)
-        };
-        // Woken when enough completions are ready, or when everything is in
-        // (a quiesce before thinktime or a rate-limit sleep).
-        let wake_needed =
-            t.state == State::WaitIo && (t.done.len() as u32 >= need || t.inflight == 0);
+        t.fio.io_completed(key);
+        let wake_needed = t.state == State::WaitIo && t.fio.enough_to_wake();
         if !wake_needed {
             self.cpu_idle(irq_cpu, at);
             return;
@@ -1504,78 +1217,38 @@ impl Machine {
         cpu
     }
 
-    /// fio reaps every completed I/O of the thread at `now`: records the
-    /// latencies and bytes, accounts fio's completion work.
+    /// fio reaps the thread's completed I/Os at `now` (one getevents
+    /// call's worth; its entry and exit when `syscall`): fio's completion
+    /// work on the thread's core, then each I/O's latencies and bytes.
     fn reap(&mut self, tid: u32, now: Ns, syscall: bool) -> Ns {
-        let ti = tid as usize;
-        let t = &self.threads[ti];
-        // One getevents call returns at most complete_max events; fio's
-        // null engine hands back everything it queued.
-        let n = if t.engine == IoEngine::Null {
-            t.done.len()
-        } else {
-            t.done.len().min(t.complete_max as usize)
-        } as u64;
-        let cpu_id = self.threads[ti].cpu as usize;
+        let t = &mut self.threads[tid as usize];
+        let n = t.fio.reap_batch();
         let sys = if syscall {
             self.costs.syscall_entry + self.costs.syscall_exit
         } else {
             0
         };
-        let end = self.cpus[cpu_id].run(now, self.costs.fio_complete * n, sys);
-        let usr = self.cpus[cpu_id].scaled(self.costs.fio_complete * n);
-        let sys = self.cpus[cpu_id].scaled(sys);
-        let t = &mut self.threads[ti];
-        t.usr_ns += usr;
-        t.sys_ns += sys;
-        if n > 0 {
-            // fio's io_u_mark_complete: I/Os reaped per call, buckets
-            // 0, 4, 8, 16, 32, 64, >=64 (each covers up to its key).
-            t.res.iodepth_complete[batch_bucket(n)] += 1.0;
-        }
+        let cpu = &mut self.cpus[t.cpu as usize];
+        let end = cpu.run(now, self.costs.fio_complete * n, sys);
+        t.usr_ns += cpu.scaled(self.costs.fio_complete * n);
+        t.sys_ns += cpu.scaled(sys);
         for _ in 0..n {
-            let Some(key) = t.done.pop_front() else {
+            let Some(key) = t.fio.done.pop_front() else {
                 break;
             };
             let rq = self.rqs.remove(key);
             self.completed_ios += 1;
             self.breakdown.ios += 1;
-            if now < t.stats_start {
-                continue;
-            }
-            let d = &mut t.res.dirs[rq.unit.ddir.index()];
-            d.io_bytes += u64::from(rq.unit.len);
-            d.total_ios += 1;
-            if !t.sync && t.engine != IoEngine::Null {
-                d.slat.record(rq.issue - rq.start);
-            }
-            d.clat.record(now - rq.issue);
-            d.lat.record(now - rq.start);
-            if t.lat_log {
-                t.res.lat_log.push(LatSample {
-                    time_ms: (now - t.start) / 1_000_000,
-                    lat_ns: now - rq.start,
-                    clat_ns: now - rq.issue,
-                    slat_ns: (!t.sync && t.engine != IoEngine::Null).then_some(rq.issue - rq.start),
-                    ddir: rq.unit.ddir as u8,
-                    bs: rq.unit.len,
-                    offset: rq.unit.offset - t.file_start,
-                });
-            }
-            // fio's io_u_mark_latency buckets, fed from the clat.
-            t.res
-                .io_u_lat
-                .get_or_insert_with(Default::default)
-                .record(now - rq.issue);
+            t.fio.record_io(now, rq.unit, rq.start, rq.issue);
         }
-        sample_bw(t, now);
+        t.fio.sample_bw(now);
         end
     }
 
     fn finish(&mut self, tid: u32, now: Ns) {
         let t = &mut self.threads[tid as usize];
         t.state = State::Done;
-        t.end = now;
+        t.fio.end = now;
         self.threads_done += 1;
         let cpu = t.cpu;
         self.cpus[cpu as usize].runnable -= 1;
@@ -1584,13 +1257,13 @@ impl Machine {
         let wave_done = self
             .threads
             .iter()
-            .all(|t| t.wave != wave || t.state == State::Done);
+            .all(|t| t.fio.wave != wave || t.state == State::Done);
         if wave_done {
             if let Some(next) = self
                 .threads
                 .iter()
-                .filter(|t| t.wave > wave)
-                .map(|t| t.wave)
+                .filter(|t| t.fio.wave > wave)
+                .map(|t| t.fio.wave)
                 .min()
             {
                 self.start_wave(next, now);
@@ -1601,7 +1274,7 @@ impl Machine {
     /// Results per job clone, the disk's statistics, and the model's
     /// counters.
     pub fn results(mut self) -> (Vec<JobResult>, DiskUtil, serde_json::Value, Ns) {
-        let end = self.threads.iter().map(|t| t.end).max().unwrap_or(0);
+        let end = self.threads.iter().map(|t| t.fio.end).max().unwrap_or(0);
         // (Readahead still in flight when the last job ended completes
         // after it.)
         self.disk_account(end.max(self.disk_last_change), 0);
@@ -1609,33 +1282,11 @@ impl Machine {
         let mut jobs = Vec::with_capacity(self.threads.len());
         let mut lateness = Vec::new();
         for t in self.threads {
-            let mut res = t.res;
-            let runtime = t.end.saturating_sub(t.stats_start);
-            for d in Ddir::ALL {
-                let dr: &mut DirResult = &mut res.dirs[d.index()];
-                if dr.total_ios > 0 {
-                    dr.runtime = runtime;
-                }
-            }
-            res.job_runtime = runtime;
-            if runtime > 0 {
-                res.usr_cpu = t.usr_ns as f64 * 100.0 / runtime as f64;
-                res.sys_cpu = t.sys_ns as f64 * 100.0 / runtime as f64;
-            }
-            res.ctx = t.ctx;
-            for dist in [
-                &mut res.iodepth_level,
-                &mut res.iodepth_submit,
-                &mut res.iodepth_complete,
-            ] {
-                let total: f64 = dist.iter().sum();
-                if total > 0.0 {
-                    dist.iter_mut().for_each(|x| *x /= total);
-                }
-            }
+            let (spec, clone) = (t.fio.spec, t.fio.clone);
+            let (res, late) = t.fio.into_result(t.usr_ns, t.sys_ns, t.ctx);
             lateness.push(serde_json::json!({
-                "job": res.name, "clone": t.clone, "spec": t.plan_spec,
-                "rate_lateness_mean_ns": if t.rate_late_n > 0 { (t.rate_late_ns / u128::from(t.rate_late_n)) as u64 } else { 0 },
+                "job": res.name, "clone": clone, "spec": spec,
+                "rate_lateness_mean_ns": late,
             }));
             jobs.push(res);
         }
@@ -1730,122 +1381,5 @@ impl RunQueues for RunQueueView<'_> {
     fn nr_running(&self, cpu: u32) -> u32 {
         let c = &self.cpus[cpu as usize];
         c.runnable.max(u32::from(c.busy_until > self.at))
-    }
-}
-
-fn bs_range(bs: &crate::workload::fio::BlockSize) -> (u64, u64) {
-    use crate::workload::fio::BlockSize;
-    match bs {
-        BlockSize::Fixed(b) => (*b, *b),
-        BlockSize::Range { min, max } => (*min, *max),
-        BlockSize::Split(parts) => (
-            parts.iter().map(|p| p.0).min().unwrap_or(0),
-            parts.iter().map(|p| p.0).max().unwrap_or(0),
-        ),
-    }
-}
-
-/// fio's io_u_mark_depth: the depth at each submission, in buckets 1, 2,
-/// 4, 8, 16, 32, >=64.
-fn note_depth(res: &mut JobResult, depth: u32) {
-    let bucket = match depth {
-        0 | 1 => 0,
-        2..=3 => 1,
-        4..=7 => 2,
-        8..=15 => 3,
-        16..=31 => 4,
-        32..=63 => 5,
-        _ => 6,
-    };
-    res.iodepth_level[bucket] += 1.0;
-}
-
-/// fio's submit/complete batch buckets: 0, 1-4, 5-8, 9-16, 17-32, 33-64,
-/// more.
-fn batch_bucket(n: u64) -> usize {
-    match n {
-        0 => 0,
-        1..=4 => 1,
-        5..=8 => 2,
-        9..=16 => 3,
-        17..=32 => 4,
-        33..=64 => 5,
-        _ => 6,
-    }
-}
-
-/// The source's next I/O, after telling it how far each direction is from
-/// its rate limit (a mixed fio job picks its direction with that).
-fn next_io_rated(t: &mut Thread, now: Ns) -> Option<IoUnit> {
-    if t.rate_bps[0] > 0 || t.rate_bps[1] > 0 {
-        let since_start = now.saturating_sub(t.start);
-        let view = std::array::from_fn(|d| {
-            (t.rate_bps[d] > 0).then(|| t.rate_next[d].saturating_sub(since_start))
-        });
-        t.source.rate_view(view);
-    }
-    t.source.next_io()
-}
-
-/// When the I/O may be issued under the job's rate limits, as ns since the
-/// job started (fio's rate_next_io_time), advancing the schedule.
-fn rate_due(t: &mut Thread, unit: IoUnit) -> Option<Ns> {
-    let d = unit.ddir.index();
-    let bps = t.rate_bps[d];
-    if bps == 0 {
-        return None;
-    }
-    let due = t.rate_next[d];
-    // io_u.c usec_for_io: the bytes issued so far at rate_bps; poisson
-    // draws one gap per I/O at the rate's IOPS (bps / min_bs).
-    let spacing = if t.rate_poisson {
-        let iops = (bps / t.res.bs_range[d].0.max(1)).max(1);
-        1e9 / iops as f64
-    } else {
-        u64::from(unit.len) as f64 * 1e9 / bps as f64
-    };
-    let step = if t.rate_poisson {
-        // rate_process=poisson: exponential gaps with the same mean
-        // (io_u.c: -log(1 - random) * mean).
-        t.rate_rng.exponential(spacing)
-    } else {
-        spacing
-    };
-    t.rate_next[d] = due + step.round() as Ns;
-    Some(due)
-}
-
-/// fio's add_bw_samples/add_iops_samples: a sample every 500 ms of the
-/// bytes and I/Os since the previous one, over the time actually elapsed.
-fn sample_bw(t: &mut Thread, now: Ns) {
-    // stat.c add_bw_samples / add_iops_samples: each on its own window
-    // (bw_avg_time, iops_avg_time), a sample per direction that moved.
-    if now >= t.last_bw_sample + t.bw_interval {
-        let spent_ms = (now - t.last_bw_sample) / NS_PER_MS;
-        for d in Ddir::ALL {
-            let i = d.index();
-            let dr = &mut t.res.dirs[i];
-            if dr.total_ios == 0 && t.sample_bytes[i] == 0 {
-                continue;
-            }
-            dr.bw_samples
-                .push((dr.io_bytes - t.sample_bytes[i]) * 1000 / spent_ms / 1024);
-            t.sample_bytes[i] = dr.io_bytes;
-        }
-        t.last_bw_sample = now;
-    }
-    if now >= t.last_iops_sample + t.iops_interval {
-        let spent_ms = (now - t.last_iops_sample) / NS_PER_MS;
-        for d in Ddir::ALL {
-            let i = d.index();
-            let dr = &mut t.res.dirs[i];
-            if dr.total_ios == 0 && t.sample_ios[i] == 0 {
-                continue;
-            }
-            dr.iops_samples
-                .push((dr.total_ios - t.sample_ios[i]) * 1000 / spent_ms);
-            t.sample_ios[i] = dr.total_ios;
-        }
-        t.last_iops_sample = now;
     }
 }

@@ -5,10 +5,12 @@ pub mod job;
 pub mod options;
 mod parse;
 pub mod stream;
+pub mod thread;
 
 pub use job::*;
 pub use parse::{fio_resolved_number, parse_job_file, parse_job_str, ParseContext};
 pub use stream::IoStream;
+pub use thread::{FioThread, Step, ThreadPlan};
 
 impl crate::workload::IoSource for IoStream {
     fn next_io(&mut self) -> Option<crate::workload::IoUnit> {

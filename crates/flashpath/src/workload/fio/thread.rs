@@ -1,0 +1,666 @@
+//! One fio job thread (a clone of a job section) as fio's backend loop
+//! runs it (backend.c `thread_main` -> `do_io`): what to do next (submit
+//! an I/O, sync, think, sleep for a rate limit or a replay's timing, reap,
+//! wait), and what fio records about it (latencies, depth and batch
+//! buckets, bandwidth and IOPS samples, logs).
+//!
+//! The thread only decides and records; the machine carries each [`Step`]
+//! out on the host (CPU costs on the thread's core, the system call, the
+//! block layer) and reports back what happened (`queued`,
+//! `completed_inline`, `io_completed`, `record_io`).
+
+use crate::mm::thp::{io_buffer_contiguous_bytes, ThpMode};
+use crate::report::{JobResult, LatSample};
+use crate::sim::rng::RngStream;
+use crate::sim::{Ns, NS_PER_MS};
+use crate::workload::fio::{BlockSize, IoEngine, JobSpec, RateProcess};
+use crate::workload::{Ddir, IoSource, IoUnit, Pace};
+use std::collections::VecDeque;
+
+/// fio's bwavgtime and iopsavgtime default: one sample per 500 ms.
+const SAMPLE_INTERVAL: Ns = 500 * NS_PER_MS;
+
+/// Completion slots allocated before a run; more grow as I/O is in flight.
+pub const PREALLOC_DEPTH: u32 = 4096;
+
+/// Everything about a job clone that the loop needs, resolved once.
+pub struct ThreadPlan {
+    pub spec_index: u32,
+    pub clone: u32,
+    pub cpu: u32,
+    /// The CPUs the thread may run on (`cpus_allowed`); empty means all.
+    pub allowed: Vec<u32>,
+    /// Threads of a later wave start when every earlier one is done
+    /// (stonewall).
+    pub wave: u32,
+    pub groupid: u32,
+    pub source: Box<dyn IoSource>,
+    /// Where the job's file starts on the device (its logs give offsets in
+    /// the file).
+    pub file_start: u64,
+}
+
+/// What fio's loop does next, asked at a time `now` (`FioThread::next`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Issue this I/O now (fio's `td_io_queue`); fio has stamped its issue
+    /// and logged it.
+    Submit(IoUnit),
+    /// fsync=N: the next io_u is a sync, run alone with nothing in flight.
+    Sync,
+    /// thinktime: spin `spin` on the core, then sleep `sleep` more
+    /// (backend.c `handle_thinktime`).
+    Think { spin: Ns, sleep: Ns },
+    /// Sleep until `at` (a replay's timing or a rate limit), without
+    /// reaping.
+    SleepUntil(Ns),
+    /// Stop submitting: completions are ready, getevents returns at once.
+    Reap,
+    /// Stop submitting: wait for the I/O in flight.
+    Wait,
+    /// Nothing left to issue and nothing in flight: the job ends, after a
+    /// final fsync when `end_fsync` asks one now.
+    Done { end_fsync: bool },
+}
+
+/// One fio job clone's loop state and results.
+pub struct FioThread {
+    /// The job section and the clone.
+    pub spec: u32,
+    pub clone: u32,
+    /// Its stonewall wave and start delay.
+    pub wave: u32,
+    pub startdelay: Ns,
+    source: Box<dyn IoSource>,
+    pub engine: IoEngine,
+    /// A synchronous engine: one I/O per call, the call returns with it.
+    pub sync: bool,
+    /// iodepth (1 for a synchronous engine).
+    pub depth: u32,
+    complete_min: u32,
+    /// iodepth_batch_complete_max: events one getevents call returns at
+    /// most (fio's fixup_options raises an unset max to the min, so 1).
+    complete_max: u32,
+    /// Its I/Os complete by polling (hipri on a queue and driver that poll).
+    pub polled: bool,
+    /// Physically contiguous bytes behind its I/O buffers (mm/thp.rs): a
+    /// request maps one DMA segment per such extent.
+    pub buf_contiguous: u64,
+    runtime: Option<Ns>,
+    ramp: Ns,
+    thinktime: Ns,
+    thinktime_spin: Ns,
+    thinktime_blocks: u32,
+    /// fio's rate_bps per direction: `rate`, else `rate_iops` times the
+    /// direction's smallest block size (init.c __setup_rate), so an IOPS
+    /// cap with mixed block sizes is a byte cap.
+    rate_bps: [u64; 3],
+    rate_poisson: bool,
+    rate_rng: RngStream,
+    /// fio's rate_next_io_time per direction (ns since the job started).
+    rate_next: [Ns; 3],
+    rate_late_ns: u128,
+    rate_late_n: u64,
+
+    /// When it started, when its statistics start (after ramp_time), when
+    /// it ended.
+    pub start: Ns,
+    pub stats_start: Ns,
+    pub end: Ns,
+    /// I/Os submitted and not yet completed by the device.
+    pub inflight: u32,
+    /// Completed I/Os (request keys) not yet reaped, in completion order.
+    pub done: VecDeque<u32>,
+    /// The next I/O, held back by a rate limit, with its due time.
+    pending: Option<(IoUnit, Option<Ns>)>,
+    /// A paced source's (log replay's) time for the pending I/O.
+    paced_at: Option<Ns>,
+    /// When the thread last issued an I/O (fio's td->last_issue).
+    last_issue: Ns,
+    file_start: u64,
+    /// write_lat_log / write_iolog asked: record per-I/O samples.
+    lat_log: bool,
+    io_log: bool,
+    exhausted: bool,
+    ios_since_think: u32,
+    think_due: bool,
+
+    res: JobResult,
+    /// fio's bw_avg_time and iops_avg_time (500 ms, or log_avg_msec for
+    /// a job that writes that averaged log), and where each window began.
+    bw_interval: Ns,
+    iops_interval: Ns,
+    last_bw_sample: Ns,
+    last_iops_sample: Ns,
+    sample_bytes: [u64; 3],
+    sample_ios: [u64; 3],
+
+    /// direct=0: reads and writes go through the page cache.
+    pub buffered: bool,
+    /// fio's invalidate=1: drop the disk's clean cached pages at open.
+    pub invalidate: bool,
+    /// end_fsync / fsync_on_close: fsync before the job ends; done once.
+    end_fsync: bool,
+    fsync_done: bool,
+    /// fsync=N: writes since the last sync, a sync due next, and when the
+    /// sync in progress started.
+    fsync_blocks: u32,
+    writes_since_sync: u32,
+    sync_due: bool,
+    sync_started: Option<Ns>,
+}
+
+impl FioThread {
+    /// The clone `plan` of job `spec`; `polled` says whether its I/Os
+    /// complete by polling, `thp` how contiguous its buffers are.
+    pub fn new(
+        spec: &JobSpec,
+        plan: ThreadPlan,
+        polled: bool,
+        thp: ThpMode,
+        seed: u64,
+    ) -> FioThread {
+        let sync = spec.ioengine.is_sync();
+        let depth = if sync { 1 } else { spec.iodepth.max(1) };
+        let mut res = JobResult {
+            name: spec.name.clone(),
+            description: spec.description.clone(),
+            groupid: plan.groupid,
+            section_index: plan.spec_index,
+            clone_index: plan.clone,
+            group_reporting: spec.group_reporting,
+            own_options: spec.own_options.clone(),
+            rw: spec.rw.fio_name().to_string(),
+            ioengine: spec.ioengine.fio_name().to_string(),
+            iodepth: spec.iodepth,
+            ..JobResult::default()
+        };
+        for d in Ddir::ALL {
+            res.bs_range[d.index()] = bs_range(&spec.bs[d.index()]);
+        }
+        let max_bs = Ddir::ALL
+            .iter()
+            .map(|d| res.bs_range[d.index()].1)
+            .max()
+            .unwrap_or(0);
+        FioThread {
+            spec: plan.spec_index,
+            clone: plan.clone,
+            wave: plan.wave,
+            startdelay: spec.startdelay,
+            source: plan.source,
+            engine: spec.ioengine,
+            sync,
+            depth,
+            complete_min: spec.iodepth_batch_complete_min.max(1),
+            complete_max: spec
+                .iodepth_batch_complete_max
+                .max(spec.iodepth_batch_complete_min)
+                .max(1),
+            polled,
+            // fio's buffer holds iodepth of the largest block (backend.c
+            // init_io_u); saturated, a size past u64 is as large as any.
+            buf_contiguous: io_buffer_contiguous_bytes(
+                spec.io_mem,
+                thp,
+                max_bs.saturating_mul(u64::from(spec.iodepth.max(1))),
+            ),
+            runtime: spec.runtime.filter(|r| *r > 0),
+            ramp: spec.ramp_time,
+            thinktime: spec.thinktime,
+            thinktime_spin: spec.thinktime_spin.min(spec.thinktime),
+            thinktime_blocks: spec.thinktime_blocks.max(1),
+            rate_bps: std::array::from_fn(|d| {
+                if spec.rate[d] > 0 {
+                    spec.rate[d]
+                } else {
+                    spec.rate_iops[d] * res.bs_range[d].0.max(1)
+                }
+            }),
+            rate_poisson: spec.rate_process == RateProcess::Poisson,
+            rate_rng: RngStream::new(seed, &format!("job{}.{}.rate", plan.spec_index, plan.clone)),
+            rate_next: [0; 3],
+            rate_late_ns: 0,
+            rate_late_n: 0,
+            start: 0,
+            stats_start: 0,
+            end: 0,
+            inflight: 0,
+            // Capacities grow with use: an iodepth far above what a job
+            // can keep in flight must not be allocated up front.
+            done: VecDeque::with_capacity(depth.min(PREALLOC_DEPTH) as usize),
+            pending: None,
+            paced_at: None,
+            last_issue: 0,
+            file_start: plan.file_start,
+            lat_log: spec.logs_per_io(),
+            io_log: spec.write_iolog.is_some(),
+            exhausted: false,
+            ios_since_think: 0,
+            think_due: false,
+            res,
+            bw_interval: match (&spec.write_bw_log, spec.log_avg_msec) {
+                (Some(_), avg) if avg > 0 => avg * NS_PER_MS,
+                _ => SAMPLE_INTERVAL,
+            },
+            iops_interval: match (&spec.write_iops_log, spec.log_avg_msec) {
+                (Some(_), avg) if avg > 0 => avg * NS_PER_MS,
+                _ => SAMPLE_INTERVAL,
+            },
+            last_bw_sample: 0,
+            last_iops_sample: 0,
+            sample_bytes: [0; 3],
+            sample_ios: [0; 3],
+            buffered: !spec.direct && spec.ioengine != IoEngine::Null,
+            invalidate: spec.invalidate,
+            end_fsync: spec.end_fsync,
+            fsync_done: false,
+            fsync_blocks: spec.fsync_blocks,
+            writes_since_sync: 0,
+            sync_due: false,
+            sync_started: None,
+        }
+    }
+
+    /// The thread starts at `now`: its statistics start after ramp_time.
+    pub fn start(&mut self, now: Ns) {
+        self.start = now;
+        self.stats_start = now + self.ramp;
+        self.last_bw_sample = self.stats_start;
+        self.last_iops_sample = self.stats_start;
+    }
+
+    /// fio's loop from `now`: the next thing to do. Every I/O it hands out
+    /// (`Step::Submit`) is stamped as issued now.
+    pub fn next(&mut self, now: Ns) -> Step {
+        if let Some(rt) = self.runtime {
+            if now >= self.stats_start + rt {
+                self.exhausted = true;
+            }
+        }
+        if self.exhausted {
+            return self.stop();
+        }
+        // thinktime after every thinktime_blocks I/Os: fio quiesces (waits
+        // for all in-flight I/O), spins thinktime_spin, then sleeps the
+        // rest (backend.c: handle_thinktime).
+        if self.think_due {
+            if self.inflight > 0 {
+                return self.stop();
+            }
+            self.think_due = false;
+            return Step::Think {
+                spin: self.thinktime_spin,
+                sleep: self.thinktime - self.thinktime_spin,
+            };
+        }
+        // fio's queue_full: cur_depth counts I/Os until fio reaps them,
+        // not until the device completes them.
+        if self.inflight + self.done.len() as u32 >= self.depth {
+            return self.stop();
+        }
+        let (unit, due) = match self.pending.take() {
+            Some(held) => held,
+            None => match self.next_io_rated(now) {
+                Some(u) => {
+                    self.paced_at = match self.source.pace() {
+                        Pace::None => None,
+                        Pace::AfterLastIssue(d) => Some(self.last_issue.max(self.start) + d),
+                        Pace::SinceStart(d) => Some(self.start + d),
+                    };
+                    (u, self.rate_due(u))
+                }
+                None => {
+                    self.exhausted = true;
+                    return self.stop();
+                }
+            },
+        };
+        // fsync=N: after every N writes the next io_u fio fills is a sync
+        // (io_u.c fill_io_u), so none follows the job's last write; its
+        // engines run it alone, after what is in flight (libaio's queue
+        // returns busy until then).
+        if self.sync_due {
+            self.pending = Some((unit, due));
+            if self.inflight > 0 {
+                return self.stop();
+            }
+            self.sync_due = false;
+            return Step::Sync;
+        }
+        // A log replay sleeps until the I/O's time inside get_io_u, leaving
+        // what is in flight unreaped (iolog.c: iolog_delay).
+        if let Some(at) = self.paced_at {
+            if at > now {
+                self.pending = Some((unit, due));
+                return Step::SleepUntil(at);
+            }
+            self.paced_at = None;
+        }
+        // Rate limits (io_u.c: rate_ddir): ahead of schedule, fio first
+        // quiesces (inline submit mode) and then sleeps until the I/O's
+        // time.
+        if let Some(due) = due {
+            let due_abs = self.start + due;
+            if due_abs > now {
+                self.pending = Some((unit, Some(due)));
+                if self.inflight > 0 {
+                    return self.stop();
+                }
+                // rate_ddir sleeps no longer than the runtime left and then
+                // ends the job.
+                let wake = match self.runtime {
+                    Some(rt) => due_abs.min(self.stats_start + rt),
+                    None => due_abs,
+                };
+                return Step::SleepUntil(wake);
+            }
+            self.rate_late_ns += u128::from(now - due_abs);
+            self.rate_late_n += 1;
+        }
+        self.last_issue = now;
+        if self.io_log {
+            // fio's log_io_u: us since the log started, file offset.
+            let at_us = now.saturating_sub(self.start) / 1_000;
+            let in_file = IoUnit {
+                offset: unit.offset - self.file_start,
+                ..unit
+            };
+            self.res.io_log.push((at_us, in_file));
+        }
+        Step::Submit(unit)
+    }
+
+    /// The loop stops submitting (the queue is full, a quiesce, the end, or
+    /// after a synchronous call): reap what is ready, wait for what is in
+    /// flight, or end.
+    pub fn stop(&mut self) -> Step {
+        if !self.done.is_empty() {
+            Step::Reap
+        } else if self.inflight > 0 {
+            Step::Wait
+        } else {
+            let end_fsync = self.buffered && self.end_fsync && !self.fsync_done;
+            self.fsync_done |= end_fsync;
+            Step::Done { end_fsync }
+        }
+    }
+
+    /// The source's next I/O, after telling it how far each direction is
+    /// from its rate limit (a mixed fio job picks its direction with that).
+    fn next_io_rated(&mut self, now: Ns) -> Option<IoUnit> {
+        if self.rate_bps[0] > 0 || self.rate_bps[1] > 0 {
+            let since_start = now.saturating_sub(self.start);
+            let view = std::array::from_fn(|d| {
+                (self.rate_bps[d] > 0).then(|| self.rate_next[d].saturating_sub(since_start))
+            });
+            self.source.rate_view(view);
+        }
+        self.source.next_io()
+    }
+
+    /// When the I/O may be issued under the job's rate limits, as ns since
+    /// the job started (fio's rate_next_io_time), advancing the schedule.
+    fn rate_due(&mut self, unit: IoUnit) -> Option<Ns> {
+        let d = unit.ddir.index();
+        let bps = self.rate_bps[d];
+        if bps == 0 {
+            return None;
+        }
+        let due = self.rate_next[d];
+        // io_u.c usec_for_io: the bytes issued so far at rate_bps; poisson
+        // draws one gap per I/O at the rate's IOPS (bps / min_bs).
+        let spacing = if self.rate_poisson {
+            let iops = (bps / self.res.bs_range[d].0.max(1)).max(1);
+            1e9 / iops as f64
+        } else {
+            u64::from(unit.len) as f64 * 1e9 / bps as f64
+        };
+        let step = if self.rate_poisson {
+            // rate_process=poisson: exponential gaps with the same mean
+            // (io_u.c: -log(1 - random) * mean).
+            self.rate_rng.exponential(spacing)
+        } else {
+            spacing
+        };
+        self.rate_next[d] = due + step.round() as Ns;
+        Some(due)
+    }
+
+    /// An I/O went into the kernel and is in flight: fio's io_u_mark_depth
+    /// and, one I/O per submit call (iodepth_batch_submit=1 default),
+    /// io_u_mark_submit (bucket "4" covers 1 to 4).
+    pub fn queued(&mut self) {
+        self.inflight += 1;
+        note_depth(&mut self.res, self.inflight + self.done.len() as u32);
+        self.res.iodepth_submit[batch_bucket(1)] += 1.0;
+    }
+
+    /// One more I/O towards thinktime_blocks: thinktime is due after the
+    /// block's last.
+    pub fn count_think(&mut self) {
+        self.ios_since_think += 1;
+        if self.thinktime > 0 && self.ios_since_think >= self.thinktime_blocks {
+            self.ios_since_think = 0;
+            self.think_due = true;
+        }
+    }
+
+    /// fio's null engine completed request `key` in user space: ready to
+    /// reap, never in flight (counting it in flight too left the job
+    /// waiting for a completion that never came, after iodepth I/Os).
+    pub fn completed_inline(&mut self, key: u32) {
+        self.done.push_back(key);
+        note_depth(&mut self.res, self.inflight + self.done.len() as u32);
+        self.ios_since_think += 1;
+    }
+
+    /// Request `key` completed: ready for the next getevents.
+    pub fn io_completed(&mut self, key: u32) {
+        self.inflight -= 1;
+        self.done.push_back(key);
+    }
+
+    /// A sleeping getevents returns: enough completions are ready
+    /// (iodepth_batch_complete_min, one for a synchronous call), or
+    /// everything is in (a quiesce before thinktime or a rate-limit sleep).
+    pub fn enough_to_wake(&self) -> bool {
+        let need = if self.sync {
+            1
+        } else {
+            self.complete_min
+                .min(self.inflight + self.done.len() as u32)
+        };
+        self.done.len() as u32 >= need || self.inflight == 0
+    }
+
+    /// How many completions one getevents call reaps now, counted in fio's
+    /// io_u_mark_complete buckets: at most complete_max; fio's null engine
+    /// hands back everything it queued.
+    pub fn reap_batch(&mut self) -> u64 {
+        let n = if self.engine == IoEngine::Null {
+            self.done.len()
+        } else {
+            self.done.len().min(self.complete_max as usize)
+        } as u64;
+        if n > 0 {
+            // I/Os reaped per call, buckets 0, 4, 8, 16, 32, 64, >=64 (each
+            // covers up to its key).
+            self.res.iodepth_complete[batch_bucket(n)] += 1.0;
+        }
+        n
+    }
+
+    /// fio reaps at `now` an I/O of `unit` it started at `start` and
+    /// issued at `issue`: after ramp_time its slat, clat and lat, bytes,
+    /// latency buckets and per-I/O log sample.
+    pub fn record_io(&mut self, now: Ns, unit: IoUnit, start: Ns, issue: Ns) {
+        if now < self.stats_start {
+            return;
+        }
+        let d = &mut self.res.dirs[unit.ddir.index()];
+        d.io_bytes += u64::from(unit.len);
+        d.total_ios += 1;
+        let has_slat = !self.sync && self.engine != IoEngine::Null;
+        if has_slat {
+            d.slat.record(issue - start);
+        }
+        d.clat.record(now - issue);
+        d.lat.record(now - start);
+        if self.lat_log {
+            self.res.lat_log.push(LatSample {
+                time_ms: (now - self.start) / 1_000_000,
+                lat_ns: now - start,
+                clat_ns: now - issue,
+                slat_ns: has_slat.then_some(issue - start),
+                ddir: unit.ddir as u8,
+                bs: unit.len,
+                offset: unit.offset - self.file_start,
+            });
+        }
+        // fio's io_u_mark_latency buckets, fed from the clat.
+        self.res
+            .io_u_lat
+            .get_or_insert_with(Default::default)
+            .record(now - issue);
+    }
+
+    /// fio's add_bw_samples/add_iops_samples: a sample every 500 ms of the
+    /// bytes and I/Os since the previous one, over the time actually
+    /// elapsed.
+    pub fn sample_bw(&mut self, now: Ns) {
+        // stat.c add_bw_samples / add_iops_samples: each on its own window
+        // (bw_avg_time, iops_avg_time), a sample per direction that moved.
+        if now >= self.last_bw_sample + self.bw_interval {
+            let spent_ms = (now - self.last_bw_sample) / NS_PER_MS;
+            for d in Ddir::ALL {
+                let i = d.index();
+                let dr = &mut self.res.dirs[i];
+                if dr.total_ios == 0 && self.sample_bytes[i] == 0 {
+                    continue;
+                }
+                dr.bw_samples
+                    .push((dr.io_bytes - self.sample_bytes[i]) * 1000 / spent_ms / 1024);
+                self.sample_bytes[i] = dr.io_bytes;
+            }
+            self.last_bw_sample = now;
+        }
+        if now >= self.last_iops_sample + self.iops_interval {
+            let spent_ms = (now - self.last_iops_sample) / NS_PER_MS;
+            for d in Ddir::ALL {
+                let i = d.index();
+                let dr = &mut self.res.dirs[i];
+                if dr.total_ios == 0 && self.sample_ios[i] == 0 {
+                    continue;
+                }
+                dr.iops_samples
+                    .push((dr.total_ios - self.sample_ios[i]) * 1000 / spent_ms);
+                self.sample_ios[i] = dr.total_ios;
+            }
+            self.last_iops_sample = now;
+        }
+    }
+
+    /// A buffered write returned: fsync=N counts it, and after the N-th
+    /// the next io_u is a sync.
+    pub fn write_done(&mut self) {
+        if self.fsync_blocks > 0 {
+            self.writes_since_sync += 1;
+            if self.writes_since_sync == self.fsync_blocks {
+                self.writes_since_sync = 0;
+                self.sync_due = true;
+            }
+        }
+    }
+
+    /// The fsync=N sync enters the kernel at `now`.
+    pub fn sync_started(&mut self, now: Ns) {
+        self.sync_started = Some(now);
+    }
+
+    /// Back at `now` from the sync in progress, if any: its latency into
+    /// fio's sync_stat (after ramp_time).
+    pub fn sync_returned(&mut self, now: Ns) {
+        if let Some(start) = self.sync_started.take() {
+            if start >= self.stats_start {
+                self.res.sync_lat.record(now - start);
+            }
+        }
+    }
+
+    /// The job's result, with the CPU time and context switches its task
+    /// used (fio's getrusage), and the mean lateness of its rate-limited
+    /// I/Os (for flashpath's own section).
+    pub fn into_result(self, usr_ns: Ns, sys_ns: Ns, ctx: u64) -> (JobResult, u64) {
+        let mut res = self.res;
+        let runtime = self.end.saturating_sub(self.stats_start);
+        for d in Ddir::ALL {
+            let dr = &mut res.dirs[d.index()];
+            if dr.total_ios > 0 {
+                dr.runtime = runtime;
+            }
+        }
+        res.job_runtime = runtime;
+        if runtime > 0 {
+            res.usr_cpu = usr_ns as f64 * 100.0 / runtime as f64;
+            res.sys_cpu = sys_ns as f64 * 100.0 / runtime as f64;
+        }
+        res.ctx = ctx;
+        for dist in [
+            &mut res.iodepth_level,
+            &mut res.iodepth_submit,
+            &mut res.iodepth_complete,
+        ] {
+            let total: f64 = dist.iter().sum();
+            if total > 0.0 {
+                dist.iter_mut().for_each(|x| *x /= total);
+            }
+        }
+        let lateness = if self.rate_late_n > 0 {
+            (self.rate_late_ns / u128::from(self.rate_late_n)) as u64
+        } else {
+            0
+        };
+        (res, lateness)
+    }
+}
+
+fn bs_range(bs: &BlockSize) -> (u64, u64) {
+    match bs {
+        BlockSize::Fixed(b) => (*b, *b),
+        BlockSize::Range { min, max } => (*min, *max),
+        BlockSize::Split(parts) => (
+            parts.iter().map(|p| p.0).min().unwrap_or(0),
+            parts.iter().map(|p| p.0).max().unwrap_or(0),
+        ),
+    }
+}
+
+/// fio's io_u_mark_depth: the depth at each submission, in buckets 1, 2,
+/// 4, 8, 16, 32, >=64.
+fn note_depth(res: &mut JobResult, depth: u32) {
+    let bucket = match depth {
+        0 | 1 => 0,
+        2..=3 => 1,
+        4..=7 => 2,
+        8..=15 => 3,
+        16..=31 => 4,
+        32..=63 => 5,
+        _ => 6,
+    };
+    res.iodepth_level[bucket] += 1.0;
+}
+
+/// fio's submit/complete batch buckets: 0, 1-4, 5-8, 9-16, 17-32, 33-64,
+/// more.
+fn batch_bucket(n: u64) -> usize {
+    match n {
+        0 => 0,
+        1..=4 => 1,
+        5..=8 => 2,
+        9..=16 => 3,
+        17..=32 => 4,
+        33..=64 => 5,
+        _ => 6,
+    }
+}

@@ -3,10 +3,289 @@
 //! before it reaches the driver, and waits on the hardware queue when none
 //! is free (blk_mq_get_tag sleeping on the tag wait queue). Queue settings
 //! are named as /sys/block/<dev>/queue names them.
+//!
+//! [`BlockLayer`] owns the request queue's state (tags, requests in
+//! flight, poll statistics, the disk's statistics, the dev_freq_timeout_ms
+//! request) and its flow, as block/blk-mq.c splits it:
+//! * [`submit`]: dispatch to a hardware queue, tag, DMA mapping in the
+//!   driver's queue_rq, the restart run that hands a freed tag on, issue to
+//!   the driver;
+//! * [`complete`]: a completion posted by the device: tag put, disk
+//!   accounting, and the interrupt, softirq or inline completion path;
+//! * [`poll`]: blk_poll and hybrid polling's sleep.
+//!
+//! Its methods work over a narrow [`BlkCtx`]: the host's cores and tasks,
+//! the event queue, the DMA path and the driver.
 
+pub mod complete;
+pub mod poll;
+pub mod submit;
+
+use crate::dma::bounce::SwiotlbPath;
+use crate::driver::{CompletionSignal, DeviceSignal, DiskInfo, Driver, DriverCpuCosts, DriverCtx};
+use crate::host::task::Host;
 use crate::profile::limits::{DELAY, QUEUE_DEPTH};
 use crate::profile::{range, Profile};
+use crate::report::DiskUtil;
+use crate::sim::queue::EventQueue;
+use crate::sim::slab::Slab;
+use crate::sim::Ns;
+use crate::workload::IoUnit;
 use std::collections::VecDeque;
+
+pub use crate::host::pm_qos::{DevFreqQos, QosAction};
+
+/// Which CPU takes a device's completion interrupt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IrqCpu {
+    /// The CPU that submitted the request (per-CPU completion queues with
+    /// matching MSI-X affinity, as NVMe sets up).
+    Submitter,
+    /// A fixed CPU (a single-vector controller).
+    Fixed(u32),
+}
+
+/// The block layer's own timed work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockEvent {
+    /// The submit path of request `rq` reached the hardware queue.
+    Dispatch(u32),
+    /// Request `rq`, mapped for DMA where it was dispatched, goes to the
+    /// driver (its `queue_rq` after `dma_map_sg`).
+    Issue(u32),
+    /// Seed 3's `dev_freq_work` (block.dev_freq_timeout_ms).
+    DevFreqWork,
+}
+
+/// Who a request is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RqKind {
+    /// A task's I/O: a fio direct I/O (or the system call of a buffered
+    /// one, which never reaches the device).
+    Fio,
+    /// Pages read into the page cache (readahead, read_pages).
+    CacheRead,
+    /// Dirty pages written back.
+    Writeback,
+}
+
+/// One request in flight. Its slab key is its identity everywhere (the
+/// driver's tag, the DMA mapping, the completion).
+pub struct Request {
+    pub kind: RqKind,
+    /// The submitting task (a fio thread), for a `RqKind::Fio` request.
+    pub thread: u32,
+    pub unit: IoUnit,
+    /// fio's start_time (get_io_u) and issue_time.
+    pub start: Ns,
+    pub issue: Ns,
+    /// When it entered the block layer.
+    pub blk_start: Ns,
+    pub hctx: u32,
+    /// REQ_POLLED: its submitter polls for the completion.
+    pub polled: bool,
+    /// The CPU that submitted it.
+    pub cpu: u32,
+    /// Physically contiguous bytes behind its buffer: one DMA segment per
+    /// such extent.
+    pub contiguous: u64,
+    /// Its buffer is mapped for DMA (swiotlb runs only).
+    pub mapped: bool,
+}
+
+impl Request {
+    /// A fio I/O of thread `thread` on `cpu`: fio's start and issue times,
+    /// and when it entered the block layer.
+    #[allow(clippy::too_many_arguments)]
+    pub fn fio(
+        thread: u32,
+        unit: IoUnit,
+        cpu: u32,
+        start: Ns,
+        issue: Ns,
+        blk_start: Ns,
+        polled: bool,
+        contiguous: u64,
+    ) -> Request {
+        Request {
+            kind: RqKind::Fio,
+            thread,
+            unit,
+            start,
+            issue,
+            blk_start,
+            hctx: 0,
+            polled,
+            cpu,
+            contiguous,
+            mapped: false,
+        }
+    }
+}
+
+/// Where one I/O's microseconds went, summed over the run.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Breakdown {
+    pub ios: u64,
+    /// fio user-space time, syscall and block/driver submit on the CPU.
+    pub submit_ns: u128,
+    /// Waiting for a hardware-queue tag.
+    pub tag_wait_ns: u128,
+    /// From reaching the driver to the device posting completion.
+    pub device_ns: u128,
+    /// Idle-state exit latency paid by the interrupt.
+    pub cstate_exit_ns: u128,
+    /// Interrupt entry, handler and block completion.
+    pub irq_ns: u128,
+    /// Wake-up, IPI and context switch back to the thread.
+    pub wakeup_ns: u128,
+    /// From the device's completion to the poller noticing it.
+    pub poll_ns: u128,
+    /// Syscall exit and fio's reap on the thread's CPU.
+    pub reap_ns: u128,
+}
+
+/// What the block layer works with: the host's cores and tasks, the event
+/// queue (its own events and the driver's), the DMA path, the driver, and
+/// the I/O time breakdown it adds to.
+pub struct BlkCtx<'a, E> {
+    pub host: &'a mut Host,
+    pub queue: &'a mut EventQueue<E>,
+    pub dma: Option<&'a mut SwiotlbPath>,
+    pub driver: &'a mut dyn Driver<E>,
+    pub breakdown: &'a mut Breakdown,
+}
+
+impl<E: From<BlockEvent> + From<DeviceSignal>> BlkCtx<'_, E> {
+    fn schedule(&mut self, at: Ns, ev: BlockEvent) {
+        self.queue.schedule(at, E::from(ev));
+    }
+
+    /// The driver's context for one call.
+    fn driver_call(&mut self) -> (&mut dyn Driver<E>, DriverCtx<'_, E>) {
+        (
+            &mut *self.driver,
+            DriverCtx {
+                queue: &mut *self.queue,
+                wrap: E::from,
+            },
+        )
+    }
+}
+
+/// The disk's statistics (/sys/block/<dev>/stat) as requests come and go.
+struct DiskStats {
+    util: DiskUtil,
+    inflight: u32,
+    last_change: Ns,
+}
+
+/// One request queue (a disk's) of the block layer.
+pub struct BlockLayer {
+    pub settings: QueueSettings,
+    tags: BlkMq,
+    /// Tags per hardware queue.
+    pub tag_depth: u32,
+    /// Requests in flight, keyed by their tag.
+    pub rqs: Slab<Request>,
+    /// When each request in flight reached the driver.
+    dev_start: Vec<Ns>,
+    poll_stats: PollStats,
+    disk: DiskStats,
+    /// The disk's MIN_FREQUENCY request kept by dev_freq_timeout_ms.
+    pub dev_freq_qos: DevFreqQos,
+    drv_costs: DriverCpuCosts,
+    signal: CompletionSignal,
+    irq_cpu: IrqCpu,
+    /// The driver's `polled_irq` and `irq_delay`.
+    polled_irq: bool,
+    irq_delay: Ns,
+    /// Requests mapped and dispatched by a restart run (`restart_dispatch`).
+    pub restarts: u64,
+    hybrid_sleeps: u64,
+    hybrid_sleep_ns: u128,
+}
+
+impl BlockLayer {
+    /// The queue of a disk the driver probed (`probed`), with room for
+    /// `max_inflight` requests.
+    pub fn new(
+        probed: &DiskInfo,
+        settings: QueueSettings,
+        irq_cpu: IrqCpu,
+        polled_irq: bool,
+        irq_delay: Ns,
+        max_inflight: usize,
+    ) -> BlockLayer {
+        let depth = probed.queue_depth.min(settings.nr_requests.max(1));
+        BlockLayer {
+            settings,
+            tags: BlkMq::new(probed.hw_queues, depth),
+            tag_depth: depth,
+            rqs: Slab::with_capacity(max_inflight),
+            dev_start: Vec::with_capacity(max_inflight),
+            poll_stats: PollStats::default(),
+            disk: DiskStats {
+                util: DiskUtil {
+                    name: probed.name.clone(),
+                    ..DiskUtil::default()
+                },
+                inflight: 0,
+                last_change: 0,
+            },
+            dev_freq_qos: DevFreqQos::new(settings.dev_freq_timeout),
+            drv_costs: probed.cpu_costs,
+            signal: probed.completion_signal,
+            irq_cpu,
+            polled_irq,
+            irq_delay,
+            restarts: 0,
+            hybrid_sleeps: 0,
+            hybrid_sleep_ns: 0,
+        }
+    }
+
+    /// The driver's CPU costs (its queue_rq is part of the submit path).
+    pub fn drv_costs(&self) -> DriverCpuCosts {
+        self.drv_costs
+    }
+
+    /// How completions reach the host.
+    pub fn signal(&self) -> CompletionSignal {
+        self.signal
+    }
+
+    /// The disk's statistics at the end of the run (`end`); requests still
+    /// in flight (readahead the last job did not wait for) count to then.
+    pub fn disk_util(&mut self, end: Ns) -> DiskUtil {
+        self.disk_account(end.max(self.disk.last_change), 0);
+        self.disk.util.total = end;
+        std::mem::take(&mut self.disk.util)
+    }
+
+    /// The `"block"` counters.
+    pub fn counters(&self) -> serde_json::Value {
+        serde_json::json!({
+            "tag_waits": self.tags.tag_waits, "io_poll": self.settings.io_poll,
+            "io_poll_delay": self.settings.io_poll_delay,
+            "hybrid_sleeps": self.hybrid_sleeps,
+            "hybrid_sleep_ns": self.hybrid_sleep_ns as u64,
+        })
+    }
+
+    /// The disk's busy time and queue occupancy up to `now`; `delta`
+    /// requests enter (1) or leave (-1) it.
+    fn disk_account(&mut self, now: Ns, delta: i32) {
+        let d = &mut self.disk;
+        let span = now - d.last_change;
+        if d.inflight > 0 {
+            d.util.busy += span;
+        }
+        d.util.in_queue += span * u64::from(d.inflight);
+        d.last_change = now;
+        d.inflight = (d.inflight as i32 + delta) as u32;
+    }
+}
 
 /// /sys/block/<dev>/queue settings that change the simulated path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -267,101 +546,5 @@ mod tests {
         assert!(b.get_tag(0, 14));
         assert!(b.get_tag(0, 15));
         assert!(!b.get_tag(0, 16));
-    }
-}
-
-/// The state of seed 3's per-queue frequency request (patch 2/3:
-/// `blk_mq_submit_bio` records `last_active`; `dev_freq_work` adds the
-/// MIN_FREQUENCY request at FREQ_QOS_MAX_DEFAULT_VALUE when idle, and
-/// removes it once `timeout` has passed without I/O, re-arming otherwise).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct DevFreqQos {
-    pub timeout: crate::sim::Ns,
-    /// PM_QOS_ACTIVE (false: idle) / FREQ_SET (true).
-    pub set: bool,
-    pub last_active: crate::sim::Ns,
-    /// When `dev_freq_work` is queued to run.
-    pub work_at: Option<crate::sim::Ns>,
-    pub adds: u64,
-    pub removes: u64,
-    /// (time, last_active) of every add and removal, for tests and plots.
-    pub added: Vec<(crate::sim::Ns, crate::sim::Ns)>,
-    pub removed: Vec<(crate::sim::Ns, crate::sim::Ns)>,
-}
-
-/// What `dev_freq_work` did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum QosAction {
-    Add,
-    Remove,
-    Rearm,
-}
-
-impl DevFreqQos {
-    /// A REQ_SYNC or READ bio is submitted at `now`: returns when the work
-    /// must run if it has to be queued now (state idle, not queued).
-    pub fn submit(&mut self, now: crate::sim::Ns) -> Option<crate::sim::Ns> {
-        if self.timeout == 0 {
-            return None;
-        }
-        self.last_active = now;
-        if !self.set && self.work_at.is_none() {
-            self.work_at = Some(now);
-            return Some(now);
-        }
-        None
-    }
-
-    /// `dev_freq_work` runs at `now`; on `Rearm` and `Add` it is queued
-    /// again at `work_at`.
-    pub fn work(&mut self, now: crate::sim::Ns) -> QosAction {
-        self.work_at = None;
-        if !self.set {
-            self.set = true;
-            self.adds += 1;
-            self.added.push((now, self.last_active));
-            self.work_at = Some(self.last_active + self.timeout);
-            return QosAction::Add;
-        }
-        let expiry = self.last_active + self.timeout;
-        if now >= expiry {
-            self.set = false;
-            self.removes += 1;
-            self.removed.push((now, self.last_active));
-            QosAction::Remove
-        } else {
-            self.work_at = Some(expiry);
-            QosAction::Rearm
-        }
-    }
-}
-
-#[cfg(test)]
-mod devfreq_qos_tests {
-    use super::*;
-
-    #[test]
-    fn request_added_at_once_and_dropped_exactly_timeout_after_last_io() {
-        let ms = 1_000_000;
-        let mut q = DevFreqQos {
-            timeout: 30 * ms,
-            ..DevFreqQos::default()
-        };
-        assert_eq!(q.submit(5 * ms), Some(5 * ms));
-        assert_eq!(q.work(5 * ms), QosAction::Add);
-        assert_eq!(q.work_at, Some(35 * ms));
-        // More I/O every 6.25 ms: no new work while the request is set.
-        let mut t = 5 * ms;
-        for _ in 0..10 {
-            t += 6_250_000;
-            assert_eq!(q.submit(t), None);
-        }
-        assert_eq!(q.work(35 * ms), QosAction::Rearm);
-        assert_eq!(q.work_at, Some(t + 30 * ms));
-        assert_eq!(q.work(t + 30 * ms), QosAction::Remove);
-        assert!(!q.set);
-        // Off: nothing happens.
-        let mut off = DevFreqQos::default();
-        assert_eq!(off.submit(1), None);
     }
 }

@@ -7,7 +7,12 @@
 //!   (`drivers/cpuidle/governors/menu.c`, v4.4 and a recent text), C-state
 //!   residency counters and the C1 -> C1E hardware auto-promotion switch.
 //! * [`sched`]: where CFS puts a thread it wakes (`select_task_rq_fair`).
+//! * [`task`]: the threads as the scheduler keeps them on the cores: waking
+//!   a core, idle entry, wake-up placement, a poller's hold on its core.
+//! * [`pm_qos`]: CPU latency and device frequency PM QoS requests.
 
 pub mod cpu;
 pub mod idle;
+pub mod pm_qos;
 pub mod sched;
+pub mod task;

@@ -7,7 +7,9 @@
 //! requests go down the same block layer, DMA mapping and driver as direct
 //! I/O, mapped on the CPU that submits them.
 
-use super::{Ev, Machine, Rq, RqKind, State};
+use super::{Ev, Machine};
+use crate::block::{Request, RqKind};
+use crate::host::task::TaskState;
 use crate::mm::readahead::{Advice, PageRun};
 use crate::mm::writeback::{next_writeback_run, DirtyLimits, DIRTY_EXPIRE_NS};
 use crate::mm::{FileRa, PageCache, PAGE_SHIFT, PAGE_SIZE};
@@ -177,23 +179,24 @@ impl Machine {
     /// fio's buffered read/write of `unit` from `now`: returns when the
     /// call returned, or None if the thread sleeps in it.
     pub(super) fn buffered_submit(&mut self, tid: u32, unit: IoUnit, now: Ns) -> Option<Ns> {
-        let costs = self.costs;
+        let costs = self.host.costs;
         let ti = tid as usize;
-        let t = &mut self.threads[ti];
-        let cpu = &mut self.cpus[t.cpu as usize];
-        let usr_end = cpu.run(now, costs.fio_submit, 0);
-        t.usr_ns += cpu.scaled(costs.fio_submit);
+        let usr_end = self.host.run_task(tid, now, costs.fio_submit, 0);
         let call = self.cache.as_ref().map_or(0, |c| c.costs.call);
-        let end = cpu.run(usr_end, 0, costs.syscall_entry + call);
-        t.sys_ns += cpu.scaled(costs.syscall_entry + call);
-        let key = self.rqs.insert(Rq::fio(
+        let end = self
+            .host
+            .run_task(tid, usr_end, 0, costs.syscall_entry + call);
+        let t = &mut self.threads[ti];
+        let cpu = self.host.tasks[ti].cpu;
+        let key = self.block.rqs.insert(Request::fio(
             tid,
             unit,
-            t.cpu,
+            cpu,
             now,
             if t.fio.sync { usr_end } else { now },
             usr_end,
             false,
+            0,
         ));
         t.fio.queued();
         self.submitted_ios += 1;
@@ -210,8 +213,8 @@ impl Machine {
     pub(super) fn buffered_step(&mut self, tid: u32, now: Ns) -> Option<Ns> {
         let ti = tid as usize;
         let op = self.threads[ti].bop.expect("a buffered call in progress");
-        let ddir = self.rqs.get(op.key).unit.ddir;
-        let cpu_id = self.threads[ti].cpu;
+        let ddir = self.block.rqs.get(op.key).unit.ddir;
+        let cpu_id = self.host.tasks[ti].cpu;
         let st = self.cache.as_mut().expect("buffered I/O has a page cache");
         st.runs.clear();
         let c = st.costs;
@@ -301,9 +304,7 @@ impl Machine {
                 pos = page_end;
             }
         }
-        let cpu = &mut self.cpus[cpu_id as usize];
-        let mut at = cpu.run(now, 0, work);
-        self.threads[ti].sys_ns += cpu.scaled(work);
+        let mut at = self.host.run_task(tid, now, 0, work);
         if let Some(b) = self.threads[ti].bop.as_mut() {
             b.pos = pos;
         }
@@ -338,16 +339,13 @@ impl Machine {
     fn buffered_done(&mut self, tid: u32, at: Ns) -> Ns {
         let ti = tid as usize;
         let op = self.threads[ti].bop.take().expect("a buffered call");
-        let t = &mut self.threads[ti];
         let end = if op.woken {
             at
         } else {
-            let cpu = &mut self.cpus[t.cpu as usize];
-            let end = cpu.run(at, 0, self.costs.syscall_exit);
-            t.sys_ns += cpu.scaled(self.costs.syscall_exit);
-            end
+            self.host.run_task(tid, at, 0, self.host.costs.syscall_exit)
         };
-        let rq = self.rqs.get_mut(op.key);
+        let t = &mut self.threads[ti];
+        let rq = self.block.rqs.get_mut(op.key);
         if !t.fio.sync {
             // libaio's io_submit returned with the request already done
             // (buffered aio runs in the submit call).
@@ -363,15 +361,8 @@ impl Machine {
 
     /// The thread sleeps in its buffered call until `why` is over.
     fn cache_sleep(&mut self, tid: u32, why: CacheWait, at: Ns) {
-        let t = &mut self.threads[tid as usize];
-        t.cache_wait = Some(why);
-        t.state = State::WaitIo;
-        t.ctx += 1;
-        let cpu = t.cpu;
-        self.cpus[cpu as usize].runnable -= 1;
-        let busy = self.cpus[cpu as usize].busy_until.max(at);
-        self.threads[tid as usize].asleep_at = busy;
-        self.cpu_idle(cpu, busy);
+        self.threads[tid as usize].cache_wait = Some(why);
+        self.host.block_on_io(tid, at, &*self.driver);
     }
 
     /// Requests for a run of pages (split at the largest request), sent
@@ -410,10 +401,11 @@ impl Machine {
                 offset: first << PAGE_SHIFT,
                 len: (pages << PAGE_SHIFT) as u32,
             };
-            let cost = self.costs.blk_submit + self.drv_costs.submit + per_page * pages;
-            let c = &mut self.cpus[cpu as usize];
+            let cost =
+                self.host.costs.blk_submit + self.block.drv_costs().submit + per_page * pages;
+            let c = &mut self.host.cpus[cpu as usize];
             let submitted = c.run(at, 0, cost);
-            let key = self.rqs.insert(Rq {
+            let key = self.block.rqs.insert(Request {
                 thread: owner,
                 unit,
                 start: at,
@@ -422,10 +414,12 @@ impl Machine {
                 hctx: 0,
                 polled: false,
                 cpu,
+                // Order-0 page-cache pages.
+                contiguous: PAGE_SIZE,
                 mapped: false,
                 kind,
             });
-            at = self.map_and_dispatch(key, cpu, submitted);
+            at = self.submit_rq(key, cpu, submitted);
             first += pages;
         }
         at
@@ -436,22 +430,22 @@ impl Machine {
     /// workqueue, whose worker the scheduler places on an idle CPU
     /// (select_idle_sibling), else on the waking one.
     pub(super) fn kick_flusher(&mut self, from_cpu: u32, at: Ns) {
-        let ncpus = self.cpus.len() as u32;
+        let ncpus = self.host.ncpus();
         let st = self.cache.as_mut().expect("cache");
         if st.flusher.scheduled || st.flusher.inflight > 0 {
             return;
         }
         st.flusher.scheduled = true;
         let idle = (0..ncpus).map(|i| (from_cpu + 1 + i) % ncpus).find(|&c| {
-            c != from_cpu && self.cpus[c as usize].runnable == 0 && self.held[c as usize].is_none()
+            c != from_cpu && self.host.cpus[c as usize].runnable == 0 && !self.host.is_held(c)
         });
         let cpu = idle.unwrap_or(from_cpu);
         self.cache.as_mut().expect("cache").flusher.cpu = Some(cpu);
-        let woke = self.cpus[from_cpu as usize].run(at, 0, self.costs.wakeup);
-        let exit = self.wake_cpu(cpu, woke);
-        let c = &mut self.cpus[cpu as usize];
+        let woke = self.host.cpus[from_cpu as usize].run(at, 0, self.host.costs.wakeup);
+        let exit = self.host.wake_cpu(cpu, woke);
+        let c = &mut self.host.cpus[cpu as usize];
         c.runnable += 1;
-        let running = c.run(woke + exit, 0, self.costs.context_switch);
+        let running = c.run(woke + exit, 0, self.host.costs.context_switch);
         self.queue.schedule(running, Ev::Flush);
     }
 
@@ -475,7 +469,7 @@ impl Machine {
     /// reason (a waiting fsync, over the background threshold, expired
     /// data) and free tags; its kworker sleeps when it has none left.
     pub(super) fn flush_work(&mut self, now: Ns) {
-        let depth = self.tag_depth;
+        let depth = self.block.tag_depth;
         let fsync_waits = self.fsync_waits();
         let st = self.cache.as_mut().expect("cache");
         st.flusher.scheduled = false;
@@ -510,7 +504,7 @@ impl Machine {
         if st.flusher.inflight == 0 {
             st.flusher.cpu = None;
         }
-        let c = &mut self.cpus[cpu as usize];
+        let c = &mut self.host.cpus[cpu as usize];
         c.runnable = c.runnable.saturating_sub(1);
         self.cpu_idle(cpu, at);
     }
@@ -519,7 +513,7 @@ impl Machine {
     /// `irq_cpu` until `at`. Pages change state, and threads waiting for
     /// them wake.
     pub(super) fn cache_rq_done(&mut self, key: u32, irq_cpu: u32, at: Ns) {
-        let rq = self.rqs.remove(key);
+        let rq = self.block.rqs.remove(key);
         let first = rq.unit.offset >> PAGE_SHIFT;
         let pages = u64::from(rq.unit.len) >> PAGE_SHIFT;
         let st = self.cache.as_mut().expect("cache");
@@ -540,7 +534,7 @@ impl Machine {
         let mut at = at;
         for tid in 0..self.threads.len() {
             let t = &self.threads[tid];
-            if t.state != State::WaitIo {
+            if self.host.tasks[tid].state != TaskState::WaitIo {
                 continue;
             }
             let ready = match t.cache_wait {
@@ -569,14 +563,14 @@ impl Machine {
             }
             if let (Some(cpu), false, true) = (st.flusher.cpu, st.flusher.scheduled, more) {
                 st.flusher.scheduled = true;
-                let exit = self.wake_cpu(cpu, at);
-                let c = &mut self.cpus[cpu as usize];
+                let exit = self.host.wake_cpu(cpu, at);
+                let c = &mut self.host.cpus[cpu as usize];
                 c.runnable += 1;
-                let running = c.run(at + exit, 0, self.costs.context_switch);
+                let running = c.run(at + exit, 0, self.host.costs.context_switch);
                 self.queue.schedule(running, Ev::Flush);
             }
         }
-        let busy = self.cpus[irq_cpu as usize].busy_until.max(at);
+        let busy = self.host.cpus[irq_cpu as usize].busy_until.max(at);
         self.cpu_idle(irq_cpu, busy);
     }
 
@@ -586,7 +580,7 @@ impl Machine {
     pub(super) fn flush_timer(&mut self, now: Ns) {
         let all_done = self.threads_done == self.threads.len();
         if self.cache.as_ref().expect("cache").expired(now) && !all_done {
-            let from = self.threads[0].cpu;
+            let from = self.host.tasks[0].cpu;
             self.kick_flusher(from, now);
         }
     }
@@ -599,13 +593,13 @@ impl Machine {
         if st.cache.nr_dirty() == 0 && st.cache.nr_writeback() == 0 {
             return true;
         }
-        let cpu = self.threads[tid as usize].cpu;
+        let cpu = self.host.tasks[tid as usize].cpu;
         // filemap_write_and_wait_range runs the writeback from the caller.
         let st = self.cache.as_mut().expect("cache");
         if st.flusher.cpu.is_none() {
             st.flusher.cpu = Some(cpu);
             st.flusher.scheduled = true;
-            self.cpus[cpu as usize].runnable += 1;
+            self.host.cpus[cpu as usize].runnable += 1;
             self.queue.schedule(now, Ev::Flush);
         }
         self.cache_sleep(tid, CacheWait::Clean, now);

@@ -1,0 +1,150 @@
+//! The completion side of blk-mq (block/blk-mq.c): the device posted a
+//! request's completion; the block layer accounts the disk, puts the tag
+//! (a request waiting for it is issued, or restarted on the completing
+//! CPU's queue run), and completes the request where the driver signals
+//! it: a hard interrupt on the CPU its vector targets (idle exit, handler,
+//! `blk_mq_complete_request`), a softirq or inline on the submitting CPU,
+//! or to the task that polls for it. The DMA mapping is undone there
+//! (`dma_unmap_sg`: swiotlb's copy back and release).
+
+use super::{BlkCtx, BlockEvent, BlockLayer, IrqCpu, RqKind};
+use crate::driver::{CompletionSignal, DeviceSignal};
+use crate::host::task::TaskState;
+use crate::sim::Ns;
+use crate::workload::Ddir;
+
+/// Where a completed request went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Completion {
+    /// Its submitter polls for it (spinning, or asleep in hybrid polling's
+    /// first sleep): the poller finds it.
+    Polled { thread: u32 },
+    /// Completed by the interrupt (or softirq, or inline) path on `cpu`,
+    /// whose work began at `start` and ended at `at`: whoever waits for
+    /// the request (its task, or the page cache for `kind`) is woken from
+    /// there.
+    Signalled {
+        kind: RqKind,
+        thread: u32,
+        cpu: u32,
+        start: Ns,
+        at: Ns,
+    },
+}
+
+impl BlockLayer {
+    /// The CPU that takes the completion interrupt of a request submitted
+    /// on `rq_cpu`.
+    pub(super) fn irq_target(&self, rq_cpu: u32, ncpus: u32) -> u32 {
+        match self.irq_cpu {
+            IrqCpu::Submitter => rq_cpu,
+            IrqCpu::Fixed(c) => c.min(ncpus - 1),
+        }
+    }
+
+    /// The device posted the completion of request `key` at `now`.
+    pub fn complete<E>(&mut self, key: u32, now: Ns, ctx: &mut BlkCtx<'_, E>) -> Completion
+    where
+        E: From<BlockEvent> + From<DeviceSignal>,
+    {
+        let sent = self.dev_start[key as usize];
+        let (tid, hctx, polled, rq_cpu, ddir, blk_start, kind) = {
+            let rq = self.rqs.get(key);
+            (
+                rq.thread,
+                rq.hctx,
+                rq.polled,
+                rq.cpu,
+                rq.unit.ddir,
+                rq.blk_start,
+                rq.kind,
+            )
+        };
+        if kind == RqKind::Fio {
+            ctx.breakdown.device_ns += u128::from(now - sent);
+        }
+        self.disk_account(now, -1);
+        let disk = &mut self.disk.util;
+        match ddir {
+            Ddir::Read => {
+                disk.read_ios += 1;
+                disk.read_ticks += now - blk_start;
+            }
+            _ => {
+                disk.write_ios += 1;
+                disk.write_ticks += now - blk_start;
+            }
+        }
+        // The tag is free again: a waiting request goes to the driver. With
+        // swiotlb it still has to be mapped, on the CPU of the queue run
+        // that the completion starts (below, once the completion's own work
+        // is done).
+        let mut restart = None;
+        if let Some(next) = self.tags.put_tag(hctx as usize) {
+            if ctx.dma.is_some() && !self.rqs.get(next).mapped {
+                restart = Some(next);
+            } else {
+                self.issue_to_driver(next, now, ctx);
+            }
+        }
+        // Page cache requests complete by interrupt (nobody polls them).
+        let polled_now = kind == RqKind::Fio
+            && match ctx.host.tasks[tid as usize].state {
+                TaskState::Polling(_) | TaskState::HybridSleep => polled,
+                _ => false,
+            };
+        if polled_now {
+            // The poller's CPU finds the completion; the restart is queued
+            // from there.
+            if let Some(next) = restart {
+                self.restart_dispatch(next, rq_cpu, now, ctx);
+            }
+            return Completion::Polled { thread: tid };
+        }
+        let costs = ctx.host.costs;
+        let drv = self.drv_costs;
+        // Interrupt (or inline/softirq completion on the submitting CPU).
+        let (irq_cpu, irq_start, at) = match self.signal {
+            CompletionSignal::Interrupt => {
+                let c = self.irq_target(rq_cpu, ctx.host.ncpus());
+                // MSI-X delivery, then the core leaves its idle state.
+                let arrive = now + self.irq_delay;
+                let exit = ctx.host.wake_cpu(c, arrive);
+                ctx.breakdown.cstate_exit_ns += u128::from(exit);
+                let cost = costs.irq_entry + drv.irq_handler + costs.blk_complete;
+                let start = arrive + exit;
+                let cpu = &mut ctx.host.cpus[c as usize];
+                let mut end = cpu.run_irq(start, cost);
+                if let Some(dma) = ctx.dma.as_deref_mut() {
+                    end = dma.unmap(cpu, key, end);
+                }
+                ctx.breakdown.irq_ns += u128::from(end - now - exit);
+                (c, start, end)
+            }
+            CompletionSignal::Softirq | CompletionSignal::Inline => {
+                let cost = if self.signal == CompletionSignal::Softirq {
+                    costs.blk_complete
+                } else {
+                    0
+                };
+                let cpu = &mut ctx.host.cpus[rq_cpu as usize];
+                let mut end = cpu.run_irq(now, cost);
+                if let Some(dma) = ctx.dma.as_deref_mut() {
+                    end = dma.unmap(cpu, key, end);
+                }
+                ctx.breakdown.irq_ns += u128::from(end - now);
+                (rq_cpu, now, end)
+            }
+        };
+        if let Some(next) = restart {
+            self.restart_dispatch(next, irq_cpu, at, ctx);
+        }
+        Completion::Signalled {
+            kind,
+            thread: tid,
+            cpu: irq_cpu,
+            start: irq_start,
+            at,
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! The submit side of blk-mq (block/blk-mq.c): a request reaches its
+//! hardware queue (`blk_mq_submit_bio`), takes a tag or waits for one, is
+//! mapped for DMA in the driver's `queue_rq` (`dma_map_sg`) on the CPU that
+//! dispatches it, and goes to the driver. A tag freed by a completion hands
+//! the next waiting request on through a restart run of the hardware queue.
+
+use super::{BlkCtx, BlockEvent, BlockLayer};
+use crate::driver::{DeviceSignal, DriverRq};
+use crate::sim::Ns;
+use crate::workload::Ddir;
+
+impl BlockLayer {
+    /// Request `key` leaves its submitter on `cpu` at `at`: with swiotlb,
+    /// `dma_map_sg` in the driver's queue_rq runs inline on that core (in
+    /// time order: the submitter holds its core) when the request will get
+    /// a tag at once; one that will wait for a tag is mapped when it is
+    /// dispatched, by the run that hands it the tag (`restart_dispatch`).
+    /// Returns when the submitter is done.
+    pub fn map_and_dispatch<E>(&mut self, key: u32, cpu: u32, at: Ns, ctx: &mut BlkCtx<'_, E>) -> Ns
+    where
+        E: From<BlockEvent> + From<DeviceSignal>,
+    {
+        let hctx = self.tags.hctx_of_cpu(cpu);
+        let end = match ctx.dma.as_deref_mut() {
+            Some(dma) if self.tags.tag_free(hctx) => {
+                let rq = self.rqs.get_mut(key);
+                rq.mapped = true;
+                let (ddir, len) = (rq.unit.ddir, u64::from(rq.unit.len));
+                let cpu = &mut ctx.host.cpus[cpu as usize];
+                dma.map(cpu, key, ddir, len, rq.contiguous, at)
+            }
+            _ => at,
+        };
+        ctx.schedule(end, BlockEvent::Dispatch(key));
+        end
+    }
+
+    /// The submit path of request `key` reaches its hardware queue at
+    /// `now`: it takes a tag and goes to the driver, or waits for a tag.
+    pub fn dispatch<E>(&mut self, key: u32, now: Ns, ctx: &mut BlkCtx<'_, E>)
+    where
+        E: From<BlockEvent> + From<DeviceSignal>,
+    {
+        // blk_mq_submit_bio: a READ or REQ_SYNC bio (fio's direct I/O is
+        // REQ_SYNC) records its time for the dev_freq_timeout_ms work.
+        if self.rqs.get(key).unit.ddir != Ddir::Trim {
+            if let Some(at) = self.dev_freq_qos.submit(now) {
+                ctx.schedule(at, BlockEvent::DevFreqWork);
+            }
+        }
+        let rq = self.rqs.get_mut(key);
+        let hctx = self.tags.hctx_of_cpu(rq.cpu);
+        rq.hctx = hctx as u32;
+        rq.blk_start = now;
+        self.disk_account(now, 1);
+        if self.tags.get_tag(hctx, key) {
+            let rq = self.rqs.get(key);
+            if ctx.dma.is_some() && !rq.mapped {
+                // A tag came free between the submit's check and now: the
+                // submitter maps it inline after all.
+                let cpu = rq.cpu;
+                self.map_then_issue(key, cpu, now, ctx);
+            } else {
+                self.issue_to_driver(key, now, ctx);
+            }
+        }
+    }
+
+    /// `dma_map_sg` of request `key` on `cpu` from `at`, then the driver.
+    fn map_then_issue<E>(&mut self, key: u32, cpu: u32, at: Ns, ctx: &mut BlkCtx<'_, E>)
+    where
+        E: From<BlockEvent> + From<DeviceSignal>,
+    {
+        let rq = self.rqs.get_mut(key);
+        rq.mapped = true;
+        let (ddir, len) = (rq.unit.ddir, u64::from(rq.unit.len));
+        let dma = ctx.dma.as_deref_mut().expect("only swiotlb runs map");
+        let end = dma.map(
+            &mut ctx.host.cpus[cpu as usize],
+            key,
+            ddir,
+            len,
+            rq.contiguous,
+            at,
+        );
+        ctx.schedule(end, BlockEvent::Issue(key));
+    }
+
+    /// A request that waited for a tag is dispatched by the run of its
+    /// hardware queue that the freed tag starts: `__blk_mq_free_request`
+    /// -> `blk_mq_sched_restart` -> `blk_mq_run_hw_queue(hctx, true)`, a
+    /// kblockd work item (block/blk-mq.c, block/blk-mq-sched.c) on the CPU
+    /// `async_run_cpu` names. Its `queue_rq`, and so its `dma_map_sg`, runs
+    /// there, after the completion that freed the tag (`at`, on
+    /// `from_cpu`). (The driver's own submit cost stays booked on the
+    /// submitting thread.)
+    pub(super) fn restart_dispatch<E>(
+        &mut self,
+        key: u32,
+        from_cpu: u32,
+        at: Ns,
+        ctx: &mut BlkCtx<'_, E>,
+    ) where
+        E: From<BlockEvent> + From<DeviceSignal>,
+    {
+        let hctx = self.rqs.get(key).hctx as usize;
+        let ncpus = ctx.host.ncpus();
+        let c = self.tags.async_run_cpu(hctx, from_cpu, ncpus);
+        self.restarts += 1;
+        if c != from_cpu {
+            let exit = ctx.host.wake_cpu(c, at);
+            self.map_then_issue(key, c, at + exit, ctx);
+            let busy = ctx.host.cpus[c as usize].busy_until;
+            ctx.host.cpu_idle(c, busy, &*ctx.driver);
+        } else {
+            self.map_then_issue(key, c, at, ctx);
+        }
+    }
+
+    /// Request `key` goes to the driver at `now` (its `queue_rq`).
+    pub fn issue_to_driver<E>(&mut self, key: u32, now: Ns, ctx: &mut BlkCtx<'_, E>)
+    where
+        E: From<BlockEvent> + From<DeviceSignal>,
+    {
+        let rq = self.rqs.get(key);
+        ctx.breakdown.tag_wait_ns += u128::from(now - rq.blk_start);
+        let drq = DriverRq {
+            tag: key,
+            ddir: rq.unit.ddir,
+            offset: rq.unit.offset,
+            len: rq.unit.len,
+            polled: rq.polled,
+            cpu: rq.cpu,
+        };
+        if self.dev_start.len() <= key as usize {
+            self.dev_start.resize(key as usize + 1, 0);
+        }
+        self.dev_start[key as usize] = now;
+        let (driver, mut dctx) = ctx.driver_call();
+        driver.queue_rq(drq, &mut dctx);
+    }
+
+    /// Seed 3's `dev_freq_work` fires at `now`: the disk's frequency
+    /// request changes (the driver hears of it), and the work is queued
+    /// again when it has to run.
+    pub fn dev_freq_work<E>(&mut self, now: Ns, ctx: &mut BlkCtx<'_, E>)
+    where
+        E: From<BlockEvent> + From<DeviceSignal>,
+    {
+        let driver = &mut *ctx.driver;
+        if let Some(next) = self
+            .dev_freq_qos
+            .dev_freq_work(now, |khz| driver.set_disk_min_freq_qos(khz))
+        {
+            ctx.schedule(next, BlockEvent::DevFreqWork);
+        }
+    }
+}

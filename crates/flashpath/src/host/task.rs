@@ -1,0 +1,465 @@
+//! The threads as the scheduler keeps them on the cores: a [`Task`] per fio
+//! job thread (its CPU, run state, timer, rusage) and the [`Host`] that
+//! owns the cores, their idle states and the tasks. It wakes cores (paying
+//! the exit latency of the state the governor chose), lets a core with
+//! nothing runnable go idle (the governor sees the core's next timer and
+//! its I/O waiters), places a woken task (`select_task_rq`), and keeps a
+//! spinning poller's hold on its core: work that becomes runnable there
+//! waits until the poller lets go.
+
+use super::cpu::{Cpu, HostCosts};
+use super::idle::{CoreIdle, IdleConfig};
+use super::pm_qos::CpuLatencyQos;
+use super::sched::{select_task_rq, RunQueues, WakePlacement, Wakee};
+use crate::sim::Ns;
+
+/// Where a task is in its life, as the scheduler sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskState {
+    NotStarted,
+    Running,
+    /// Asleep in the kernel waiting for completions (TASK_UNINTERRUPTIBLE
+    /// in I/O wait: counted by `nr_iowait_cpu`).
+    WaitIo,
+    /// Spinning in the driver's poll loop since the given time.
+    Polling(Ns),
+    /// Asleep on a timer (thinktime, rate limit, replay pacing).
+    Timer,
+    /// Hybrid polling: asleep on the poll-delay timer before spinning
+    /// (in I/O wait too).
+    HybridSleep,
+    Done,
+}
+
+/// One thread as the scheduler keeps it (`task_struct`'s share of it).
+#[derive(Clone, Debug)]
+pub struct Task {
+    /// The CPU it runs on (or slept on): `task_cpu(p)`.
+    pub cpu: u32,
+    /// `p->cpus_ptr`; empty means all CPUs.
+    pub allowed: Vec<u32>,
+    /// `p->recent_used_cpu`, for `select_idle_sibling`.
+    pub recent_used_cpu: Option<u32>,
+    /// When its CPU has run the work booked before its last I/O sleep (the
+    /// sleep is recorded at the event's time, the CPU may still be busy
+    /// with it): until then it has not scheduled out.
+    pub asleep_at: Ns,
+    pub state: TaskState,
+    /// The timer a sleeping task armed (thinktime, rate, hybrid poll).
+    pub timer_at: Option<Ns>,
+    /// Its rusage as getrusage reports it: user and system time, and
+    /// voluntary context switches.
+    pub usr_ns: Ns,
+    pub sys_ns: Ns,
+    pub nvcsw: u64,
+}
+
+impl Task {
+    pub fn new(cpu: u32, allowed: Vec<u32>) -> Task {
+        Task {
+            cpu,
+            allowed,
+            recent_used_cpu: None,
+            asleep_at: 0,
+            state: TaskState::NotStarted,
+            timer_at: None,
+            usr_ns: 0,
+            sys_ns: 0,
+            nvcsw: 0,
+        }
+    }
+}
+
+/// A task that became runnable on a core a poller holds: it runs when the
+/// poller lets go, after `switch` reference-ns of kernel work; `ready` is
+/// when a woken one became ready (its wait counts as wake-up time).
+#[derive(Clone, Copy, Debug)]
+struct Deferred {
+    task: u32,
+    switch: Ns,
+    ready: Option<Ns>,
+}
+
+/// A task woken from an interrupt (`Host::wake_up`).
+#[derive(Clone, Copy, Debug)]
+pub struct Woken {
+    /// When the waking CPU is done with the wake-up.
+    pub waker_done: Ns,
+    /// The waking CPU may go idle after it (the task runs elsewhere).
+    pub waker_may_idle: bool,
+    /// When the task runs again, unless a poller holds its core (then the
+    /// poller's release runs it).
+    pub runs_at: Option<Ns>,
+    /// The idle exit latency the task's core paid (when an IPI woke it).
+    pub cstate_exit: Ns,
+    /// From the wake-up to the task running (try_to_wake_up, IPI, the
+    /// switch into it, and any wait for its core).
+    pub wakeup: Ns,
+}
+
+/// The cores, their idle states and the tasks on them.
+pub struct Host {
+    pub cpus: Vec<Cpu>,
+    idle: Vec<CoreIdle>,
+    pub costs: HostCosts,
+    pub tasks: Vec<Task>,
+    /// A spinning poller holds its core: the task, per core.
+    held: Vec<Option<u32>>,
+    /// Tasks that became runnable on a held core, per core.
+    deferred: Vec<Vec<Deferred>>,
+    wake_placement: WakePlacement,
+    /// Time woken tasks waited for their core (busy or held by a poller).
+    pub core_wait_ns: u128,
+    /// Completion wake-ups that put the task on another CPU.
+    pub wake_migrations: u64,
+}
+
+impl Host {
+    pub fn new(
+        cpus: Vec<Cpu>,
+        idle: &IdleConfig,
+        costs: HostCosts,
+        wake_placement: WakePlacement,
+        tasks: Vec<Task>,
+    ) -> Host {
+        let n = cpus.len();
+        Host {
+            idle: (0..n).map(|i| CoreIdle::for_cpu(idle, i)).collect(),
+            cpus,
+            costs,
+            tasks,
+            held: vec![None; n],
+            deferred: vec![Vec::new(); n],
+            wake_placement,
+            core_wait_ns: 0,
+            wake_migrations: 0,
+        }
+    }
+
+    pub fn ncpus(&self) -> u32 {
+        self.cpus.len() as u32
+    }
+
+    /// Task `tid` runs `usr` + `sys` reference-ns on its core from `at`,
+    /// booked to its rusage. Returns when it is done.
+    pub fn run_task(&mut self, tid: u32, at: Ns, usr: Ns, sys: Ns) -> Ns {
+        let t = &mut self.tasks[tid as usize];
+        let cpu = &mut self.cpus[t.cpu as usize];
+        let end = cpu.run(at, usr, sys);
+        t.usr_ns += cpu.scaled(usr);
+        t.sys_ns += cpu.scaled(sys);
+        end
+    }
+
+    /// A core that was idle is woken at `at` (by an interrupt or IPI):
+    /// returns the exit latency it pays. (The idle governor chose the state
+    /// when the core went idle.)
+    pub fn wake_cpu(&mut self, cpu: u32, at: Ns) -> Ns {
+        self.wake_cpu_by(cpu, at, false)
+    }
+
+    /// `wake_cpu`; `by_timer`: the core's own timer woke it.
+    pub fn wake_cpu_by(&mut self, cpu: u32, at: Ns, by_timer: bool) -> Ns {
+        let c = cpu as usize;
+        let since = self.cpus[c].idle_since;
+        match self.cpus[c].leave_idle(at) {
+            Some(_) => {
+                let iowait = self.iowaiters(cpu);
+                self.idle[c].exit(at, by_timer, iowait)
+            }
+            None => {
+                if since.is_some() {
+                    // Woken before the core finished its last work: it
+                    // never reached the idle state.
+                    self.idle[c].cancel();
+                }
+                0
+            }
+        }
+    }
+
+    /// Tasks of `cpu` asleep in I/O wait (`nr_iowait_cpu()`).
+    fn iowaiters(&self, cpu: u32) -> u32 {
+        self.tasks
+            .iter()
+            .filter(|t| {
+                t.cpu == cpu && matches!(t.state, TaskState::WaitIo | TaskState::HybridSleep)
+            })
+            .count() as u32
+    }
+
+    /// The core has nothing runnable from `at` (after its queued work): it
+    /// goes idle and the governor picks a state, with the earliest timer
+    /// a sleeping task of the core armed (else the tick), its I/O waiters,
+    /// and the CPU latency PM QoS limit.
+    pub fn cpu_idle<Q: CpuLatencyQos + ?Sized>(&mut self, cpu: u32, at: Ns, qos: &Q) {
+        let c = cpu as usize;
+        if self.cpus[c].runnable > 0 || self.cpus[c].idle_since.is_some() {
+            return;
+        }
+        self.cpus[c].enter_idle(at);
+        let since = self.cpus[c].idle_since.unwrap_or(at);
+        let timer = self
+            .tasks
+            .iter()
+            .filter(|t| t.cpu == cpu)
+            .filter_map(|t| t.timer_at)
+            .min();
+        let iowait = self.iowaiters(cpu);
+        let limit = qos.cpu_latency_limit(cpu, since);
+        self.idle[c].enter_limited(since, timer, iowait, limit);
+    }
+
+    /// Task `tid` blocks at `at` (a voluntary switch): its core may go idle.
+    pub fn block<Q: CpuLatencyQos + ?Sized>(
+        &mut self,
+        tid: u32,
+        state: TaskState,
+        at: Ns,
+        qos: &Q,
+    ) {
+        let t = &mut self.tasks[tid as usize];
+        t.state = state;
+        t.nvcsw += 1;
+        let cpu = t.cpu;
+        self.cpus[cpu as usize].runnable -= 1;
+        self.cpu_idle(cpu, at, qos);
+    }
+
+    /// Task `tid` sleeps in I/O wait from `at` until a completion wakes it;
+    /// its CPU may still run work booked before (`asleep_at`).
+    pub fn block_on_io<Q: CpuLatencyQos + ?Sized>(&mut self, tid: u32, at: Ns, qos: &Q) {
+        let t = &mut self.tasks[tid as usize];
+        t.state = TaskState::WaitIo;
+        t.nvcsw += 1;
+        let cpu = t.cpu as usize;
+        self.cpus[cpu].runnable -= 1;
+        t.asleep_at = self.cpus[cpu].busy_until.max(at);
+        self.cpu_idle(cpu as u32, at, qos);
+    }
+
+    /// Task `tid` sleeps on a timer from `now` (fio's usec_sleep, a
+    /// nanosleep: it fires at the end of its slack range, `wake` plus the
+    /// timer slack). The timer fires on the task's core: it pays the idle
+    /// exit and the switch back to the task. Returns when the task runs.
+    pub fn timer_sleep<Q: CpuLatencyQos + ?Sized>(
+        &mut self,
+        tid: u32,
+        now: Ns,
+        wake: Ns,
+        qos: &Q,
+    ) -> Ns {
+        let wake = wake + self.costs.timer_slack;
+        self.tasks[tid as usize].timer_at = Some(wake);
+        self.block(tid, TaskState::Timer, now, qos);
+        self.tasks[tid as usize].timer_at = None;
+        let cpu_id = self.tasks[tid as usize].cpu;
+        let exit = self.wake_cpu_by(cpu_id, wake, true);
+        let cpu = &mut self.cpus[cpu_id as usize];
+        cpu.runnable += 1;
+        let resumed = cpu.run(wake + exit, 0, self.costs.context_switch);
+        let switch = cpu.scaled(self.costs.context_switch);
+        self.tasks[tid as usize].sys_ns += switch;
+        resumed
+    }
+
+    /// Task `tid` spins on its core from `since`: nothing else runs there
+    /// until it lets go (`release`).
+    pub fn hold(&mut self, tid: u32, since: Ns) {
+        let t = &mut self.tasks[tid as usize];
+        t.state = TaskState::Polling(since);
+        self.held[t.cpu as usize] = Some(tid);
+    }
+
+    /// Whether a poller other than `tid` holds `cpu`.
+    pub fn held_by_other(&self, cpu: u32, tid: u32) -> bool {
+        self.held[cpu as usize].is_some_and(|p| p != tid)
+    }
+
+    /// Whether a poller holds `cpu`.
+    pub fn is_held(&self, cpu: u32) -> bool {
+        self.held[cpu as usize].is_some()
+    }
+
+    /// Task `tid` became runnable on its core, which a poller holds: it
+    /// runs when the poller lets go.
+    pub fn defer(&mut self, tid: u32, switch: Ns, ready: Option<Ns>) {
+        let t = &mut self.tasks[tid as usize];
+        t.state = TaskState::Running;
+        self.deferred[t.cpu as usize].push(Deferred {
+            task: tid,
+            switch,
+            ready,
+        });
+    }
+
+    /// The poller on core `c` lets go at `done`: tasks that became runnable
+    /// meanwhile are switched in first (`resumed(task, at, ready)` for
+    /// each), then the poller continues. Returns when the poller runs.
+    pub fn release(
+        &mut self,
+        c: u32,
+        done: Ns,
+        mut resumed: impl FnMut(u32, Ns, Option<Ns>),
+    ) -> Ns {
+        let c = c as usize;
+        self.held[c] = None;
+        let mut next = done;
+        let waiting = std::mem::take(&mut self.deferred[c]);
+        for d in &waiting {
+            let at = self.cpus[c].run(done, 0, d.switch);
+            let switch = self.cpus[c].scaled(d.switch);
+            self.tasks[d.task as usize].sys_ns += switch;
+            if let Some(ready) = d.ready {
+                self.core_wait_ns += u128::from(at - ready - switch);
+            }
+            resumed(d.task, at, d.ready);
+            next = next.max(at);
+        }
+        // Keep the list's memory for the next hold.
+        self.deferred[c] = waiting;
+        self.deferred[c].clear();
+        next
+    }
+
+    /// `select_task_rq` in `try_to_wake_up` on `waker` at `at` (the end of
+    /// the interrupt work that began at `irq_start`) for task `tid`,
+    /// asleep in I/O wait: the task's CPU from now on (its later
+    /// submissions, and their `dma_map_sg` in `queue_rq`, run there). A
+    /// task whose CPU had not finished the work before its sleep when the
+    /// interrupt came is still on its run queue: `try_to_wake_up` only
+    /// marks it running (`ttwu_runnable`, kernel/sched/core.c) and it
+    /// stays.
+    fn place_woken(&mut self, tid: u32, waker: u32, irq_start: Ns, at: Ns) -> u32 {
+        let t = &mut self.tasks[tid as usize];
+        let prev = t.cpu;
+        if irq_start < t.asleep_at {
+            return prev;
+        }
+        let cpu = select_task_rq(
+            self.wake_placement,
+            &RunQueueView {
+                cpus: &self.cpus,
+                at,
+            },
+            waker,
+            &mut Wakee {
+                prev,
+                allowed: &t.allowed,
+                recent_used_cpu: &mut t.recent_used_cpu,
+            },
+        );
+        if cpu != prev {
+            t.cpu = cpu;
+            self.wake_migrations += 1;
+        }
+        cpu
+    }
+
+    /// Wake task `tid`, asleep in the kernel, from `waker` at `at` (its
+    /// interrupt work began at `irq_start`): try_to_wake_up on the waking
+    /// CPU picks the CPU it runs on (`select_task_rq`, when `from_irq`: an
+    /// interrupt on another CPU than the task's), an IPI if that is
+    /// another core (which then leaves idle), and the context switch back
+    /// into the task and out of its system call. (The task's core's own
+    /// exit latency is counted as C-state exit, not as wake-up.)
+    pub fn wake_up(
+        &mut self,
+        tid: u32,
+        waker: u32,
+        irq_start: Ns,
+        at: Ns,
+        from_irq: bool,
+    ) -> Woken {
+        let costs = self.costs;
+        let t_cpu = if from_irq {
+            self.place_woken(tid, waker, irq_start, at)
+        } else {
+            self.tasks[tid as usize].cpu
+        };
+        let mut woke_at = at;
+        let mut at = self.cpus[waker as usize].run_irq(at, costs.wakeup);
+        let mut cstate_exit = 0;
+        if t_cpu != waker && from_irq {
+            at += self.cpus[t_cpu as usize].scaled(costs.ipi);
+            cstate_exit = self.wake_cpu(t_cpu, at);
+            woke_at += cstate_exit;
+            at += cstate_exit;
+        } else {
+            self.wake_cpu(t_cpu, at);
+        }
+        self.cpus[t_cpu as usize].runnable += 1;
+        let switch = costs.context_switch + costs.syscall_exit;
+        if self.is_held(t_cpu) {
+            // A poller spins on the task's core: it runs when the poller's
+            // request completes (the poll loop does not yield).
+            self.defer(tid, switch, Some(at));
+            return Woken {
+                waker_done: self.cpus[waker as usize].busy_until,
+                waker_may_idle: false,
+                runs_at: None,
+                cstate_exit,
+                wakeup: at - woke_at,
+            };
+        }
+        let cpu = &mut self.cpus[t_cpu as usize];
+        let resumed = cpu.run(at, 0, switch);
+        self.core_wait_ns += u128::from(resumed - at - cpu.scaled(switch));
+        let t = &mut self.tasks[tid as usize];
+        t.sys_ns += cpu.scaled(switch);
+        t.state = TaskState::Running;
+        Woken {
+            waker_done: self.cpus[waker as usize].busy_until,
+            waker_may_idle: waker != t_cpu,
+            runs_at: Some(resumed),
+            cstate_exit,
+            wakeup: resumed - woke_at,
+        }
+    }
+
+    /// The cores' counters at the end of the run (`end`): a core still idle
+    /// counts its last stay first.
+    pub fn cpu_counters(&mut self, end: Ns) -> Vec<serde_json::Value> {
+        for (i, c) in self.cpus.iter_mut().enumerate() {
+            if let Some(since) = c.idle_since {
+                if c.leave_idle(end.max(since + 1)).is_some() {
+                    self.idle[i].exit(end.max(since + 1), false, 0);
+                }
+            }
+        }
+        self.cpus
+            .iter()
+            .zip(&self.idle)
+            .map(|(c, idle)| {
+                serde_json::json!({
+                    "cpu": c.id, "usr_ns": c.usr_ns, "sys_ns": c.sys_ns, "irq_ns": c.irq_ns,
+                    "idle_ns": c.idle_ns, "wakeups_from_idle": c.wakeups_from_idle,
+                    "cstates": idle.report(),
+                })
+            })
+            .collect()
+    }
+}
+
+/// The run queues as a waker sees them at `at`, the end of its interrupt
+/// work: a core's runnable threads (a sleeping thread is not counted; a
+/// spinning poller is). A core with work booked past `at` is running
+/// something: a thread already recorded asleep (a synchronous thread's
+/// sleep is booked at its submission's event time, before its CPU work has
+/// run), or, on the waker's core, the work the interrupt preempted (it is
+/// pushed back past the handler) or a kblockd run it queued. A core that
+/// only ran the interrupt is idle (`idle_cpu()` looks at the run queue).
+struct RunQueueView<'a> {
+    cpus: &'a [Cpu],
+    at: Ns,
+}
+
+impl RunQueues for RunQueueView<'_> {
+    fn ncpus(&self) -> u32 {
+        self.cpus.len() as u32
+    }
+    fn nr_running(&self, cpu: u32) -> u32 {
+        let c = &self.cpus[cpu as usize];
+        c.runnable.max(u32::from(c.busy_until > self.at))
+    }
+}

@@ -1,0 +1,397 @@
+//! A fio thread on the host: the machine carries out each step of fio's
+//! loop (`FioThread::next`) as its task on its core (user and system CPU
+//! time, the block layer's submit path, sleeping, spinning), and hands a
+//! completed request back to the thread that waits for it (wake-up, or
+//! the poller finding it).
+
+use super::{blk_ctx, Ev, Machine};
+use crate::block::complete::Completion;
+use crate::block::{Request, RqKind};
+use crate::driver::CompletionSignal;
+use crate::host::task::TaskState;
+use crate::sim::Ns;
+use crate::workload::fio::{IoEngine, Step};
+use crate::workload::IoUnit;
+
+impl Machine {
+    pub(super) fn start_wave(&mut self, wave: u32, now: Ns) {
+        self.current_wave = wave;
+        for (i, (t, task)) in self.threads.iter().zip(&self.host.tasks).enumerate() {
+            if t.fio.wave == wave && task.state == TaskState::NotStarted {
+                self.queue
+                    .schedule(now + t.fio.startdelay, Ev::Start(i as u32));
+            }
+        }
+    }
+
+    pub(super) fn thread_start(&mut self, tid: u32, now: Ns) {
+        self.host.tasks[tid as usize].state = TaskState::Running;
+        let fio = &mut self.threads[tid as usize].fio;
+        fio.start(now);
+        if fio.buffered && fio.invalidate {
+            // fio's file_invalidate_cache at open: BLKFLSBUF on a block
+            // device drops its clean cached pages.
+            if let Some(c) = self.cache.as_mut() {
+                c.cache.invalidate_clean();
+            }
+        }
+        let cpu = self.host.tasks[tid as usize].cpu;
+        self.host.cpus[cpu as usize].runnable += 1;
+        self.host.wake_cpu(cpu, now);
+        self.thread_run(tid, now, true);
+    }
+
+    /// The thread runs fio's loop from `now` (after reaping what is ready
+    /// when `reap_first`), carrying out each step on its core until it
+    /// sleeps, spins, or hands the next submission to a later event.
+    pub(super) fn thread_run(&mut self, tid: u32, now: Ns, reap_first: bool) {
+        let ti = tid as usize;
+        if self.host.tasks[ti].state == TaskState::Done {
+            return;
+        }
+        if self.host.held_by_other(self.host.tasks[ti].cpu, tid) {
+            // Another thread spins on this core: wait until it lets go.
+            self.host.defer(tid, 0, None);
+            return;
+        }
+        self.host.tasks[ti].state = TaskState::Running;
+        let mut now = now;
+        if reap_first && !self.threads[ti].fio.done.is_empty() {
+            now = self.reap(tid, now, false);
+        }
+        // Back from an fsync=N sync it slept in.
+        self.threads[ti].fio.sync_returned(now);
+        if self.threads[ti].bop.is_some() {
+            // Back in a buffered call it slept in.
+            if let Some(end) = self.buffered_step(tid, now) {
+                self.queue.schedule(end, Ev::Submit(tid));
+            }
+            return;
+        }
+        let mut last_unit: Option<IoUnit> = None;
+        let stop = loop {
+            let fio = &mut self.threads[ti].fio;
+            match fio.next(now) {
+                Step::Think { spin, sleep } => {
+                    let task = &mut self.host.tasks[ti];
+                    let spun = self.host.cpus[task.cpu as usize].spin_until(now, now + spin);
+                    task.sys_ns += spin;
+                    if sleep > 0 {
+                        self.sleep_timer(tid, spun, spun + sleep);
+                        return;
+                    }
+                    now = spun;
+                }
+                Step::Sync => match self.fsync_call(tid, now) {
+                    Some(end) => now = end,
+                    None => return,
+                },
+                Step::SleepUntil(at) => {
+                    self.sleep_timer(tid, now, at);
+                    return;
+                }
+                Step::Submit(unit) => {
+                    if fio.buffered {
+                        fio.count_think();
+                        if let Some(end) = self.buffered_submit(tid, unit, now) {
+                            // One call per event keeps the cache's changes
+                            // in time order.
+                            self.queue.schedule(end, Ev::Submit(tid));
+                        }
+                        return;
+                    }
+                    if fio.engine == IoEngine::Null {
+                        now = self.null_submit(tid, unit, now);
+                        continue;
+                    }
+                    now = self.direct_submit(tid, unit, now);
+                    last_unit = Some(unit);
+                    let fio = &mut self.threads[ti].fio;
+                    if !fio.sync {
+                        self.queue.schedule(now, Ev::Submit(tid));
+                        return;
+                    }
+                    break fio.stop();
+                }
+                stop @ (Step::Reap | Step::Wait | Step::Done { .. }) => break stop,
+            }
+        };
+        self.thread_stop(tid, now, stop, last_unit);
+    }
+
+    /// fio's fsync=N sync from `now`: the call and the page cache's
+    /// writeback on the thread's core. Returns when it returned, or None if
+    /// the thread sleeps in it.
+    fn fsync_call(&mut self, tid: u32, now: Ns) -> Option<Ns> {
+        let costs = self.host.costs;
+        let entered = self
+            .host
+            .run_task(tid, now, costs.fio_submit, costs.syscall_entry);
+        self.threads[tid as usize].fio.sync_started(now);
+        if !self.buffered_fsync(tid, entered) {
+            return None;
+        }
+        let end = self.host.run_task(tid, entered, 0, costs.syscall_exit);
+        self.threads[tid as usize].fio.sync_returned(end);
+        Some(end)
+    }
+
+    /// fio's null engine: the I/O completes in user space, no kernel.
+    /// Returns when fio is done with it.
+    fn null_submit(&mut self, tid: u32, unit: IoUnit, now: Ns) -> Ns {
+        let end = self.host.run_task(tid, now, self.host.costs.fio_submit, 0);
+        let cpu = self.host.tasks[tid as usize].cpu;
+        let key = self
+            .block
+            .rqs
+            .insert(Request::fio(tid, unit, cpu, now, end, end, false, 0));
+        self.threads[tid as usize].fio.completed_inline(key);
+        self.submitted_ios += 1;
+        end
+    }
+
+    /// A direct I/O from `now`: fio's user-space work, then the system
+    /// call into the block layer and the driver's queue_rq on the thread's
+    /// core. Returns when the submitter is done.
+    fn direct_submit(&mut self, tid: u32, unit: IoUnit, now: Ns) -> Ns {
+        let costs = self.host.costs;
+        let fio = &mut self.threads[tid as usize].fio;
+        let sync = fio.sync;
+        let sys = costs.syscall_entry
+            + costs.blk_submit
+            + self.block.drv_costs().submit
+            + if sync { 0 } else { costs.syscall_exit };
+        let usr_end = self.host.run_task(tid, now, costs.fio_submit, 0);
+        let end = self.host.run_task(tid, usr_end, 0, sys);
+        let issue = if sync { usr_end } else { end };
+        let cpu = self.host.tasks[tid as usize].cpu;
+        let key = self.block.rqs.insert(Request::fio(
+            tid,
+            unit,
+            cpu,
+            now,
+            issue,
+            usr_end,
+            fio.polled,
+            fio.buf_contiguous,
+        ));
+        fio.queued();
+        self.submitted_ios += 1;
+        fio.count_think();
+        // dma_map_sg in the driver's queue_rq, inline on the thread's core
+        // at the event's time (the thread holds its core, so the allocator
+        // is called in time order) when the request will get a tag at once.
+        // One that will wait for a tag is mapped when it is dispatched, by
+        // the run that hands it the tag (`restart_dispatch`).
+        let mapped = self.submit_rq(key, cpu, end);
+        self.host.tasks[tid as usize].sys_ns += mapped - end;
+        self.breakdown.submit_ns += u128::from(mapped - now);
+        mapped
+    }
+
+    /// fio's loop stopped submitting at `now`: reap what is ready, wait for
+    /// the I/O in flight (asleep in the kernel, polling, or hybrid polling:
+    /// `last_unit`, a synchronous call's I/O, picks the sleep), or end.
+    fn thread_stop(&mut self, tid: u32, now: Ns, stop: Step, last_unit: Option<IoUnit>) {
+        let costs = self.host.costs;
+        let fio = &self.threads[tid as usize].fio;
+        match stop {
+            Step::Reap => {
+                // Completions are ready: fio's getevents returns at once
+                // (the null engine reaps in user space, without a system
+                // call). (A sync engine's buffered call already returned to
+                // user space: nothing more to reap by system call.)
+                let syscall = fio.engine != IoEngine::Null && !fio.sync;
+                let end = self.reap(tid, now, syscall);
+                self.queue.schedule(end, Ev::Submit(tid));
+            }
+            Step::Wait if fio.polled => {
+                // Hybrid polling (io_poll_delay >= 0): sleep first, once
+                // per request, then spin (blk_mq_poll_hybrid_sleep).
+                let sleep = self.block.hybrid_sleep(now, last_unit);
+                if sleep > 0 {
+                    self.host.tasks[tid as usize].timer_at = Some(now + sleep);
+                    self.host
+                        .block(tid, TaskState::HybridSleep, now, &*self.driver);
+                    self.queue.schedule(now + sleep, Ev::HybridWake(tid));
+                } else {
+                    self.host.hold(tid, now);
+                }
+            }
+            Step::Wait => {
+                if !fio.sync {
+                    // io_getevents: enter the kernel, then sleep in it.
+                    self.host.run_task(tid, now, 0, costs.syscall_entry);
+                }
+                self.host.block_on_io(tid, now, &*self.driver);
+            }
+            Step::Done { end_fsync } => {
+                if end_fsync && !self.buffered_fsync(tid, now) {
+                    return;
+                }
+                self.finish(tid, now);
+            }
+            _ => unreachable!("a stopped loop reaps, waits or ends"),
+        }
+    }
+
+    /// The hybrid poller's hrtimer fires: the core leaves idle, the thread
+    /// is switched back in and spins (or finds the completion that was
+    /// posted while it slept at its first poll).
+    pub(super) fn hybrid_wake(&mut self, tid: u32, now: Ns) {
+        let ti = tid as usize;
+        let cpu_id = self.host.tasks[ti].cpu;
+        self.host.tasks[ti].timer_at = None;
+        let exit = self.host.wake_cpu_by(cpu_id, now, true);
+        let cpu = &mut self.host.cpus[cpu_id as usize];
+        cpu.runnable += 1;
+        let resumed = cpu.run(now + exit, 0, self.host.costs.context_switch);
+        self.host.tasks[ti].sys_ns += resumed - now - exit;
+        self.host.hold(tid, resumed);
+        if let Some((key, posted)) = self.threads[ti].hybrid_ready.take() {
+            self.poll_complete(tid, key, posted, resumed);
+        }
+    }
+
+    /// The polling thread `tid` (spinning since `since`) finds request
+    /// `key`, posted at `posted`; it lets go of its core: threads that
+    /// became runnable meanwhile are switched in first, then it continues.
+    fn poll_complete(&mut self, tid: u32, key: u32, posted: Ns, since: Ns) {
+        let done = self
+            .block
+            .poll_complete(tid, key, posted, since, blk_ctx!(self));
+        self.threads[tid as usize].fio.io_completed(key);
+        let task = &mut self.host.tasks[tid as usize];
+        task.state = TaskState::Running;
+        let cpu = task.cpu;
+        let (queue, breakdown) = (&mut self.queue, &mut self.breakdown);
+        let next = self.host.release(cpu, done, |other, resumed, ready| {
+            if let Some(ready) = ready {
+                breakdown.wakeup_ns += u128::from(resumed - ready);
+            }
+            queue.schedule(resumed, Ev::Run(other));
+        });
+        self.queue.schedule(next, Ev::Run(tid));
+    }
+
+    /// The thread sleeps on a timer from `now` until `wake` (fio's
+    /// usec_sleep); back from it, fio goes on submitting: nothing is reaped
+    /// before the queue is full (a rate or thinktime sleep came after a
+    /// quiesce, so only a paced replay has completions waiting).
+    fn sleep_timer(&mut self, tid: u32, now: Ns, wake: Ns) {
+        let resumed = self.host.timer_sleep(tid, now, wake, &*self.driver);
+        self.queue.schedule(resumed, Ev::Submit(tid));
+    }
+
+    /// The device posted request `key`'s completion at `now`: the block
+    /// layer completes it; its thread (or the page cache) hears of it.
+    pub(super) fn device_completed(&mut self, key: u32, now: Ns) {
+        match self.block.complete(key, now, blk_ctx!(self)) {
+            Completion::Polled { thread } => match self.host.tasks[thread as usize].state {
+                TaskState::Polling(since) => self.poll_complete(thread, key, now, since),
+                _ => self.threads[thread as usize].hybrid_ready = Some((key, now)),
+            },
+            Completion::Signalled {
+                kind: RqKind::Fio,
+                thread,
+                cpu,
+                start,
+                at,
+            } => {
+                let fio = &mut self.threads[thread as usize].fio;
+                fio.io_completed(key);
+                let wake_needed = self.host.tasks[thread as usize].state == TaskState::WaitIo
+                    && fio.enough_to_wake();
+                if !wake_needed {
+                    self.cpu_idle(cpu, at);
+                    return;
+                }
+                let woken = self.wake_thread_from(thread, cpu, start, at);
+                if woken.waker_may_idle {
+                    let busy = self.host.cpus[cpu as usize].busy_until;
+                    self.cpu_idle(cpu, busy);
+                }
+            }
+            Completion::Signalled { cpu, at, .. } => self.cache_rq_done(key, cpu, at),
+        }
+    }
+
+    /// Wake thread `tid` (asleep in the kernel) from `irq_cpu` at `at`:
+    /// returns when the interrupt's CPU is done with it.
+    pub(super) fn wake_thread(&mut self, tid: u32, irq_cpu: u32, at: Ns) -> Ns {
+        self.wake_thread_from(tid, irq_cpu, at, at).waker_done
+    }
+
+    /// (`irq_start`: when the interrupt's work began.)
+    fn wake_thread_from(
+        &mut self,
+        tid: u32,
+        irq_cpu: u32,
+        irq_start: Ns,
+        at: Ns,
+    ) -> crate::host::task::Woken {
+        let from_irq = self.block.signal() == CompletionSignal::Interrupt;
+        let woken = self.host.wake_up(tid, irq_cpu, irq_start, at, from_irq);
+        self.breakdown.cstate_exit_ns += u128::from(woken.cstate_exit);
+        self.breakdown.wakeup_ns += u128::from(woken.wakeup);
+        if let Some(runs) = woken.runs_at {
+            self.queue.schedule(runs, Ev::Run(tid));
+        }
+        woken
+    }
+
+    /// fio reaps the thread's completed I/Os at `now` (one getevents
+    /// call's worth; its entry and exit when `syscall`): fio's completion
+    /// work on the thread's core, then each I/O's latencies and bytes.
+    fn reap(&mut self, tid: u32, now: Ns, syscall: bool) -> Ns {
+        let costs = self.host.costs;
+        let fio = &mut self.threads[tid as usize].fio;
+        let n = fio.reap_batch();
+        let sys = if syscall {
+            costs.syscall_entry + costs.syscall_exit
+        } else {
+            0
+        };
+        let end = self.host.run_task(tid, now, costs.fio_complete * n, sys);
+        for _ in 0..n {
+            let Some(key) = fio.done.pop_front() else {
+                break;
+            };
+            let rq = self.block.rqs.remove(key);
+            self.completed_ios += 1;
+            self.breakdown.ios += 1;
+            fio.record_io(now, rq.unit, rq.start, rq.issue);
+        }
+        fio.sample_bw(now);
+        end
+    }
+
+    /// The thread's job ends at `now`; the last one of a stonewall wave
+    /// starts the next wave.
+    fn finish(&mut self, tid: u32, now: Ns) {
+        self.threads[tid as usize].fio.end = now;
+        let task = &mut self.host.tasks[tid as usize];
+        task.state = TaskState::Done;
+        self.threads_done += 1;
+        let cpu = task.cpu;
+        self.host.cpus[cpu as usize].runnable -= 1;
+        self.cpu_idle(cpu, now);
+        let wave = self.current_wave;
+        let wave_done = self
+            .threads
+            .iter()
+            .zip(&self.host.tasks)
+            .all(|(t, task)| t.fio.wave != wave || task.state == TaskState::Done);
+        if wave_done {
+            if let Some(next) = self
+                .threads
+                .iter()
+                .filter(|t| t.fio.wave > wave)
+                .map(|t| t.fio.wave)
+                .min()
+            {
+                self.start_wave(next, now);
+            }
+        }
+    }
+}

@@ -19,8 +19,8 @@
 mod buffered;
 mod thread;
 
-use buffered::{BufferedOp, CacheState, CacheWait};
-pub use buffered::{CacheCosts, CacheParts};
+use crate::mm::buffered::{BufferedOp, CacheState, CacheWait};
+pub use crate::mm::buffered::{CacheCosts, CacheParts};
 
 use crate::block::{BlockEvent, BlockLayer, QueueSettings};
 pub use crate::block::{Breakdown, IrqCpu};

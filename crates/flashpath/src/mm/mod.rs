@@ -10,6 +10,8 @@
 //! - `writeback`: the dirty limits that throttle writers and start the
 //!   flusher (mm/page-writeback.c: `balance_dirty_pages`), and the order in
 //!   which the flusher writes dirty pages (`write_cache_pages`).
+//! - `buffered`: a buffered read or write call's copy through the cache,
+//!   the flusher's state, and what a caller blocked in the cache waits for.
 //! - `thp`: how physically contiguous an I/O buffer is (transparent huge
 //!   pages, hugetlb, fio's `mem=`), which sets a request's DMA segments.
 //!
@@ -18,6 +20,7 @@
 //! and the flusher's writes go down the block layer as requests of their
 //! own.
 
+pub mod buffered;
 pub mod filemap;
 pub mod readahead;
 pub mod thp;

@@ -1,9 +1,18 @@
 //! fio job files: the grammar as fio 3.33 reads it, the options that shape
 //! I/O, and the per-job I/O stream (offsets, sizes, directions).
+//!
+//! Before a run: [`replay`] lets a `read_iolog` decide its job's file and
+//! size, [`setup`] makes fio's setup checks (and refuses what flashpath
+//! does not model), [`layout`] places the files on the device and [`plan`]
+//! makes one thread per job clone.
 
 pub mod job;
+pub mod layout;
 pub mod options;
 mod parse;
+pub mod plan;
+pub mod replay;
+pub mod setup;
 pub mod stream;
 
 pub use job::*;

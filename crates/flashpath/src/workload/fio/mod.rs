@@ -6,17 +6,24 @@
 //! does not model), [`layout`] places the files on the device and [`plan`]
 //! makes one thread per job clone.
 
+mod bc;
+mod callbacks;
+mod ini;
 pub mod job;
 pub mod layout;
+mod number;
 pub mod options;
 mod parse;
 pub mod plan;
 pub mod replay;
 pub mod setup;
 pub mod stream;
+mod value;
 
+pub use ini::ParseContext;
 pub use job::*;
-pub use parse::{fio_resolved_number, parse_job_file, parse_job_str, ParseContext};
+pub use number::fio_resolved_number;
+pub use parse::{parse_job_file, parse_job_str};
 pub use stream::IoStream;
 
 impl crate::workload::IoSource for IoStream {

@@ -982,3 +982,17 @@ pub static KNOWN_ENGINES: &[&str] = &[
     "dev-dax",
     "libpmem",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_table_name_is_unique() {
+        let mut names: Vec<&str> = all_names().collect();
+        let n = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), n);
+    }
+}

@@ -8,11 +8,12 @@
 
 mod bc;
 mod callbacks;
+mod draft;
 mod ini;
 pub mod job;
 pub mod layout;
 mod number;
-pub mod options;
+pub(crate) mod options;
 mod parse;
 pub mod plan;
 pub mod replay;

@@ -258,10 +258,7 @@ pub fn run_iozone(
 ) -> Result<IozoneOutput> {
     use crate::workload::iozone;
     let a = iozone::parse_args(args)?;
-    let mut profile = Profile::load(device)?;
-    for o in overrides {
-        profile.apply_override(o)?;
-    }
+    let profile = load_profile(device, overrides)?;
     let (phases, jobs) = iozone::build_jobs(&a);
     let out = run_jobs(&jobs, &profile, seed, &fio_source)?;
     let rs = iozone::summarize(&phases, &out.result);

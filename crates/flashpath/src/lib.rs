@@ -3,7 +3,7 @@
 //! `workload` (the application's I/O) -> `host` (the CPU that runs the
 //! kernel) -> `block` (blk-mq) -> `dma` (mapping, swiotlb) -> `driver` (host
 //! controller driver) -> `device` (the storage device), and back. `sim` is
-//! the engine, `machine` wires the layers, `mm` the page cache, `profile` holds the parameters,
+//! the engine, `machine` wires the layers, `model` builds them from a profile, `mm` the page cache, `profile` holds the parameters,
 //! `report` renders results in fio's formats.
 
 pub mod block;
@@ -17,6 +17,7 @@ pub mod input;
 pub mod link;
 pub mod machine;
 pub mod mm;
+pub mod model;
 pub mod profile;
 pub mod report;
 pub mod run;

@@ -1,6 +1,8 @@
 //! The host: CPU cores that run the kernel's I/O path (costs scaled by core
 //! frequency), the threads (fio jobs) on them, and idle states.
 //!
+//! * [`config`]: the host a profile describes (`host.*`): CPUs, idle
+//!   configuration, wake-up placement.
 //! * [`cpu`]: cores as serial servers of kernel and application work.
 //! * [`idle`]: C-state tables (`drivers/idle/intel_idle.c`, the POLL state of
 //!   `drivers/cpuidle/poll_state.c`), the menu idle governor
@@ -11,6 +13,7 @@
 //!   a core, idle entry, wake-up placement, a poller's hold on its core.
 //! * [`pm_qos`]: CPU latency and device frequency PM QoS requests.
 
+pub mod config;
 pub mod cpu;
 pub mod idle;
 pub mod pm_qos;

@@ -24,6 +24,7 @@
 pub mod fmt;
 pub mod group;
 pub mod json;
+pub mod logs;
 pub mod model;
 pub mod normal;
 pub mod terse;

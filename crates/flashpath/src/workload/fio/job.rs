@@ -61,6 +61,25 @@ impl RwKind {
         }
     }
 
+    /// The pattern an `rw=` word names (options.c's posvals; `readwrite`
+    /// is `rw`).
+    pub fn from_fio_word(word: &str) -> Option<RwKind> {
+        use RwKind::*;
+        Some(match word {
+            "read" => Read,
+            "write" => Write,
+            "trim" => Trim,
+            "randread" => RandRead,
+            "randwrite" => RandWrite,
+            "randtrim" => RandTrim,
+            "rw" | "readwrite" => ReadWrite,
+            "randrw" => RandReadWrite,
+            "trimwrite" => TrimWrite,
+            "randtrimwrite" => RandTrimWrite,
+            _ => return None,
+        })
+    }
+
     /// fio's name, as printed in the normal output header.
     pub fn fio_name(self) -> &'static str {
         use RwKind::*;
@@ -132,6 +151,22 @@ impl IoEngine {
                 | IoEngine::Pvsync
                 | IoEngine::Pvsync2
         )
+    }
+
+    /// The modelled engine an `ioengine=` name names.
+    pub fn from_fio_name(name: &str) -> Option<IoEngine> {
+        Some(match name {
+            "sync" => IoEngine::Sync,
+            "psync" => IoEngine::Psync,
+            "vsync" => IoEngine::Vsync,
+            "pvsync" => IoEngine::Pvsync,
+            "pvsync2" => IoEngine::Pvsync2,
+            "libaio" => IoEngine::Libaio,
+            "io_uring" => IoEngine::IoUring,
+            "posixaio" => IoEngine::PosixAio,
+            "null" => IoEngine::Null,
+            _ => return None,
+        })
     }
 
     pub fn fio_name(self) -> &'static str {

@@ -1,14 +1,31 @@
 //! fio job files: the grammar as fio 3.33 reads it, the options that shape
 //! I/O, and the per-job I/O stream (offsets, sizes, directions).
+//!
+//! Before a run: [`replay`] lets a `read_iolog` decide its job's file and
+//! size, [`setup`] makes fio's setup checks (and refuses what flashpath
+//! does not model), [`layout`] places the files on the device and [`plan`]
+//! makes one thread per job clone.
 
+mod bc;
+mod callbacks;
+mod draft;
+mod ini;
 pub mod job;
-pub mod options;
+pub mod layout;
+mod number;
+pub(crate) mod options;
 mod parse;
+pub mod plan;
+pub mod replay;
+pub mod setup;
 pub mod stream;
 pub mod thread;
+mod value;
 
+pub use ini::ParseContext;
 pub use job::*;
-pub use parse::{fio_resolved_number, parse_job_file, parse_job_str, ParseContext};
+pub use number::fio_resolved_number;
+pub use parse::{parse_job_file, parse_job_str};
 pub use stream::IoStream;
 pub use thread::{FioThread, Step, ThreadPlan};
 

@@ -1,7 +1,8 @@
-//! The one table of fio 3.33 option names, what kind of value each takes, and
-//! what flashpath does with it. Names, aliases and types come from fio 3.33's
-//! own `fio --cmdhelp=NAME` (options.c `fio_options[]`); engine options from
-//! `fio --enghelp=ENGINE` (engines/io_uring.c, libaio.c, sync.c).
+//! The one table of fio 3.33 option names: what kind of value each takes
+//! and what it means to flashpath, side by side. Names, aliases and types
+//! come from fio 3.33's own `fio --cmdhelp=NAME` (options.c
+//! `fio_options[]`); engine options from `fio --enghelp=ENGINE`
+//! (engines/io_uring.c, libaio.c, sync.c).
 //!
 //! Each entry carries fio's value type with its limits (minval, maxval,
 //! pow2, posval, maxlen, minfp/maxfp) and, where options.c has one that can
@@ -10,10 +11,16 @@
 //! fio's verdicts on thousands of values are in
 //! `tests/fixtures/fio-verdicts/`.
 //!
-//! Handling, following DESIGN.md ("an option flashpath does not model is
-//! refused by name, unless it cannot change the simulated I/O"):
-//! - `Model`: resolved into [`JobSpec`](super::JobSpec) fields.
-//! - `Record`: output-only options, recorded in `JobSpec` for the reporter.
+//! Its [`Handling`] says what the option means, following DESIGN.md ("an
+//! option flashpath does not model is refused by name, unless it cannot
+//! change the simulated I/O"); an entry cannot be written without one:
+//! - `sets(|spec, given| ...)`, `resolves(|draft, given| ...)`: modelled;
+//!   the function next to the name turns the value fio read into
+//!   [`JobSpec`](super::JobSpec) fields (`resolves` also reaches the
+//!   [`Draft`]'s block-size sources and may refuse a valid value flashpath
+//!   does not simulate, with the reason).
+//! - `records(|spec, given| ...)`: output-only options, recorded in
+//!   `JobSpec` for the reporter.
 //! - `Ignore`: cannot change the simulated I/O (logging, file creation,
 //!   buffer contents, page-cache hints, process/thread choice); listed in
 //!   `JobFile::ignored`.
@@ -22,6 +29,15 @@
 //! - `RefuseUnless(values)`: accepted (and listed as ignored) only at its
 //!   default / "off" values; any other value changes the I/O and is refused.
 //! - `Refuse`: could change the simulated I/O and is not modelled.
+
+use super::callbacks::{opt_postfix, parse_bssplit_dirs, parse_cpu_list, parse_distribution};
+use super::draft::{not_modelled, Draft, Given};
+use super::job::{FadviseHint, IoEngine, JobSpec, RandomDistribution, RateProcess, RwKind};
+use super::number::{as_percent, as_zones, atoi, fio_bytes, ZONE_BASE};
+use super::value::posval_match;
+use crate::error::{clip, nearest};
+use crate::mm::thp::IoMem;
+use crate::workload::iolog::SKIP_SYNC;
 
 /// fio's option value types (parse.h `enum fio_opt_type`); how parse.c
 /// reads each is in `parse::handle_option`.
@@ -160,14 +176,70 @@ const FLOATS: Kind = Kind::of(Ty::Floats);
 const SOFT_DEPRECATED: Kind = Kind::of(Ty::SoftDeprecated);
 const DEPRECATED: Kind = Kind::of(Ty::Deprecated);
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What an option means to flashpath (see the module's notes).
+#[derive(Clone, Copy, Debug)]
 pub enum Handling {
-    Model,
-    Record,
+    /// Modelled: the value shapes the simulated I/O.
+    Model(Meaning),
+    /// Output-only: the value shapes the report.
+    Record(Meaning),
     Ignore,
     Inert(&'static str),
     RefuseUnless(&'static [&'static str]),
     Refuse,
+}
+
+/// How a modelled option's value becomes the job's: called with the value
+/// fio's parser and the option's callback accepted.
+#[derive(Clone, Copy, Debug)]
+pub enum Meaning {
+    /// Sets `JobSpec` fields; every accepted value has a meaning.
+    Sets(fn(&mut JobSpec, &Given<'_>)),
+    /// Reads the value into the draft job, or refuses a value flashpath
+    /// does not simulate (the message says what is not modelled).
+    Resolves(fn(&mut Draft, &Given<'_>) -> Result<(), String>),
+}
+
+impl Meaning {
+    pub(crate) fn apply(self, draft: &mut Draft, given: &Given<'_>) -> Result<(), String> {
+        match self {
+            Meaning::Sets(f) => {
+                f(&mut draft.spec, given);
+                Ok(())
+            }
+            Meaning::Resolves(f) => f(draft, given),
+        }
+    }
+}
+
+/// A modelled option that sets `JobSpec` fields.
+const fn sets(f: fn(&mut JobSpec, &Given<'_>)) -> Handling {
+    Handling::Model(Meaning::Sets(f))
+}
+
+/// A modelled option that needs the draft job or may refuse a value.
+const fn resolves(f: fn(&mut Draft, &Given<'_>) -> Result<(), String>) -> Handling {
+    Handling::Model(Meaning::Resolves(f))
+}
+
+/// An output-only option, recorded for the reporter.
+const fn records(f: fn(&mut JobSpec, &Given<'_>)) -> Handling {
+    Handling::Record(Meaning::Sets(f))
+}
+
+/// A per-direction option's slots (read, write, trim) into `target`,
+/// where fio stored one.
+fn per_direction(target: &mut [u64; 3], slots: &[Option<u64>; 3]) {
+    for (t, v) in target.iter_mut().zip(slots) {
+        if let Some(v) = v {
+            *t = *v;
+        }
+    }
+}
+
+/// fio's times are microseconds; the model's nanoseconds.
+fn us_to_ns(us: u64) -> u64 {
+    us.saturating_mul(1000)
 }
 
 /// The options.c callback that reads an option's value after the parser
@@ -271,10 +343,25 @@ pub const RANDOM_DISTRIBUTIONS: &[&str] =
 /// Every option fio 3.33 knows (general ones, then the options of the
 /// engines flashpath models).
 pub static OPTIONS: &[OptDef] = &[
-    o("description", &[], STORE, Handling::Model),
-    o("name", &[], STORE, Handling::Model),
-    o("wait_for", &[], STORE, Handling::Model),
-    o("filename", &[], STORE.max_len(4096), Handling::Model),
+    o(
+        "description",
+        &[],
+        STORE,
+        sets(|s, g| s.description = Some(g.v().to_string())),
+    ),
+    o("name", &[], STORE, sets(|s, g| s.name = g.v().to_string())),
+    o(
+        "wait_for",
+        &[],
+        STORE,
+        sets(|s, g| s.wait_for = Some(g.v().to_string())),
+    ),
+    o(
+        "filename",
+        &[],
+        STORE.max_len(4096),
+        sets(|s, g| s.filename = Some(g.v().to_string())),
+    ),
     o(
         "lockfile",
         &[],
@@ -283,7 +370,12 @@ pub static OPTIONS: &[OptDef] = &[
     ),
     // fio's str_directory_cb also wants each directory to exist where fio
     // runs: the directories are the simulated machine's, taken to exist.
-    o("directory", &[], STORE, Handling::Model),
+    o(
+        "directory",
+        &[],
+        STORE,
+        sets(|s, g| s.directory = Some(g.v().to_string())),
+    ),
     o("filename_format", &[], STORE, Handling::Ignore),
     o("unique_filename", &[], BOOL, Handling::Ignore),
     o("opendir", &[], STORE, Handling::Refuse).cb(Cb::Opendir),
@@ -303,27 +395,82 @@ pub static OPTIONS: &[OptDef] = &[
             "trimwrite",
             "randtrimwrite",
         ]),
-        Handling::Model,
+        resolves(|d, g| {
+            // options.c str_rw_cb: the part after ':' is ddir_seq_nr for
+            // random patterns (atoi) and ddir_seq_add (a size) for
+            // sequential ones.
+            let s = &mut d.spec;
+            let word = posval_match(g.def.kind.values, g.v()).unwrap_or("read");
+            let rw = RwKind::from_fio_word(word).unwrap_or(RwKind::Read);
+            s.rw = rw;
+            s.rw_nr = 0;
+            s.rw_seq_add = 0;
+            if let Some(p) = opt_postfix(g.v()) {
+                if rw.is_random() {
+                    s.rw_nr = u64::try_from(atoi(p)).unwrap_or(0);
+                } else {
+                    // fio keeps a long long; the callback checked it reads.
+                    let add = fio_bytes(p, g.kb).unwrap_or(0) as i64;
+                    s.rw_seq_add = add;
+                    s.rw_nr = u64::try_from(add).unwrap_or(0);
+                }
+            }
+            Ok(())
+        }),
     )
     .cb(Cb::Rw),
-    o("bs", &["blocksize"], ULL.min(1), Handling::Model),
-    o("ba", &["blockalign"], ULL.min(1), Handling::Model),
+    o(
+        "bs",
+        &["blocksize"],
+        ULL.min(1),
+        resolves(|d, g| {
+            per_direction(&mut d.bs, &g.parsed.slots);
+            Ok(())
+        }),
+    ),
+    o(
+        "ba",
+        &["blockalign"],
+        ULL.min(1),
+        sets(|s, g| per_direction(&mut s.blockalign, &g.parsed.slots)),
+    ),
     o(
         "bsrange",
         &["blocksize_range"],
         RANGE.min(1),
-        Handling::Model,
+        resolves(|d, g| {
+            for (dd, r) in g.parsed.ranges.iter().enumerate() {
+                if let Some(r) = r {
+                    d.bsrange[dd] = Some(*r);
+                }
+            }
+            Ok(())
+        }),
     ),
-    o("bssplit", &[], STR_ULL, Handling::Model).cb(Cb::Bssplit),
+    o(
+        "bssplit",
+        &[],
+        STR_ULL,
+        resolves(|d, g| {
+            let lists = parse_bssplit_dirs(g.v(), g.kb)?;
+            for (dd, list) in lists.into_iter().enumerate() {
+                if list.is_some() {
+                    d.bssplit[dd] = list;
+                }
+            }
+            Ok(())
+        }),
+    )
+    .cb(Cb::Bssplit),
     o(
         "bs_unaligned",
         &["blocksize_unaligned"],
         SET,
-        Handling::Model,
+        sets(|s, g| s.bs_unaligned = g.on()),
     ),
-    o("randrepeat", &[], BOOL, Handling::Model),
-    o("randseed", &[], VAL, Handling::Model),
-    o("norandommap", &[], SET, Handling::Model),
+    o("randrepeat", &[], BOOL, sets(|s, g| s.randrepeat = g.on())),
+    o("randseed", &[], VAL, sets(|s, g| s.randseed = Some(g.n()))),
+    o("norandommap", &[], SET, sets(|s, g| s.norandommap = g.on())),
     o("ignore_error", &[], STR, Handling::Ignore).cb(Cb::IgnoreError),
     o(
         "rw_sequencer",
@@ -331,22 +478,79 @@ pub static OPTIONS: &[OptDef] = &[
         STR.values(&["sequential", "identical"]),
         Handling::RefuseUnless(&["sequential"]),
     ),
-    o("ioengine", &[], STORE, Handling::Model).cb(Cb::Ioengine),
-    o("iodepth", &[], INT.min(1), Handling::Model),
+    o(
+        "ioengine",
+        &[],
+        STORE,
+        resolves(|d, g| {
+            // A known engine's name ends at ':' (options.c keeps the word).
+            let e = g.v().trim();
+            let e = match e.split_once(':') {
+                Some((w, _)) if KNOWN_ENGINES.contains(&w) => w,
+                _ => e,
+            };
+            match IoEngine::from_fio_name(e) {
+                Some(io) => {
+                    // Engine options belong to the engine (td->eo is rebuilt
+                    // when ioengine changes).
+                    if d.spec.ioengine != io {
+                        d.spec.hipri = false;
+                    }
+                    d.spec.ioengine = io;
+                    Ok(())
+                }
+                None if KNOWN_ENGINES.contains(&e) => Err(format!(
+                    "ioengine '{e}' is not modelled by flashpath (modelled: sync, psync, vsync, \
+                     pvsync, pvsync2, libaio, io_uring, posixaio, null)"
+                )),
+                None => {
+                    let hint = if e.len() <= 64 {
+                        nearest(e, KNOWN_ENGINES.iter().copied())
+                            .map(|n| format!("; did you mean '{n}'?"))
+                            .unwrap_or_default()
+                    } else {
+                        String::new()
+                    };
+                    Err(format!("engine {} not loadable{hint}", clip(e)))
+                }
+            }
+        }),
+    )
+    .cb(Cb::Ioengine),
+    o(
+        "iodepth",
+        &[],
+        INT.min(1),
+        sets(|s, g| s.iodepth = g.n() as u32),
+    ),
     o(
         "iodepth_batch",
         &["iodepth_batch_submit"],
         INT,
-        Handling::Model,
+        sets(|s, g| s.iodepth_batch_submit = g.n() as u32),
     ),
     o(
         "iodepth_batch_complete_min",
         &["iodepth_batch_complete"],
         INT,
-        Handling::Model,
+        sets(|s, g| s.iodepth_batch_complete_min = g.n() as u32),
     ),
-    o("iodepth_batch_complete_max", &[], INT, Handling::Model),
-    o("iodepth_low", &[], INT, Handling::Model),
+    o(
+        "iodepth_batch_complete_max",
+        &[],
+        INT,
+        sets(|s, g| s.iodepth_batch_complete_max = g.n() as u32),
+    ),
+    o(
+        "iodepth_low",
+        &[],
+        INT,
+        resolves(|d, g| {
+            d.spec.iodepth_low = g.n() as u32;
+            d.iodepth_low_set = true;
+            Ok(())
+        }),
+    ),
     o(
         "serialize_overlap",
         &[],
@@ -359,20 +563,104 @@ pub static OPTIONS: &[OptDef] = &[
         STR.values(&["inline", "offload"]),
         Handling::RefuseUnless(&["inline"]),
     ),
-    o("size", &[], ZONE, Handling::Model),
-    o("io_size", &["io_limit"], ZONE, Handling::Model).cb(Cb::IoSize),
+    o(
+        "size",
+        &[],
+        ZONE,
+        resolves(|d, g| {
+            // str_size_cb: N% of the file, Nz zones, or bytes.
+            let (s, last) = (&mut d.spec, g.last());
+            if let Some(p) = as_percent(last) {
+                s.size = None;
+                s.size_percent = Some(p as u32);
+            } else if as_zones(last).is_some() {
+                return Err(not_modelled("option 'size' in zones (Nz)"));
+            } else {
+                s.size = Some(last);
+                s.size_percent = None;
+            }
+            Ok(())
+        }),
+    ),
+    o(
+        "io_size",
+        &["io_limit"],
+        ZONE,
+        resolves(|d, g| {
+            let last = g.last();
+            if as_zones(last).is_some() {
+                return Err(not_modelled("option 'io_size' in zones (Nz)"));
+            } else if last > ZONE_BASE + u64::from(u32::MAX) {
+                return Err(not_modelled("option 'io_size' as a percentage"));
+            }
+            d.spec.io_size = Some(last);
+            Ok(())
+        }),
+    )
+    .cb(Cb::IoSize),
     o(
         "fill_device",
         &["fill_fs"],
         BOOL,
         Handling::RefuseUnless(&["0"]),
     ),
-    o("filesize", &[], VAL.min(1), Handling::Model),
+    o(
+        "filesize",
+        &[],
+        VAL.min(1),
+        resolves(|d, g| {
+            // filesize=low-high: fio picks each file's size in the range.
+            let slots = &g.parsed.slots;
+            if slots[1].is_some_and(|hi| Some(hi) != slots[0]) {
+                return Err(not_modelled(
+                    "option 'filesize' as a range (random file sizes)",
+                ));
+            }
+            d.spec.filesize = Some(g.n());
+            Ok(())
+        }),
+    ),
     o("file_append", &[], BOOL, Handling::RefuseUnless(&["0"])),
-    o("offset", &["fileoffset"], ZONE, Handling::Model),
-    o("offset_increment", &[], ZONE, Handling::Model),
+    o(
+        "offset",
+        &["fileoffset"],
+        ZONE,
+        resolves(|d, g| {
+            let (s, last) = (&mut d.spec, g.last());
+            if let Some(p) = as_percent(last) {
+                s.offset = 0;
+                s.offset_percent = Some(p as u32);
+            } else if as_zones(last).is_some() {
+                return Err(not_modelled("option 'offset' in zones (Nz)"));
+            } else {
+                s.offset = last;
+                s.offset_percent = None;
+            }
+            Ok(())
+        }),
+    ),
+    o(
+        "offset_increment",
+        &[],
+        ZONE,
+        resolves(|d, g| {
+            let last = g.last();
+            if as_percent(last).is_some() {
+                return Err(not_modelled("option 'offset_increment' as a percentage"));
+            } else if as_zones(last).is_some() {
+                return Err(not_modelled("option 'offset_increment' in zones (Nz)"));
+            }
+            d.spec.offset_increment = last;
+            Ok(())
+        }),
+    ),
     o("offset_align", &[], INT, Handling::RefuseUnless(&["0"])),
-    o("number_ios", &[], VAL, Handling::Model),
+    o(
+        "number_ios",
+        &[],
+        VAL,
+        sets(|s, g| s.number_ios = (g.n() > 0).then_some(g.n())),
+    ),
     o(
         "random_generator",
         &[],
@@ -383,12 +671,50 @@ pub static OPTIONS: &[OptDef] = &[
         "random_distribution",
         &[],
         STR.values(RANDOM_DISTRIBUTIONS),
-        Handling::Model,
+        resolves(|d, g| {
+            let dist = parse_distribution(g.v(), g.kb)?;
+            if dist.center.is_some() {
+                return Err(not_modelled(
+                    "a random_distribution center (the value after the parameter)",
+                ));
+            }
+            if dist.per_direction {
+                return Err(not_modelled(
+                    "per-direction zoned random_distribution lists",
+                ));
+            }
+            match dist.dist {
+                RandomDistribution::Zipf(t) if t <= 0.0 => {
+                    return Err(not_modelled("zipf with theta <= 0"))
+                }
+                RandomDistribution::Zipf(t) if t > 0.0 => {}
+                RandomDistribution::Zipf(_) => return Err(not_modelled("zipf with theta NaN")),
+                _ => {}
+            }
+            d.spec.random_distribution = dist.dist;
+            Ok(())
+        }),
     )
     .cb(Cb::RandomDistribution),
-    o("percentage_random", &[], INT.max(100), Handling::Model),
+    o(
+        "percentage_random",
+        &[],
+        INT.max(100),
+        sets(|s, g| {
+            for (dd, p) in g.parsed.slots.iter().enumerate() {
+                if let Some(p) = p {
+                    s.percentage_random[dd] = *p as u32;
+                }
+            }
+        }),
+    ),
     o("allrandrepeat", &[], BOOL, Handling::Ignore),
-    o("nrfiles", &["nr_files"], INT, Handling::Model),
+    o(
+        "nrfiles",
+        &["nr_files"],
+        INT,
+        sets(|s, g| s.nrfiles = g.n() as u32),
+    ),
     o(
         "file_service_type",
         &[],
@@ -415,10 +741,29 @@ pub static OPTIONS: &[OptDef] = &[
         "fadvise_hint",
         &[],
         STR.values(&["0", "1", "random", "sequential"]),
-        Handling::Model,
+        sets(|s, g| {
+            s.fadvise_hint = match posval_match(&["0", "1", "random", "sequential"], g.v()) {
+                Some("0") => FadviseHint::None,
+                Some("random") => FadviseHint::Random,
+                Some("sequential") => FadviseHint::Sequential,
+                _ => FadviseHint::ByPattern,
+            }
+        }),
     ),
-    o("fsync", &[], INT, Handling::Model),
-    o("fdatasync", &[], INT, Handling::Model),
+    o(
+        "fsync",
+        &[],
+        INT,
+        sets(|s, g| s.fsync_blocks = g.n() as u32),
+    ),
+    // A block device has no metadata to skip: fdatasync syncs what fsync does
+    // (blkdev_fsync).
+    o(
+        "fdatasync",
+        &[],
+        INT,
+        sets(|s, g| s.fsync_blocks = g.n() as u32),
+    ),
     o("write_barrier", &[], INT, Handling::RefuseUnless(&["0"])),
     o(
         "sync_file_range",
@@ -426,17 +771,39 @@ pub static OPTIONS: &[OptDef] = &[
         STR_MULTI.values(&["wait_before", "write", "wait_after"]),
         Handling::Refuse,
     ),
-    o("direct", &[], BOOL, Handling::Model),
+    o("direct", &[], BOOL, sets(|s, g| s.direct = g.on())),
     o("atomic", &[], BOOL, Handling::RefuseUnless(&["0"])),
-    o("buffered", &[], BOOL.neg(), Handling::Model),
+    // The inverse of direct: the same field, .neg (the parser inverted it).
+    o("buffered", &[], BOOL.neg(), sets(|s, g| s.direct = g.on())),
     o("overwrite", &[], BOOL, Handling::Ignore),
-    o("loops", &[], INT, Handling::Model),
-    o("numjobs", &[], INT, Handling::Model),
-    o("startdelay", &[], TIME_S, Handling::Model),
-    o("runtime", &["timeout"], TIME_S, Handling::Model),
-    o("time_based", &[], SET, Handling::Model),
+    o("loops", &[], INT, sets(|s, g| s.loops = g.n() as u32)),
+    o("numjobs", &[], INT, sets(|s, g| s.numjobs = g.n() as u32)),
+    o(
+        "startdelay",
+        &[],
+        TIME_S,
+        sets(|s, g| {
+            // startdelay=low-high: fio draws the delay in the range.
+            let lo = us_to_ns(g.n());
+            let hi = g.parsed.slots[1].map_or(lo, us_to_ns);
+            s.startdelay = lo;
+            s.startdelay_high = (hi != lo).then_some(hi);
+        }),
+    ),
+    o(
+        "runtime",
+        &["timeout"],
+        TIME_S,
+        sets(|s, g| s.runtime = (g.n() > 0).then(|| us_to_ns(g.n()))),
+    ),
+    o("time_based", &[], SET, sets(|s, g| s.time_based = g.on())),
     o("verify_only", &[], SET, Handling::RefuseUnless(&["0"])),
-    o("ramp_time", &[], TIME_S, Handling::Model),
+    o(
+        "ramp_time",
+        &[],
+        TIME_S,
+        sets(|s, g| s.ramp_time = us_to_ns(g.n())),
+    ),
     o(
         "clocksource",
         &[],
@@ -447,7 +814,15 @@ pub static OPTIONS: &[OptDef] = &[
         "mem",
         &["iomem"],
         STR.values(&["malloc", "shm", "shmhuge", "mmap", "mmapshared", "mmaphuge"]),
-        Handling::Model,
+        resolves(|d, g| {
+            // mmap:FILE and friends back the buffers with a file; the buffers'
+            // contiguity is what the model reads.
+            let v = g.v();
+            let word = v.split_once(':').map_or(v, |(w, _)| w);
+            d.spec.io_mem =
+                IoMem::parse(word).ok_or_else(|| not_modelled(&format!("mem={}", clip(v))))?;
+            Ok(())
+        }),
     ),
     o(
         "verify",
@@ -473,12 +848,31 @@ pub static OPTIONS: &[OptDef] = &[
             "pattern",
             "null",
         ]),
-        Handling::Model,
+        resolves(|d, g| {
+            // options.c: "0" turns it off.
+            let word = posval_match(g.def.kind.values, g.v()).unwrap_or("0");
+            d.spec.verify = (word != "0").then(|| word.to_string());
+            d.verify_set = true;
+            Ok(())
+        }),
     ),
-    o("do_verify", &[], BOOL, Handling::Model),
+    o("do_verify", &[], BOOL, sets(|s, g| s.do_verify = g.on())),
     o("verify_interval", &[], INT.min(80), Handling::Ignore),
     o("verify_offset", &[], INT.min(40), Handling::Ignore),
-    o("verify_pattern", &[], STR, Handling::Model).cb(Cb::Pattern),
+    o(
+        "verify_pattern",
+        &[],
+        STR,
+        resolves(|d, _| {
+            // str_verify_pattern_cb: a pattern means verify=pattern unless
+            // verify was set.
+            if !d.verify_set {
+                d.spec.verify = Some("pattern".to_string());
+            }
+            Ok(())
+        }),
+    )
+    .cb(Cb::Pattern),
     o("verify_fatal", &[], BOOL, Handling::Ignore),
     o("verify_dump", &[], BOOL, Handling::Ignore),
     o("verify_async", &[], INT, Handling::RefuseUnless(&["0"])),
@@ -522,16 +916,68 @@ pub static OPTIONS: &[OptDef] = &[
         INT,
         Handling::Inert("trim_percentage"),
     ),
-    o("write_iolog", &[], STORE, Handling::Model),
-    o("read_iolog", &[], STORE, Handling::Model),
+    o(
+        "write_iolog",
+        &[],
+        STORE,
+        sets(|s, g| s.write_iolog = Some(g.v().to_string())),
+    ),
+    o(
+        "read_iolog",
+        &[],
+        STORE,
+        sets(|s, g| s.read_iolog = Some(g.v().to_string())),
+    ),
     // Reading the log in chunks changes when fio reads it, not the I/O.
     o("read_iolog_chunked", &[], BOOL, Handling::Ignore),
-    o("replay_no_stall", &[], BOOL, Handling::Model),
-    o("replay_redirect", &[], STORE, Handling::Model),
-    o("replay_scale", &[], INT, Handling::Model),
-    o("replay_align", &[], INT.pow2(), Handling::Model),
-    o("replay_time_scale", &[], INT.min(1), Handling::Model),
-    o("replay_skip", &[], STR, Handling::Model).cb(Cb::ReplaySkip),
+    o(
+        "replay_no_stall",
+        &[],
+        BOOL,
+        sets(|s, g| s.replay.no_stall = g.on()),
+    ),
+    o(
+        "replay_redirect",
+        &[],
+        STORE,
+        sets(|s, g| s.replay_redirect = Some(g.v().to_string())),
+    ),
+    o(
+        "replay_scale",
+        &[],
+        INT,
+        sets(|s, g| s.replay.offset_scale = g.n().max(1)),
+    ),
+    o(
+        "replay_align",
+        &[],
+        INT.pow2(),
+        sets(|s, g| s.replay.align = g.n()),
+    ),
+    o(
+        "replay_time_scale",
+        &[],
+        INT.min(1),
+        sets(|s, g| s.replay.time_scale_pct = g.n() as u32),
+    ),
+    o(
+        "replay_skip",
+        &[],
+        STR,
+        sets(|s, g| {
+            // options.c str_replay_skip_cb (the callback checked the words).
+            s.replay.skip = 0;
+            for word in g.v().trim().split(',') {
+                s.replay.skip |= match word {
+                    "read" => 1 << 0,
+                    "write" => 1 << 1,
+                    "trim" => 1 << 2,
+                    _ => SKIP_SYNC,
+                };
+            }
+        }),
+    )
+    .cb(Cb::ReplaySkip),
     o("merge_blktrace_file", &[], STORE, Handling::Refuse),
     o(
         "merge_blktrace_scalars",
@@ -592,8 +1038,20 @@ pub static OPTIONS: &[OptDef] = &[
         Handling::Inert("zonemode"),
     ),
     o("lockmem", &[], VAL, Handling::Ignore),
-    o("rwmixread", &[], INT.max(100), Handling::Model),
-    o("rwmixwrite", &[], INT.max(100), Handling::Model),
+    // str_rwmix_read_cb: the last part wins.
+    o(
+        "rwmixread",
+        &[],
+        INT.max(100),
+        sets(|s, g| s.rwmixread = g.last() as u32),
+    ),
+    // str_rwmix_write_cb: reads get the rest of 100.
+    o(
+        "rwmixwrite",
+        &[],
+        INT.max(100),
+        sets(|s, g| s.rwmixread = 100u32.wrapping_sub(g.last() as u32)),
+    ),
     o(
         "nice",
         &[],
@@ -602,9 +1060,24 @@ pub static OPTIONS: &[OptDef] = &[
     ),
     o("prio", &[], INT.max(7), Handling::Refuse),
     o("prioclass", &[], INT.max(3), Handling::Refuse),
-    o("thinktime", &[], INT.time_us(), Handling::Model),
-    o("thinktime_spin", &[], INT.time_us(), Handling::Model),
-    o("thinktime_blocks", &[], INT, Handling::Model),
+    o(
+        "thinktime",
+        &[],
+        INT.time_us(),
+        sets(|s, g| s.thinktime = us_to_ns(g.n())),
+    ),
+    o(
+        "thinktime_spin",
+        &[],
+        INT.time_us(),
+        sets(|s, g| s.thinktime_spin = us_to_ns(g.n())),
+    ),
+    o(
+        "thinktime_blocks",
+        &[],
+        INT,
+        sets(|s, g| s.thinktime_blocks = g.n() as u32),
+    ),
     o(
         "thinktime_blocks_type",
         &[],
@@ -617,13 +1090,28 @@ pub static OPTIONS: &[OptDef] = &[
         INT.time_s(),
         Handling::RefuseUnless(&["0"]),
     ),
-    o("rate", &[], ULL, Handling::Model),
-    o("rate_min", &["ratemin"], ULL, Handling::Model),
+    o(
+        "rate",
+        &[],
+        ULL,
+        sets(|s, g| per_direction(&mut s.rate, &g.parsed.slots)),
+    ),
+    o(
+        "rate_min",
+        &["ratemin"],
+        ULL,
+        sets(|s, g| per_direction(&mut s.rate_min, &g.parsed.slots)),
+    ),
     o(
         "rate_process",
         &[],
         STR.values(&["linear", "poisson"]),
-        Handling::Model,
+        sets(|s, g| {
+            s.rate_process = match posval_match(&["linear", "poisson"], g.v()) {
+                Some("poisson") => RateProcess::Poisson,
+                _ => RateProcess::Linear,
+            }
+        }),
     ),
     o("rate_cycle", &["ratecycle"], INT, Handling::Ignore),
     o(
@@ -632,7 +1120,12 @@ pub static OPTIONS: &[OptDef] = &[
         BOOL,
         Handling::RefuseUnless(&["0"]),
     ),
-    o("rate_iops", &[], INT, Handling::Model),
+    o(
+        "rate_iops",
+        &[],
+        INT,
+        sets(|s, g| per_direction(&mut s.rate_iops, &g.parsed.slots)),
+    ),
     o("rate_iops_min", &[], INT, Handling::Refuse),
     o("max_latency", &[], ULL.time_us(), Handling::Refuse),
     o("latency_target", &[], TIME_US, Handling::Refuse),
@@ -649,7 +1142,7 @@ pub static OPTIONS: &[OptDef] = &[
         Handling::Inert("latency_target"),
     ),
     o("latency_run", &[], BOOL, Handling::RefuseUnless(&["0"])),
-    o("invalidate", &[], BOOL, Handling::Model),
+    o("invalidate", &[], BOOL, sets(|s, g| s.invalidate = g.on())),
     o(
         "sync",
         &[],
@@ -669,36 +1162,101 @@ pub static OPTIONS: &[OptDef] = &[
     o("allow_file_create", &[], BOOL, Handling::Ignore),
     o("allow_mounted_write", &[], BOOL, Handling::Ignore),
     o("pre_read", &[], BOOL, Handling::RefuseUnless(&["0"])),
-    o("cpumask", &[], INT, Handling::Model).cb(Cb::CpuMask),
-    o("cpus_allowed", &[], STR, Handling::Model).cb(Cb::CpuList),
+    o(
+        "cpumask",
+        &[],
+        INT,
+        sets(|s, g| {
+            // str_cpumask_cb: the low 32 bits (bit 31 for any higher one).
+            let last = g.last();
+            let cpus: Vec<u32> = (0..32)
+                .filter(|i| {
+                    if *i == 31 {
+                        last >> 31 != 0
+                    } else {
+                        last & (1 << i) != 0
+                    }
+                })
+                .collect();
+            s.cpus_allowed = Some(cpus);
+        }),
+    )
+    .cb(Cb::CpuMask),
+    o(
+        "cpus_allowed",
+        &[],
+        STR,
+        resolves(|d, g| {
+            d.spec.cpus_allowed = Some(parse_cpu_list(g.v(), g.ncpus)?);
+            Ok(())
+        }),
+    )
+    .cb(Cb::CpuList),
     o(
         "cpus_allowed_policy",
         &[],
         STR.values(&["shared", "split"]),
-        Handling::Model,
+        sets(|s, g| s.cpus_allowed_split = posval_match(&["split"], g.v()).is_some()),
     ),
     o("numa_cpu_nodes", &[], STR, Handling::Refuse).cb(Cb::NumaNodes),
     o("numa_mem_policy", &[], STR, Handling::Refuse).cb(Cb::NumaMemPolicy),
-    o("end_fsync", &[], BOOL, Handling::Model),
-    o("fsync_on_close", &[], BOOL, Handling::Model),
+    o("end_fsync", &[], BOOL, sets(|s, g| s.end_fsync |= g.on())),
+    o(
+        "fsync_on_close",
+        &[],
+        BOOL,
+        sets(|s, g| s.end_fsync |= g.on()),
+    ),
     o("unlink", &[], BOOL, Handling::Ignore),
     o("unlink_each_loop", &[], BOOL, Handling::Ignore),
-    o("exitall", &[], SET, Handling::Model),
+    o("exitall", &[], SET, sets(|s, g| s.exitall = g.on())),
     o(
         "exit_what",
         &[],
         STR.values(&["group", "stonewall", "all"]),
-        Handling::Model,
+        sets(|s, g| {
+            s.exit_what = posval_match(&["group", "stonewall", "all"], g.v())
+                .unwrap_or("group")
+                .to_string();
+        }),
     ),
     o("exitall_on_error", &[], SET, Handling::Ignore),
-    o("stonewall", &["wait_for_previous"], SET, Handling::Model),
-    o("new_group", &[], SET, Handling::Model),
+    o(
+        "stonewall",
+        &["wait_for_previous"],
+        SET,
+        sets(|s, g| s.stonewall = g.on()),
+    ),
+    o("new_group", &[], SET, sets(|s, g| s.new_group = g.on())),
     o("thread", &[], SET, Handling::Ignore),
-    o("per_job_logs", &[], BOOL, Handling::Model),
-    o("write_bw_log", &[], STR, Handling::Model),
+    o(
+        "per_job_logs",
+        &[],
+        BOOL,
+        sets(|s, g| s.per_job_logs = g.on()),
+    ),
+    // str_write_*_log_cb: a bare option logs under the job's name.
+    o(
+        "write_bw_log",
+        &[],
+        STR,
+        sets(|s, g| s.write_bw_log = Some(g.text.unwrap_or(&s.name).to_string())),
+    ),
     o("bwavgtime", &[], INT, Handling::Ignore),
-    o("write_lat_log", &[], STR, Handling::Model),
-    o("write_iops_log", &[], STR, Handling::Model),
+    // str_write_*_log_cb: a bare option logs under the job's name.
+    o(
+        "write_lat_log",
+        &[],
+        STR,
+        sets(|s, g| s.write_lat_log = Some(g.text.unwrap_or(&s.name).to_string())),
+    ),
+    // str_write_*_log_cb: a bare option logs under the job's name.
+    o(
+        "write_iops_log",
+        &[],
+        STR,
+        sets(|s, g| s.write_iops_log = Some(g.text.unwrap_or(&s.name).to_string())),
+    ),
     o("iopsavgtime", &[], INT, Handling::Ignore),
     o(
         "log_entries",
@@ -706,12 +1264,22 @@ pub static OPTIONS: &[OptDef] = &[
         INT.min(1024).max(1048576),
         Handling::Ignore,
     ),
-    o("log_avg_msec", &[], INT, Handling::Model),
+    o(
+        "log_avg_msec",
+        &[],
+        INT,
+        sets(|s, g| s.log_avg_msec = g.n()),
+    ),
     o("log_hist_msec", &[], INT, Handling::Ignore),
     o("log_hist_coarseness", &[], INT, Handling::Ignore),
     o("write_hist_log", &[], STR, Handling::Ignore),
-    o("log_max_value", &[], BOOL, Handling::Model),
-    o("log_offset", &[], BOOL, Handling::Model),
+    o(
+        "log_max_value",
+        &[],
+        BOOL,
+        sets(|s, g| s.log_max_value = g.on()),
+    ),
+    o("log_offset", &[], BOOL, sets(|s, g| s.log_offset = g.on())),
     o("log_prio", &[], BOOL, Handling::Ignore),
     o(
         "log_compression",
@@ -725,7 +1293,12 @@ pub static OPTIONS: &[OptDef] = &[
     o("log_alternate_epoch", &[], BOOL, Handling::Ignore),
     o("log_alternate_epoch_clock_id", &[], INT, Handling::Ignore),
     o("block_error_percentiles", &[], BOOL, Handling::Ignore),
-    o("group_reporting", &[], SET, Handling::Model),
+    o(
+        "group_reporting",
+        &[],
+        SET,
+        sets(|s, g| s.group_reporting = g.on()),
+    ),
     o("stats", &[], BOOL, Handling::Ignore),
     o("zero_buffers", &[], SET, Handling::Ignore),
     o("refill_buffers", &[], SET, Handling::Ignore),
@@ -752,14 +1325,29 @@ pub static OPTIONS: &[OptDef] = &[
         Handling::Ignore,
     ),
     o("dedupe_global", &[], BOOL, Handling::Ignore),
-    o("clat_percentiles", &[], BOOL, Handling::Record),
-    o("lat_percentiles", &[], BOOL, Handling::Record),
-    o("slat_percentiles", &[], BOOL, Handling::Record),
+    o(
+        "clat_percentiles",
+        &[],
+        BOOL,
+        records(|s, g| s.clat_percentiles = g.on()),
+    ),
+    o(
+        "lat_percentiles",
+        &[],
+        BOOL,
+        records(|s, g| s.lat_percentiles = g.on()),
+    ),
+    o(
+        "slat_percentiles",
+        &[],
+        BOOL,
+        records(|s, g| s.slat_percentiles = g.on()),
+    ),
     o(
         "percentile_list",
         &[],
         FLOATS.max_len(20).fp(0.0, 100.0),
-        Handling::Record,
+        records(|s, g| s.percentile_list = Some(g.parsed.floats.clone())),
     ),
     o(
         "significant_figures",
@@ -783,7 +1371,15 @@ pub static OPTIONS: &[OptDef] = &[
         "unified_rw_reporting",
         &[],
         STR.values(&["none", "mixed", "both", "0", "1", "2"]),
-        Handling::Record,
+        records(|s, g| {
+            s.unified_rw_reporting =
+                match posval_match(&["none", "mixed", "both", "0", "1", "2"], g.v()) {
+                    Some("mixed" | "1") => "mixed",
+                    Some("both" | "2") => "both",
+                    _ => "none",
+                }
+                .to_string()
+        }),
     ),
     o(
         "continue_on_error",
@@ -807,13 +1403,25 @@ pub static OPTIONS: &[OptDef] = &[
         "kb_base",
         &[],
         STR.values(&["1024", "1000"]),
-        Handling::Model,
+        sets(|s, g| {
+            s.kb_base = if posval_match(&["1000"], g.v()).is_some() {
+                1000
+            } else {
+                1024
+            }
+        }),
     ),
     o(
         "unit_base",
         &[],
         STR.values(&["0", "8", "1"]),
-        Handling::Record,
+        records(|s, g| {
+            s.unit_base = match posval_match(&["0", "8", "1"], g.v()) {
+                Some("8") => 8,
+                Some("1") => 1,
+                _ => 0,
+            }
+        }),
     ),
     o("flow_id", &[], INT, Handling::RefuseUnless(&["0"])),
     o("flow", &[], INT.max(1000), Handling::RefuseUnless(&["0"])),
@@ -881,7 +1489,7 @@ pub static OPTIONS: &[OptDef] = &[
     o("threads-per-queue", &[], INT, Handling::Inert("profile")),
     // Engine options (fio 3.33 --enghelp). hipri: io_uring (IORING_SETUP_IOPOLL)
     // and pvsync2 (RWF_HIPRI); libaio has no hipri in 3.33.
-    e("hipri", URING_PV2, SET, Handling::Model),
+    e("hipri", URING_PV2, SET, sets(|s, g| s.hipri = g.on())),
     e(
         "hipri_percentage",
         &["pvsync2"],
@@ -982,3 +1590,17 @@ pub static KNOWN_ENGINES: &[&str] = &[
     "dev-dax",
     "libpmem",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_table_name_is_unique() {
+        let mut names: Vec<&str> = all_names().collect();
+        let n = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), n);
+    }
+}

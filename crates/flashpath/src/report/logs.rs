@@ -1,0 +1,258 @@
+//! The log files a job asks fio to write (`write_lat_log`,
+//! `write_bw_log`, `write_iops_log`, `write_iolog`), rendered from the
+//! samples the machine kept, in fio's formats (stat.c, iolog.c).
+
+use crate::report::{JobResult, LatSample};
+use crate::workload::fio::{JobFile, JobSpec};
+use crate::workload::Ddir;
+use std::fmt::Write as _;
+
+/// A log a job asked fio to write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogFile {
+    /// The name fio gives it, relative to where fio runs.
+    pub name: String,
+    pub contents: String,
+    /// The option that asked for it, for messages: `job.fio:3: job 'j':
+    /// write_lat_log=lat` (file, the job's line, job, option as written).
+    pub option: String,
+}
+
+/// A log averaged over `log_avg_msec` windows (stat.c), as fio writes it:
+/// bs and offset columns 0.
+/// - Latency logs are written inline (add_log_sample): a direction's
+///   samples add to its window, and the first sample at least
+///   log_avg_msec after the window's start writes the window's mean
+///   (rounded) or, with log_max_value, its maximum, at that sample's time;
+///   the next window starts at that time rounded down to the period. At the
+///   job's end (finalize_logs) what is left is written at the end time.
+/// - Bandwidth and IOPS logs are periodic (add_bw_samples, by the helper
+///   thread): at every multiple of the period, each direction that
+///   completed I/O in it gets its rate, KiB/s or I/O per second.
+fn averaged_log(kind: &str, samples: &[LatSample], spec: &JobSpec, end_ms: u64) -> String {
+    let avg = spec.log_avg_msec;
+    let mut text = String::new();
+    let line = |text: &mut String, at: u64, value: u64, ddir: usize| {
+        let _ = write!(text, "{at}, {value}, {ddir}, 0, ");
+        if spec.log_offset {
+            text.push_str("0, ");
+        }
+        text.push_str("0\n");
+    };
+    if matches!(kind, "bw" | "iops") {
+        let mut bytes = [0u64; 3];
+        let mut ios = [0u64; 3];
+        let mut window_end = avg;
+        let mut next = 0;
+        while window_end <= end_ms {
+            while next < samples.len() && samples[next].time_ms < window_end {
+                let d = samples[next].ddir as usize;
+                bytes[d] += u64::from(samples[next].bs);
+                ios[d] += 1;
+                next += 1;
+            }
+            for d in 0..3 {
+                if ios[d] > 0 {
+                    let value = if kind == "bw" {
+                        bytes[d] * 1000 / avg / 1024
+                    } else {
+                        ios[d] * 1000 / avg
+                    };
+                    line(&mut text, window_end, value, d);
+                }
+            }
+            bytes = [0; 3];
+            ios = [0; 3];
+            window_end += avg;
+        }
+        return text;
+    }
+    // (sum, count, max) per direction, and where each window began.
+    let mut window = [(0u128, 0u64, 0u64); 3];
+    let mut last = [0u64; 3];
+    let flush = |text: &mut String, w: &mut (u128, u64, u64), at: u64, d: usize| {
+        if w.1 > 0 {
+            let value = if spec.log_max_value {
+                w.2
+            } else {
+                // io_stat's mean + 0.50, truncated.
+                ((w.0 as f64 / w.1 as f64) + 0.5) as u64
+            };
+            line(text, at, value, d);
+        }
+        *w = (0, 0, 0);
+    };
+    for s in samples {
+        let value = match kind {
+            "lat" => s.lat_ns,
+            "clat" => s.clat_ns,
+            _ => match s.slat_ns {
+                Some(v) => v,
+                None => continue,
+            },
+        };
+        let d = s.ddir as usize;
+        let w = &mut window[d];
+        w.0 += u128::from(value);
+        w.1 += 1;
+        w.2 = w.2.max(value);
+        let elapsed = s.time_ms;
+        if elapsed < last[d] || elapsed - last[d] < avg {
+            continue;
+        }
+        flush(&mut text, w, elapsed, d);
+        last[d] = elapsed - elapsed % avg;
+    }
+    for (d, w) in window.iter_mut().enumerate() {
+        flush(&mut text, w, end_ms, d);
+    }
+    text
+}
+
+/// The log files fio writes at the end of a job, taken out of the results
+/// (stat.c flush_samples for the latency logs, iolog.c for the I/O log).
+/// Job numbers count clones in order from 1, as fio's thread_number.
+pub fn log_files(jobs: &JobFile, results: &mut [JobResult]) -> Vec<LogFile> {
+    let mut files = Vec::new();
+    for (i, res) in results.iter_mut().enumerate() {
+        let spec = &jobs.jobs[res.section_index as usize];
+        let log = |name: String, contents: String, option: &str, value: &str| LogFile {
+            name,
+            contents,
+            option: format!(
+                "{}:{}: job '{}': {option}={value}",
+                jobs.path, spec.line, spec.name
+            ),
+        };
+        let samples = std::mem::take(&mut res.lat_log);
+        // stat.c: lat/clat/slat samples per completion; per-I/O bw samples
+        // are bytes * 10^6 / clat ns (add_bw_sample), iops samples are 1.
+        let kinds: [(&Option<String>, &str, &str); 5] = [
+            (&spec.write_lat_log, "write_lat_log", "lat"),
+            (&spec.write_lat_log, "write_lat_log", "clat"),
+            (&spec.write_lat_log, "write_lat_log", "slat"),
+            (&spec.write_bw_log, "write_bw_log", "bw"),
+            (&spec.write_iops_log, "write_iops_log", "iops"),
+        ];
+        for (asked, option, kind) in kinds {
+            let Some(prefix) = asked else {
+                continue;
+            };
+            let name = format!("{prefix}_{kind}.{}.log", i + 1);
+            if spec.log_avg_msec > 0 {
+                let end_ms = (res.job_runtime + spec.ramp_time) / 1_000_000;
+                let text = averaged_log(kind, &samples, spec, end_ms);
+                files.push(log(name, text, option, prefix));
+                continue;
+            }
+            let mut text = String::new();
+            for s in &samples {
+                let value = match kind {
+                    "lat" => s.lat_ns,
+                    "clat" => s.clat_ns,
+                    "bw" => u64::from(s.bs) * 1_000_000 / s.clat_ns.max(1),
+                    "iops" => 1,
+                    _ => match s.slat_ns {
+                        Some(v) => v,
+                        None => continue,
+                    },
+                };
+                let _ = write!(text, "{}, {}, {}, {}, ", s.time_ms, value, s.ddir, s.bs);
+                if spec.log_offset {
+                    let _ = write!(text, "{}, ", s.offset);
+                }
+                text.push_str("0\n");
+            }
+            files.push(log(name, text, option, prefix));
+        }
+        let issued = std::mem::take(&mut res.io_log);
+        if let Some(name) = &spec.write_iolog {
+            let file = spec
+                .filename
+                .clone()
+                .unwrap_or_else(|| format!("{}.{}.0", spec.name, res.clone_index));
+            let mut text = format!("fio version 3 iolog\n0 {file} add\n0 {file} open\n");
+            for (at_us, u) in &issued {
+                let action = match u.ddir {
+                    Ddir::Read => "read",
+                    Ddir::Write => "write",
+                    Ddir::Trim => "trim",
+                };
+                let _ = writeln!(text, "{at_us} {file} {action} {} {}", u.offset, u.len);
+            }
+            let _ = writeln!(text, "{} {file} close", res.job_runtime / 1_000);
+            files.push(log(name.clone(), text, "write_iolog", name));
+        }
+    }
+    files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::averaged_log;
+    use crate::report::LatSample;
+    use crate::workload::fio::JobSpec;
+
+    fn sample(time_ms: u64, clat_ns: u64, ddir: u8) -> LatSample {
+        LatSample {
+            time_ms,
+            lat_ns: clat_ns,
+            clat_ns,
+            slat_ns: None,
+            ddir,
+            bs: 4096,
+            offset: 0,
+        }
+    }
+
+    /// stat.c add_log_sample: a window closes at the first sample at least
+    /// log_avg_msec after its start, with the mean rounded (or the
+    /// maximum); the next starts at that time rounded down; each direction
+    /// has its own; the rest is flushed at the end.
+    #[test]
+    fn latency_logs_average_per_direction_window() {
+        let spec = JobSpec {
+            log_avg_msec: 100,
+            ..JobSpec::default()
+        };
+        let samples = [
+            sample(10, 100, 0),
+            sample(50, 201, 0),
+            sample(60, 7, 1),
+            sample(130, 300, 0),
+            sample(150, 50, 0),
+            sample(240, 10, 1),
+        ];
+        let mean = averaged_log("clat", &samples, &spec, 250);
+        assert_eq!(
+            mean,
+            "130, 200, 0, 0, 0\n240, 9, 1, 0, 0\n250, 50, 0, 0, 0\n"
+        );
+        let max_spec = JobSpec {
+            log_max_value: true,
+            ..spec
+        };
+        let max = averaged_log("clat", &samples, &max_spec, 250);
+        assert_eq!(
+            max,
+            "130, 300, 0, 0, 0\n240, 10, 1, 0, 0\n250, 50, 0, 0, 0\n"
+        );
+    }
+
+    #[test]
+    fn bandwidth_logs_are_periodic_rates() {
+        let spec = JobSpec {
+            log_avg_msec: 100,
+            ..JobSpec::default()
+        };
+        let samples = [sample(10, 1, 0), sample(20, 1, 0), sample(150, 1, 1)];
+        assert_eq!(
+            averaged_log("bw", &samples, &spec, 200),
+            "100, 80, 0, 0, 0\n200, 40, 1, 0, 0\n"
+        );
+        assert_eq!(
+            averaged_log("iops", &samples, &spec, 200),
+            "100, 20, 0, 0, 0\n200, 10, 1, 0, 0\n"
+        );
+    }
+}

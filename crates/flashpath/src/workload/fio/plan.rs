@@ -1,0 +1,92 @@
+//! Thread planning: which fio job clone runs where and when. Every clone
+//! is a thread with its CPU, its wave (jobs after a `stonewall` start when
+//! the previous wave is done), its reporting group and its I/O source.
+
+use crate::error::{InputError, Result};
+use crate::machine::ThreadPlan;
+use crate::workload::fio::{IoStream, JobFile, JobSpec};
+use crate::workload::IoSource;
+
+/// Makes a job clone's I/O source: `(spec, file start, file length, run
+/// seed, clone index)`.
+pub type SourceFactory<'a> = &'a dyn Fn(&JobSpec, u64, u64, u64, u32) -> Box<dyn IoSource>;
+
+/// The I/O source of a fio job clone: the replay of its `read_iolog`, else
+/// its `IoStream`, seeded by its randseed when it names one, else by the
+/// run's seed.
+pub fn fio_source(
+    spec: &JobSpec,
+    start: u64,
+    len: u64,
+    seed: u64,
+    clone: u32,
+) -> Box<dyn IoSource> {
+    if let Some(log) = &spec.iolog {
+        return Box::new(log.source(start));
+    }
+    Box::new(IoStream::new(
+        spec,
+        start,
+        len,
+        spec.randseed.unwrap_or(seed),
+        clone,
+    ))
+}
+
+/// One `ThreadPlan` per job clone, in fio's order (jobs as written, each
+/// job's clones in turn), over the files `regions` laid out per clone.
+pub fn plan_threads(
+    jobs: &JobFile,
+    regions: &[Vec<(u64, u64)>],
+    ncpus: u32,
+    seed: u64,
+    make_source: SourceFactory<'_>,
+) -> Result<Vec<ThreadPlan>> {
+    let mut plans = Vec::new();
+    let mut wave = 0u32;
+    let mut group = 0u32;
+    let mut next_cpu = 0u32;
+    for (si, spec) in jobs.jobs.iter().enumerate() {
+        if si > 0 && spec.stonewall {
+            wave += 1;
+        }
+        if si > 0 && (spec.stonewall || spec.new_group) {
+            group += 1;
+        }
+        for clone in 0..spec.numjobs.max(1) {
+            let allowed: Vec<u32> = match &spec.cpus_allowed {
+                Some(list) => list.iter().copied().filter(|c| *c < ncpus).collect(),
+                None => (0..ncpus).collect(),
+            };
+            if allowed.is_empty() {
+                return Err(InputError::new(
+                    jobs.path.clone(),
+                    Some(spec.line),
+                    format!(
+                        "job '{}': cpus_allowed names no CPU of this {ncpus}-CPU host",
+                        spec.name
+                    ),
+                ));
+            }
+            // The scheduler spreads threads: take the allowed CPUs in turn.
+            let cpu = allowed[next_cpu as usize % allowed.len()];
+            next_cpu += 1;
+            let (start, len) = regions[si][clone as usize];
+            plans.push(ThreadPlan {
+                spec_index: si as u32,
+                clone,
+                cpu,
+                allowed: if spec.cpus_allowed.is_some() {
+                    allowed
+                } else {
+                    Vec::new()
+                },
+                wave,
+                groupid: group,
+                source: make_source(spec, start, len, seed, clone),
+                file_start: start,
+            });
+        }
+    }
+    Ok(plans)
+}

@@ -1,0 +1,114 @@
+//! `read_iolog`: a job that replays an I/O log takes its file, size,
+//! directions and largest block size from the log, as fio's iolog.c does.
+
+use crate::error::{InputError, Result};
+use crate::workload::fio::{BlockSize, JobFile, RwKind};
+use crate::workload::Ddir;
+use std::path::{Path, PathBuf};
+
+/// The bytes of one iolog read: a million I/Os are 40 MiB of text, and
+/// the bound keeps `read_iolog=/dev/zero` from reading until memory runs
+/// out.
+const MAX_IOLOG_BYTES: u64 = 1 << 30;
+const IOLOG_BOUND: &str = "an iolog is read up to 1 GiB";
+
+/// Where `read_iolog=name` points: relative to `dir` (the job file's
+/// folder, or the folder job text is run from).
+pub fn iolog_path(dir: &Path, name: &str) -> PathBuf {
+    dir.join(name)
+}
+
+/// Read each job's `read_iolog` (relative to `dir`) and
+/// let the log decide the job's file and size, as fio does: the I/O goes to
+/// the file the log names (or to `replay_redirect`), and fio's `size` is the
+/// sum of the log's lengths while the file must hold its highest offset.
+pub fn load_iologs(jobs: &JobFile, dir: &Path) -> Result<JobFile> {
+    let mut out = jobs.clone();
+    for spec in &mut out.jobs {
+        let Some(name) = spec.read_iolog.clone() else {
+            continue;
+        };
+        let refuse = |what: &str| {
+            InputError::new(
+                jobs.path.clone(),
+                Some(spec.line),
+                format!(
+                    "job '{}': {what} with read_iolog is not modelled by flashpath (the log alone decides the I/O)",
+                    spec.name
+                ),
+            )
+        };
+        if spec.time_based {
+            return Err(refuse("time_based"));
+        }
+        if spec.loops > 1 {
+            return Err(refuse("loops"));
+        }
+        if spec.io_size.is_some() || spec.number_ios.is_some() {
+            return Err(refuse("io_size or number_ios"));
+        }
+        let path = iolog_path(dir, &name);
+        let text =
+            crate::input::read_bounded(&path, MAX_IOLOG_BYTES, IOLOG_BOUND).map_err(|e| {
+                InputError::new(
+                    jobs.path.clone(),
+                    Some(spec.line),
+                    format!(
+                        "job '{}': read_iolog={name}: cannot read {}: {e}",
+                        spec.name,
+                        path.display()
+                    ),
+                )
+            })?;
+        let log = crate::workload::iolog::parse(
+            &path.display().to_string(),
+            &String::from_utf8_lossy(&text),
+            &spec.replay,
+        )?;
+        // fio reports the log's directions and raises max_bs to its
+        // largest I/O per direction (iolog.c read_iolog).
+        let has = |d: Ddir| log.entries.iter().any(|e| e.unit.ddir == d);
+        spec.rw = match (has(Ddir::Read), has(Ddir::Write), has(Ddir::Trim)) {
+            (true, true, _) => RwKind::ReadWrite,
+            (false, true, true) => RwKind::TrimWrite,
+            (false, true, false) => RwKind::Write,
+            (false, false, true) => RwKind::Trim,
+            _ => RwKind::Read,
+        };
+        for d in Ddir::ALL {
+            let largest = log
+                .entries
+                .iter()
+                .filter(|e| e.unit.ddir == d)
+                .map(|e| u64::from(e.unit.len))
+                .max();
+            let (min, max) = match &spec.bs[d.index()] {
+                BlockSize::Fixed(b) => (*b, *b),
+                BlockSize::Range { min, max } => (*min, *max),
+                BlockSize::Split(v) => (
+                    v.iter().map(|x| x.0).min().unwrap_or(4096),
+                    v.iter().map(|x| x.0).max().unwrap_or(4096),
+                ),
+            };
+            if let Some(l) = largest.filter(|l| *l > max) {
+                spec.bs[d.index()] = BlockSize::Range { min, max: l };
+            }
+        }
+        spec.filename = Some(spec.replay_redirect.clone().unwrap_or(log.file.clone()));
+        spec.size = Some(log.end);
+        spec.offset = 0;
+        spec.iolog = Some(std::sync::Arc::new(log));
+    }
+    Ok(out)
+}
+
+/// Every replayed I/O lies on the device (the first one past `capacity`
+/// is the log's mistake, named with its line).
+pub fn check_iologs_within(jobs: &JobFile, dir: &Path, capacity: u64) -> Result<()> {
+    for spec in &jobs.jobs {
+        if let (Some(log), Some(name)) = (&spec.iolog, &spec.read_iolog) {
+            log.check_within(&iolog_path(dir, name).display().to_string(), capacity)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,301 @@
+//! The checks fio 3.33 makes on a job file before its jobs run (init.c
+//! add_job and fixup_options, filesetup.c, backend.c's allocations), and
+//! what flashpath refuses because it does not model it: a job file fio
+//! refuses, or one flashpath cannot simulate faithfully, is refused with
+//! the reason before anything is simulated.
+
+use crate::block::QueueSettings;
+use crate::error::{InputError, Result};
+use crate::workload::fio::{BlockSize, IoEngine, JobFile, JobSpec, RandomDistribution};
+use crate::workload::Ddir;
+
+/// fio 3.33 keeps its jobs in shared-memory segments of 8 (JOBS_PER_SEG)
+/// and stops at 512 (REAL_MAX_SEG, fio.h; add_thread_segment refuses the
+/// last): every job and clone of a file must fit in 511 * 8.
+const FIO_MAX_JOBS: u64 = 511 * 8;
+
+/// What fio 3.33 allocates per iodepth slot besides its buffer: the io_u
+/// (backend.c init_io_u, measured: 440 bytes a slot at iodepth=1000000).
+const IO_U_BYTES: u64 = 448;
+
+/// fio's shared-memory pool (smalloc.c: 16 pools of 16 MiB) holds each
+/// file's struct fio_file and name; about 896 bytes a file (fio 3.33 runs
+/// out at 299,218 to 300,000 files with short names).
+const SMALLOC_BYTES: u64 = 16 * (16 << 20);
+const SMALLOC_PER_FILE: u64 = 896;
+
+/// O_DIRECT needs sizes and offsets in whole logical blocks, 512 bytes at
+/// the least (SECTOR_SIZE); flashpath's devices do not model a larger one.
+const DIRECT_ALIGN: u64 = 512;
+
+/// The checks fio 3.33 makes when it sets the jobs up (init.c add_job and
+/// fixup_options) and when they start: a job file fio refuses is refused.
+pub fn check_fio_setup(jobs: &JobFile) -> Result<()> {
+    let at = |spec: &JobSpec, what: String| {
+        Err(InputError::new(
+            jobs.path.clone(),
+            Some(spec.line),
+            format!("job '{}': {what}", spec.name),
+        ))
+    };
+    if jobs.jobs.is_empty() {
+        return Err(InputError::new(
+            jobs.path.clone(),
+            None,
+            "No job(s) defined (fio: the file has no job section, only global ones or none)",
+        ));
+    }
+    let mut total_jobs = 0u64;
+    let mut files = 0u64;
+    for spec in &jobs.jobs {
+        // init.c add_job: numjobs=0 clones until the slots run out.
+        let clones = if spec.numjobs == 0 {
+            u64::MAX
+        } else {
+            u64::from(spec.numjobs)
+        };
+        total_jobs = total_jobs.saturating_add(clones);
+        if total_jobs > FIO_MAX_JOBS {
+            return at(
+                spec,
+                format!(
+                    "numjobs={}: fio 3.33 has room for {FIO_MAX_JOBS} jobs and clones in all \
+                     (\"error: maximum number of jobs reached\")",
+                    spec.numjobs
+                ),
+            );
+        }
+        files = files.saturating_add(clones.saturating_mul(u64::from(spec.nrfiles.max(1))));
+        if files.saturating_mul(SMALLOC_PER_FILE) > SMALLOC_BYTES {
+            return at(
+                spec,
+                format!(
+                    "nrfiles={}: fio 3.33's shared pool holds about {} files in all \
+                     (\"smalloc: OOM\")",
+                    spec.nrfiles,
+                    SMALLOC_BYTES / SMALLOC_PER_FILE
+                ),
+            );
+        }
+        // fixup_options: a size below the smallest block size.
+        let min_bs = spec.bs.iter().map(|b| b.bounds().0).min().unwrap_or(4096);
+        if let Some(size) = spec.size.filter(|s| *s > 0 && *s < min_bs) {
+            return at(
+                spec,
+                format!(
+                    "size too small, must not be less than minimum block size: {size} < {min_bs}"
+                ),
+            );
+        }
+        // filesetup.c setup_files: the size is at most what the files
+        // hold (filesize each).
+        if let Some(filesize) = spec.filesize {
+            let total = filesize.saturating_mul(u64::from(spec.nrfiles.max(1)));
+            let size = spec.size.filter(|s| *s > 0 && *s <= total).unwrap_or(total);
+            if size < min_bs {
+                return at(
+                    spec,
+                    format!(
+                        "blocksize is larger than data set range ({size} bytes of files, \
+                         blocks of {min_bs})"
+                    ),
+                );
+            }
+        }
+        if spec.rate.iter().any(|r| *r > 0) && spec.rate_iops.iter().any(|r| *r > 0) {
+            return at(spec, "rate and rate_iops are mutually exclusive".into());
+        }
+        for (d, (rate, min)) in spec.rate.iter().zip(&spec.rate_min).enumerate() {
+            if *rate > 0 && rate < min {
+                return at(spec, format!("minimum rate exceeds rate, ddir {d}"));
+            }
+        }
+        check_direct_alignment(spec).or_else(|what| at(spec, what))?;
+        // io_u.c __get_next_rand_offset_zoned_abs: a zone past the end of
+        // the file fails the job's I/O.
+        if let RandomDistribution::ZonedAbs(zones) = &spec.random_distribution {
+            let zones_end = zones.iter().fold(0u64, |a, z| a.saturating_add(z.1));
+            let file = spec
+                .filesize
+                .or(spec.size.map(|s| s / u64::from(spec.nrfiles.max(1))));
+            if let Some(file) = file.filter(|f| spec.rw.is_random() && zones_end > *f) {
+                return at(
+                    spec,
+                    format!(
+                        "zoned_abs sizes exceed file size ({zones_end} bytes of zones, \
+                         {file} bytes of file)"
+                    ),
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// O_DIRECT I/O that is not whole sectors fails with EINVAL: fio's first
+/// I/O errors ("first direct IO errored", err=22; a real run on ext4 with
+/// bs=100 and direct=1). The null engine does no I/O and never fails.
+fn check_direct_alignment(spec: &JobSpec) -> std::result::Result<(), String> {
+    if !spec.direct || spec.ioengine == IoEngine::Null {
+        return Ok(());
+    }
+    let misaligned = |v: u64| !v.is_multiple_of(DIRECT_ALIGN);
+    for d in Ddir::ALL.iter().filter(|d| spec.rw.has(**d)) {
+        let bad = match &spec.bs[d.index()] {
+            BlockSize::Fixed(b) => misaligned(*b).then_some(*b),
+            BlockSize::Range { min, max } => [*min, *max]
+                .into_iter()
+                .find(|b| misaligned(*b) || (spec.bs_unaligned && min != max)),
+            BlockSize::Split(v) => v.iter().map(|e| e.0).find(|b| misaligned(*b)),
+        };
+        if let Some(b) = bad {
+            return Err(format!(
+                "direct=1 with a block size of {b} bytes: O_DIRECT I/O must be whole \
+                 {DIRECT_ALIGN}-byte sectors; fio's first I/O fails with EINVAL \
+                 (\"first direct IO errored\", err=22)"
+            ));
+        }
+    }
+    for (what, v) in [
+        ("offset", spec.offset),
+        ("offset_increment", spec.offset_increment),
+        ("the rw= offset step", spec.rw_seq_add.unsigned_abs()),
+    ] {
+        if misaligned(v) {
+            return Err(format!(
+                "direct=1 with {what} {v}: O_DIRECT I/O must start on a {DIRECT_ALIGN}-byte \
+                 sector; fio's I/O fails with EINVAL (err=22)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// What fio allocates for a job before it runs: its io_us and buffers
+/// (iodepth of each, backend.c init_io_u and init_io_u_buffers), and the
+/// random map of a random job (one bit per block, filesetup.c
+/// init_random_map). fio fails the job when that is more than the machine
+/// has ("unable to allocate aligned memory", "failed allocating random
+/// map"); flashpath refuses it against the simulated host's memory.
+pub fn check_memory(jobs: &JobFile, regions: &[Vec<(u64, u64)>], memory: u64) -> Result<()> {
+    let mut total = 0u64;
+    for (si, spec) in jobs.jobs.iter().enumerate() {
+        let max_bs = spec.bs.iter().map(|b| b.bounds().1).max().unwrap_or(4096);
+        let min_bs = spec
+            .bs
+            .iter()
+            .map(|b| b.bounds().0)
+            .min()
+            .unwrap_or(4096)
+            .max(1);
+        let buffers = u64::from(spec.iodepth).saturating_mul(IO_U_BYTES.saturating_add(max_bs));
+        let map = if spec.rw.is_random()
+            && !spec.norandommap
+            && spec.random_distribution == RandomDistribution::Random
+        {
+            regions[si].first().map_or(0, |r| r.1 / min_bs / 8)
+        } else {
+            0
+        };
+        let each = buffers.saturating_add(map);
+        total = total.saturating_add(each.saturating_mul(u64::from(spec.numjobs.max(1))));
+        if total > memory {
+            return Err(InputError::new(
+                jobs.path.clone(),
+                Some(spec.line),
+                format!(
+                    "job '{}': fio would allocate {each} bytes for it (iodepth {} of {} \
+                     byte buffers and io_us, and its random map), more than the host's {memory} \
+                     bytes of memory; fio's job fails (\"unable to allocate aligned memory\", \
+                     ENOMEM)",
+                    spec.name, spec.iodepth, max_bs
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// What fio runs but flashpath does not simulate (yet): refused with the
+/// option named, rather than simulated wrongly.
+pub fn check_modelled(jobs: &JobFile) -> Result<()> {
+    for spec in &jobs.jobs {
+        let logs = spec.logs_per_io() || spec.write_iolog.is_some();
+        let unmodelled = [
+            (spec.size_percent.is_some(), "size=N%"),
+            (spec.offset_percent.is_some(), "offset=N%"),
+            (spec.startdelay_high.is_some(), "a startdelay range"),
+            (spec.exitall, "exitall"),
+            (spec.wait_for.is_some(), "wait_for"),
+            (spec.cpus_allowed_split, "cpus_allowed_policy=split"),
+            (
+                logs && !spec.per_job_logs,
+                "per_job_logs=0 (one shared log)",
+            ),
+            (
+                spec.write_iolog.is_some() && spec.numjobs > 1,
+                "write_iolog with numjobs > 1",
+            ),
+        ];
+        if let Some((_, what)) = unmodelled.iter().find(|(set, _)| *set) {
+            return Err(InputError::new(
+                jobs.path.clone(),
+                Some(spec.line),
+                format!("job '{}': {what} is not modelled by flashpath", spec.name),
+            ));
+        }
+        let buffered = !spec.direct && spec.ioengine != IoEngine::Null;
+        let refused = if buffered && spec.ioengine == IoEngine::IoUring {
+            Some("io_uring with buffered I/O (direct=0: reads that miss the page cache go to io-wq workers) is not modelled by flashpath; set direct=1 or use libaio/psync")
+        } else if spec.fsync_blocks > 0 && !buffered {
+            Some("fsync=N / fdatasync=N with direct=1 or ioengine=null (only a device cache flush) is not modelled by flashpath")
+        } else if spec.end_fsync && !buffered {
+            Some("end_fsync / fsync_on_close with direct=1 or ioengine=null (only a device cache flush) is not modelled by flashpath")
+        } else {
+            None
+        };
+        if let Some(what) = refused {
+            return Err(InputError::new(
+                jobs.path.clone(),
+                Some(spec.line),
+                format!("job '{}': {what}", spec.name),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A polled submission (hipri with pvsync2's RWF_HIPRI or io_uring's
+/// IOPOLL) on a queue that cannot poll: kernels with the poll-queue check in
+/// submit_bio_noacct fail every such I/O with EOPNOTSUPP, and fio stops the
+/// job with err=95 (the real run in fixtures/fio/real-runs/iouring-hipri).
+/// flashpath refuses the job up front rather than simulate a run of errors.
+pub fn check_polled(jobs: &JobFile, settings: &QueueSettings, driver_can_poll: bool) -> Result<()> {
+    if !settings.polled_without_poll_fails || (settings.io_poll && driver_can_poll) {
+        return Ok(());
+    }
+    let polled = |spec: &&JobSpec| {
+        spec.hipri && matches!(spec.ioengine, IoEngine::Pvsync2 | IoEngine::IoUring)
+    };
+    match jobs.jobs.iter().find(polled) {
+        None => Ok(()),
+        Some(spec) => {
+            let why = if driver_can_poll {
+                "the queue has io_poll=0 (set block.io_poll=1)"
+            } else {
+                "this device's driver has no poll queues"
+            };
+            Err(InputError::new(
+                jobs.path.clone(),
+                Some(spec.line),
+                format!(
+                    "job '{}': hipri asks for polled completion but {why}; this host's kernel \
+                     fails such I/O with EOPNOTSUPP (fio: err=95, Operation not supported) \
+                     (block.polled_without_poll_queue=eopnotsupp); drop hipri or set that key \
+                     to 'interrupt' for a kernel without the check",
+                    spec.name
+                ),
+            ))
+        }
+    }
+}

@@ -67,7 +67,7 @@
 
 use super::{DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
 use crate::device::nand::Timeline;
-use crate::device::FlashDevice;
+use crate::device::{FlashDevice, FlashParams};
 use crate::error::Result;
 use crate::link::emmc::{EmmcBus, EmmcBusParams};
 use crate::profile::limits::{COST, DELAY};
@@ -330,7 +330,7 @@ impl Mmc {
     }
 
     pub fn from_profile(p: &Profile, seed: u64) -> Result<Mmc> {
-        let fp = super::ufs::flash_params(p)?;
+        let fp = FlashParams::from_profile(p)?;
         let dev = FlashDevice::new(&fp, seed)?;
         let bp = EmmcBusParams {
             clock_hz: p.hz(

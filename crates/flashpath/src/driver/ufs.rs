@@ -19,13 +19,11 @@ use super::ufshpb::{Hpb, HpbMode, HpbParams, HpbRsp, Prep};
 use super::{DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
 use crate::device::devfreq::{DevStatus, Devfreq, SimpleOndemand, TimerKind};
 use crate::device::nand::Timeline;
-use crate::device::{
-    CellTiming, ChannelParams, FlashDevice, FlashParams, GcPolicy, Geometry, ReadByPageType,
-};
+use crate::device::{FlashDevice, FlashParams};
 use crate::error::{InputError, Result};
 use crate::link::ufs::{UfsLink, UfsLinkParams, HPB_SENSE_BYTES, UPIU_HEADER_BYTES};
-use crate::profile::limits::{COST, DELAY, RATE};
-use crate::profile::{range, Profile, Range};
+use crate::profile::limits::{COST, DELAY};
+use crate::profile::{range, Profile};
 use crate::sim::Ns;
 use crate::workload::Ddir;
 
@@ -39,134 +37,6 @@ const EV_DONE: u32 = 4;
 const EV_DEVFREQ: u32 = 5;
 
 const BLOCK: u64 = 4096;
-
-/// `device.flash.t_read_page_type`, optional: tR of each page type, two
-/// values (MLC: LSB, MSB) or three (TLC: LSB, CSB, MSB).
-fn read_by_page_type(p: &Profile, key: &str) -> Result<ReadByPageType> {
-    if !p.has(key) {
-        return Ok(ReadByPageType::Uniform);
-    }
-    let ns: Vec<Ns> = p
-        .list(key, "time", COST, 64)?
-        .iter()
-        .map(|v| v.round() as Ns)
-        .collect();
-    match ns[..] {
-        [lsb, msb] => Ok(ReadByPageType::Mlc([lsb, msb])),
-        [lsb, csb, msb] => Ok(ReadByPageType::Tlc([lsb, csb, msb])),
-        _ => Err(InputError::new(
-            p.file_of(key),
-            None,
-            format!(
-                "parameter '{key}' needs 2 (MLC: LSB, MSB) or 3 (TLC: LSB, CSB, MSB) read \
-                 latencies, got {}",
-                ns.len()
-            ),
-        )),
-    }
-}
-
-/// `device.flash.*` geometry counts: the FTL keeps state per die and per
-/// block, so each is bounded where a real part is; `FlashParams::validate`
-/// bounds their product.
-const FLASH_CHANNELS: Range = range(1.0, 32.0, "NAND channels of one controller");
-const FLASH_PER_LEVEL: Range = range(
-    1.0,
-    16.0,
-    "chips per channel, dies per chip and planes per die: 16 at most (ONFI addresses 16 \
-     targets per channel)",
-);
-const FLASH_BLOCKS: Range = range(
-    1.0,
-    65536.0,
-    "blocks of one plane: 65536 at most (2^16 blocks, past any NAND part)",
-);
-const FLASH_PAGES: Range = range(1.0, 4096.0, "pages of one block: 4096 at most");
-const FLASH_PAGE_BYTES: Range = range(
-    4096.0,
-    65536.0,
-    "a NAND page holds whole 4 KiB mapping units: 4 to 64 KiB",
-);
-
-/// The device back end's parameters from `device.flash.*`.
-pub fn flash_params(p: &Profile) -> Result<FlashParams> {
-    let k = |s: &str| format!("device.flash.{s}");
-    let gc_policy = match p
-        .choice(&k("gc_policy"), &["greedy", "cost_benefit"])?
-        .as_str()
-    {
-        "greedy" => GcPolicy::Greedy,
-        _ => GcPolicy::CostBenefit,
-    };
-    let fp = FlashParams {
-        geometry: Geometry {
-            channels: p.count_u32(&k("channels"), FLASH_CHANNELS)?,
-            chips_per_channel: p.count_u32(&k("chips_per_channel"), FLASH_PER_LEVEL)?,
-            dies_per_chip: p.count_u32(&k("dies_per_chip"), FLASH_PER_LEVEL)?,
-            planes_per_die: p.count_u32(&k("planes_per_die"), FLASH_PER_LEVEL)?,
-            blocks_per_plane: p.count_u32(&k("blocks_per_plane"), FLASH_BLOCKS)?,
-            pages_per_block: p.count_u32(&k("pages_per_block"), FLASH_PAGES)?,
-            page_bytes: p.bytes(&k("page_bytes"), FLASH_PAGE_BYTES)? as u32,
-        },
-        timing: CellTiming {
-            t_read: p.ns(&k("t_read"), COST)?,
-            read_by_page_type: read_by_page_type(p, &k("t_read_page_type"))?,
-            t_prog: p.ns(&k("t_prog"), COST)?,
-            t_erase: p.ns(&k("t_erase"), COST)?,
-        },
-        channel: ChannelParams {
-            bytes_per_sec: p.rate(&k("channel_rate"), RATE)? as u64,
-            cmd_ns: p.ns(&k("channel_cmd"), COST)?,
-            xfer_overhead_ns: p.ns(&k("channel_xfer_overhead"), COST)?,
-        },
-        unit_bytes: 4096,
-        map_page_bytes: p.bytes(
-            &k("map_page_bytes"),
-            range(
-                512.0,
-                f64::from(1u32 << 20),
-                "an L2P map page in NAND: 512 B to 1 MiB",
-            ),
-        )? as u32,
-        map_entry_bytes: p.bytes(
-            &k("map_entry_bytes"),
-            range(1.0, 16.0, "one L2P entry: 1 to 16 bytes"),
-        )? as u32,
-        map_cache_pages: p.count_u32(
-            &k("map_cache_pages"),
-            range(
-                0.0,
-                f64::from(1u32 << 20),
-                "map pages in controller SRAM: 0 to 2^20 (the SRAM is megabytes)",
-            ),
-        )?,
-        write_buffer_units: p.count_u32(
-            &k("write_buffer_units"),
-            range(
-                1.0,
-                f64::from(1u32 << 20),
-                "4 KiB units of the controller's write buffer: 1 to 2^20 (4 GiB)",
-            ),
-        )?,
-        over_provisioning: p.ratio(
-            &k("over_provisioning"),
-            range(
-                1e-3,
-                1.0,
-                "spare over user capacity: GC needs some, and a device with more spare than \
-                 user space is not a product",
-            ),
-        )?,
-        gc_low_free_blocks: p.count_u32(&k("gc_low_free_blocks"), FLASH_BLOCKS)?,
-        gc_high_free_blocks: p.count_u32(&k("gc_high_free_blocks"), FLASH_BLOCKS)?,
-        gc_policy,
-        prefilled: p.flag(&k("prefilled"))?,
-        check_integrity: cfg!(debug_assertions),
-    };
-    fp.validate()
-        .map_err(|e| InputError::new(p.file_of(&k("channels")), None, e.message))?;
-    Ok(fp)
-}
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Counters {
@@ -280,7 +150,7 @@ impl ClkScaling {
 
 impl Ufs {
     pub fn from_profile(p: &Profile, seed: u64) -> Result<Ufs> {
-        let fp = flash_params(p)?;
+        let fp = FlashParams::from_profile(p)?;
         let mut dev = FlashDevice::new(&fp, seed)?;
         let overwrites = p.ratio(
             "device.flash.precondition_random_overwrites",

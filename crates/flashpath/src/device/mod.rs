@@ -50,6 +50,7 @@
 //! ```
 
 pub mod devfreq;
+pub mod emmc;
 pub mod flash;
 pub mod ftl;
 pub mod nand;

@@ -57,6 +57,7 @@ pub mod nand;
 pub mod nvme;
 pub mod ram;
 pub mod sd;
+pub mod ufs;
 
 pub use ftl::{FactoryLayout, FlashDevice, FtlStats, GcPolicy, MemoryUse, Ppn};
 pub use nand::{CellTiming, CellType, ChannelParams, Geometry, ReadByPageType};

@@ -1,4 +1,6 @@
-//! UFS host controller driver (ufshcd) with the UFS device behind it.
+//! UFS host controller driver (ufshcd), driving a UFS device
+//! ([`crate::device::ufs::UfsDevice`]) over the UniPro link
+//! ([`crate::link::ufs`]).
 //!
 //! Per request: the driver fills a UTP transfer request descriptor in one
 //! of the UTRL's slots (32 for UFS 2.1) and rings the doorbell; the host
@@ -15,17 +17,20 @@
 //! event is scheduled only for HPB work (a response with recommendations,
 //! map_work, a READ BUFFER completing).
 
-use super::ufshpb::{Hpb, HpbMode, HpbParams, HpbRsp, Prep};
+mod clk_scaling;
+
+pub use clk_scaling::ClkScaling;
+
+use super::ufshpb::{Hpb, HpbParams, HpbRsp, Prep};
 use super::{DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
-use crate::device::devfreq::{DevStatus, Devfreq, SimpleOndemand, TimerKind};
-use crate::device::nand::Timeline;
-use crate::device::{FlashDevice, FlashParams};
-use crate::error::{InputError, Result};
+use crate::device::ufs::{ReadStart, UfsDevice};
+use crate::error::Result;
 use crate::link::ufs::{UfsLink, UfsLinkParams, HPB_SENSE_BYTES, UPIU_HEADER_BYTES};
 use crate::profile::limits::{COST, DELAY};
 use crate::profile::{range, Profile};
 use crate::sim::Ns;
 use crate::workload::Ddir;
+use clk_scaling::clk_scaling_from_profile;
 
 const EV_RSP: u32 = 0;
 const EV_MAP_WORK: u32 = 1;
@@ -55,15 +60,14 @@ struct Counters {
 
 pub struct Ufs {
     name: String,
-    capacity: u64,
     slots: u32,
     cpu: DriverCpuCosts,
     doorbell: Ns,
-    fw_cmd: Ns,
     map_work_delay: Ns,
     pub link: UfsLink,
-    fw: Timeline,
-    pub dev: FlashDevice,
+    /// The device: firmware core, FTL and NAND, HPB device side.
+    pub dev: UfsDevice,
+    /// The HPB host side (ufshpb).
     pub hpb: Option<Hpb>,
     /// Responses carrying HPB sense data, by slab tag, until they arrive.
     pending_rsp: Vec<(u32, HpbRsp)>,
@@ -77,94 +81,8 @@ pub struct Ufs {
     pub qos: Option<super::ufs_qcom_qos::QcomQos>,
 }
 
-/// `hba->clk_scaling` plus the devfreq instance and clock gating.
-pub struct ClkScaling {
-    pub df: Devfreq,
-    /// `clk_scaling.min_gear`: the HS gear on scale-down.
-    pub min_gear: u32,
-    /// The gear restored on scale-up (the negotiated one).
-    pub max_gear: u32,
-    /// The link's gear at start (min_gear when starting at the min clock).
-    pub initial_gear: u32,
-    /// `ufshcd_devfreq_scale`: quiesce, clock change, power mode change.
-    pub scale_cost: Ns,
-    /// `clk_scaling.suspend_on_no_request` (Qualcomm sets it).
-    pub suspend_on_no_request: bool,
-    pub active_reqs: u32,
-    /// `window_start_t` (None = 0), `busy_start_t`, `tot_busy_t` (ns).
-    window_start: Option<Ns>,
-    busy_start: Option<Ns>,
-    tot_busy: Ns,
-    /// `clk_scaling.is_suspended`.
-    pub is_suspended: bool,
-    /// The evaluation generation the pending EV_DEVFREQ carries.
-    gen: u32,
-    /// MIN_FREQUENCY PM QoS value of the disk's request-queue device
-    /// (kHz), set by the block layer's dev_freq_timeout_ms work.
-    pub disk_qos_min_khz: Option<u64>,
-    /// A scaling in progress blocks new commands until then.
-    busy_until: Ns,
-    /// Clock gating: `clk_gating.delay_ms` of idleness gates the clocks;
-    /// the next command pays `ungate` (clocks on, hibern8 exit).
-    pub gating_delay: Ns,
-    /// ufs-qcom (vendor) sets `clk_gating.delay_ms` on every scaling:
-    /// `(delay after scale-down, delay after scale-up)`
-    /// (`ufs_qcom_clk_scale_down/up_post_change`); `None` keeps one delay.
-    pub gating_delay_by_scale: Option<(Ns, Ns)>,
-    pub ungate: Ns,
-    idle_since: Ns,
-    pub gatings: u64,
-    /// (time, Hz) of every frequency change, for plots.
-    pub trace: Vec<(Ns, u64)>,
-    /// Times devfreq monitoring resumed (first request after a suspend).
-    pub resumes: Vec<Ns>,
-}
-
-impl ClkScaling {
-    /// Whether the clocks are gated at `now`: no request for
-    /// `clk_gating.delay` since the last completion.
-    pub fn gated_at(&self, now: Ns) -> bool {
-        self.active_reqs == 0 && self.gating_delay > 0 && now >= self.idle_since + self.gating_delay
-    }
-
-    /// `ufshcd_devfreq_get_dev_status` at `now` (times in us as the kernel).
-    fn get_dev_status(&mut self, now: Ns) -> DevStatus {
-        let mut stat = DevStatus {
-            current_frequency: self.df.cur_freq,
-            ..DevStatus::default()
-        };
-        if let Some(ws) = self.window_start {
-            if let Some(bs) = self.busy_start {
-                self.tot_busy += now - bs;
-                self.busy_start = Some(now);
-            }
-            stat.total_time = (now - ws) / 1000;
-            stat.busy_time = self.tot_busy / 1000;
-        }
-        self.window_start = Some(now);
-        self.tot_busy = 0;
-        self.busy_start = (self.active_reqs > 0).then_some(now);
-        stat
-    }
-}
-
 impl Ufs {
     pub fn from_profile(p: &Profile, seed: u64) -> Result<Ufs> {
-        let fp = FlashParams::from_profile(p)?;
-        let mut dev = FlashDevice::new(&fp, seed)?;
-        let overwrites = p.ratio(
-            "device.flash.precondition_random_overwrites",
-            range(
-                0.0,
-                4.0,
-                "random 4 KiB overwrites before the run, in device capacities: garbage \
-                 collection reaches its steady state within a few, and each costs about 8 s \
-                 per 64 GiB of device before the run starts",
-            ),
-        )?;
-        if overwrites > 0.0 {
-            dev.precondition(true, overwrites, seed);
-        }
         let rate = p.choice("ufs.link.rate_series", &["A", "B"])?;
         let lp = UfsLinkParams {
             gear: p.count_u32(
@@ -195,62 +113,13 @@ impl Ufs {
             ),
         )?;
         let hpb_on = p.flag("ufs.hpb.enabled")?;
-        let mode = p.choice("ufs.hpb.mode", &["device", "host"])?;
-        let hpb_exp = range(
-            12.0,
-            40.0,
-            "an HPB size exponent: 512 B x 2^exp, from a 2 MiB sub-region to 512 TiB",
-        );
-        let rgn_exp = p.count("ufs.hpb.region_size_exp", hpb_exp)?;
-        let srgn_exp = p.count("ufs.hpb.srgn_size_exp", hpb_exp)?;
-        if srgn_exp > rgn_exp {
-            return Err(InputError::new(
-                p.file_of("ufs.hpb.srgn_size_exp"),
-                None,
-                "ufs.hpb.srgn_size_exp must not exceed ufs.hpb.region_size_exp (a sub-region \
-                 lies inside a region)",
-            ));
-        }
-        let hp = HpbParams {
-            mode: if mode == "host" {
-                HpbMode::Host
-            } else {
-                HpbMode::Device
-            },
-            entries_per_region: (512u64 << rgn_exp) / BLOCK,
-            entries_per_srgn: (512u64 << srgn_exp) / BLOCK,
-            max_active_regions: p.count_u32(
-                "ufs.hpb.max_active_regions",
-                range(1.0, 65535.0, "wLUMaxActiveHPBRegions is 16 bits"),
-            )?,
-            device_activation_reads: p.count_u32(
-                "ufs.hpb.device_activation_reads",
-                range(
-                    1.0,
-                    1e6,
-                    "reads of a sub-region before the device recommends it",
-                ),
-            )?,
-            activation_thld: p.count_u32(
-                "ufs.hpb.activation_thld",
-                range(
-                    1.0,
-                    1e6,
-                    "reads of a sub-region before the host activates it",
-                ),
-            )?,
-            max_single_cmd_blocks: p.count_u32(
-                "ufs.hpb.max_single_cmd_blocks",
-                range(1.0, 255.0, "bMAX_HPB_SINGLE_CMD (HPB 2.0) is 8 bits"),
-            )?,
-        };
+        let hp = HpbParams::from_profile(p)?;
+        let dev = UfsDevice::from_profile(p, seed, hpb_on.then_some(hp))?;
         let hpb_prep = p.ns("driver.hpb_prep", COST)?;
         let map_work_delay = p.ns("ufs.hpb.map_work_delay", DELAY)?;
-        let capacity = dev.user_lpns() * BLOCK;
         let queue_rq = p.ns("driver.queue_rq", COST)?;
         Ok(Ufs {
             name: "sda".into(),
-            capacity,
             slots,
             cpu: DriverCpuCosts {
                 submit: queue_rq + if hpb_on { hpb_prep } else { 0 },
@@ -258,13 +127,11 @@ impl Ufs {
                 poll_iteration: 0,
             },
             doorbell: p.ns("ufs.host.doorbell", COST)?,
-            fw_cmd: p.ns("ufs.device.fw_cmd", COST)?,
             map_work_delay,
             link: UfsLink::new(lp),
-            fw: Timeline::new(),
             hpb: hpb_on.then(|| {
-                let mut h = Hpb::new(hp, dev.user_lpns());
-                h.set_factory_layout(dev.factory_layout());
+                let mut h = Hpb::new(hp, dev.ftl.user_lpns());
+                h.set_factory_layout(dev.ftl.factory_layout());
                 h
             }),
             dev,
@@ -287,128 +154,17 @@ impl Ufs {
         self
     }
 
-    /// Controller-side time at the current clock: ns given at the maximum
-    /// clock, stretched by max/cur (the host controller's work scales with
-    /// its core clock).
-    fn at_clock(&self, ns: Ns) -> Ns {
-        match &self.clk {
-            Some(c) if c.df.cur_freq > 0 => {
-                (u128::from(ns) * u128::from(c.df.max_opp()) / u128::from(c.df.cur_freq)) as Ns
-            }
-            _ => ns,
-        }
-    }
-
-    /// `ufshcd_clk_scaling_start_busy` and clock ungating at submission;
-    /// returns when the command may start.
-    fn start_busy(&mut self, now: Ns, ctx: &mut DriverCtx<'_, impl Sized>) -> Ns {
-        let Some(c) = &mut self.clk else {
-            return now;
-        };
-        let mut at = now.max(c.busy_until);
-        if c.active_reqs == 0 && c.gating_delay > 0 && now >= c.idle_since + c.gating_delay {
-            c.gatings += 1;
-            at += c.ungate;
-        }
-        let first = c.active_reqs == 0;
-        c.active_reqs += 1;
-        if first && c.is_suspended {
-            // resume_work -> devfreq_resume_device -> monitor_resume.
-            c.is_suspended = false;
-            c.df.resume(now);
-            c.resumes.push(now);
-            c.gen += 1;
-            if let Some(t) = c.df.next_eval {
-                ctx.schedule(
-                    t,
-                    DriverEvent {
-                        kind: EV_DEVFREQ,
-                        id: c.gen,
-                    },
-                );
-            }
-        }
-        if c.window_start.is_none() {
-            c.window_start = Some(now);
-            c.tot_busy = 0;
-            c.busy_start = None;
-        }
-        if c.busy_start.is_none() {
-            c.busy_start = Some(now);
-        }
-        at
-    }
-
-    /// `ufshcd_clk_scaling_update_busy` at a completion.
-    fn end_busy(&mut self, now: Ns) {
-        if let Some(c) = &mut self.clk {
-            c.active_reqs -= 1;
-            if c.active_reqs == 0 {
-                if let Some(bs) = c.busy_start.take() {
-                    c.tot_busy += now - bs;
-                }
-                c.idle_since = now;
-            }
-        }
-    }
-
-    /// One devfreq evaluation: `update_devfreq` -> `ufshcd_devfreq_target`.
-    fn devfreq_eval(&mut self, now: Ns, ctx: &mut DriverCtx<'_, impl Sized>) {
-        let Some(c) = &mut self.clk else { return };
-        let stat = c.get_dev_status(now);
-        let mut freq = c.df.evaluate(now, stat);
-        let max = c.df.max_opp();
-        // Seed 3: a disk's MIN_FREQUENCY request above the max clock
-        // forces the max clock.
-        if c.disk_qos_min_khz
-            .is_some_and(|k| k.saturating_mul(1000) >= max)
-        {
-            freq = max;
-        }
-        let scale_up = freq == max;
-        if !scale_up {
-            freq = c.df.min_opp();
-        }
-        if freq != c.df.cur_freq {
-            let start = now.max(c.busy_until);
-            c.busy_until = start + c.scale_cost;
-            c.df.set_cur(freq);
-            c.trace.push((start, freq));
-            if let Some((down, up)) = c.gating_delay_by_scale {
-                c.gating_delay = if scale_up { up } else { down };
-            }
-            let gear = if scale_up { c.max_gear } else { c.min_gear };
-            self.link.set_gear(gear);
-        }
-        let c = self.clk.as_mut().unwrap();
-        if c.active_reqs == 0 && (!scale_up || c.suspend_on_no_request) {
-            // suspend_work: window_start_t = 0, devfreq_suspend_device.
-            c.is_suspended = true;
-            c.window_start = None;
-            c.df.suspend();
-        }
-        if let Some(t) = c.df.next_eval {
-            ctx.schedule(
-                t,
-                DriverEvent {
-                    kind: EV_DEVFREQ,
-                    id: c.gen,
-                },
-            );
-        }
-    }
-
     /// A command's way to the device: doorbell, COMMAND UPIU, firmware.
     fn command(&mut self, now: Ns) -> Ns {
         self.link.prune(now);
-        self.fw.prune(now);
+        self.dev.prune(now);
         let doorbell = self.at_clock(self.doorbell);
         let arrived = self.link.send_down(now + doorbell, UPIU_HEADER_BYTES);
-        let start = self.fw.reserve(arrived, self.fw_cmd);
+        let (start, decoded) = self.dev.decode(arrived);
         self.c.commands += 1;
         self.c.fw_wait_ns += start - arrived;
-        self.c.command_ns += start + self.fw_cmd - now;
-        start + self.fw_cmd
+        self.c.command_ns += decoded - now;
+        decoded
     }
 
     /// Run one request through link and device; returns the time the
@@ -426,30 +182,23 @@ impl Ufs {
                 };
                 let done = match prep {
                     Prep::HpbRead(ppn) => {
-                        let (done, valid) = self.dev.read_with_ppn(t, lpn, ppn);
-                        let h = self.hpb.as_mut().unwrap();
+                        let (done, valid) = self.dev.hpb_read(t, lpn, ppn);
                         if !valid {
-                            h.stats.stale_at_device += 1;
+                            self.hpb.as_mut().unwrap().stats.stale_at_device += 1;
                         }
-                        h.dev_hpb_read(lpn);
                         done
                     }
-                    Prep::Normal => {
-                        if let Some(h) = &mut self.hpb {
-                            h.dev_normal_read(lpn);
-                        }
-                        let mp = self.dev.map_page_of(lpn);
-                        if !self.dev.map_page_cached(mp).0 {
-                            // Map miss: the firmware reads the map page and
-                            // issues the data read when it has arrived (an
-                            // event, so the die sees reads in time order).
+                    Prep::Normal => match self.dev.read(t, lpn, blocks) {
+                        ReadStart::Done(done) => done,
+                        ReadStart::MapMiss { map_ready } => {
+                            // The device issues the data read when the map
+                            // page has arrived: an event then, so the die
+                            // sees reads in time order.
                             self.c.read_map_misses += 1;
-                            let ready = self.dev.read_map_page(t, mp);
-                            self.deferred.push((*rq, ready));
+                            self.deferred.push((*rq, map_ready));
                             return None;
                         }
-                        self.dev.read(t, lpn, blocks)
-                    }
+                    },
                 };
                 return Some(self.finish_read(done, rq));
             }
@@ -457,7 +206,6 @@ impl Ufs {
                 self.c.writes += 1;
                 if let Some(h) = &mut self.hpb {
                     h.prep_write(lpn, blocks);
-                    h.dev_write(lpn, blocks);
                 }
                 let rtt = self.link.send_up(t, UPIU_HEADER_BYTES);
                 let data = self
@@ -469,7 +217,6 @@ impl Ufs {
                 self.c.trims += 1;
                 if let Some(h) = &mut self.hpb {
                     h.prep_write(lpn, blocks);
-                    h.dev_write(lpn, blocks);
                 }
                 self.dev.trim(t, lpn, blocks)
             }
@@ -487,10 +234,7 @@ impl Ufs {
 
     /// RESPONSE UPIU (with the device's HPB recommendations) from `at`.
     fn respond(&mut self, at: Ns) -> (Ns, HpbRsp) {
-        let rsp = match &mut self.hpb {
-            Some(h) => h.dev_take_rsp(),
-            None => HpbRsp::default(),
-        };
+        let rsp = self.dev.take_rsp();
         let extra = if rsp.is_empty() { 0 } else { HPB_SENSE_BYTES };
         let arrived = self.link.send_up(at, UPIU_HEADER_BYTES + extra);
         (arrived, rsp)
@@ -525,17 +269,10 @@ impl Ufs {
     fn read_buffer(&mut self, now: Ns, rgn: u32, srgn: u32) -> Ns {
         self.c.read_buffers += 1;
         let h = self.hpb.as_ref().unwrap();
-        let (start, n) = h.srgn_span(rgn, srgn, self.dev.user_lpns());
+        let (start, n) = h.srgn_span(rgn, srgn, self.dev.ftl.user_lpns());
         let map_bytes = h.p.entries_per_srgn * super::ufshpb::HPB_ENTRY_SIZE;
         let t = self.command(now);
-        let mut ready = t;
-        if n > 0 {
-            let first = self.dev.map_page_of(start);
-            let last = self.dev.map_page_of(start + n - 1);
-            for mp in first..=last {
-                ready = ready.max(self.dev.read_map_page(t, mp));
-            }
-        }
+        let ready = self.dev.read_buffer(t, start, n);
         let data = self.link.send_up(ready, UPIU_HEADER_BYTES + map_bytes);
         self.link.send_up(data, UPIU_HEADER_BYTES)
     }
@@ -552,7 +289,7 @@ impl Ufs {
 
 impl<E> Driver<E> for Ufs {
     fn info(&self) -> DiskInfo {
-        DiskInfo::single_queue(&self.name, self.capacity, self.slots, self.cpu)
+        DiskInfo::single_queue(&self.name, self.dev.capacity(), self.slots, self.cpu)
     }
     fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {
         if let Some(q) = &mut self.qos {
@@ -611,7 +348,7 @@ impl<E> Driver<E> for Ufs {
                 let (rq, _) = self.deferred.swap_remove(i);
                 let lpn = rq.offset / BLOCK;
                 let blocks = (u64::from(rq.len).div_ceil(BLOCK)) as u32;
-                let done = self.dev.read(now, lpn, blocks);
+                let done = self.dev.read_mapped(now, lpn, blocks);
                 let (at, rsp) = self.finish_read(done, &rq);
                 self.post(at, rsp, rq.tag, ctx);
             }
@@ -636,8 +373,8 @@ impl<E> Driver<E> for Ufs {
             EV_MAP_DONE => {
                 let h = self.hpb.as_mut().unwrap();
                 let (rgn, srgn) = h.srgn_of_id(ev.id);
-                let (start, n) = h.srgn_span(rgn, srgn, self.dev.user_lpns());
-                let dev = &self.dev;
+                let (start, n) = h.srgn_span(rgn, srgn, self.dev.ftl.user_lpns());
+                let dev = &self.dev.ftl;
                 // The map data the READ BUFFER carried: the device's entries
                 // as they are when it completes, copied in bulk (or kept as
                 // the factory rule when they all still follow it).
@@ -690,7 +427,8 @@ impl<E> Driver<E> for Ufs {
         }
     }
     fn counters(&self) -> serde_json::Value {
-        let s = self.dev.stats();
+        let ftl = &self.dev.ftl;
+        let s = ftl.stats();
         let per = |a: u64, n: u64| if n > 0 { a as f64 / n as f64 } else { 0.0 };
         let mut v = serde_json::json!({
             "driver": "ufshcd",
@@ -715,11 +453,11 @@ impl<E> Driver<E> for Ufs {
                 "gc_runs": s.gc_runs,
             },
             "nand": {
-                "reads": self.dev.nand().waits.reads,
-                "die_wait_ns_per_read": per(self.dev.nand().waits.die_wait_ns, self.dev.nand().waits.reads),
-                "channel_wait_ns_per_read": per(self.dev.nand().waits.channel_wait_ns, self.dev.nand().waits.reads),
-                "t_read_ns": self.dev.nand().timing.t_read,
-                "read_xfer_ns": self.dev.nand().xfer_ns(BLOCK),
+                "reads": ftl.nand().waits.reads,
+                "die_wait_ns_per_read": per(ftl.nand().waits.die_wait_ns, ftl.nand().waits.reads),
+                "channel_wait_ns_per_read": per(ftl.nand().waits.channel_wait_ns, ftl.nand().waits.reads),
+                "t_read_ns": ftl.nand().timing.t_read,
+                "read_xfer_ns": ftl.nand().xfer_ns(BLOCK),
             },
             "hpb": serde_json::Value::Null,
         });
@@ -759,114 +497,4 @@ impl<E> Driver<E> for Ufs {
         }
         v
     }
-}
-
-/// `ufs.clk_scaling.*` and `ufs.clk_gating.*` when the profile has them
-/// (clock scaling off otherwise, as on a controller without
-/// UFSHCD_CAP_CLK_SCALING).
-fn clk_scaling_from_profile(p: &Profile, gear: u32) -> Result<Option<ClkScaling>> {
-    if !p.has("ufs.clk_scaling.enabled") || !p.flag("ufs.clk_scaling.enabled")? {
-        return Ok(None);
-    }
-    let k = |s: &str| format!("ufs.clk_scaling.{s}");
-    let bad = |key: &str, m: &str| InputError::new(p.file_of(&k(key)), None, m);
-    let mut opps: Vec<u64> = p
-        .list(
-            &k("freqs"),
-            "frequency",
-            range(
-                1e3,
-                1e10,
-                "a UFS controller clock (operating point): 1 kHz to 10 GHz",
-            ),
-            64,
-        )?
-        .into_iter()
-        .map(|f| f.round() as u64)
-        .collect();
-    opps.sort_unstable();
-    opps.dedup();
-    if opps.is_empty() {
-        return Err(bad(
-            "freqs",
-            "ufs.clk_scaling.freqs needs at least one frequency",
-        ));
-    }
-    let timer = match p.choice(&k("timer"), &["delayed", "deferrable"])?.as_str() {
-        "delayed" => TimerKind::Delayed,
-        _ => {
-            return Err(bad(
-                "timer",
-                "ufs.clk_scaling.timer=deferrable is not modelled yet for UFS (the machine does not tell the driver when its CPU wakes); use delayed",
-            ))
-        }
-    };
-    let percent = range(
-        0.0,
-        100.0,
-        "a load percentage of simple_ondemand (governor_simpleondemand.c refuses \
-         upthreshold > 100)",
-    );
-    let governor = SimpleOndemand {
-        upthreshold: p.count(&k("upthreshold"), percent)?,
-        downdifferential: p.count(&k("downdifferential"), percent)?,
-    };
-    if governor.upthreshold < governor.downdifferential {
-        return Err(bad(
-            "downdifferential",
-            "need downdifferential <= upthreshold (governor_simpleondemand.c)",
-        ));
-    }
-    let min_gear = p.count_u32(
-        &k("min_gear"),
-        range(1.0, f64::from(gear), "a gear from HS-G1 to ufs.link.gear"),
-    )?;
-    let max = *opps.last().unwrap();
-    let polling = p.ns(&k("polling"), DELAY)?;
-    let min = opps[0];
-    let initial = match p.choice(&k("initial"), &["min", "max"])?.as_str() {
-        "min" => min,
-        _ => max,
-    };
-    let mut df = Devfreq::new(opps, governor, polling, timer, initial, 0);
-    // ufshcd_devfreq_init: the monitor starts with the device; ufshcd
-    // suspends it until the first request (clk_scaling.is_suspended).
-    df.suspend();
-    let link_gear = if initial == max { gear } else { min_gear };
-    // Optional: a profile without the key keeps `delay` at every clock.
-    let by_scale = if p.has("ufs.clk_gating.delay_perf") {
-        Some((
-            p.ns("ufs.clk_gating.delay", DELAY)?,
-            p.ns("ufs.clk_gating.delay_perf", DELAY)?,
-        ))
-    } else {
-        None
-    };
-    let gating_delay = match by_scale {
-        Some((_, up)) if initial == max => up,
-        _ => p.ns("ufs.clk_gating.delay", DELAY)?,
-    };
-    Ok(Some(ClkScaling {
-        df,
-        min_gear,
-        initial_gear: link_gear,
-        max_gear: gear,
-        scale_cost: p.ns(&k("scale_cost"), COST)?,
-        suspend_on_no_request: p.flag(&k("suspend_on_no_request"))?,
-        active_reqs: 0,
-        window_start: None,
-        busy_start: None,
-        tot_busy: 0,
-        is_suspended: true,
-        gen: 0,
-        disk_qos_min_khz: None,
-        busy_until: 0,
-        gating_delay,
-        gating_delay_by_scale: by_scale,
-        ungate: p.ns("ufs.clk_gating.ungate", COST)?,
-        idle_since: 0,
-        gatings: 0,
-        trace: vec![(0, initial)],
-        resumes: Vec::new(),
-    }))
 }

@@ -7,9 +7,39 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
+use flashpath::device::ufs::hpb::HpbDevice;
 use flashpath::device::{FlashDevice, FlashParams};
 use flashpath::driver::ufshpb::{Hpb, HpbMode, HpbParams, Prep};
 use flashpath::sim::rng::RngStream;
+
+/// Both sides of HPB as the driver pairs them: the host (ufshpb) and the
+/// device (its recommendations).
+struct Sides {
+    host: Hpb,
+    device: HpbDevice,
+}
+
+impl Sides {
+    fn new(p: HpbParams, user_lpns: u64) -> Sides {
+        Sides {
+            host: Hpb::new(p, user_lpns),
+            device: HpbDevice::new(p, user_lpns),
+        }
+    }
+}
+
+impl std::ops::Deref for Sides {
+    type Target = Hpb;
+    fn deref(&self) -> &Hpb {
+        &self.host
+    }
+}
+
+impl std::ops::DerefMut for Sides {
+    fn deref_mut(&mut self) -> &mut Hpb {
+        &mut self.host
+    }
+}
 
 struct Counting;
 
@@ -41,15 +71,15 @@ static GLOBAL: Counting = Counting;
 
 /// One read through both sides, loads completing at once from the device's
 /// map (bulk copy or factory rule, as the driver does).
-fn read(h: &mut Hpb, dev: &FlashDevice, loads: &mut Vec<(u32, u32)>, lpn: u64) {
+fn read(h: &mut Sides, dev: &FlashDevice, loads: &mut Vec<(u32, u32)>, lpn: u64) {
     match h.prep_read(lpn, 1) {
         Prep::HpbRead(ppn) => {
             assert_eq!(Some(ppn), dev.ppn_of(lpn));
-            h.dev_hpb_read(lpn);
+            h.device.hpb_read(lpn);
         }
-        Prep::Normal => h.dev_normal_read(lpn),
+        Prep::Normal => h.device.normal_read(lpn),
     }
-    let rsp = h.dev_take_rsp();
+    let rsp = h.device.take_rsp();
     if rsp.is_empty() {
         return;
     }
@@ -87,7 +117,7 @@ fn hpb_read_path_allocates_nothing_when_warm() {
         activation_thld: 8,
         max_single_cmd_blocks: 1,
     };
-    let mut h = Hpb::new(hp, dev.user_lpns());
+    let mut h = Sides::new(hp, dev.user_lpns());
     h.set_factory_layout(dev.factory_layout());
     let range = 6 * 2048; // twice the active-region limit: evictions go on
     let mut rng = RngStream::new(4, "hpb.alloc");

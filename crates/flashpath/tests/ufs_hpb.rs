@@ -1,10 +1,40 @@
 //! UFS + HPB + iozone front end: behaviour that can fail.
 
+use flashpath::device::ufs::hpb::HpbDevice;
 use flashpath::device::{FlashDevice, FlashParams};
 use flashpath::driver::ufshpb::{Hpb, HpbMode, HpbParams, Prep};
 use flashpath::run::run_iozone;
 use flashpath::sim::rng::RngStream;
 use flashpath::workload::iozone::parse_args;
+
+/// Both sides of HPB as the driver pairs them: the host (ufshpb) and the
+/// device (its recommendations).
+struct Sides {
+    host: Hpb,
+    device: HpbDevice,
+}
+
+impl Sides {
+    fn new(p: HpbParams, user_lpns: u64) -> Sides {
+        Sides {
+            host: Hpb::new(p, user_lpns),
+            device: HpbDevice::new(p, user_lpns),
+        }
+    }
+}
+
+impl std::ops::Deref for Sides {
+    type Target = Hpb;
+    fn deref(&self) -> &Hpb {
+        &self.host
+    }
+}
+
+impl std::ops::DerefMut for Sides {
+    fn deref_mut(&mut self) -> &mut Hpb {
+        &mut self.host
+    }
+}
 
 fn params() -> HpbParams {
     HpbParams {
@@ -20,16 +50,16 @@ fn params() -> HpbParams {
 
 /// Drive the host and device sides the way the driver does, loading maps
 /// at once (READ BUFFER timing is the driver's).
-fn read(h: &mut Hpb, lpn: u64) -> bool {
+fn read(h: &mut Sides, lpn: u64) -> bool {
     let p = h.prep_read(lpn, 1);
     match p {
         Prep::HpbRead(ppn) => {
             assert_eq!(ppn, lpn as u32 + 7, "host map returns the loaded PPN");
-            h.dev_hpb_read(lpn);
+            h.device.hpb_read(lpn);
         }
-        Prep::Normal => h.dev_normal_read(lpn),
+        Prep::Normal => h.device.normal_read(lpn),
     }
-    let rsp = h.dev_take_rsp();
+    let rsp = h.device.take_rsp();
     if !rsp.is_empty() {
         h.host_rsp(&rsp);
         let mut loads = Vec::new();
@@ -44,7 +74,7 @@ fn read(h: &mut Hpb, lpn: u64) -> bool {
 
 #[test]
 fn hpb_hit_ratio_zero_then_rising_and_dirty_falls_back() {
-    let mut h = Hpb::new(params(), 1 << 20);
+    let mut h = Sides::new(params(), 1 << 20);
     // Before any activation no read can be an HPB READ.
     assert!(!read(&mut h, 10));
     assert_eq!(h.stats.hit_cnt, 0);
@@ -57,7 +87,7 @@ fn hpb_hit_ratio_zero_then_rising_and_dirty_falls_back() {
     assert!(read(&mut h, 1501));
     assert_eq!(h.stats.rcmd_active_cnt, 2);
     assert_eq!(h.stats.map_req_cnt, 2);
-    let ratio = |h: &Hpb| h.stats.hit_cnt as f64 / (h.stats.hit_cnt + h.stats.miss_cnt) as f64;
+    let ratio = |h: &Sides| h.stats.hit_cnt as f64 / (h.stats.hit_cnt + h.stats.miss_cnt) as f64;
     let before = ratio(&h);
     for l in 0..200 {
         read(&mut h, l * 5 % 2048);
@@ -69,7 +99,7 @@ fn hpb_hit_ratio_zero_then_rising_and_dirty_falls_back() {
     // A write dirties the host entry: that block falls back to a normal
     // read (its neighbours still hit) until the device recommends a reload.
     h.prep_write(12, 1);
-    h.dev_write(12, 1);
+    h.device.write(12, 1);
     assert!(read(&mut h, 13));
     let misses = h.stats.miss_cnt;
     assert!(!read(&mut h, 12), "dirty entry -> normal READ");
@@ -81,7 +111,7 @@ fn hpb_hit_ratio_zero_then_rising_and_dirty_falls_back() {
 
 #[test]
 fn hpb_region_lru_respects_the_active_limit() {
-    let mut h = Hpb::new(params(), 1 << 20);
+    let mut h = Sides::new(params(), 1 << 20);
     for r in 0..10u64 {
         read(&mut h, r * 4096);
     }
@@ -92,14 +122,14 @@ fn hpb_region_lru_respects_the_active_limit() {
 /// Activate and load every sub-region the way the driver does (bulk copy,
 /// or the factory rule when the entries still follow it), then every HPB
 /// READ must carry what a per-entry lookup of the device gave at load time.
-fn load_all(h: &mut Hpb, dev: &FlashDevice, lpns: u64) -> (u32, u32) {
+fn load_all(h: &mut Sides, dev: &FlashDevice, lpns: u64) -> (u32, u32) {
     let (mut factory_loads, mut copied_loads) = (0, 0);
     let mut l = 0;
     while l < lpns {
         // A normal read makes the device recommend the sub-region.
         assert_eq!(h.prep_read(l, 1), Prep::Normal);
-        h.dev_normal_read(l);
-        let rsp = h.dev_take_rsp();
+        h.device.normal_read(l);
+        let rsp = h.device.take_rsp();
         h.host_rsp(&rsp);
         let mut loads = Vec::new();
         h.map_work(&mut loads);
@@ -138,7 +168,7 @@ fn hpb_loads_carry_the_devices_ppns_copied_or_as_the_factory_rule() {
         max_active_regions: 16,
         ..params()
     };
-    let mut h = Hpb::new(hp, dev.user_lpns());
+    let mut h = Sides::new(hp, dev.user_lpns());
     h.set_factory_layout(dev.factory_layout());
     let (factory_loads, copied_loads) = load_all(&mut h, &dev, lpns);
     assert_eq!(
@@ -165,7 +195,7 @@ fn hpb_loads_carry_the_devices_ppns_copied_or_as_the_factory_rule() {
 /// Uniform random single-block reads over the first `range` LPNs through
 /// host and device sides with instant loads; returns (hits, misses) of the
 /// last `n` of `warm + n` reads and the distinct sub-regions touched.
-fn uniform_reads(h: &mut Hpb, range: u64, warm: u32, n: u32, seed: u64) -> (u64, u64, usize) {
+fn uniform_reads(h: &mut Sides, range: u64, warm: u32, n: u32, seed: u64) -> (u64, u64, usize) {
     let mut rng = RngStream::new(seed, "hpb.uniform");
     let mut touched = std::collections::BTreeSet::new();
     for _ in 0..warm {
@@ -198,7 +228,7 @@ fn hpb_misses_are_first_touches_coupon_collector() {
     let mut mean_misses = 0.0;
     let seeds = 40;
     for seed in 0..seeds {
-        let mut h = Hpb::new(hp, 1 << 20);
+        let mut h = Sides::new(hp, 1 << 20);
         let (hits, misses, distinct) = uniform_reads(&mut h, n_srgn * 1024, 0, reads, seed);
         assert_eq!(
             misses, distinct as u64,
@@ -228,7 +258,7 @@ fn hpb_hit_ratio_is_active_limit_over_regions() {
             max_active_regions: a,
             ..params()
         };
-        let mut h = Hpb::new(hp, 1 << 20);
+        let mut h = Sides::new(hp, 1 << 20);
         let (hits, misses, _) = uniform_reads(&mut h, r * 1024, 5_000, 40_000, 3);
         let ratio = hits as f64 / (hits + misses) as f64;
         let want = (f64::from(a) / r as f64).min(1.0);

@@ -4,6 +4,8 @@
 //! `hw_queue_depth`, `submit_queues`, `irqmode`, `mbps`, `gb`.
 
 use super::{CompletionSignal, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
+use crate::device::ram::RamDevice;
+use crate::device::{BlockBackend, Command};
 use crate::profile::limits::{CAPACITY, COST, QUEUES, QUEUE_DEPTH};
 use crate::profile::{range, Profile};
 use crate::sim::{Ns, NS_PER_SEC};
@@ -17,8 +19,8 @@ const EV_RETRY_THROTTLED: u32 = 0;
 
 pub struct NullBlk {
     name: String,
-    capacity: u64,
-    completion_nsec: Ns,
+    /// The device side: `completion_nsec` after submission (the timer).
+    dev: RamDevice,
     hw_queue_depth: u32,
     submit_queues: u32,
     irqmode: u32,
@@ -57,8 +59,10 @@ impl NullBlk {
         )?;
         Ok(NullBlk {
             name: "nullb0".into(),
-            capacity: p.bytes("device.capacity", CAPACITY)?,
-            completion_nsec: p.ns("device.completion_nsec", COST)?,
+            dev: RamDevice::fixed(
+                p.bytes("device.capacity", CAPACITY)?,
+                p.ns("device.completion_nsec", COST)?,
+            ),
             hw_queue_depth: depth,
             submit_queues: queues,
             irqmode,
@@ -100,13 +104,16 @@ impl NullBlk {
         // irqmode=2 (NULL_IRQ_TIMER): an hrtimer fires completion_nsec
         // after submission. Modes 0 and 1 complete at once (inline, or from
         // the submitting CPU's softirq): the host path adds those costs.
-        let delay = if self.irqmode == 2 {
-            self.completion_nsec
+        let now = ctx.now();
+        let done = if self.irqmode == 2 {
+            self.dev
+                .submit(now, &Command::new(rq.ddir, rq.offset, rq.len))
+                .at
         } else {
-            0
+            now
         };
         self.completed += 1;
-        ctx.complete(ctx.now() + delay, rq.tag);
+        ctx.complete(done, rq.tag);
     }
 }
 
@@ -114,7 +121,7 @@ impl<E> Driver<E> for NullBlk {
     fn info(&self) -> DiskInfo {
         DiskInfo {
             name: self.name.clone(),
-            capacity: self.capacity,
+            capacity: self.dev.capacity(),
             queue_depth: self.hw_queue_depth,
             hw_queues: self.submit_queues,
             // null_blk gained poll_queues in 5.13; with irqmode=2 a poller

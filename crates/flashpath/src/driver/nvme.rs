@@ -1,4 +1,5 @@
-//! NVMe over PCIe (drivers/nvme/host/pci.c) with a service-time device.
+//! NVMe over PCIe (drivers/nvme/host/pci.c), driving a
+//! [`crate::device::nvme::NvmeSsd`].
 //!
 //! One submission/completion queue pair per CPU (`driver.io_queues`
 //! interrupt-driven pairs, each with its own MSI-X vector routed to its
@@ -18,24 +19,20 @@
 //! cannot poll (v5.0+: `REQ_HIPRI` needs a poll queue).
 
 use super::{CompletionSignal, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
+use crate::device::nvme::NvmeSsd;
+use crate::device::{BlockBackend, Command};
 use crate::link::pcie::Pcie;
-use crate::profile::limits::{CAPACITY, COST, RATE};
+use crate::profile::limits::COST;
 use crate::profile::{range, Profile};
 use crate::sim::Ns;
 use crate::workload::Ddir;
 
 pub struct Nvme {
-    capacity: u64,
     queue_depth: u32,
     io_queues: u32,
     poll_queues: u32,
     classic_poll_irq: bool,
-    read_latency: Ns,
-    write_latency: Ns,
-    media_bytes_per_s: f64,
-    /// Commands the controller works on at once; each unit is free again
-    /// at the given time.
-    units: Vec<Ns>,
+    ssd: NvmeSsd,
     link: Pcie,
     cpu: DriverCpuCosts,
     commands: u64,
@@ -61,28 +58,14 @@ impl Nvme {
         );
         let io_queues =
             p.count_u32("driver.io_queues", range(1.0, queue_ids.max, queue_ids.why))?;
-        let units = p.count(
-            "device.parallel_units",
-            range(
-                1.0,
-                65536.0,
-                "the device's independently busy flash units (dies and planes); the model \
-                 keeps one timeline each, and 65536 is past any SSD",
-            ),
-        )? as usize;
-        let media = p.rate("device.media_rate", RATE)?;
         Ok(Nvme {
-            capacity: p.bytes("device.capacity", CAPACITY)?,
             // One slot of each queue stays empty (head == tail means empty):
             // blk-mq gets io_queue_depth - 1 tags.
             queue_depth: depth - 1,
             io_queues,
             poll_queues: p.count_u32("driver.poll_queues", queue_ids)?,
             classic_poll_irq: p.flag("driver.classic_poll_irq")?,
-            read_latency: p.ns("device.read_latency", COST)?,
-            write_latency: p.ns("device.write_latency", COST)?,
-            media_bytes_per_s: media,
-            units: vec![0; units],
+            ssd: NvmeSsd::from_profile(p)?,
             link: Pcie::from_profile(p)?,
             cpu: DriverCpuCosts {
                 submit: p.ns("driver.queue_rq", COST)?,
@@ -95,21 +78,22 @@ impl Nvme {
         })
     }
 
-    /// Time from the doorbell write leaving the CPU to the completion entry
-    /// being visible in host memory, for a command that finds a free unit.
-    pub fn service_ns(&self, ddir: Ddir, len: u32) -> (Ns, Ns, Ns) {
-        let fixed = if ddir == Ddir::Read {
-            self.read_latency
-        } else {
-            self.write_latency
-        };
-        let media = (f64::from(len) * 1e9 / self.media_bytes_per_s).round() as Ns;
-        let xfer = self.link.transfer_ns(len);
-        // before the unit: doorbell + command fetch; on the unit: fixed +
-        // media; after: the data (and the CQE behind it) cross the link.
+    /// The link's part of a command of `len` bytes: before the controller
+    /// has it (the doorbell, then the command fetch) and after the device
+    /// is done (the data, and the completion entry behind it).
+    fn link_ns(&self, len: u32) -> (Ns, Ns) {
         let before = self.link.posted() + self.link.read_round_trip();
-        let after = xfer + self.link.posted();
-        (before, fixed + media, after)
+        let after = self.link.transfer_ns(len) + self.link.posted();
+        (before, after)
+    }
+
+    /// Time from the doorbell write leaving the CPU to the completion entry
+    /// being visible in host memory, for a command that finds a free unit:
+    /// (link before, on the device's unit, link after).
+    pub fn service_ns(&self, ddir: Ddir, len: u32) -> (Ns, Ns, Ns) {
+        let (before, after) = self.link_ns(len);
+        let on_unit = self.ssd.on_unit_ns(Command::new(ddir, 0, len).op, len);
+        (before, on_unit, after)
     }
 }
 
@@ -117,7 +101,7 @@ impl<E> Driver<E> for Nvme {
     fn info(&self) -> DiskInfo {
         DiskInfo {
             name: "nvme0n1".to_string(),
-            capacity: self.capacity,
+            capacity: self.ssd.capacity(),
             queue_depth: self.queue_depth,
             hw_queues: self.io_queues,
             can_poll: self.poll_queues > 0 || self.classic_poll_irq,
@@ -134,18 +118,9 @@ impl<E> Driver<E> for Nvme {
         if rq.polled && self.poll_queues > 0 {
             self.polled_commands += 1;
         }
-        let now = ctx.now();
-        let (before, on_unit, after) = self.service_ns(rq.ddir, rq.len);
-        let (i, free) = self
-            .units
-            .iter()
-            .copied()
-            .enumerate()
-            .min_by_key(|&(_, t)| t)
-            .expect("at least one unit");
-        let start = (now + before).max(free);
-        let done = start + on_unit;
-        self.units[i] = done;
+        let (before, after) = self.link_ns(rq.len);
+        let cmd = Command::new(rq.ddir, rq.offset, rq.len);
+        let done = self.ssd.submit(ctx.now() + before, &cmd).at;
         ctx.complete(done + after, rq.tag);
     }
     fn on_event(&mut self, _event: DriverEvent, _ctx: &mut DriverCtx<'_, E>) {}

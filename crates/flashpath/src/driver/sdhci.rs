@@ -2,20 +2,30 @@
 //! (drivers/mmc/core/block.c, drivers/mmc/host/sdhci.c): blk-mq hands the
 //! mmc queue up to `queue_depth` requests, the mmc core issues them to the
 //! card one at a time in arrival order (no command queue on SD). Each
-//! request's time on bus and card is [`crate::link::sd::request_ns`]; the
-//! host's data-transfer-complete interrupt then goes to the guest's
+//! request's time on bus and card is [`request_ns`]; the host's data-transfer-complete interrupt then goes to the guest's
 //! interrupt CPU.
 
 use super::{DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
+use crate::device::sd::SdCard;
+use crate::device::{BlockBackend, Command};
 use crate::error::Result;
-use crate::link::sd::{request_ns, SdBus, SdCard};
-use crate::profile::limits::{CAPACITY, COST, QUEUE_DEPTH};
+use crate::link::sd::SdBus;
+use crate::profile::limits::{COST, QUEUE_DEPTH};
 use crate::profile::Profile;
 use crate::sim::Ns;
+use crate::workload::Ddir;
+
+/// One request end to end on bus and card: the command on the bus, then
+/// the card's work and the data transfer (reads: card then bus; writes:
+/// bus then program).
+pub fn request_ns(bus: &SdBus, card: &mut SdCard, ddir: Ddir, bytes: u64) -> Ns {
+    let cmd = Command::new(ddir, 0, bytes as u32);
+    let card_done = card.submit(bus.cmd, &cmd).at;
+    card_done + bus.data_ns(bytes)
+}
 
 pub struct Sdhci {
     name: String,
-    capacity: u64,
     queue_depth: u32,
     bus: SdBus,
     card: SdCard,
@@ -31,7 +41,6 @@ impl Sdhci {
         let queue_depth = p.count_u32("driver.queue_depth", QUEUE_DEPTH)?;
         Ok(Sdhci {
             name: "mmcblk0".into(),
-            capacity: p.bytes("device.capacity", CAPACITY)?,
             queue_depth,
             bus: SdBus::from_profile(p)?,
             card: SdCard::from_profile(p)?,
@@ -49,11 +58,11 @@ impl Sdhci {
 
 impl<E> Driver<E> for Sdhci {
     fn info(&self) -> DiskInfo {
-        DiskInfo::single_queue(&self.name, self.capacity, self.queue_depth, self.cpu)
+        DiskInfo::single_queue(&self.name, self.card.capacity(), self.queue_depth, self.cpu)
     }
     fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {
         let start = ctx.now().max(self.free_at);
-        let t = request_ns(&self.bus, &self.card, rq.ddir, u64::from(rq.len));
+        let t = request_ns(&self.bus, &mut self.card, rq.ddir, u64::from(rq.len));
         self.free_at = start + t;
         self.busy_ns += t;
         self.completed += 1;
@@ -66,5 +75,24 @@ impl<E> Driver<E> for Sdhci {
             "completed": self.completed,
             "card_busy_ns": self.busy_ns,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_profile_card_meets_a1_and_class_10() {
+        let p = Profile::load("rpi4-sdcard").unwrap();
+        let bus = SdBus::from_profile(&p).unwrap();
+        let mut card = SdCard::from_profile(&p).unwrap();
+        let mut iops = |ddir| 1e9 / request_ns(&bus, &mut card, ddir, 4096) as f64;
+        let (read_iops, write_iops) = (iops(Ddir::Read), iops(Ddir::Write));
+        assert!(read_iops >= 1500.0, "{read_iops}");
+        assert!(write_iops >= 500.0, "{write_iops}");
+        let t = request_ns(&bus, &mut card, Ddir::Write, 4 << 20);
+        let seq = (4u64 << 20) as f64 * 1e9 / t as f64;
+        assert!(seq >= 10e6, "{seq}");
     }
 }

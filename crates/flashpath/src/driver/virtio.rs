@@ -12,6 +12,8 @@
 //! guest's `virtblk_done` runs as the driver's interrupt handler.
 
 use super::{DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
+use crate::device::ram::RamDevice;
+use crate::device::{BlockBackend, Command};
 use crate::error::Result;
 use crate::profile::limits::{CAPACITY, COST, QUEUES, RATE};
 use crate::profile::{range, Profile};
@@ -19,19 +21,15 @@ use crate::sim::Ns;
 
 pub struct VirtioBlk {
     name: String,
-    capacity: u64,
     queue_size: u32,
     num_queues: u32,
-    host_fixed: Ns,
-    /// Host copy rate, bytes per ns.
-    host_bytes_per_ns: f64,
+    /// The host's I/O thread over the RAM image: one request at a time,
+    /// `host_fixed + bytes / host_rate` each.
+    host: RamDevice,
     irq_inject: Ns,
     cpu: DriverCpuCosts,
-    /// When the host I/O thread is free again.
-    host_free_at: Ns,
     kicks: u64,
     completed: u64,
-    host_busy_ns: u64,
 }
 
 impl VirtioBlk {
@@ -50,27 +48,22 @@ impl VirtioBlk {
         let submit = p.ns("driver.queue_rq", COST)? + p.ns("driver.kick_vmexit", COST)?;
         Ok(VirtioBlk {
             name: "vda".into(),
-            capacity: p.bytes("device.capacity", CAPACITY)?,
             queue_size,
             num_queues,
-            host_fixed: p.ns("device.host_fixed", COST)?,
-            host_bytes_per_ns: rate / 1e9,
+            host: RamDevice::serial(
+                p.bytes("device.capacity", CAPACITY)?,
+                p.ns("device.host_fixed", COST)?,
+                rate,
+            ),
             irq_inject: p.ns("device.irq_inject", COST)?,
             cpu: DriverCpuCosts {
                 submit,
                 irq_handler: p.ns("driver.irq_handler", COST)?,
                 poll_iteration: 0,
             },
-            host_free_at: 0,
             kicks: 0,
             completed: 0,
-            host_busy_ns: 0,
         })
-    }
-
-    /// The host's service time of one request.
-    pub fn service_ns(&self, len: u32) -> Ns {
-        self.host_fixed + (f64::from(len) / self.host_bytes_per_ns).ceil() as Ns
     }
 }
 
@@ -78,18 +71,16 @@ impl<E> Driver<E> for VirtioBlk {
     fn info(&self) -> DiskInfo {
         DiskInfo {
             hw_queues: self.num_queues,
-            ..DiskInfo::single_queue(&self.name, self.capacity, self.queue_size, self.cpu)
+            ..DiskInfo::single_queue(&self.name, self.host.capacity(), self.queue_size, self.cpu)
         }
     }
     fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {
         self.kicks += 1;
-        let now = ctx.now();
-        let start = now.max(self.host_free_at);
-        let service = self.service_ns(rq.len);
-        self.host_free_at = start + service;
-        self.host_busy_ns += service;
+        let served = self
+            .host
+            .submit(ctx.now(), &Command::new(rq.ddir, rq.offset, rq.len));
         self.completed += 1;
-        ctx.complete(self.host_free_at + self.irq_inject, rq.tag);
+        ctx.complete(served.at + self.irq_inject, rq.tag);
     }
     fn on_event(&mut self, _event: DriverEvent, _ctx: &mut DriverCtx<'_, E>) {}
     fn counters(&self) -> serde_json::Value {
@@ -97,7 +88,7 @@ impl<E> Driver<E> for VirtioBlk {
             "kind": "virtio-blk",
             "kicks": self.kicks,
             "completed": self.completed,
-            "host_busy_ns": self.host_busy_ns,
+            "host_busy_ns": self.host.busy_ns,
         })
     }
 }

@@ -1,5 +1,5 @@
-//! The SD bus (SD Physical Layer Simplified Specification, UHS-I) and a
-//! microSD card behind it, as a service-time model.
+//! The SD bus (SD Physical Layer Simplified Specification, UHS-I), as a
+//! service-time model (the card behind it is [`crate::device::sd`]).
 //!
 //! Bus: `width` data lines clocked at `clock`, data on one edge (SDR) or
 //! both (DDR). A data block of 512 bytes carries a start bit, a CRC16 and
@@ -7,20 +7,11 @@
 //! plus 18 framing clocks. Each request is a command (CMD18/CMD25 with
 //! CMD23, 48-bit token plus response and turnaround) costing `cmd` on the
 //! bus.
-//!
-//! Card: per request an access time (the controller's FTL lookup and
-//! NAND read, or the program of a write) plus the bytes at the card's
-//! internal rate, overlapped with nothing (one request at a time, as the
-//! legacy mmc block path issues them). A1 cards promise at least 1500
-//! random 4 KiB read IOPS and 500 random write IOPS, class 10 at least 10
-//! MB/s sustained sequential writes: the profile's numbers are chosen to
-//! meet those minimums and the unit tests check that they do.
 
 use crate::error::{InputError, Result};
-use crate::profile::limits::{COST, RATE};
+use crate::profile::limits::COST;
 use crate::profile::{range, Profile};
 use crate::sim::Ns;
-use crate::workload::Ddir;
 
 /// SD block size on the bus.
 pub const SD_BLOCK: u64 = 512;
@@ -70,53 +61,9 @@ impl SdBus {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SdCard {
-    pub read_access: Ns,
-    pub write_access: Ns,
-    /// Internal rates, bytes per second.
-    pub read_rate: f64,
-    pub write_rate: f64,
-}
-
-impl SdCard {
-    pub fn from_profile(p: &Profile) -> Result<SdCard> {
-        let card = SdCard {
-            read_access: p.ns("device.read_access", COST)?,
-            write_access: p.ns("device.write_access", COST)?,
-            read_rate: p.rate("device.read_rate", RATE)?,
-            write_rate: p.rate("device.write_rate", RATE)?,
-        };
-        Ok(card)
-    }
-
-    /// The card's own time for one request (bus excluded).
-    pub fn card_ns(&self, ddir: Ddir, bytes: u64) -> Ns {
-        let (access, rate) = match ddir {
-            Ddir::Read => (self.read_access, self.read_rate),
-            _ => (self.write_access, self.write_rate),
-        };
-        access + (bytes as f64 * 1e9 / rate).ceil() as Ns
-    }
-}
-
-/// One request end to end on bus and card: command, then the card's work
-/// and the data transfer (reads: card then bus; writes: bus then program).
-pub fn request_ns(bus: &SdBus, card: &SdCard, ddir: Ddir, bytes: u64) -> Ns {
-    bus.cmd + card.card_ns(ddir, bytes) + bus.data_ns(bytes)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn pi4() -> (SdBus, SdCard) {
-        let p = Profile::load("rpi4-sdcard").unwrap();
-        (
-            SdBus::from_profile(&p).unwrap(),
-            SdCard::from_profile(&p).unwrap(),
-        )
-    }
 
     #[test]
     fn ddr50_four_lines_moves_a_block_in_about_ten_microseconds() {
@@ -128,16 +75,5 @@ mod tests {
         };
         // 512 clocks of data + 18 framing at 20 ns.
         assert_eq!(bus.data_ns(512), 530 * 20);
-    }
-
-    #[test]
-    fn the_profile_card_meets_a1_and_class_10() {
-        let (bus, card) = pi4();
-        let read_iops = 1e9 / request_ns(&bus, &card, Ddir::Read, 4096) as f64;
-        let write_iops = 1e9 / request_ns(&bus, &card, Ddir::Write, 4096) as f64;
-        assert!(read_iops >= 1500.0, "{read_iops}");
-        assert!(write_iops >= 500.0, "{write_iops}");
-        let seq = (4u64 << 20) as f64 * 1e9 / request_ns(&bus, &card, Ddir::Write, 4 << 20) as f64;
-        assert!(seq >= 10e6, "{seq}");
     }
 }

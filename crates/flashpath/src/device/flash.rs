@@ -1,0 +1,337 @@
+//! The parameters of a flash device's back end (NAND geometry and timing,
+//! the FTL's map, buffer and GC), and their reader from a profile's
+//! `device.flash.*` keys. Every NAND-backed device (the UFS device, the
+//! eMMC card) builds its [`super::FlashDevice`] from one of these.
+
+use super::ftl::GcPolicy;
+use super::nand::{CellTiming, ChannelParams, Geometry, ReadByPageType};
+use crate::error::{InputError, Result};
+use crate::profile::limits::{COST, RATE};
+use crate::profile::{range, Profile, Range};
+use crate::sim::Ns;
+
+/// Every parameter of the device back end. Values come from profiles; the
+/// constructors below are documented examples.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlashParams {
+    pub geometry: Geometry,
+    pub timing: CellTiming,
+    pub channel: ChannelParams,
+    /// Mapping unit (logical page) in bytes. 4096: the L2P entry and the HPB
+    /// entry are per 4 KiB block (KERNEL-NOTES §2(a), §2(c)).
+    pub unit_bytes: u32,
+    /// Bytes of one L2P map page in NAND (16 KiB: HotStorage'17 slides).
+    pub map_page_bytes: u32,
+    /// Bytes per L2P entry (4 B per 4 KiB: HotStorage'17 slides).
+    pub map_entry_bytes: u32,
+    /// Map pages the controller SRAM holds (the map cache, LRU).
+    pub map_cache_pages: u32,
+    /// Write buffer capacity in mapping units. A write completes when
+    /// buffered; the buffer is flushed one multi-plane page row per die.
+    pub write_buffer_units: u32,
+    /// Spare capacity over user capacity, (physical − user) / user, e.g.
+    /// 0.07 for the "7%" of a GB-vs-GiB drive. Physical = every block.
+    pub over_provisioning: f64,
+    /// GC starts on a die when its free blocks fall below this...
+    pub gc_low_free_blocks: u32,
+    /// ...and runs until the die has this many.
+    pub gc_high_free_blocks: u32,
+    pub gc_policy: GcPolicy,
+    /// The device comes full from the factory: every LPN is mapped (laid out
+    /// sequentially, striped over dies), so reads of never-written data cost
+    /// a real NAND read. If false, unwritten LPNs read as zeros for free.
+    pub prefilled: bool,
+    /// Check the data-integrity oracle on every read (default: debug builds).
+    pub check_integrity: bool,
+}
+
+/// Erase blocks of one device the FTL keeps per-block state for (the
+/// shipped profiles have under 24 000).
+pub const MAX_BLOCKS: u64 = 1 << 20;
+
+impl FlashParams {
+    /// Example UFS 2.1-class 64 GiB TLC device, for tests and examples (not a
+    /// calibrated profile). Geometry: 2 channels × 1 chip × 2 dies × 2 planes,
+    /// 16 KiB pages, 256 pages/block, 2176 blocks/plane = 68 GiB raw
+    /// **[assumption]**; 6.25% over-provisioning gives 64 GiB of user space.
+    /// Map cache: 64 map pages = 1 GiB of LBA coverage, the coverage the seed
+    /// data imply (KERNEL-NOTES §2(c), §2(e), **[derived]**). Channel 400 MB/s
+    /// (Toggle 2.0 class) **[assumption]**.
+    pub fn example_ufs_64g() -> FlashParams {
+        FlashParams {
+            geometry: Geometry {
+                channels: 2,
+                chips_per_channel: 1,
+                dies_per_chip: 2,
+                planes_per_die: 2,
+                blocks_per_plane: 2176,
+                pages_per_block: 256,
+                page_bytes: 16384,
+            },
+            timing: CellTiming::TLC,
+            channel: ChannelParams {
+                bytes_per_sec: 400_000_000,
+                ..ChannelParams::MQSIM
+            },
+            unit_bytes: 4096,
+            map_page_bytes: 16384,
+            map_entry_bytes: 4,
+            map_cache_pages: 64,
+            write_buffer_units: 256,
+            over_provisioning: 0.0625,
+            gc_low_free_blocks: 8,
+            gc_high_free_blocks: 16,
+            gc_policy: GcPolicy::Greedy,
+            prefilled: true,
+            check_integrity: cfg!(debug_assertions),
+        }
+    }
+
+    /// A tiny device for tests: `dies` dies on `channels` channels, SLC
+    /// timing, 4 KiB pages, 1 plane.
+    pub fn small(channels: u32, dies_per_channel: u32, blocks: u32, pages: u32) -> FlashParams {
+        FlashParams {
+            geometry: Geometry {
+                channels,
+                chips_per_channel: dies_per_channel,
+                dies_per_chip: 1,
+                planes_per_die: 1,
+                blocks_per_plane: blocks,
+                pages_per_block: pages,
+                page_bytes: 4096,
+            },
+            timing: CellTiming::SLC,
+            channel: ChannelParams::MQSIM,
+            unit_bytes: 4096,
+            map_page_bytes: 16384,
+            map_entry_bytes: 4,
+            map_cache_pages: 16,
+            write_buffer_units: 64,
+            over_provisioning: 0.25,
+            gc_low_free_blocks: 3,
+            gc_high_free_blocks: 5,
+            gc_policy: GcPolicy::Greedy,
+            prefilled: true,
+            check_integrity: true,
+        }
+    }
+
+    /// Slots (mapping units) per physical page of one plane.
+    pub fn units_per_page(&self) -> u32 {
+        self.geometry.page_bytes / self.unit_bytes
+    }
+
+    /// L2P entries in one map page.
+    pub fn entries_per_map_page(&self) -> u64 {
+        u64::from(self.map_page_bytes / self.map_entry_bytes)
+    }
+
+    pub fn physical_units(&self) -> u64 {
+        self.geometry.raw_bytes() / u64::from(self.unit_bytes)
+    }
+
+    /// User-visible logical pages: physical / (1 + over-provisioning).
+    pub fn user_units(&self) -> u64 {
+        (self.physical_units() as f64 / (1.0 + self.over_provisioning)).floor() as u64
+    }
+
+    pub fn user_bytes(&self) -> u64 {
+        self.user_units() * u64::from(self.unit_bytes)
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(InputError::new("device profile", None, m));
+        let g = &self.geometry;
+        if g.channels == 0
+            || g.chips_per_channel == 0
+            || g.dies_per_chip == 0
+            || g.planes_per_die == 0
+            || g.blocks_per_plane == 0
+            || g.pages_per_block == 0
+        {
+            return bad("every geometry count must be at least 1".into());
+        }
+        if self.unit_bytes == 0 || !g.page_bytes.is_multiple_of(self.unit_bytes) {
+            return bad(format!(
+                "page_bytes {} must be a multiple of the mapping unit {}",
+                g.page_bytes, self.unit_bytes
+            ));
+        }
+        if self.map_entry_bytes == 0 || self.map_page_bytes < self.map_entry_bytes {
+            return bad("map_page_bytes must hold at least one map entry".into());
+        }
+        if self.channel.bytes_per_sec == 0 {
+            return bad("channel rate must be positive".into());
+        }
+        if self.write_buffer_units == 0 {
+            return bad("write_buffer_units must be at least 1".into());
+        }
+        if self.over_provisioning.is_nan() || self.over_provisioning <= 0.0 {
+            return bad("over_provisioning must be positive (GC needs spare blocks)".into());
+        }
+        if self.gc_low_free_blocks < 2 || self.gc_high_free_blocks <= self.gc_low_free_blocks {
+            return bad("need 2 <= gc_low_free_blocks < gc_high_free_blocks".into());
+        }
+        // The FTL keeps a valid count, a state, a stamp, an erase count and
+        // a reverse map per block: a million blocks is hundreds of MiB.
+        let blocks = u64::from(g.channels)
+            * u64::from(g.chips_per_channel)
+            * u64::from(g.dies_per_chip)
+            * u64::from(g.blocks_per_plane);
+        if blocks > MAX_BLOCKS {
+            return bad(format!(
+                "{blocks} blocks in all (dies x blocks_per_plane) is more than the {MAX_BLOCKS} \
+                 the FTL keeps state for"
+            ));
+        }
+        if self.physical_units() >= u64::from(u32::MAX) {
+            return bad("device too large for 32-bit physical addresses of 4 KiB units".into());
+        }
+        // Every die must hold its share of user data plus the GC reserve.
+        let dies = u64::from(g.dies());
+        let slots_per_block = u64::from(g.pages_per_block)
+            * u64::from(g.planes_per_die)
+            * u64::from(self.units_per_page());
+        let per_die = self.user_units().div_ceil(dies);
+        let blocks_needed =
+            per_die.div_ceil(slots_per_block) + u64::from(self.gc_high_free_blocks) + 2;
+        if blocks_needed > u64::from(g.blocks_per_plane) {
+            return bad(format!(
+                "over_provisioning {} too small: a die needs {} blocks for its data and GC reserve, has {}",
+                self.over_provisioning, blocks_needed, g.blocks_per_plane
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// `device.flash.t_read_page_type`, optional: tR of each page type, two
+/// values (MLC: LSB, MSB) or three (TLC: LSB, CSB, MSB).
+fn read_by_page_type(p: &Profile, key: &str) -> Result<ReadByPageType> {
+    if !p.has(key) {
+        return Ok(ReadByPageType::Uniform);
+    }
+    let ns: Vec<Ns> = p
+        .list(key, "time", COST, 64)?
+        .iter()
+        .map(|v| v.round() as Ns)
+        .collect();
+    match ns[..] {
+        [lsb, msb] => Ok(ReadByPageType::Mlc([lsb, msb])),
+        [lsb, csb, msb] => Ok(ReadByPageType::Tlc([lsb, csb, msb])),
+        _ => Err(InputError::new(
+            p.file_of(key),
+            None,
+            format!(
+                "parameter '{key}' needs 2 (MLC: LSB, MSB) or 3 (TLC: LSB, CSB, MSB) read \
+                 latencies, got {}",
+                ns.len()
+            ),
+        )),
+    }
+}
+
+/// `device.flash.*` geometry counts: the FTL keeps state per die and per
+/// block, so each is bounded where a real part is; `FlashParams::validate`
+/// bounds their product.
+const FLASH_CHANNELS: Range = range(1.0, 32.0, "NAND channels of one controller");
+const FLASH_PER_LEVEL: Range = range(
+    1.0,
+    16.0,
+    "chips per channel, dies per chip and planes per die: 16 at most (ONFI addresses 16 \
+     targets per channel)",
+);
+const FLASH_BLOCKS: Range = range(
+    1.0,
+    65536.0,
+    "blocks of one plane: 65536 at most (2^16 blocks, past any NAND part)",
+);
+const FLASH_PAGES: Range = range(1.0, 4096.0, "pages of one block: 4096 at most");
+const FLASH_PAGE_BYTES: Range = range(
+    4096.0,
+    65536.0,
+    "a NAND page holds whole 4 KiB mapping units: 4 to 64 KiB",
+);
+
+impl FlashParams {
+    /// The device back end's parameters from `device.flash.*` (the NAND
+    /// and FTL of every flash device: UFS, eMMC).
+    pub fn from_profile(p: &Profile) -> Result<FlashParams> {
+        let k = |s: &str| format!("device.flash.{s}");
+        let gc_policy = match p
+            .choice(&k("gc_policy"), &["greedy", "cost_benefit"])?
+            .as_str()
+        {
+            "greedy" => GcPolicy::Greedy,
+            _ => GcPolicy::CostBenefit,
+        };
+        let fp = FlashParams {
+            geometry: Geometry {
+                channels: p.count_u32(&k("channels"), FLASH_CHANNELS)?,
+                chips_per_channel: p.count_u32(&k("chips_per_channel"), FLASH_PER_LEVEL)?,
+                dies_per_chip: p.count_u32(&k("dies_per_chip"), FLASH_PER_LEVEL)?,
+                planes_per_die: p.count_u32(&k("planes_per_die"), FLASH_PER_LEVEL)?,
+                blocks_per_plane: p.count_u32(&k("blocks_per_plane"), FLASH_BLOCKS)?,
+                pages_per_block: p.count_u32(&k("pages_per_block"), FLASH_PAGES)?,
+                page_bytes: p.bytes(&k("page_bytes"), FLASH_PAGE_BYTES)? as u32,
+            },
+            timing: CellTiming {
+                t_read: p.ns(&k("t_read"), COST)?,
+                read_by_page_type: read_by_page_type(p, &k("t_read_page_type"))?,
+                t_prog: p.ns(&k("t_prog"), COST)?,
+                t_erase: p.ns(&k("t_erase"), COST)?,
+            },
+            channel: ChannelParams {
+                bytes_per_sec: p.rate(&k("channel_rate"), RATE)? as u64,
+                cmd_ns: p.ns(&k("channel_cmd"), COST)?,
+                xfer_overhead_ns: p.ns(&k("channel_xfer_overhead"), COST)?,
+            },
+            unit_bytes: 4096,
+            map_page_bytes: p.bytes(
+                &k("map_page_bytes"),
+                range(
+                    512.0,
+                    f64::from(1u32 << 20),
+                    "an L2P map page in NAND: 512 B to 1 MiB",
+                ),
+            )? as u32,
+            map_entry_bytes: p.bytes(
+                &k("map_entry_bytes"),
+                range(1.0, 16.0, "one L2P entry: 1 to 16 bytes"),
+            )? as u32,
+            map_cache_pages: p.count_u32(
+                &k("map_cache_pages"),
+                range(
+                    0.0,
+                    f64::from(1u32 << 20),
+                    "map pages in controller SRAM: 0 to 2^20 (the SRAM is megabytes)",
+                ),
+            )?,
+            write_buffer_units: p.count_u32(
+                &k("write_buffer_units"),
+                range(
+                    1.0,
+                    f64::from(1u32 << 20),
+                    "4 KiB units of the controller's write buffer: 1 to 2^20 (4 GiB)",
+                ),
+            )?,
+            over_provisioning: p.ratio(
+                &k("over_provisioning"),
+                range(
+                    1e-3,
+                    1.0,
+                    "spare over user capacity: GC needs some, and a device with more spare than \
+                     user space is not a product",
+                ),
+            )?,
+            gc_low_free_blocks: p.count_u32(&k("gc_low_free_blocks"), FLASH_BLOCKS)?,
+            gc_high_free_blocks: p.count_u32(&k("gc_high_free_blocks"), FLASH_BLOCKS)?,
+            gc_policy,
+            prefilled: p.flag(&k("prefilled"))?,
+            check_integrity: cfg!(debug_assertions),
+        };
+        fp.validate()
+            .map_err(|e| InputError::new(p.file_of(&k("channels")), None, e.message))?;
+        Ok(fp)
+    }
+}

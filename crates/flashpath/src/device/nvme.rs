@@ -1,0 +1,77 @@
+//! An NVMe SSD as a service-time model: the controller works on up to
+//! `device.parallel_units` commands at once (its dies and planes, each
+//! with its own timeline); a command takes a fixed time (`read_latency`
+//! or `write_latency`) plus its bytes at the media rate on the first unit
+//! that is free. The PCIe link in front of it (doorbell, command fetch,
+//! data, completion entry) is the driver's ([`crate::link::pcie`]).
+
+use super::{BlockBackend, Command, Completion, Op};
+use crate::profile::limits::{CAPACITY, COST, RATE};
+use crate::profile::{range, Profile};
+use crate::sim::Ns;
+
+pub struct NvmeSsd {
+    capacity: u64,
+    read_latency: Ns,
+    write_latency: Ns,
+    media_bytes_per_s: f64,
+    /// Commands the controller works on at once; each unit is free again
+    /// at the given time.
+    units: Vec<Ns>,
+}
+
+impl NvmeSsd {
+    pub fn from_profile(p: &Profile) -> crate::Result<NvmeSsd> {
+        let units = p.count(
+            "device.parallel_units",
+            range(
+                1.0,
+                65536.0,
+                "the device's independently busy flash units (dies and planes); the model \
+                 keeps one timeline each, and 65536 is past any SSD",
+            ),
+        )? as usize;
+        let media = p.rate("device.media_rate", RATE)?;
+        Ok(NvmeSsd {
+            capacity: p.bytes("device.capacity", CAPACITY)?,
+            read_latency: p.ns("device.read_latency", COST)?,
+            write_latency: p.ns("device.write_latency", COST)?,
+            media_bytes_per_s: media,
+            units: vec![0; units],
+        })
+    }
+
+    /// A command's time on its unit: the fixed part and the bytes at the
+    /// media rate.
+    pub fn on_unit_ns(&self, op: Op, len: u32) -> Ns {
+        let fixed = if op == Op::Read {
+            self.read_latency
+        } else {
+            self.write_latency
+        };
+        fixed + (f64::from(len) * 1e9 / self.media_bytes_per_s).round() as Ns
+    }
+}
+
+impl BlockBackend for NvmeSsd {
+    fn capacity(&self) -> u64 {
+        self.capacity
+    }
+    fn submit(&mut self, at: Ns, cmd: &Command) -> Completion {
+        if let Op::ZoneMgmt(_) = cmd.op {
+            return Completion::unsupported(at);
+        }
+        let on_unit = self.on_unit_ns(cmd.op, cmd.len);
+        // The earliest free unit (the first of equals).
+        let (i, free) = self
+            .units
+            .iter()
+            .copied()
+            .enumerate()
+            .min_by_key(|&(_, t)| t)
+            .expect("at least one unit");
+        let done = at.max(free) + on_unit;
+        self.units[i] = done;
+        Completion::ok(done)
+    }
+}

@@ -1,0 +1,385 @@
+//! UFS Host Performance Booster (HPB 1.0): the device side, and what both
+//! sides share (the region geometry of the HPB descriptors, the HPB sense
+//! data of a response UPIU). The host side is
+//! [`crate::driver::ufshpb`] (KERNEL-NOTES §2(a)).
+//!
+//! The device (device control mode): counts normal reads per sub-region and
+//! recommends a sub-region for activation once it has seen
+//! `device_activation_reads` normal reads of it (a dirty one is recommended
+//! again: the kernel then reloads it); keeps its own view of the active
+//! regions and recommends inactivation of its least-recently-read region
+//! when a new one would exceed the limit. A response carries at most 2 + 2
+//! recommendations (`MAX_ACTIVE_NUM`, `MAX_INACTIVE_NUM`).
+
+use crate::error::{InputError, Result};
+use crate::profile::{range, Profile};
+use std::collections::VecDeque;
+
+pub const MAX_ACTIVE_NUM: usize = 2;
+pub const MAX_INACTIVE_NUM: usize = 2;
+/// HPB entry: 8 B per 4 KiB block (`HPB_ENTRY_SIZE`).
+pub const HPB_ENTRY_SIZE: u64 = 8;
+/// Normal reads of an already recommended sub-region after which the
+/// device recommends it again **[assumption]**: well above the reads in
+/// flight during one activation (one per thread), so a load in progress is
+/// not restarted.
+const RE_RECOMMEND_READS: u32 = 64;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HpbMode {
+    Device,
+    Host,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HpbParams {
+    pub mode: HpbMode,
+    /// 4 KiB entries per region and per sub-region.
+    pub entries_per_region: u64,
+    pub entries_per_srgn: u64,
+    pub max_active_regions: u32,
+    /// Device control mode: normal reads of a sub-region before the device
+    /// recommends it.
+    pub device_activation_reads: u32,
+    /// Host control mode: `activation_thld`.
+    pub activation_thld: u32,
+    /// Blocks an HPB READ may carry (1 for HPB 1.0).
+    pub max_single_cmd_blocks: u32,
+}
+
+impl HpbParams {
+    /// `ufs.hpb.*` (read whether HPB is enabled or not).
+    pub fn from_profile(p: &Profile) -> Result<HpbParams> {
+        let mode = p.choice("ufs.hpb.mode", &["device", "host"])?;
+        let hpb_exp = range(
+            12.0,
+            40.0,
+            "an HPB size exponent: 512 B x 2^exp, from a 2 MiB sub-region to 512 TiB",
+        );
+        let rgn_exp = p.count("ufs.hpb.region_size_exp", hpb_exp)?;
+        let srgn_exp = p.count("ufs.hpb.srgn_size_exp", hpb_exp)?;
+        if srgn_exp > rgn_exp {
+            return Err(InputError::new(
+                p.file_of("ufs.hpb.srgn_size_exp"),
+                None,
+                "ufs.hpb.srgn_size_exp must not exceed ufs.hpb.region_size_exp (a sub-region \
+                 lies inside a region)",
+            ));
+        }
+        Ok(HpbParams {
+            mode: if mode == "host" {
+                HpbMode::Host
+            } else {
+                HpbMode::Device
+            },
+            entries_per_region: (512u64 << rgn_exp) / super::super::UNIT,
+            entries_per_srgn: (512u64 << srgn_exp) / super::super::UNIT,
+            max_active_regions: p.count_u32(
+                "ufs.hpb.max_active_regions",
+                range(1.0, 65535.0, "wLUMaxActiveHPBRegions is 16 bits"),
+            )?,
+            device_activation_reads: p.count_u32(
+                "ufs.hpb.device_activation_reads",
+                range(
+                    1.0,
+                    1e6,
+                    "reads of a sub-region before the device recommends it",
+                ),
+            )?,
+            activation_thld: p.count_u32(
+                "ufs.hpb.activation_thld",
+                range(
+                    1.0,
+                    1e6,
+                    "reads of a sub-region before the host activates it",
+                ),
+            )?,
+            max_single_cmd_blocks: p.count_u32(
+                "ufs.hpb.max_single_cmd_blocks",
+                range(1.0, 255.0, "bMAX_HPB_SINGLE_CMD (HPB 2.0) is 8 bits"),
+            )?,
+        })
+    }
+}
+
+/// Where an LPN lies: regions and sub-regions of the device's logical
+/// space. Their sizes are 512 B x 2^exp (JESD220 geometry descriptor), so
+/// their entry counts are powers of two: shifts and masks, as
+/// ufshpb_get_pos_from_lpn does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HpbGeometry {
+    pub entries_per_region: u64,
+    pub entries_per_srgn: u64,
+    /// Regions of the device (the last one may be partial).
+    pub regions: u32,
+    pub srgns_per_rgn: u32,
+    rgn_shift: u32,
+    srgn_shift: u32,
+}
+
+impl HpbGeometry {
+    pub fn new(p: &HpbParams, user_lpns: u64) -> HpbGeometry {
+        assert!(
+            p.entries_per_region.is_power_of_two()
+                && p.entries_per_srgn.is_power_of_two()
+                && p.entries_per_srgn <= p.entries_per_region,
+            "HPB region and sub-region entry counts are powers of two (512 B x 2^exp), sub-region <= region"
+        );
+        HpbGeometry {
+            entries_per_region: p.entries_per_region,
+            entries_per_srgn: p.entries_per_srgn,
+            regions: user_lpns.div_ceil(p.entries_per_region) as u32,
+            srgns_per_rgn: (p.entries_per_region / p.entries_per_srgn) as u32,
+            rgn_shift: p.entries_per_region.trailing_zeros(),
+            srgn_shift: p.entries_per_srgn.trailing_zeros(),
+        }
+    }
+
+    /// Region, sub-region and entry offset inside the sub-region of `lpn`.
+    #[inline]
+    pub fn locate(&self, lpn: u64) -> (u32, u32, usize) {
+        let rgn = (lpn >> self.rgn_shift) as u32;
+        let in_rgn = lpn & (self.entries_per_region - 1);
+        let srgn = (in_rgn >> self.srgn_shift) as u32;
+        (rgn, srgn, (in_rgn & (self.entries_per_srgn - 1)) as usize)
+    }
+
+    /// Index of a sub-region among all of them.
+    #[inline]
+    pub fn flat(&self, rgn: u32, srgn: u32) -> usize {
+        (rgn * self.srgns_per_rgn + srgn) as usize
+    }
+
+    /// First LPN of a sub-region and its entry count (clipped at the end of
+    /// the device).
+    pub fn srgn_span(&self, rgn: u32, srgn: u32, user_lpns: u64) -> (u64, u64) {
+        let start =
+            u64::from(rgn) * self.entries_per_region + u64::from(srgn) * self.entries_per_srgn;
+        (
+            start,
+            self.entries_per_srgn.min(user_lpns.saturating_sub(start)),
+        )
+    }
+
+    /// One number for a sub-region: `rgn × srgns_per_rgn + srgn`.
+    pub fn srgn_id(&self, rgn: u32, srgn: u32) -> u32 {
+        self.flat(rgn, srgn) as u32
+    }
+
+    /// Inverse of [`Self::srgn_id`].
+    pub fn srgn_of_id(&self, id: u32) -> (u32, u32) {
+        (id / self.srgns_per_rgn, id % self.srgns_per_rgn)
+    }
+}
+
+/// A response UPIU's HPB sense data.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HpbRsp {
+    pub act: [(u32, u32); MAX_ACTIVE_NUM],
+    pub n_act: u8,
+    pub inact: [u32; MAX_INACTIVE_NUM],
+    pub n_inact: u8,
+}
+
+impl HpbRsp {
+    pub fn is_empty(&self) -> bool {
+        self.n_act == 0 && self.n_inact == 0
+    }
+}
+
+const NIL: u32 = u32::MAX;
+
+/// An LRU list of regions threaded through arrays (the kernel's
+/// `lru_info.lh_lru_rgn` with `list_move_tail` on access): touching,
+/// removing and finding the oldest are O(1) and allocate nothing.
+pub(crate) struct RegionLru {
+    prev: Vec<u32>,
+    next: Vec<u32>,
+    linked: Vec<bool>,
+    head: u32,
+    tail: u32,
+}
+
+impl RegionLru {
+    pub(crate) fn new(n: usize) -> RegionLru {
+        RegionLru {
+            prev: vec![NIL; n],
+            next: vec![NIL; n],
+            linked: vec![false; n],
+            head: NIL,
+            tail: NIL,
+        }
+    }
+
+    pub(crate) fn remove(&mut self, i: u32) {
+        let iu = i as usize;
+        if !self.linked[iu] {
+            return;
+        }
+        let (p, n) = (self.prev[iu], self.next[iu]);
+        if p == NIL {
+            self.head = n;
+        } else {
+            self.next[p as usize] = n;
+        }
+        if n == NIL {
+            self.tail = p;
+        } else {
+            self.prev[n as usize] = p;
+        }
+        self.linked[iu] = false;
+    }
+
+    /// Make `i` the most recently used.
+    pub(crate) fn touch(&mut self, i: u32) {
+        self.remove(i);
+        let iu = i as usize;
+        self.prev[iu] = self.tail;
+        self.next[iu] = NIL;
+        if self.tail == NIL {
+            self.head = i;
+        } else {
+            self.next[self.tail as usize] = i;
+        }
+        self.tail = i;
+        self.linked[iu] = true;
+    }
+
+    /// The least recently used entry satisfying `ok`.
+    pub(crate) fn oldest(&self, mut ok: impl FnMut(u32) -> bool) -> Option<u32> {
+        let mut i = self.head;
+        while i != NIL {
+            if ok(i) {
+                return Some(i);
+            }
+            i = self.next[i as usize];
+        }
+        None
+    }
+}
+
+/// The device's HPB state in device control mode: normal reads per
+/// sub-region, what it has recommended, its own view of the active
+/// regions (an LRU bounded by `max_active_regions`) and the
+/// recommendations waiting for the next response UPIU.
+pub struct HpbDevice {
+    p: HpbParams,
+    geo: HpbGeometry,
+    reads: Vec<u32>,
+    recommended: Vec<bool>,
+    rgn_active: Vec<bool>,
+    /// LRU of its active regions.
+    lru: RegionLru,
+    active: u32,
+    pending_act: VecDeque<(u32, u32)>,
+    pending_inact: VecDeque<u32>,
+}
+
+impl HpbDevice {
+    pub fn new(p: HpbParams, user_lpns: u64) -> HpbDevice {
+        let geo = HpbGeometry::new(&p, user_lpns);
+        let nrgn = geo.regions as usize;
+        let nsrgn = nrgn * geo.srgns_per_rgn as usize;
+        HpbDevice {
+            p,
+            geo,
+            reads: vec![0; nsrgn],
+            recommended: vec![false; nsrgn],
+            rgn_active: vec![false; nrgn],
+            lru: RegionLru::new(nrgn),
+            active: 0,
+            pending_act: VecDeque::new(),
+            pending_inact: VecDeque::new(),
+        }
+    }
+
+    /// The device saw a normal READ of `lpn`.
+    pub fn normal_read(&mut self, lpn: u64) {
+        if self.p.mode != HpbMode::Device {
+            return;
+        }
+        let (rgn, srgn, _) = self.geo.locate(lpn);
+        let f = self.geo.flat(rgn, srgn);
+        if self.rgn_active[rgn as usize] {
+            self.lru.touch(rgn);
+        }
+        self.reads[f] += 1;
+        // A recommended sub-region keeps getting normal reads while the host
+        // loads it; if they go on (the host dropped it from its LRU, which
+        // the device is not told of in device control mode) recommend it
+        // again.
+        let need = if self.recommended[f] {
+            self.p.device_activation_reads.max(RE_RECOMMEND_READS)
+        } else {
+            self.p.device_activation_reads
+        };
+        if self.reads[f] < need {
+            return;
+        }
+        self.recommended[f] = true;
+        self.reads[f] = 0;
+        if !self.rgn_active[rgn as usize] {
+            if self.active >= self.p.max_active_regions {
+                let victim = self.lru.oldest(|i| i != rgn).map(|i| i as usize);
+                if let Some(v) = victim {
+                    self.lru.remove(v as u32);
+                    self.rgn_active[v] = false;
+                    self.active -= 1;
+                    let base = v * self.geo.srgns_per_rgn as usize;
+                    for k in 0..self.geo.srgns_per_rgn as usize {
+                        self.recommended[base + k] = false;
+                        self.reads[base + k] = 0;
+                    }
+                    self.pending_inact.push_back(v as u32);
+                }
+            }
+            self.rgn_active[rgn as usize] = true;
+            self.lru.touch(rgn);
+            self.active += 1;
+        }
+        self.pending_act.push_back((rgn, srgn));
+    }
+
+    /// The device saw an HPB READ of `lpn` (keeps its region recent).
+    pub fn hpb_read(&mut self, lpn: u64) {
+        let (rgn, _, _) = self.geo.locate(lpn);
+        if self.rgn_active[rgn as usize] {
+            self.lru.touch(rgn);
+        }
+    }
+
+    /// The device saw a WRITE of `lpn`: the host copy of that entry is now
+    /// stale, so the sub-region may be recommended again.
+    pub fn write(&mut self, lpn: u64, blocks: u32) {
+        for l in lpn..lpn + u64::from(blocks) {
+            let (rgn, srgn, _) = self.geo.locate(l);
+            let f = self.geo.flat(rgn, srgn);
+            self.recommended[f] = false;
+            self.reads[f] = 0;
+        }
+    }
+
+    /// Recommendations for the next response UPIU (up to 2 + 2).
+    pub fn take_rsp(&mut self) -> HpbRsp {
+        let mut rsp = HpbRsp::default();
+        while (rsp.n_inact as usize) < MAX_INACTIVE_NUM {
+            match self.pending_inact.pop_front() {
+                Some(r) => {
+                    rsp.inact[rsp.n_inact as usize] = r;
+                    rsp.n_inact += 1;
+                }
+                None => break,
+            }
+        }
+        while (rsp.n_act as usize) < MAX_ACTIVE_NUM {
+            match self.pending_act.pop_front() {
+                Some(a) => {
+                    rsp.act[rsp.n_act as usize] = a;
+                    rsp.n_act += 1;
+                }
+                None => break,
+            }
+        }
+        rsp
+    }
+}

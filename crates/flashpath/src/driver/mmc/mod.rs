@@ -1,0 +1,299 @@
+//! SDHCI host controller + the mmc block driver, driving an eMMC card
+//! ([`crate::device::emmc::EmmcCard`]: an eMMC front end over the shared
+//! FTL and NAND back end) over the eMMC bus ([`crate::link::emmc`]).
+//!
+//! Two driver modes (`mmc.swcmdq`):
+//!
+//! * **Legacy** (seed 0's base): at most two requests on the go; the next
+//!   is prepared (`mmc.host.prep`: request prep, DMA map, ADMA table) while
+//!   the current one transfers; its commands (CMD23 + CMD18/CMD25, or
+//!   CMD18/CMD25 + CMD12 open-ended, `mmc.host.cmd23`) go out when the
+//!   current transfer (with its R1b busy) has ended. The card sees one data
+//!   command at a time, and may read ahead after a read (the card's side,
+//!   [`crate::device::emmc`]).
+//! * **Software command queuing**: per request CMD44 + CMD45 (the CMD line
+//!   is free during data transfers); the card starts NAND reads of a queued
+//!   read task at once; a read task is ready in the QSR when its data is in
+//!   the card cache, a write task `mmc.card.wr_task_ready` after it was
+//!   queued (buffer room). Between transfers the host reads the QSR (CMD13
+//!   with bit 15) until the task is ready: busy polling for
+//!   `mmc.qsr.poll_budget`, then sleeping `mmc.qsr.poll_sleep` between
+//!   polls; then CMD46/CMD47 and the data phase. Task ids are bounded by the
+//!   card queue depth (`mmc.card.cmdq_depth` <= 32). The mmc context that
+//!   does it is in [`cq`].
+//!
+//! Every command costs the host `mmc.host.cmd_sw` (sdhci_send_command to the
+//! command-complete interrupt and its tasklet) on the host's single mmc
+//! context, plus its CMD-line round trip.
+//!
+//! Legacy mode is a booking model: like the UFS driver, a request books
+//! host, CMD line, card and DAT line when it arrives (the two requests on
+//!
+//! SW-CQ mode is event driven: see [`cq`].
+
+mod cq;
+#[cfg(test)]
+mod tests;
+
+pub use crate::device::emmc::CardParams;
+pub use cq::qsr_wait;
+
+use super::{DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
+use crate::device::emmc::EmmcCard;
+use crate::device::nand::Timeline;
+use crate::error::Result;
+use crate::link::emmc::{EmmcBus, EmmcBusParams};
+use crate::profile::limits::{COST, DELAY};
+use crate::profile::{range, Profile};
+use crate::sim::Ns;
+use crate::workload::Ddir;
+use cq::CqThread;
+
+const BLOCK: u64 = 4096;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MmcMode {
+    Legacy,
+    SwCmdq,
+}
+
+/// The host side: driver software costs and policies.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MmcHostParams {
+    pub mode: MmcMode,
+    /// Software cost of one command on the host (submit to response IRQ
+    /// handled), excluding the CMD line time.
+    pub cmd_sw: Ns,
+    /// Per-request preparation before its first command.
+    pub prep: Ns,
+    /// Per-request completion work after the data phase.
+    pub done: Ns,
+    /// Legacy: closed-ended CMD23 + CMD18/25 (true) or open-ended with CMD12.
+    pub cmd23: bool,
+    /// SW-CQ: busy-poll the QSR for this long, then sleep between polls.
+    pub poll_budget: Ns,
+    pub poll_sleep: Ns,
+    /// SW-CQ: the host context that issued CMD46/47 waits for the data
+    /// phase to end before it prepares or queues anything else.
+    pub cq_sync_data: bool,
+    /// SW-CQ: the mmc context waits for a synchronous request (CMD44 +
+    /// CMD45, a QSR read) by sleeping; after the response has been handled
+    /// it is woken (try_to_wake_up) and switched in before it goes on.
+    pub cq_sync_wake: Ns,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Counters {
+    reads: u64,
+    writes: u64,
+    commands: u64,
+    qsr_polls: u64,
+    queued_at_xfer: u64,
+    xfers: u64,
+}
+
+pub struct Mmc {
+    name: String,
+    cpu: DriverCpuCosts,
+    pub h: MmcHostParams,
+    /// The card: firmware, read-ahead cache, write engine, FTL and NAND.
+    pub card: EmmcCard,
+    pub bus: EmmcBus,
+    /// The host's mmc context (one request-processing thread + controller).
+    host: Timeline,
+    /// End of the last booked data phase (with its busy).
+    last_data_end: Ns,
+    /// The SW-CQ mmc context.
+    cq: CqThread,
+    c: Counters,
+}
+
+impl Mmc {
+    pub fn new(h: MmcHostParams, card: EmmcCard, bus: EmmcBusParams, cpu: DriverCpuCosts) -> Mmc {
+        Mmc {
+            name: "mmcblk0".into(),
+            cpu,
+            h,
+            card,
+            bus: EmmcBus::new(bus),
+            host: Timeline::new(),
+            last_data_end: 0,
+            cq: CqThread::new(),
+            c: Counters::default(),
+        }
+    }
+
+    pub fn from_profile(p: &Profile, seed: u64) -> Result<Mmc> {
+        let bp = EmmcBusParams {
+            clock_hz: p.hz(
+                "mmc.bus.clock",
+                range(
+                    1.0,
+                    200e6,
+                    "the eMMC bus clock, at most HS200/HS400's 200 MHz (JESD84-B51)",
+                ),
+            )?,
+            width: p.count_u32("mmc.bus.width", range(1.0, 8.0, "eMMC data lines"))?,
+            ddr: p.choice("mmc.bus.timing", &["hs200", "hs400"])? == "hs400",
+            ncr: p.count_u32(
+                "mmc.bus.ncr",
+                range(
+                    2.0,
+                    64.0,
+                    "NCR, clocks from command to response (JESD84-B51)",
+                ),
+            )?,
+            block_overhead: p.count_u32(
+                "mmc.bus.block_overhead",
+                range(
+                    0.0,
+                    4096.0,
+                    "bus clocks of framing per data block (start bit, CRC, end bit, busy)",
+                ),
+            )?,
+        };
+        bp.validate(&p.file_of("mmc.bus.width"))?;
+        let h = MmcHostParams {
+            mode: if p.flag("mmc.swcmdq")? {
+                MmcMode::SwCmdq
+            } else {
+                MmcMode::Legacy
+            },
+            cmd_sw: p.ns("mmc.host.cmd_sw", COST)?,
+            prep: p.ns("mmc.host.prep", COST)?,
+            done: p.ns("mmc.host.done", COST)?,
+            cmd23: p.flag("mmc.host.cmd23")?,
+            poll_budget: p.ns("mmc.qsr.poll_budget", DELAY)?,
+            poll_sleep: p.ns("mmc.qsr.poll_sleep", DELAY)?,
+            cq_sync_data: p.flag("mmc.qsr.sync_data")?,
+            cq_sync_wake: p.ns("host.cost.wakeup", COST)?
+                + p.ns("host.cost.context_switch", COST)?,
+        };
+        let cpu = DriverCpuCosts {
+            submit: p.ns("driver.queue_rq", COST)?,
+            irq_handler: p.ns("driver.irq_handler", COST)?,
+            poll_iteration: 0,
+        };
+        let card = EmmcCard::from_profile(p, seed)?;
+        Ok(Mmc::new(h, card, bp, cpu))
+    }
+
+    /// One command: host software, then the CMD line; returns when the
+    /// response has been handled.
+    fn command(&mut self, at: Ns) -> Ns {
+        self.c.commands += 1;
+        let s = self.host.reserve(at, self.h.cmd_sw);
+        let r = self.bus.command(s + self.h.cmd_sw);
+        let wait = r - (s + self.h.cmd_sw);
+        self.host.reserve(s + self.h.cmd_sw, wait);
+        r
+    }
+
+    /// A command reaches the card at `at`: a pending read-ahead that has
+
+    /// Legacy mode: book request `rq` arriving at `now`; returns when it
+    /// is complete.
+    pub fn execute(&mut self, now: Ns, rq: &DriverRq) -> Ns {
+        self.host.prune(now);
+        self.bus.prune(now);
+        let lpn = rq.offset / BLOCK;
+        let n = u64::from(rq.len).div_ceil(BLOCK) as u32;
+        let len = u64::from(rq.len);
+        let write = match rq.ddir {
+            Ddir::Read => {
+                self.c.reads += 1;
+                false
+            }
+            Ddir::Write => {
+                self.c.writes += 1;
+                true
+            }
+            Ddir::Trim => {
+                // CMD35/36/38 erase group: three commands, then the FTL.
+                let t = self.host.reserve(now, self.h.prep) + self.h.prep;
+                let t = self.command(t.max(self.last_data_end));
+                self.card.command_arrives(t);
+                let t = self.command(t);
+                let t = self.command(t);
+                let d = self.card.trim(t, lpn, n);
+                let end = self.bus.busy(t, d);
+                self.last_data_end = end;
+                return self.host.reserve(end, self.h.done) + self.h.done;
+            }
+        };
+        let prep_end = self.host.reserve(now, self.h.prep) + self.h.prep;
+        let data_end = match self.h.mode {
+            MmcMode::Legacy => {
+                let mut t = prep_end.max(self.last_data_end);
+                // The first command (CMD23, or CMD18/25 open-ended) tells
+                // the card it is no longer idle.
+                t = self.command(t);
+                self.card.command_arrives(t);
+                if self.h.cmd23 {
+                    t = self.command(t);
+                }
+                let card_t = self.card.decoded(t);
+                let (de, busy_to) = if write {
+                    let (_, de) = self.bus.data(t, len);
+                    (de, self.card.commit_write(de, lpn, n))
+                } else {
+                    let ready = self.card.read(card_t, lpn, n);
+                    let (_, de) = self.bus.data(ready, len);
+                    self.card.plan_ra(de, lpn, n);
+                    (de, de)
+                };
+                let mut end = self.bus.busy(de, busy_to);
+                if !self.h.cmd23 {
+                    end = end.max(self.command(de));
+                }
+                end
+            }
+            MmcMode::SwCmdq => {
+                unreachable!("SW-CQ requests go through the mmc context (cq_arrive)")
+            }
+        };
+        self.last_data_end = data_end;
+        self.host.reserve(data_end, self.h.done) + self.h.done
+    }
+}
+
+impl<E> Driver<E> for Mmc {
+    fn info(&self) -> DiskInfo {
+        let depth = match self.h.mode {
+            MmcMode::Legacy => 2,
+            MmcMode::SwCmdq => self.card.p.cmdq_depth,
+        };
+        DiskInfo::single_queue(&self.name, self.card.capacity(), depth, self.cpu)
+    }
+    fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {
+        match self.h.mode {
+            MmcMode::Legacy => {
+                let at = self.execute(ctx.now(), &rq);
+                ctx.complete(at, rq.tag);
+            }
+            MmcMode::SwCmdq => self.cq_arrive(ctx.now(), rq, ctx),
+        }
+    }
+    fn on_event(&mut self, ev: DriverEvent, ctx: &mut DriverCtx<'_, E>) {
+        self.cq_event(ev, ctx);
+    }
+    fn counters(&self) -> serde_json::Value {
+        let ios = (self.c.reads + self.c.writes).max(1) as f64;
+        serde_json::json!({
+            "driver": "mmc",
+            "mode": match self.h.mode { MmcMode::Legacy => "legacy", MmcMode::SwCmdq => "swcmdq" },
+            "reads": self.c.reads,
+            "writes": self.c.writes,
+            "commands": self.c.commands,
+            "qsr_polls": self.c.qsr_polls,
+            "qsr_polls_per_io": self.c.qsr_polls as f64 / ios,
+            "tasks_queued_at_xfer": if self.c.xfers > 0 { self.c.queued_at_xfer as f64 / self.c.xfers as f64 } else { 0.0 },
+            "card_cache_hits": self.card.stats.ra_hits,
+            "card_readahead_reads": self.card.stats.ra_reads,
+            "card_readahead_cancelled": self.card.stats.ra_cancelled,
+            "mmc_context_busy_ns": self.cq.busy_ns,
+            "bus_commands": self.bus.commands,
+            "bus_data_bytes": self.bus.data_bytes,
+        })
+    }
+}

@@ -1,0 +1,306 @@
+//! ufshcd clock scaling with devfreq (`UFSHCD_CAP_CLK_SCALING`,
+//! drivers/ufs/core/ufshcd.c `ufshcd_devfreq_*`,
+//! `ufshcd_clk_scaling_start_busy` / `_update_busy`) and clock gating: the
+//! host controller's clock and the link's gear follow the load.
+
+use super::{DriverEvent, Ufs, EV_DEVFREQ};
+use crate::device::devfreq::{DevStatus, Devfreq, SimpleOndemand, TimerKind};
+use crate::driver::DriverCtx;
+use crate::error::{InputError, Result};
+use crate::profile::limits::{COST, DELAY};
+use crate::profile::{range, Profile};
+use crate::sim::Ns;
+
+/// `hba->clk_scaling` plus the devfreq instance and clock gating.
+pub struct ClkScaling {
+    pub df: Devfreq,
+    /// `clk_scaling.min_gear`: the HS gear on scale-down.
+    pub min_gear: u32,
+    /// The gear restored on scale-up (the negotiated one).
+    pub max_gear: u32,
+    /// The link's gear at start (min_gear when starting at the min clock).
+    pub initial_gear: u32,
+    /// `ufshcd_devfreq_scale`: quiesce, clock change, power mode change.
+    pub scale_cost: Ns,
+    /// `clk_scaling.suspend_on_no_request` (Qualcomm sets it).
+    pub suspend_on_no_request: bool,
+    pub active_reqs: u32,
+    /// `window_start_t` (None = 0), `busy_start_t`, `tot_busy_t` (ns).
+    window_start: Option<Ns>,
+    busy_start: Option<Ns>,
+    tot_busy: Ns,
+    /// `clk_scaling.is_suspended`.
+    pub is_suspended: bool,
+    /// The evaluation generation the pending EV_DEVFREQ carries.
+    pub(super) gen: u32,
+    /// MIN_FREQUENCY PM QoS value of the disk's request-queue device
+    /// (kHz), set by the block layer's dev_freq_timeout_ms work.
+    pub disk_qos_min_khz: Option<u64>,
+    /// A scaling in progress blocks new commands until then.
+    busy_until: Ns,
+    /// Clock gating: `clk_gating.delay_ms` of idleness gates the clocks;
+    /// the next command pays `ungate` (clocks on, hibern8 exit).
+    pub gating_delay: Ns,
+    /// ufs-qcom (vendor) sets `clk_gating.delay_ms` on every scaling:
+    /// `(delay after scale-down, delay after scale-up)`
+    /// (`ufs_qcom_clk_scale_down/up_post_change`); `None` keeps one delay.
+    pub gating_delay_by_scale: Option<(Ns, Ns)>,
+    pub ungate: Ns,
+    idle_since: Ns,
+    pub gatings: u64,
+    /// (time, Hz) of every frequency change, for plots.
+    pub trace: Vec<(Ns, u64)>,
+    /// Times devfreq monitoring resumed (first request after a suspend).
+    pub resumes: Vec<Ns>,
+}
+
+impl ClkScaling {
+    /// Whether the clocks are gated at `now`: no request for
+    /// `clk_gating.delay` since the last completion.
+    pub fn gated_at(&self, now: Ns) -> bool {
+        self.active_reqs == 0 && self.gating_delay > 0 && now >= self.idle_since + self.gating_delay
+    }
+
+    /// `ufshcd_devfreq_get_dev_status` at `now` (times in us as the kernel).
+    fn get_dev_status(&mut self, now: Ns) -> DevStatus {
+        let mut stat = DevStatus {
+            current_frequency: self.df.cur_freq,
+            ..DevStatus::default()
+        };
+        if let Some(ws) = self.window_start {
+            if let Some(bs) = self.busy_start {
+                self.tot_busy += now - bs;
+                self.busy_start = Some(now);
+            }
+            stat.total_time = (now - ws) / 1000;
+            stat.busy_time = self.tot_busy / 1000;
+        }
+        self.window_start = Some(now);
+        self.tot_busy = 0;
+        self.busy_start = (self.active_reqs > 0).then_some(now);
+        stat
+    }
+}
+
+impl Ufs {
+    /// Controller-side time at the current clock: ns given at the maximum
+    /// clock, stretched by max/cur (the host controller's work scales with
+    /// its core clock).
+    pub(super) fn at_clock(&self, ns: Ns) -> Ns {
+        match &self.clk {
+            Some(c) if c.df.cur_freq > 0 => {
+                (u128::from(ns) * u128::from(c.df.max_opp()) / u128::from(c.df.cur_freq)) as Ns
+            }
+            _ => ns,
+        }
+    }
+
+    /// `ufshcd_clk_scaling_start_busy` and clock ungating at submission;
+    /// returns when the command may start.
+    pub(super) fn start_busy(&mut self, now: Ns, ctx: &mut DriverCtx<'_, impl Sized>) -> Ns {
+        let Some(c) = &mut self.clk else {
+            return now;
+        };
+        let mut at = now.max(c.busy_until);
+        if c.active_reqs == 0 && c.gating_delay > 0 && now >= c.idle_since + c.gating_delay {
+            c.gatings += 1;
+            at += c.ungate;
+        }
+        let first = c.active_reqs == 0;
+        c.active_reqs += 1;
+        if first && c.is_suspended {
+            // resume_work -> devfreq_resume_device -> monitor_resume.
+            c.is_suspended = false;
+            c.df.resume(now);
+            c.resumes.push(now);
+            c.gen += 1;
+            if let Some(t) = c.df.next_eval {
+                ctx.schedule(
+                    t,
+                    DriverEvent {
+                        kind: EV_DEVFREQ,
+                        id: c.gen,
+                    },
+                );
+            }
+        }
+        if c.window_start.is_none() {
+            c.window_start = Some(now);
+            c.tot_busy = 0;
+            c.busy_start = None;
+        }
+        if c.busy_start.is_none() {
+            c.busy_start = Some(now);
+        }
+        at
+    }
+
+    /// `ufshcd_clk_scaling_update_busy` at a completion.
+    pub(super) fn end_busy(&mut self, now: Ns) {
+        if let Some(c) = &mut self.clk {
+            c.active_reqs -= 1;
+            if c.active_reqs == 0 {
+                if let Some(bs) = c.busy_start.take() {
+                    c.tot_busy += now - bs;
+                }
+                c.idle_since = now;
+            }
+        }
+    }
+
+    /// One devfreq evaluation: `update_devfreq` -> `ufshcd_devfreq_target`.
+    pub(super) fn devfreq_eval(&mut self, now: Ns, ctx: &mut DriverCtx<'_, impl Sized>) {
+        let Some(c) = &mut self.clk else { return };
+        let stat = c.get_dev_status(now);
+        let mut freq = c.df.evaluate(now, stat);
+        let max = c.df.max_opp();
+        // Seed 3: a disk's MIN_FREQUENCY request above the max clock
+        // forces the max clock.
+        if c.disk_qos_min_khz
+            .is_some_and(|k| k.saturating_mul(1000) >= max)
+        {
+            freq = max;
+        }
+        let scale_up = freq == max;
+        if !scale_up {
+            freq = c.df.min_opp();
+        }
+        if freq != c.df.cur_freq {
+            let start = now.max(c.busy_until);
+            c.busy_until = start + c.scale_cost;
+            c.df.set_cur(freq);
+            c.trace.push((start, freq));
+            if let Some((down, up)) = c.gating_delay_by_scale {
+                c.gating_delay = if scale_up { up } else { down };
+            }
+            let gear = if scale_up { c.max_gear } else { c.min_gear };
+            self.link.set_gear(gear);
+        }
+        let c = self.clk.as_mut().unwrap();
+        if c.active_reqs == 0 && (!scale_up || c.suspend_on_no_request) {
+            // suspend_work: window_start_t = 0, devfreq_suspend_device.
+            c.is_suspended = true;
+            c.window_start = None;
+            c.df.suspend();
+        }
+        if let Some(t) = c.df.next_eval {
+            ctx.schedule(
+                t,
+                DriverEvent {
+                    kind: EV_DEVFREQ,
+                    id: c.gen,
+                },
+            );
+        }
+    }
+}
+
+/// `ufs.clk_scaling.*` and `ufs.clk_gating.*` when the profile has them
+/// (clock scaling off otherwise, as on a controller without
+/// UFSHCD_CAP_CLK_SCALING).
+pub(super) fn clk_scaling_from_profile(p: &Profile, gear: u32) -> Result<Option<ClkScaling>> {
+    if !p.has("ufs.clk_scaling.enabled") || !p.flag("ufs.clk_scaling.enabled")? {
+        return Ok(None);
+    }
+    let k = |s: &str| format!("ufs.clk_scaling.{s}");
+    let bad = |key: &str, m: &str| InputError::new(p.file_of(&k(key)), None, m);
+    let mut opps: Vec<u64> = p
+        .list(
+            &k("freqs"),
+            "frequency",
+            range(
+                1e3,
+                1e10,
+                "a UFS controller clock (operating point): 1 kHz to 10 GHz",
+            ),
+            64,
+        )?
+        .into_iter()
+        .map(|f| f.round() as u64)
+        .collect();
+    opps.sort_unstable();
+    opps.dedup();
+    if opps.is_empty() {
+        return Err(bad(
+            "freqs",
+            "ufs.clk_scaling.freqs needs at least one frequency",
+        ));
+    }
+    let timer = match p.choice(&k("timer"), &["delayed", "deferrable"])?.as_str() {
+        "delayed" => TimerKind::Delayed,
+        _ => {
+            return Err(bad(
+                "timer",
+                "ufs.clk_scaling.timer=deferrable is not modelled yet for UFS (the machine does not tell the driver when its CPU wakes); use delayed",
+            ))
+        }
+    };
+    let percent = range(
+        0.0,
+        100.0,
+        "a load percentage of simple_ondemand (governor_simpleondemand.c refuses \
+         upthreshold > 100)",
+    );
+    let governor = SimpleOndemand {
+        upthreshold: p.count(&k("upthreshold"), percent)?,
+        downdifferential: p.count(&k("downdifferential"), percent)?,
+    };
+    if governor.upthreshold < governor.downdifferential {
+        return Err(bad(
+            "downdifferential",
+            "need downdifferential <= upthreshold (governor_simpleondemand.c)",
+        ));
+    }
+    let min_gear = p.count_u32(
+        &k("min_gear"),
+        range(1.0, f64::from(gear), "a gear from HS-G1 to ufs.link.gear"),
+    )?;
+    let max = *opps.last().unwrap();
+    let polling = p.ns(&k("polling"), DELAY)?;
+    let min = opps[0];
+    let initial = match p.choice(&k("initial"), &["min", "max"])?.as_str() {
+        "min" => min,
+        _ => max,
+    };
+    let mut df = Devfreq::new(opps, governor, polling, timer, initial, 0);
+    // ufshcd_devfreq_init: the monitor starts with the device; ufshcd
+    // suspends it until the first request (clk_scaling.is_suspended).
+    df.suspend();
+    let link_gear = if initial == max { gear } else { min_gear };
+    // Optional: a profile without the key keeps `delay` at every clock.
+    let by_scale = if p.has("ufs.clk_gating.delay_perf") {
+        Some((
+            p.ns("ufs.clk_gating.delay", DELAY)?,
+            p.ns("ufs.clk_gating.delay_perf", DELAY)?,
+        ))
+    } else {
+        None
+    };
+    let gating_delay = match by_scale {
+        Some((_, up)) if initial == max => up,
+        _ => p.ns("ufs.clk_gating.delay", DELAY)?,
+    };
+    Ok(Some(ClkScaling {
+        df,
+        min_gear,
+        initial_gear: link_gear,
+        max_gear: gear,
+        scale_cost: p.ns(&k("scale_cost"), COST)?,
+        suspend_on_no_request: p.flag(&k("suspend_on_no_request"))?,
+        active_reqs: 0,
+        window_start: None,
+        busy_start: None,
+        tot_busy: 0,
+        is_suspended: true,
+        gen: 0,
+        disk_qos_min_khz: None,
+        busy_until: 0,
+        gating_delay,
+        gating_delay_by_scale: by_scale,
+        ungate: p.ns("ufs.clk_gating.ungate", COST)?,
+        idle_since: 0,
+        gatings: 0,
+        trace: vec![(0, initial)],
+        resumes: Vec::new(),
+    }))
+}

@@ -1,0 +1,500 @@
+//! UFS host controller driver (ufshcd), driving a UFS device
+//! ([`crate::device::ufs::UfsDevice`]) over the UniPro link
+//! ([`crate::link::ufs`]).
+//!
+//! Per request: the driver fills a UTP transfer request descriptor in one
+//! of the UTRL's slots (32 for UFS 2.1) and rings the doorbell; the host
+//! controller fetches it and sends the COMMAND UPIU down the link; the
+//! device firmware decodes it (one controller core, `fw_cmd` per command);
+//! a read goes to the FTL (normal READ: map lookup through the map cache;
+//! HPB READ: with the host's PPN) and the data comes back as a DATA IN
+//! UPIU; a write is asked for with RTT, sent as DATA OUT and buffered; the
+//! RESPONSE UPIU (with HPB sense data when the device has recommendations)
+//! ends it and the controller raises the completion interrupt.
+//!
+//! Everything is booked on timelines (link directions, firmware core, NAND)
+//! when the request arrives, so a request needs no event of its own; an
+//! event is scheduled only for HPB work (a response with recommendations,
+//! map_work, a READ BUFFER completing).
+
+mod clk_scaling;
+
+pub use clk_scaling::ClkScaling;
+
+use super::ufshpb::{Hpb, HpbParams, HpbRsp, Prep};
+use super::{DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
+use crate::device::ufs::{ReadStart, UfsDevice};
+use crate::error::Result;
+use crate::link::ufs::{UfsLink, UfsLinkParams, HPB_SENSE_BYTES, UPIU_HEADER_BYTES};
+use crate::profile::limits::{COST, DELAY};
+use crate::profile::{range, Profile};
+use crate::sim::Ns;
+use crate::workload::Ddir;
+use clk_scaling::clk_scaling_from_profile;
+
+const EV_RSP: u32 = 0;
+const EV_MAP_WORK: u32 = 1;
+const EV_MAP_DONE: u32 = 2;
+const EV_MAP_READY: u32 = 3;
+/// A request's completion under clock scaling (busy accounting first).
+const EV_DONE: u32 = 4;
+/// A devfreq monitor evaluation (`id` = its generation, to drop stale ones).
+const EV_DEVFREQ: u32 = 5;
+
+const BLOCK: u64 = 4096;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Counters {
+    reads: u64,
+    writes: u64,
+    trims: u64,
+    read_buffers: u64,
+    rsp_with_hpb: u64,
+    read_map_misses: u64,
+    /// Commands, and their time from doorbell to the end of the firmware's
+    /// decode (doorbell, COMMAND UPIU, waiting for the firmware core, fw_cmd).
+    commands: u64,
+    command_ns: u64,
+    fw_wait_ns: u64,
+}
+
+pub struct Ufs {
+    name: String,
+    slots: u32,
+    cpu: DriverCpuCosts,
+    doorbell: Ns,
+    map_work_delay: Ns,
+    pub link: UfsLink,
+    /// The device: firmware core, FTL and NAND, HPB device side.
+    pub dev: UfsDevice,
+    /// The HPB host side (ufshpb).
+    pub hpb: Option<Hpb>,
+    /// Responses carrying HPB sense data, by slab tag, until they arrive.
+    pending_rsp: Vec<(u32, HpbRsp)>,
+    map_work_queued: bool,
+    loads: Vec<(u32, u32)>,
+    deferred: Vec<(DriverRq, Ns)>,
+    c: Counters,
+    /// ufshcd clock scaling with devfreq (`UFSHCD_CAP_CLK_SCALING`).
+    pub clk: Option<ClkScaling>,
+    /// The vendor ufs-qcom CPU PM QoS vote (`ufs.qcom_qos.*`).
+    pub qos: Option<super::ufs_qcom_qos::QcomQos>,
+}
+
+impl Ufs {
+    pub fn from_profile(p: &Profile, seed: u64) -> Result<Ufs> {
+        let rate = p.choice("ufs.link.rate_series", &["A", "B"])?;
+        let lp = UfsLinkParams {
+            gear: p.count_u32(
+                "ufs.link.gear",
+                range(1.0, 5.0, "UFS high-speed gears HS-G1 to HS-G5"),
+            )?,
+            rate_b: rate == "B",
+            lanes: p.count_u32(
+                "ufs.link.lanes",
+                range(1.0, 2.0, "UFS links have 1 or 2 lanes"),
+            )?,
+            frame_payload: p.bytes(
+                "ufs.link.frame_payload",
+                range(1.0, 65536.0, "a UniPro frame's payload"),
+            )? as u32,
+            frame_overhead: p.bytes(
+                "ufs.link.frame_overhead",
+                range(0.0, 65536.0, "a UniPro frame's headers and CRC"),
+            )? as u32,
+        };
+        lp.validate(&p.file_of("ufs.link.gear"))?;
+        let slots = p.count_u32(
+            "ufs.host.utrl_slots",
+            range(
+                1.0,
+                32.0,
+                "UTRL transfer request slots: 32 at most (UFSHCI)",
+            ),
+        )?;
+        let hpb_on = p.flag("ufs.hpb.enabled")?;
+        let hp = HpbParams::from_profile(p)?;
+        let dev = UfsDevice::from_profile(p, seed, hpb_on.then_some(hp))?;
+        let hpb_prep = p.ns("driver.hpb_prep", COST)?;
+        let map_work_delay = p.ns("ufs.hpb.map_work_delay", DELAY)?;
+        let queue_rq = p.ns("driver.queue_rq", COST)?;
+        Ok(Ufs {
+            name: "sda".into(),
+            slots,
+            cpu: DriverCpuCosts {
+                submit: queue_rq + if hpb_on { hpb_prep } else { 0 },
+                irq_handler: p.ns("driver.irq_handler", COST)?,
+                poll_iteration: 0,
+            },
+            doorbell: p.ns("ufs.host.doorbell", COST)?,
+            map_work_delay,
+            link: UfsLink::new(lp),
+            hpb: hpb_on.then(|| {
+                let mut h = Hpb::new(hp, dev.ftl.user_lpns());
+                h.set_factory_layout(dev.ftl.factory_layout());
+                h
+            }),
+            dev,
+            pending_rsp: Vec::new(),
+            map_work_queued: false,
+            loads: Vec::new(),
+            deferred: Vec::new(),
+            c: Counters::default(),
+            clk: None,
+            qos: super::ufs_qcom_qos::QcomQos::from_profile(p)?,
+        }
+        .with_clk_scaling(clk_scaling_from_profile(p, lp.gear)?))
+    }
+
+    fn with_clk_scaling(mut self, clk: Option<ClkScaling>) -> Ufs {
+        if let Some(c) = &clk {
+            self.link.set_gear(c.initial_gear);
+        }
+        self.clk = clk;
+        self
+    }
+
+    /// A command's way to the device: doorbell, COMMAND UPIU, firmware.
+    fn command(&mut self, now: Ns) -> Ns {
+        self.link.prune(now);
+        self.dev.prune(now);
+        let doorbell = self.at_clock(self.doorbell);
+        let arrived = self.link.send_down(now + doorbell, UPIU_HEADER_BYTES);
+        let (start, decoded) = self.dev.decode(arrived);
+        self.c.commands += 1;
+        self.c.fw_wait_ns += start - arrived;
+        self.c.command_ns += decoded - now;
+        decoded
+    }
+
+    /// Run one request through link and device; returns the time the
+    /// response has arrived and the HPB sense data it carries.
+    fn execute(&mut self, now: Ns, rq: &DriverRq) -> Option<(Ns, HpbRsp)> {
+        let lpn = rq.offset / BLOCK;
+        let blocks = (u64::from(rq.len).div_ceil(BLOCK)) as u32;
+        let t = self.command(now);
+        let data_done = match rq.ddir {
+            Ddir::Read => {
+                self.c.reads += 1;
+                let prep = match &mut self.hpb {
+                    Some(h) => h.prep_read(lpn, blocks),
+                    None => Prep::Normal,
+                };
+                let done = match prep {
+                    Prep::HpbRead(ppn) => {
+                        let (done, valid) = self.dev.hpb_read(t, lpn, ppn);
+                        if !valid {
+                            self.hpb.as_mut().unwrap().stats.stale_at_device += 1;
+                        }
+                        done
+                    }
+                    Prep::Normal => match self.dev.read(t, lpn, blocks) {
+                        ReadStart::Done(done) => done,
+                        ReadStart::MapMiss { map_ready } => {
+                            // The device issues the data read when the map
+                            // page has arrived: an event then, so the die
+                            // sees reads in time order.
+                            self.c.read_map_misses += 1;
+                            self.deferred.push((*rq, map_ready));
+                            return None;
+                        }
+                    },
+                };
+                return Some(self.finish_read(done, rq));
+            }
+            Ddir::Write => {
+                self.c.writes += 1;
+                if let Some(h) = &mut self.hpb {
+                    h.prep_write(lpn, blocks);
+                }
+                let rtt = self.link.send_up(t, UPIU_HEADER_BYTES);
+                let data = self
+                    .link
+                    .send_down(rtt, UPIU_HEADER_BYTES + u64::from(rq.len));
+                self.dev.write(data, lpn, blocks)
+            }
+            Ddir::Trim => {
+                self.c.trims += 1;
+                if let Some(h) = &mut self.hpb {
+                    h.prep_write(lpn, blocks);
+                }
+                self.dev.trim(t, lpn, blocks)
+            }
+        };
+        Some(self.respond(data_done))
+    }
+
+    /// DATA IN from `data_ready`, then the response.
+    fn finish_read(&mut self, data_ready: Ns, rq: &DriverRq) -> (Ns, HpbRsp) {
+        let sent = self
+            .link
+            .send_up(data_ready, UPIU_HEADER_BYTES + u64::from(rq.len));
+        self.respond(sent)
+    }
+
+    /// RESPONSE UPIU (with the device's HPB recommendations) from `at`.
+    fn respond(&mut self, at: Ns) -> (Ns, HpbRsp) {
+        let rsp = self.dev.take_rsp();
+        let extra = if rsp.is_empty() { 0 } else { HPB_SENSE_BYTES };
+        let arrived = self.link.send_up(at, UPIU_HEADER_BYTES + extra);
+        (arrived, rsp)
+    }
+
+    fn post(&mut self, at: Ns, rsp: HpbRsp, tag: u32, ctx: &mut DriverCtx<'_, impl Sized>) {
+        if rsp.is_empty() && self.clk.is_some() {
+            ctx.schedule(
+                at,
+                DriverEvent {
+                    kind: EV_DONE,
+                    id: tag,
+                },
+            );
+        } else if rsp.is_empty() {
+            ctx.complete(at, tag);
+        } else {
+            self.c.rsp_with_hpb += 1;
+            self.pending_rsp.push((tag, rsp));
+            ctx.schedule(
+                at,
+                DriverEvent {
+                    kind: EV_RSP,
+                    id: tag,
+                },
+            );
+        }
+    }
+
+    /// READ BUFFER (0xF9) of one sub-region's map: command, the device
+    /// reads the map pages covering it, DATA IN of 8 B per entry, response.
+    fn read_buffer(&mut self, now: Ns, rgn: u32, srgn: u32) -> Ns {
+        self.c.read_buffers += 1;
+        let h = self.hpb.as_ref().unwrap();
+        let (start, n) = h.srgn_span(rgn, srgn, self.dev.ftl.user_lpns());
+        let map_bytes = h.p.entries_per_srgn * super::ufshpb::HPB_ENTRY_SIZE;
+        let t = self.command(now);
+        let ready = self.dev.read_buffer(t, start, n);
+        let data = self.link.send_up(ready, UPIU_HEADER_BYTES + map_bytes);
+        self.link.send_up(data, UPIU_HEADER_BYTES)
+    }
+
+    pub fn hpb_hit_ratio(&self) -> f64 {
+        match &self.hpb {
+            Some(h) if h.stats.hit_cnt + h.stats.miss_cnt > 0 => {
+                h.stats.hit_cnt as f64 / (h.stats.hit_cnt + h.stats.miss_cnt) as f64
+            }
+            _ => 0.0,
+        }
+    }
+}
+
+impl<E> Driver<E> for Ufs {
+    fn info(&self) -> DiskInfo {
+        DiskInfo::single_queue(&self.name, self.dev.capacity(), self.slots, self.cpu)
+    }
+    fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {
+        if let Some(q) = &mut self.qos {
+            // Gated since the last request: ufs_qcom_setup_clocks(off)
+            // dropped every vote.
+            if self.clk.as_ref().is_some_and(|c| c.gated_at(ctx.now())) {
+                q.unvote_all();
+            }
+            q.on_request(rq.cpu);
+        }
+        let start = self.start_busy(ctx.now(), ctx);
+        match self.execute(start, &rq) {
+            Some((at, rsp)) => self.post(at, rsp, rq.tag, ctx),
+            None => {
+                let &(_, ready) = self.deferred.last().unwrap();
+                ctx.schedule(
+                    ready,
+                    DriverEvent {
+                        kind: EV_MAP_READY,
+                        id: rq.tag,
+                    },
+                );
+            }
+        }
+    }
+    fn on_event(&mut self, ev: DriverEvent, ctx: &mut DriverCtx<'_, E>) {
+        let now = ctx.now();
+        match ev.kind {
+            EV_RSP => {
+                let i = self
+                    .pending_rsp
+                    .iter()
+                    .position(|(t, _)| *t == ev.id)
+                    .expect("response of a known request");
+                let (tag, rsp) = self.pending_rsp.swap_remove(i);
+                self.hpb.as_mut().unwrap().host_rsp(&rsp);
+                self.end_busy(now);
+                if !self.map_work_queued {
+                    self.map_work_queued = true;
+                    ctx.schedule(
+                        now + self.map_work_delay,
+                        DriverEvent {
+                            kind: EV_MAP_WORK,
+                            id: 0,
+                        },
+                    );
+                }
+                ctx.complete(now, tag);
+            }
+            EV_MAP_READY => {
+                let i = self
+                    .deferred
+                    .iter()
+                    .position(|(r, _)| r.tag == ev.id)
+                    .expect("deferred read of a known request");
+                let (rq, _) = self.deferred.swap_remove(i);
+                let lpn = rq.offset / BLOCK;
+                let blocks = (u64::from(rq.len).div_ceil(BLOCK)) as u32;
+                let done = self.dev.read_mapped(now, lpn, blocks);
+                let (at, rsp) = self.finish_read(done, &rq);
+                self.post(at, rsp, rq.tag, ctx);
+            }
+            EV_MAP_WORK => {
+                self.map_work_queued = false;
+                let mut loads = std::mem::take(&mut self.loads);
+                loads.clear();
+                self.hpb.as_mut().unwrap().map_work(&mut loads);
+                for &(rgn, srgn) in &loads {
+                    let done = self.read_buffer(now, rgn, srgn);
+                    let id = self.hpb.as_ref().unwrap().srgn_id(rgn, srgn);
+                    ctx.schedule(
+                        done,
+                        DriverEvent {
+                            kind: EV_MAP_DONE,
+                            id,
+                        },
+                    );
+                }
+                self.loads = loads;
+            }
+            EV_MAP_DONE => {
+                let h = self.hpb.as_mut().unwrap();
+                let (rgn, srgn) = h.srgn_of_id(ev.id);
+                let (start, n) = h.srgn_span(rgn, srgn, self.dev.ftl.user_lpns());
+                let dev = &self.dev.ftl;
+                // The map data the READ BUFFER carried: the device's entries
+                // as they are when it completes, copied in bulk (or kept as
+                // the factory rule when they all still follow it).
+                let factory = h.has_factory_layout() && dev.run_is_factory(start, n);
+                h.map_loaded_with(rgn, srgn, factory, |buf| {
+                    let (live, past_end) = buf.split_at_mut(n as usize);
+                    dev.ppns_into(start, live);
+                    past_end.fill(u32::MAX);
+                });
+            }
+            EV_DONE => {
+                self.end_busy(now);
+                ctx.complete(now, ev.id);
+            }
+            EV_DEVFREQ => {
+                if self
+                    .clk
+                    .as_ref()
+                    .is_some_and(|c| c.gen == ev.id && c.df.next_eval == Some(now))
+                {
+                    self.devfreq_eval(now, ctx);
+                }
+            }
+            _ => unreachable!("unknown UFS event"),
+        }
+    }
+    fn cpu_latency_limit(&self, cpu: u32, now: Ns) -> Option<Ns> {
+        let q = self.qos.as_ref()?;
+        if self.clk.as_ref().is_some_and(|c| c.gated_at(now)) {
+            return None;
+        }
+        q.limit(cpu)
+    }
+    fn set_disk_min_freq_qos(&mut self, khz: Option<u64>) {
+        if let Some(c) = &mut self.clk {
+            c.disk_qos_min_khz = khz;
+        }
+    }
+    fn start(&mut self, ctx: &mut DriverCtx<'_, E>) {
+        if let Some(c) = &self.clk {
+            if let Some(t) = c.df.next_eval {
+                ctx.schedule(
+                    t,
+                    DriverEvent {
+                        kind: EV_DEVFREQ,
+                        id: c.gen,
+                    },
+                );
+            }
+        }
+    }
+    fn counters(&self) -> serde_json::Value {
+        let ftl = &self.dev.ftl;
+        let s = ftl.stats();
+        let per = |a: u64, n: u64| if n > 0 { a as f64 / n as f64 } else { 0.0 };
+        let mut v = serde_json::json!({
+            "driver": "ufshcd",
+            "reads": self.c.reads,
+            "read_map_misses": self.c.read_map_misses,
+            "read_map_hit_ratio": if self.c.reads > 0 { 1.0 - self.c.read_map_misses as f64 / self.c.reads as f64 } else { 0.0 },
+            "writes": self.c.writes,
+            "command_ns_per_cmd": per(self.c.command_ns, self.c.commands),
+            "fw_wait_ns_per_cmd": per(self.c.fw_wait_ns, self.c.commands),
+            "trims": self.c.trims,
+            "link_bytes_down": self.link.bytes_down,
+            "link_bytes_up": self.link.bytes_up,
+            "ftl": {
+                "map_hits": s.map_hits,
+                "map_misses": s.map_misses,
+                "map_hit_ratio": s.map_hit_ratio(),
+                "nand_reads_data": s.nand_reads_data,
+                "nand_reads_map": s.nand_reads_map,
+                "hpb_reads": s.hpb_reads,
+                "hpb_stale": s.hpb_stale,
+                "waf": s.waf(),
+                "gc_runs": s.gc_runs,
+            },
+            "nand": {
+                "reads": ftl.nand().waits.reads,
+                "die_wait_ns_per_read": per(ftl.nand().waits.die_wait_ns, ftl.nand().waits.reads),
+                "channel_wait_ns_per_read": per(ftl.nand().waits.channel_wait_ns, ftl.nand().waits.reads),
+                "t_read_ns": ftl.nand().timing.t_read,
+                "read_xfer_ns": ftl.nand().xfer_ns(BLOCK),
+            },
+            "hpb": serde_json::Value::Null,
+        });
+        if let Some(c) = &self.clk {
+            v["clk_scaling"] = serde_json::json!({
+                "evaluations": c.df.evaluations,
+                "transitions": c.df.transitions,
+                "gatings": c.gatings,
+                "cur_freq_hz": c.df.cur_freq,
+                "trace": c.trace.iter().map(|&(t, f)| [t, f]).collect::<Vec<_>>(),
+                "resumes": c.resumes,
+            });
+        }
+        if let Some(q) = &self.qos {
+            v["qcom_qos_votes"] = serde_json::json!(q.votes_cast);
+        }
+        if let Some(h) = &self.hpb {
+            let st = h.stats;
+            v["hpb"] = serde_json::json!({
+                "hit_cnt": st.hit_cnt,
+                "miss_cnt": st.miss_cnt,
+                "hit_ratio": self.hpb_hit_ratio(),
+                "rcmd_noti_cnt": st.rcmd_noti_cnt,
+                "rcmd_active_cnt": st.rcmd_active_cnt,
+                "rcmd_inactive_cnt": st.rcmd_inactive_cnt,
+                "map_req_cnt": st.map_req_cnt,
+                "umap_req_cnt": st.umap_req_cnt,
+                "lru_evictions": st.lru_evictions,
+                "stale_at_device": st.stale_at_device,
+                "active_regions": h.active_regions(),
+                "regions": h.regions(),
+                "srgns_per_rgn": h.srgns_per_rgn(),
+                "host_map_bytes": h.host_map_bytes(),
+                "read_buffers": self.c.read_buffers,
+                "responses_with_hpb": self.c.rsp_with_hpb,
+            });
+        }
+        v
+    }
+}

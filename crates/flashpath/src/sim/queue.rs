@@ -155,9 +155,6 @@ impl<E> EventQueue<E> {
     pub fn pop(&mut self) -> Option<(Ns, E)> {
         loop {
             let entry = self.heap.pop()?;
-            // Counted as before timers existed, when models popped their
-            // stale timer events and ignored them.
-            self.popped += 1;
             if entry.timer != NO_TIMER {
                 let slot = &mut self.timers[entry.timer as usize];
                 if slot.seq != entry.seq {
@@ -166,6 +163,7 @@ impl<E> EventQueue<E> {
                 slot.seq = DISARMED;
             }
             self.now = entry.at;
+            self.popped += 1;
             return Some((entry.at, entry.event));
         }
     }
@@ -184,7 +182,7 @@ impl<E> EventQueue<E> {
         self.heap.is_empty()
     }
 
-    /// Events handled so far.
+    /// Events handled so far (cancelled timers' entries not counted).
     pub fn events_popped(&self) -> u64 {
         self.popped
     }

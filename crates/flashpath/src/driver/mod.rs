@@ -13,7 +13,7 @@ pub mod ufs_qcom_qos;
 pub mod ufshpb;
 pub mod virtio;
 
-use crate::sim::queue::EventQueue;
+use crate::sim::queue::{EventQueue, Timer};
 use crate::sim::Ns;
 use crate::workload::Ddir;
 
@@ -32,11 +32,30 @@ pub struct DriverRq {
     pub cpu: u32,
 }
 
-/// An event private to a driver: `kind` and `id` mean what the driver says.
+/// An event of the driver in use: each driver with events of its own
+/// defines them in its file, and only it schedules them (one driver per
+/// machine), so it only ever receives its own variant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DriverEvent {
-    pub kind: u32,
-    pub id: u32,
+pub enum DriverEvent {
+    NullBlk(null_blk::Event),
+    Ufs(ufs::Event),
+    Mmc(mmc::Event),
+}
+
+impl From<null_blk::Event> for DriverEvent {
+    fn from(e: null_blk::Event) -> DriverEvent {
+        DriverEvent::NullBlk(e)
+    }
+}
+impl From<ufs::Event> for DriverEvent {
+    fn from(e: ufs::Event) -> DriverEvent {
+        DriverEvent::Ufs(e)
+    }
+}
+impl From<mmc::Event> for DriverEvent {
+    fn from(e: mmc::Event) -> DriverEvent {
+        DriverEvent::Mmc(e)
+    }
 }
 
 /// Events of the whole machine: the driver's are wrapped, completions are
@@ -61,9 +80,23 @@ impl<E> DriverCtx<'_, E> {
     pub fn now(&self) -> Ns {
         self.queue.now()
     }
-    pub fn schedule(&mut self, at: Ns, event: DriverEvent) {
+    pub fn schedule(&mut self, at: Ns, event: impl Into<DriverEvent>) {
         self.queue
-            .schedule(at, (self.wrap)(DeviceSignal::Driver(event)));
+            .schedule(at, (self.wrap)(DeviceSignal::Driver(event.into())));
+    }
+    /// Arm the driver's `timer` to fire `event` at `at`, replacing its
+    /// pending expiry (which then never fires).
+    pub fn arm(&mut self, timer: &mut Timer, at: Ns, event: impl Into<DriverEvent>) {
+        let ev = (self.wrap)(DeviceSignal::Driver(event.into()));
+        self.queue.arm(timer, at, ev);
+    }
+    /// Drop `timer`'s pending expiry, if any.
+    pub fn cancel(&mut self, timer: &Timer) {
+        self.queue.cancel(timer);
+    }
+    /// When `timer` fires, if it is armed.
+    pub fn expires(&self, timer: &Timer) -> Option<Ns> {
+        self.queue.expires(timer)
     }
     /// The device posts request `tag`'s completion at `at`.
     pub fn complete(&mut self, at: Ns, tag: u32) {
@@ -142,8 +175,9 @@ pub trait Driver<E> {
     fn info(&self) -> DiskInfo;
     /// Accept a request; the driver must eventually call `ctx.complete`.
     fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>);
-    /// One of this driver's own events fired.
-    fn on_event(&mut self, event: DriverEvent, ctx: &mut DriverCtx<'_, E>);
+    /// One of this driver's own events fired (drivers without events of
+    /// their own never get one).
+    fn on_event(&mut self, _event: DriverEvent, _ctx: &mut DriverCtx<'_, E>) {}
     /// Model counters for flashpath's own report section.
     fn counters(&self) -> serde_json::Value;
     /// A polled request's completion also raises the interrupt (Linux

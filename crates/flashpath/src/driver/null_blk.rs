@@ -15,7 +15,13 @@ use crate::sim::{Ns, NS_PER_SEC};
 const TICKS_PER_SEC: u64 = 50;
 const TIMER_INTERVAL: Ns = NS_PER_SEC / TICKS_PER_SEC;
 
-const EV_RETRY_THROTTLED: u32 = 0;
+/// null_blk's events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// The bandwidth timer (`nullb_bwtimer_fn`) refilled the budget:
+    /// restart the throttled requests.
+    RetryThrottled,
+}
 
 pub struct NullBlk {
     name: String,
@@ -140,13 +146,7 @@ impl<E> Driver<E> for NullBlk {
             self.throttle_waits += 1;
             if self.throttled.is_empty() {
                 let next_tick = (ctx.now() / TIMER_INTERVAL + 1) * TIMER_INTERVAL;
-                ctx.schedule(
-                    next_tick,
-                    DriverEvent {
-                        kind: EV_RETRY_THROTTLED,
-                        id: 0,
-                    },
-                );
+                ctx.schedule(next_tick, Event::RetryThrottled);
             }
             self.throttled.push_back(rq);
             return;
@@ -154,18 +154,12 @@ impl<E> Driver<E> for NullBlk {
         self.start(rq, ctx);
     }
     fn on_event(&mut self, event: DriverEvent, ctx: &mut DriverCtx<'_, E>) {
-        debug_assert_eq!(event.kind, EV_RETRY_THROTTLED);
+        debug_assert_eq!(event, DriverEvent::NullBlk(Event::RetryThrottled));
         // nullb_bwtimer_fn: refill and restart the stopped queue.
         while let Some(rq) = self.throttled.front().copied() {
             if !self.admit(ctx.now(), u64::from(rq.len)) {
                 let next_tick = (ctx.now() / TIMER_INTERVAL + 1) * TIMER_INTERVAL;
-                ctx.schedule(
-                    next_tick,
-                    DriverEvent {
-                        kind: EV_RETRY_THROTTLED,
-                        id: 0,
-                    },
-                );
+                ctx.schedule(next_tick, Event::RetryThrottled);
                 return;
             }
             self.throttled.pop_front();

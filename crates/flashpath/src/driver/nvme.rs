@@ -18,7 +18,7 @@
 //! (`driver.classic_poll_irq`); with it off and no poll queues, the queue
 //! cannot poll (v5.0+: `REQ_HIPRI` needs a poll queue).
 
-use super::{CompletionSignal, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
+use super::{CompletionSignal, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverRq};
 use crate::device::nvme::NvmeSsd;
 use crate::device::{BlockBackend, Command};
 use crate::link::pcie::Pcie;
@@ -123,7 +123,6 @@ impl<E> Driver<E> for Nvme {
         let done = self.ssd.submit(ctx.now() + before, &cmd).at;
         ctx.complete(done + after, rq.tag);
     }
-    fn on_event(&mut self, _event: DriverEvent, _ctx: &mut DriverCtx<'_, E>) {}
     fn counters(&self) -> serde_json::Value {
         serde_json::json!({
             "kind": "nvme", "commands": self.commands, "doorbells": self.doorbells,

@@ -5,7 +5,7 @@
 //! request's time on bus and card is [`request_ns`]; the host's data-transfer-complete interrupt then goes to the guest's
 //! interrupt CPU.
 
-use super::{DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
+use super::{DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverRq};
 use crate::device::sd::SdCard;
 use crate::device::{BlockBackend, Command};
 use crate::error::Result;
@@ -68,7 +68,6 @@ impl<E> Driver<E> for Sdhci {
         self.completed += 1;
         ctx.complete(self.free_at, rq.tag);
     }
-    fn on_event(&mut self, _event: DriverEvent, _ctx: &mut DriverCtx<'_, E>) {}
     fn counters(&self) -> serde_json::Value {
         serde_json::json!({
             "kind": "sdhci",

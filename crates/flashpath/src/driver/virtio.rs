@@ -11,7 +11,7 @@
 //! completion interrupt, which reaches the guest `irq_inject` later; the
 //! guest's `virtblk_done` runs as the driver's interrupt handler.
 
-use super::{DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
+use super::{DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverRq};
 use crate::device::ram::RamDevice;
 use crate::device::{BlockBackend, Command};
 use crate::error::Result;
@@ -82,7 +82,6 @@ impl<E> Driver<E> for VirtioBlk {
         self.completed += 1;
         ctx.complete(served.at + self.irq_inject, rq.tag);
     }
-    fn on_event(&mut self, _event: DriverEvent, _ctx: &mut DriverCtx<'_, E>) {}
     fn counters(&self) -> serde_json::Value {
         serde_json::json!({
             "kind": "virtio-blk",

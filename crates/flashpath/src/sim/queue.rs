@@ -5,6 +5,14 @@
 //! without any tie-breaking by payload. The heap's storage is reserved once
 //! and reused, so scheduling allocates nothing once it has grown to the
 //! run's peak number of pending events.
+//!
+//! A [`Timer`] is an event that can be cancelled or moved: at most one
+//! expiry of a timer is pending at a time, as with the kernel's
+//! `hrtimer_start` / `hrtimer_cancel` and `mod_delayed_work` /
+//! `cancel_delayed_work`. Re-arming or cancelling leaves the old entry in
+//! the heap (removing from the middle of a binary heap costs a search);
+//! `pop` skips it. Cancelled entries never reach a handler, so a model
+//! needs no generation numbers of its own to ignore stale timers.
 
 use super::Ns;
 use std::cmp::Ordering;
@@ -13,7 +21,29 @@ use std::collections::BinaryHeap;
 struct Entry<E> {
     at: Ns,
     seq: u64,
+    /// The timer this entry is an expiry of, or [`NO_TIMER`].
+    timer: u32,
     event: E,
+}
+
+const NO_TIMER: u32 = u32::MAX;
+/// A timer slot's `seq` when nothing is pending.
+const DISARMED: u64 = u64::MAX;
+
+/// A handle on a cancellable one-shot event (a timer) in an
+/// [`EventQueue`]. Its slot in the queue is assigned when it is first
+/// armed, so a model can hold one before the queue exists.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Timer {
+    slot: Option<u32>,
+}
+
+/// The pending expiry of one timer: the sequence number of its live heap
+/// entry (`DISARMED` if none) and its time.
+#[derive(Clone, Copy, Debug)]
+struct TimerSlot {
+    seq: u64,
+    at: Ns,
 }
 
 impl<E> PartialEq for Entry<E> {
@@ -36,6 +66,7 @@ impl<E> Ord for Entry<E> {
 
 pub struct EventQueue<E> {
     heap: BinaryHeap<Entry<E>>,
+    timers: Vec<TimerSlot>,
     next_seq: u64,
     now: Ns,
     popped: u64,
@@ -45,6 +76,7 @@ impl<E> EventQueue<E> {
     pub fn with_capacity(capacity: usize) -> Self {
         EventQueue {
             heap: BinaryHeap::with_capacity(capacity),
+            timers: Vec::new(),
             next_seq: 0,
             now: 0,
             popped: 0,
@@ -59,6 +91,10 @@ impl<E> EventQueue<E> {
     /// Schedule `event` at absolute time `at`. Scheduling in the past is a
     /// model bug; it is clamped to now in release builds and caught in debug.
     pub fn schedule(&mut self, at: Ns, event: E) {
+        self.push(at, NO_TIMER, event);
+    }
+
+    fn push(&mut self, at: Ns, timer: u32, event: E) -> (Ns, u64) {
         debug_assert!(
             at >= self.now,
             "event scheduled in the past: {at} < {}",
@@ -67,7 +103,46 @@ impl<E> EventQueue<E> {
         let at = at.max(self.now);
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry { at, seq, event });
+        self.heap.push(Entry {
+            at,
+            seq,
+            timer,
+            event,
+        });
+        (at, seq)
+    }
+
+    /// Arm `timer` to fire `event` at `at`, replacing its pending expiry
+    /// if it has one (which then never fires).
+    pub fn arm(&mut self, timer: &mut Timer, at: Ns, event: E) {
+        let slot = match timer.slot {
+            Some(s) => s,
+            None => {
+                let s = self.timers.len() as u32;
+                assert!(s != NO_TIMER, "too many timers");
+                self.timers.push(TimerSlot {
+                    seq: DISARMED,
+                    at: 0,
+                });
+                timer.slot = Some(s);
+                s
+            }
+        };
+        let (at, seq) = self.push(at, slot, event);
+        self.timers[slot as usize] = TimerSlot { seq, at };
+    }
+
+    /// Drop `timer`'s pending expiry, if any.
+    pub fn cancel(&mut self, timer: &Timer) {
+        if let Some(s) = timer.slot {
+            self.timers[s as usize].seq = DISARMED;
+        }
+    }
+
+    /// When `timer` fires, if it is armed.
+    pub fn expires(&self, timer: &Timer) -> Option<Ns> {
+        let t = self.timers[timer.slot? as usize];
+        (t.seq != DISARMED).then_some(t.at)
     }
 
     /// Schedule `event` `delay` nanoseconds from now.
@@ -75,17 +150,30 @@ impl<E> EventQueue<E> {
         self.schedule(self.now + delay, event);
     }
 
+    /// The next event, in (time, scheduling) order; cancelled and
+    /// re-armed timers' old entries are skipped.
     pub fn pop(&mut self) -> Option<(Ns, E)> {
-        let entry = self.heap.pop()?;
-        self.now = entry.at;
-        self.popped += 1;
-        Some((entry.at, entry.event))
+        loop {
+            let entry = self.heap.pop()?;
+            if entry.timer != NO_TIMER {
+                let slot = &mut self.timers[entry.timer as usize];
+                if slot.seq != entry.seq {
+                    continue;
+                }
+                slot.seq = DISARMED;
+            }
+            self.now = entry.at;
+            self.popped += 1;
+            return Some((entry.at, entry.event));
+        }
     }
 
+    /// Time of the next entry (possibly a cancelled timer's).
     pub fn peek_time(&self) -> Option<Ns> {
         self.heap.peek().map(|e| e.at)
     }
 
+    /// Entries in the heap, cancelled timers' included.
     pub fn len(&self) -> usize {
         self.heap.len()
     }
@@ -94,7 +182,7 @@ impl<E> EventQueue<E> {
         self.heap.is_empty()
     }
 
-    /// Events handled so far.
+    /// Events handled so far (cancelled timers' entries not counted).
     pub fn events_popped(&self) -> u64 {
         self.popped
     }
@@ -105,7 +193,61 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    #[test]
+    fn a_rearmed_or_cancelled_timer_fires_once_at_its_last_time() {
+        let mut q = EventQueue::with_capacity(4);
+        let (mut a, mut b) = (Timer::default(), Timer::default());
+        q.cancel(&a);
+        assert_eq!(q.expires(&a), None);
+        q.arm(&mut a, 10, "a@10");
+        q.schedule(15, "plain");
+        q.arm(&mut a, 20, "a@20");
+        q.arm(&mut b, 5, "b@5");
+        assert_eq!(q.expires(&a), Some(20));
+        q.cancel(&b);
+        assert_eq!(q.expires(&b), None);
+        assert_eq!(q.pop(), Some((15, "plain")));
+        assert_eq!(q.pop(), Some((20, "a@20")));
+        assert_eq!(q.expires(&a), None, "fired: disarmed");
+        assert_eq!(q.pop(), None);
+        // Re-armed after firing, the slot is reused.
+        q.arm(&mut a, 30, "a@30");
+        assert_eq!(q.pop(), Some((30, "a@30")));
+    }
+
     proptest! {
+        #[test]
+        fn timers_fire_as_their_last_arming_in_schedule_order(
+            ops in proptest::collection::vec((0u64..50, 0usize..3, any::<bool>()), 1..100)
+        ) {
+            // Arm (or cancel) three timers; each fires at most once, at the
+            // time of its last arming, and the live ones keep the order a
+            // plain schedule of those last armings would have.
+            let mut q = EventQueue::with_capacity(4);
+            let mut timers = [Timer::default(); 3];
+            let mut last: [Option<(u64, usize)>; 3] = [None; 3];
+            for (i, &(t, k, cancel)) in ops.iter().enumerate() {
+                if cancel {
+                    q.cancel(&timers[k]);
+                    last[k] = None;
+                } else {
+                    q.arm(&mut timers[k], t, (k, i));
+                    last[k] = Some((t, i));
+                }
+            }
+            let mut want: Vec<(u64, usize, usize)> = last
+                .iter()
+                .enumerate()
+                .filter_map(|(k, l)| l.map(|(t, i)| (t, i, k)))
+                .collect();
+            want.sort();
+            let mut got = Vec::new();
+            while let Some((t, (k, i))) = q.pop() {
+                got.push((t, i, k));
+            }
+            prop_assert_eq!(got, want);
+        }
+
         #[test]
         fn pops_in_time_then_schedule_order(times in proptest::collection::vec(0u64..50, 1..200)) {
             let mut q = EventQueue::with_capacity(4);

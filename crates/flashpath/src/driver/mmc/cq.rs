@@ -35,7 +35,8 @@
 //! partition switch (queue disable/enable), no CQHCI, no error paths.
 
 use super::{Mmc, BLOCK};
-use crate::driver::{DriverCtx, DriverEvent, DriverRq};
+use crate::driver::{DriverCtx, DriverRq};
+use crate::sim::queue::Timer;
 use crate::sim::Ns;
 use crate::workload::Ddir;
 use std::collections::VecDeque;
@@ -71,8 +72,13 @@ pub fn qsr_wait(t0: Ns, ready: Ns, poll: Ns, budget: Ns, sleep: Ns) -> (Ns, u64)
 /// Task ids of the card queue (EXT_CSD_CMDQ_DEPTH + 1 <= 32).
 const MAX_TASKS: usize = 32;
 
-/// Driver event kinds (SW-CQ mode).
-const EV_THREAD: u32 = 1;
+/// The mmc driver's events (SW-CQ mode).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// The mmc context wakes up: a busy stretch or a sleep ended, or a data
+    /// phase's interrupt came.
+    Wake,
+}
 
 /// A task queued on the card (CMD44 + CMD45 done).
 #[derive(Clone, Copy, Debug)]
@@ -128,9 +134,8 @@ pub(super) struct CqThread {
     dat_free: Ns,
     /// Start of the current run of unsuccessful QSR polls.
     poll_streak: Option<Ns>,
-    /// The one wake-up event that counts (older ones are stale).
-    wake_gen: u32,
-    wake_at: Option<Ns>,
+    /// Its next wake-up (one at a time: a new one replaces it).
+    wake: Timer,
     seq: u64,
     /// Time the context spent busy (prep, commands, data with sync_data,
     /// completion work, poll sleeps excluded).
@@ -149,8 +154,7 @@ impl CqThread {
             free_at: 0,
             dat_free: 0,
             poll_streak: None,
-            wake_gen: 0,
-            wake_at: None,
+            wake: Timer::default(),
             seq: 0,
             busy_ns: 0,
             #[cfg(test)]
@@ -196,18 +200,9 @@ impl Mmc {
 
     /// Wake the mmc context at `at` (one live wake-up at a time).
     fn cq_wake<E>(&mut self, at: Ns, ctx: &mut DriverCtx<'_, E>) {
-        if self.cq.wake_at == Some(at) {
-            return;
+        if ctx.expires(&self.cq.wake) != Some(at) {
+            ctx.arm(&mut self.cq.wake, at, Event::Wake);
         }
-        self.cq.wake_gen = self.cq.wake_gen.wrapping_add(1);
-        self.cq.wake_at = Some(at);
-        ctx.schedule(
-            at,
-            DriverEvent {
-                kind: EV_THREAD,
-                id: self.cq.wake_gen,
-            },
-        );
     }
 
     /// The mmc context at `now`: if it is free, it takes actions until one
@@ -233,7 +228,7 @@ impl Mmc {
         }
         match wake {
             Some(at) if at > now => self.cq_wake(at, ctx),
-            _ => self.cq.wake_at = None,
+            _ => ctx.cancel(&self.cq.wake),
         }
     }
 
@@ -370,13 +365,11 @@ impl Mmc {
         false
     }
 
-    /// The context's wake-up fired.
-    pub(super) fn cq_event<E>(&mut self, ev: DriverEvent, ctx: &mut DriverCtx<'_, E>) {
-        debug_assert_eq!(ev.kind, EV_THREAD);
-        // Only the latest wake-up counts; earlier ones were superseded.
-        if ev.id == self.cq.wake_gen && self.cq.wake_at.is_some() {
-            self.cq.wake_at = None;
-            self.cq_run(ctx.now(), ctx);
+    /// The context's wake-up fired (the latest one armed: the queue drops
+    /// those it replaced).
+    pub(super) fn cq_event<E>(&mut self, ev: Event, ctx: &mut DriverCtx<'_, E>) {
+        match ev {
+            Event::Wake => self.cq_run(ctx.now(), ctx),
         }
     }
 }

@@ -36,7 +36,7 @@ mod cq;
 mod tests;
 
 pub use crate::device::emmc::CardParams;
-pub use cq::qsr_wait;
+pub use cq::{qsr_wait, Event};
 
 use super::{DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
 use crate::device::emmc::EmmcCard;
@@ -273,7 +273,10 @@ impl<E> Driver<E> for Mmc {
         }
     }
     fn on_event(&mut self, ev: DriverEvent, ctx: &mut DriverCtx<'_, E>) {
-        self.cq_event(ev, ctx);
+        debug_assert!(matches!(ev, DriverEvent::Mmc(_)), "another driver's event");
+        if let DriverEvent::Mmc(ev) = ev {
+            self.cq_event(ev, ctx);
+        }
     }
     fn counters(&self) -> serde_json::Value {
         let ios = (self.c.reads + self.c.writes).max(1) as f64;

@@ -3,12 +3,13 @@
 //! `ufshcd_clk_scaling_start_busy` / `_update_busy`) and clock gating: the
 //! host controller's clock and the link's gear follow the load.
 
-use super::{DriverEvent, Ufs, EV_DEVFREQ};
+use super::{Event, Ufs};
 use crate::device::devfreq::{DevStatus, Devfreq, SimpleOndemand, TimerKind};
 use crate::driver::DriverCtx;
 use crate::error::{InputError, Result};
 use crate::profile::limits::{COST, DELAY};
 use crate::profile::{range, Profile};
+use crate::sim::queue::Timer;
 use crate::sim::Ns;
 
 /// `hba->clk_scaling` plus the devfreq instance and clock gating.
@@ -31,8 +32,8 @@ pub struct ClkScaling {
     tot_busy: Ns,
     /// `clk_scaling.is_suspended`.
     pub is_suspended: bool,
-    /// The evaluation generation the pending EV_DEVFREQ carries.
-    pub(super) gen: u32,
+    /// The devfreq monitor's delayed work (`devfreq->work`).
+    eval: Timer,
     /// MIN_FREQUENCY PM QoS value of the disk's request-queue device
     /// (kHz), set by the block layer's dev_freq_timeout_ms work.
     pub disk_qos_min_khz: Option<u64>,
@@ -59,6 +60,15 @@ impl ClkScaling {
     /// `clk_gating.delay` since the last completion.
     pub fn gated_at(&self, now: Ns) -> bool {
         self.active_reqs == 0 && self.gating_delay > 0 && now >= self.idle_since + self.gating_delay
+    }
+
+    /// Queue the monitor's next evaluation, if it polls
+    /// (`queue_delayed_work` in `devfreq_monitor_start/resume` and at the
+    /// end of `devfreq_monitor`).
+    pub(super) fn arm_eval(&mut self, ctx: &mut DriverCtx<'_, impl Sized>) {
+        if let Some(t) = self.df.next_eval {
+            ctx.arm(&mut self.eval, t, Event::Devfreq);
+        }
     }
 
     /// `ufshcd_devfreq_get_dev_status` at `now` (times in us as the kernel).
@@ -113,16 +123,7 @@ impl Ufs {
             c.is_suspended = false;
             c.df.resume(now);
             c.resumes.push(now);
-            c.gen += 1;
-            if let Some(t) = c.df.next_eval {
-                ctx.schedule(
-                    t,
-                    DriverEvent {
-                        kind: EV_DEVFREQ,
-                        id: c.gen,
-                    },
-                );
-            }
+            c.arm_eval(ctx);
         }
         if c.window_start.is_none() {
             c.window_start = Some(now);
@@ -151,6 +152,7 @@ impl Ufs {
     /// One devfreq evaluation: `update_devfreq` -> `ufshcd_devfreq_target`.
     pub(super) fn devfreq_eval(&mut self, now: Ns, ctx: &mut DriverCtx<'_, impl Sized>) {
         let Some(c) = &mut self.clk else { return };
+        debug_assert_eq!(c.df.next_eval, Some(now), "the live evaluation");
         let stat = c.get_dev_status(now);
         let mut freq = c.df.evaluate(now, stat);
         let max = c.df.max_opp();
@@ -182,16 +184,10 @@ impl Ufs {
             c.is_suspended = true;
             c.window_start = None;
             c.df.suspend();
+            // devfreq_monitor_suspend: cancel_delayed_work_sync.
+            ctx.cancel(&c.eval);
         }
-        if let Some(t) = c.df.next_eval {
-            ctx.schedule(
-                t,
-                DriverEvent {
-                    kind: EV_DEVFREQ,
-                    id: c.gen,
-                },
-            );
-        }
+        c.arm_eval(ctx);
     }
 }
 
@@ -292,7 +288,7 @@ pub(super) fn clk_scaling_from_profile(p: &Profile, gear: u32) -> Result<Option<
         busy_start: None,
         tot_busy: 0,
         is_suspended: true,
-        gen: 0,
+        eval: Timer::default(),
         disk_qos_min_khz: None,
         busy_until: 0,
         gating_delay,

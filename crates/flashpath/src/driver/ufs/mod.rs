@@ -32,14 +32,24 @@ use crate::sim::Ns;
 use crate::workload::Ddir;
 use clk_scaling::clk_scaling_from_profile;
 
-const EV_RSP: u32 = 0;
-const EV_MAP_WORK: u32 = 1;
-const EV_MAP_DONE: u32 = 2;
-const EV_MAP_READY: u32 = 3;
-/// A request's completion under clock scaling (busy accounting first).
-const EV_DONE: u32 = 4;
-/// A devfreq monitor evaluation (`id` = its generation, to drop stale ones).
-const EV_DEVFREQ: u32 = 5;
+/// The UFS driver's events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// Request `tag`'s RESPONSE UPIU arrived with HPB sense data
+    /// (ufshpb_rsp_upiu before the completion).
+    HpbResponse { tag: u32 },
+    /// The map page deferred read `tag` waited for is in the device: its
+    /// data read is issued now.
+    MapReady { tag: u32 },
+    /// ufshpb's map_work runs.
+    MapWork,
+    /// The READ BUFFER of sub-region `srgn` (`Hpb::srgn_id`) completed.
+    MapLoaded { srgn: u32 },
+    /// Request `tag` completes under clock scaling (busy accounting first).
+    Done { tag: u32 },
+    /// A devfreq monitor evaluation.
+    Devfreq,
+}
 
 const BLOCK: u64 = 4096;
 
@@ -242,25 +252,13 @@ impl Ufs {
 
     fn post(&mut self, at: Ns, rsp: HpbRsp, tag: u32, ctx: &mut DriverCtx<'_, impl Sized>) {
         if rsp.is_empty() && self.clk.is_some() {
-            ctx.schedule(
-                at,
-                DriverEvent {
-                    kind: EV_DONE,
-                    id: tag,
-                },
-            );
+            ctx.schedule(at, Event::Done { tag });
         } else if rsp.is_empty() {
             ctx.complete(at, tag);
         } else {
             self.c.rsp_with_hpb += 1;
             self.pending_rsp.push((tag, rsp));
-            ctx.schedule(
-                at,
-                DriverEvent {
-                    kind: EV_RSP,
-                    id: tag,
-                },
-            );
+            ctx.schedule(at, Event::HpbResponse { tag });
         }
     }
 
@@ -275,6 +273,73 @@ impl Ufs {
         let ready = self.dev.read_buffer(t, start, n);
         let data = self.link.send_up(ready, UPIU_HEADER_BYTES + map_bytes);
         self.link.send_up(data, UPIU_HEADER_BYTES)
+    }
+
+    /// One of the driver's events, at `ctx.now()`.
+    fn handle(&mut self, ev: Event, ctx: &mut DriverCtx<'_, impl Sized>) {
+        let now = ctx.now();
+        match ev {
+            Event::HpbResponse { tag } => {
+                let i = self
+                    .pending_rsp
+                    .iter()
+                    .position(|(t, _)| *t == tag)
+                    .expect("response of a known request");
+                let (_, rsp) = self.pending_rsp.swap_remove(i);
+                self.hpb.as_mut().unwrap().host_rsp(&rsp);
+                self.end_busy(now);
+                if !self.map_work_queued {
+                    self.map_work_queued = true;
+                    ctx.schedule(now + self.map_work_delay, Event::MapWork);
+                }
+                ctx.complete(now, tag);
+            }
+            Event::MapReady { tag } => {
+                let i = self
+                    .deferred
+                    .iter()
+                    .position(|(r, _)| r.tag == tag)
+                    .expect("deferred read of a known request");
+                let (rq, _) = self.deferred.swap_remove(i);
+                let lpn = rq.offset / BLOCK;
+                let blocks = (u64::from(rq.len).div_ceil(BLOCK)) as u32;
+                let done = self.dev.read_mapped(now, lpn, blocks);
+                let (at, rsp) = self.finish_read(done, &rq);
+                self.post(at, rsp, rq.tag, ctx);
+            }
+            Event::MapWork => {
+                self.map_work_queued = false;
+                let mut loads = std::mem::take(&mut self.loads);
+                loads.clear();
+                self.hpb.as_mut().unwrap().map_work(&mut loads);
+                for &(rgn, srgn) in &loads {
+                    let done = self.read_buffer(now, rgn, srgn);
+                    let srgn = self.hpb.as_ref().unwrap().srgn_id(rgn, srgn);
+                    ctx.schedule(done, Event::MapLoaded { srgn });
+                }
+                self.loads = loads;
+            }
+            Event::MapLoaded { srgn } => {
+                let h = self.hpb.as_mut().unwrap();
+                let (rgn, srgn) = h.srgn_of_id(srgn);
+                let (start, n) = h.srgn_span(rgn, srgn, self.dev.ftl.user_lpns());
+                let dev = &self.dev.ftl;
+                // The map data the READ BUFFER carried: the device's entries
+                // as they are when it completes, copied in bulk (or kept as
+                // the factory rule when they all still follow it).
+                let factory = h.has_factory_layout() && dev.run_is_factory(start, n);
+                h.map_loaded_with(rgn, srgn, factory, |buf| {
+                    let (live, past_end) = buf.split_at_mut(n as usize);
+                    dev.ppns_into(start, live);
+                    past_end.fill(u32::MAX);
+                });
+            }
+            Event::Done { tag } => {
+                self.end_busy(now);
+                ctx.complete(now, tag);
+            }
+            Event::Devfreq => self.devfreq_eval(now, ctx),
+        }
     }
 
     pub fn hpb_hit_ratio(&self) -> f64 {
@@ -305,100 +370,14 @@ impl<E> Driver<E> for Ufs {
             Some((at, rsp)) => self.post(at, rsp, rq.tag, ctx),
             None => {
                 let &(_, ready) = self.deferred.last().unwrap();
-                ctx.schedule(
-                    ready,
-                    DriverEvent {
-                        kind: EV_MAP_READY,
-                        id: rq.tag,
-                    },
-                );
+                ctx.schedule(ready, Event::MapReady { tag: rq.tag });
             }
         }
     }
     fn on_event(&mut self, ev: DriverEvent, ctx: &mut DriverCtx<'_, E>) {
-        let now = ctx.now();
-        match ev.kind {
-            EV_RSP => {
-                let i = self
-                    .pending_rsp
-                    .iter()
-                    .position(|(t, _)| *t == ev.id)
-                    .expect("response of a known request");
-                let (tag, rsp) = self.pending_rsp.swap_remove(i);
-                self.hpb.as_mut().unwrap().host_rsp(&rsp);
-                self.end_busy(now);
-                if !self.map_work_queued {
-                    self.map_work_queued = true;
-                    ctx.schedule(
-                        now + self.map_work_delay,
-                        DriverEvent {
-                            kind: EV_MAP_WORK,
-                            id: 0,
-                        },
-                    );
-                }
-                ctx.complete(now, tag);
-            }
-            EV_MAP_READY => {
-                let i = self
-                    .deferred
-                    .iter()
-                    .position(|(r, _)| r.tag == ev.id)
-                    .expect("deferred read of a known request");
-                let (rq, _) = self.deferred.swap_remove(i);
-                let lpn = rq.offset / BLOCK;
-                let blocks = (u64::from(rq.len).div_ceil(BLOCK)) as u32;
-                let done = self.dev.read_mapped(now, lpn, blocks);
-                let (at, rsp) = self.finish_read(done, &rq);
-                self.post(at, rsp, rq.tag, ctx);
-            }
-            EV_MAP_WORK => {
-                self.map_work_queued = false;
-                let mut loads = std::mem::take(&mut self.loads);
-                loads.clear();
-                self.hpb.as_mut().unwrap().map_work(&mut loads);
-                for &(rgn, srgn) in &loads {
-                    let done = self.read_buffer(now, rgn, srgn);
-                    let id = self.hpb.as_ref().unwrap().srgn_id(rgn, srgn);
-                    ctx.schedule(
-                        done,
-                        DriverEvent {
-                            kind: EV_MAP_DONE,
-                            id,
-                        },
-                    );
-                }
-                self.loads = loads;
-            }
-            EV_MAP_DONE => {
-                let h = self.hpb.as_mut().unwrap();
-                let (rgn, srgn) = h.srgn_of_id(ev.id);
-                let (start, n) = h.srgn_span(rgn, srgn, self.dev.ftl.user_lpns());
-                let dev = &self.dev.ftl;
-                // The map data the READ BUFFER carried: the device's entries
-                // as they are when it completes, copied in bulk (or kept as
-                // the factory rule when they all still follow it).
-                let factory = h.has_factory_layout() && dev.run_is_factory(start, n);
-                h.map_loaded_with(rgn, srgn, factory, |buf| {
-                    let (live, past_end) = buf.split_at_mut(n as usize);
-                    dev.ppns_into(start, live);
-                    past_end.fill(u32::MAX);
-                });
-            }
-            EV_DONE => {
-                self.end_busy(now);
-                ctx.complete(now, ev.id);
-            }
-            EV_DEVFREQ => {
-                if self
-                    .clk
-                    .as_ref()
-                    .is_some_and(|c| c.gen == ev.id && c.df.next_eval == Some(now))
-                {
-                    self.devfreq_eval(now, ctx);
-                }
-            }
-            _ => unreachable!("unknown UFS event"),
+        debug_assert!(matches!(ev, DriverEvent::Ufs(_)), "another driver's event");
+        if let DriverEvent::Ufs(ev) = ev {
+            self.handle(ev, ctx);
         }
     }
     fn cpu_latency_limit(&self, cpu: u32, now: Ns) -> Option<Ns> {
@@ -414,16 +393,8 @@ impl<E> Driver<E> for Ufs {
         }
     }
     fn start(&mut self, ctx: &mut DriverCtx<'_, E>) {
-        if let Some(c) = &self.clk {
-            if let Some(t) = c.df.next_eval {
-                ctx.schedule(
-                    t,
-                    DriverEvent {
-                        kind: EV_DEVFREQ,
-                        id: c.gen,
-                    },
-                );
-            }
+        if let Some(c) = &mut self.clk {
+            c.arm_eval(ctx);
         }
     }
     fn counters(&self) -> serde_json::Value {

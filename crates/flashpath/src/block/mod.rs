@@ -165,11 +165,17 @@ impl<E: From<BlockEvent> + From<DeviceSignal>> BlkCtx<'_, E> {
     fn driver_call(&mut self) -> (&mut dyn Driver<E>, DriverCtx<'_, E>) {
         (
             &mut *self.driver,
-            DriverCtx {
-                queue: &mut *self.queue,
-                wrap: E::from,
-            },
+            DriverCtx::new(&mut *self.queue, E::from, Some(&mut *self.host)),
         )
+    }
+
+    /// A core the driver ran code on has nothing else to run once that
+    /// code is done: it goes idle again.
+    fn driver_ran_on(&mut self, cpu: Option<u32>) {
+        if let Some(c) = cpu {
+            let done = self.host.cpus[c as usize].busy_until;
+            self.host.cpu_idle(c, done, &*self.driver);
+        }
     }
 }
 

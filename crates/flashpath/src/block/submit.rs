@@ -138,6 +138,8 @@ impl BlockLayer {
         self.dev_start[key as usize] = now;
         let (driver, mut dctx) = ctx.driver_call();
         driver.queue_rq(drq, &mut dctx);
+        let ran_on = dctx.ran_on();
+        ctx.driver_ran_on(ran_on);
     }
 
     /// Seed 3's `dev_freq_work` fires at `now`: the disk's frequency

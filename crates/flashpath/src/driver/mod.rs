@@ -13,6 +13,7 @@ pub mod ufs_qcom_qos;
 pub mod ufshpb;
 pub mod virtio;
 
+use crate::host::task::Host;
 use crate::sim::queue::{EventQueue, Timer};
 use crate::sim::Ns;
 use crate::workload::Ddir;
@@ -70,13 +71,55 @@ pub enum DeviceSignal {
     },
 }
 
-/// What a driver may do to the outside world while handling a call.
+/// What a driver may do to the outside world while handling a call:
+/// schedule its own events, post completions, and run its code on a host
+/// CPU.
 pub struct DriverCtx<'a, E> {
     pub queue: &'a mut EventQueue<E>,
     pub wrap: fn(DeviceSignal) -> E,
+    /// The host's cores, for driver code that runs on a CPU (a bio-based
+    /// driver's work in the submitter's context, as brd's copy); `None`
+    /// where a test drives a driver alone.
+    host: Option<&'a mut Host>,
+    /// The core the driver ran code on during this call, which the caller
+    /// lets go idle again once the call returns.
+    ran_on: Option<u32>,
 }
 
-impl<E> DriverCtx<'_, E> {
+impl<'a, E> DriverCtx<'a, E> {
+    /// The context of one driver call on the machine's queue and host.
+    pub fn new(
+        queue: &'a mut EventQueue<E>,
+        wrap: fn(DeviceSignal) -> E,
+        host: Option<&'a mut Host>,
+    ) -> DriverCtx<'a, E> {
+        DriverCtx {
+            queue,
+            wrap,
+            host,
+            ran_on: None,
+        }
+    }
+    /// Run `reference_ns` of the driver's kernel code (ns at the host's
+    /// reference clock) on `cpu` from `at`: booked as the core's system
+    /// time, scaled by its clock, after what the core already has to do;
+    /// a core asleep in an idle state leaves it first (paying its exit
+    /// latency), so the idle governor sees the work. Returns when the work
+    /// is done. Without a host (a driver tested alone) the work takes
+    /// `reference_ns`.
+    pub fn run_on_cpu(&mut self, cpu: u32, at: Ns, reference_ns: Ns) -> Ns {
+        let Some(host) = self.host.as_deref_mut() else {
+            return at + reference_ns;
+        };
+        debug_assert!(self.ran_on.is_none_or(|c| c == cpu), "one CPU per call");
+        self.ran_on = Some(cpu);
+        let exit = host.wake_cpu(cpu, at);
+        host.cpus[cpu as usize].run(at + exit, 0, reference_ns)
+    }
+    /// The core [`Self::run_on_cpu`] used in this call, if any.
+    pub fn ran_on(&self) -> Option<u32> {
+        self.ran_on
+    }
     pub fn now(&self) -> Ns {
         self.queue.now()
     }

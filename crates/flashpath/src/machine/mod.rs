@@ -212,6 +212,17 @@ impl Machine {
         }
     }
 
+    /// Call the driver with its context; a core it ran code on goes idle
+    /// again afterwards if nothing else runs there.
+    fn driver_call(&mut self, call: impl FnOnce(&mut dyn Driver<Ev>, &mut DriverCtx<'_, Ev>)) {
+        let mut ctx = DriverCtx::new(&mut self.queue, Ev::from, Some(&mut self.host));
+        call(&mut *self.driver, &mut ctx);
+        if let Some(c) = ctx.ran_on() {
+            let done = self.host.cpus[c as usize].busy_until;
+            self.host.cpu_idle(c, done, &*self.driver);
+        }
+    }
+
     pub fn events_handled(&self) -> u64 {
         self.queue.events_popped()
     }
@@ -223,10 +234,7 @@ impl Machine {
             self.host.cpu_idle(c, 0, &*self.driver);
         }
         self.start_wave(0, 0);
-        self.driver.start(&mut DriverCtx {
-            queue: &mut self.queue,
-            wrap: Ev::from,
-        });
+        self.driver_call(|driver, ctx| driver.start(ctx));
         while let Some((now, ev)) = self.queue.pop() {
             // Periodic device work (devfreq) does not keep a finished run
             // alive; the PM QoS work ends by itself (the request drops).
@@ -247,13 +255,7 @@ impl Machine {
                 }
                 Ev::Block(BlockEvent::DevFreqWork) => self.block.dev_freq_work(now, blk_ctx!(self)),
                 Ev::Device(DeviceSignal::Driver(e)) => {
-                    self.driver.on_event(
-                        e,
-                        &mut DriverCtx {
-                            queue: &mut self.queue,
-                            wrap: Ev::from,
-                        },
-                    );
+                    self.driver_call(|driver, ctx| driver.on_event(e, ctx))
                 }
                 Ev::Device(DeviceSignal::Completed { tag }) => self.device_completed(tag, now),
             }

@@ -94,10 +94,7 @@ fn run_cq(m: &mut Mmc, arrivals: &[(Ns, DriverRq)]) -> Vec<Ns> {
     }
     let mut done = vec![0; arrivals.len()];
     while let Some((_, ev)) = q.pop() {
-        let mut ctx = DriverCtx {
-            queue: &mut q,
-            wrap: TestEv::Dev,
-        };
+        let mut ctx = DriverCtx::new(&mut q, TestEv::Dev, None);
         match ev {
             TestEv::Arrive(i) => m.queue_rq(arrivals[i].1, &mut ctx),
             TestEv::Dev(DeviceSignal::Driver(e)) => m.on_event(e, &mut ctx),

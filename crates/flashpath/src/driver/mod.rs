@@ -3,6 +3,7 @@
 //! device with events of its own, and reports when the device has posted
 //! the completion. The host then takes the interrupt (or a poller finds it).
 
+pub mod brd;
 pub mod mmc;
 pub mod null_blk;
 pub mod nvme;

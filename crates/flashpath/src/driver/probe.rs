@@ -3,6 +3,7 @@
 //! A new device type is one entry here plus its driver and device files
 //! (docs/extending.md).
 
+use super::brd::Brd;
 use super::mmc::Mmc;
 use super::null_blk::NullBlk;
 use super::nvme::Nvme;
@@ -15,7 +16,15 @@ use crate::machine::Ev;
 use crate::profile::Profile;
 
 /// The `device.kind` names, in the order a "did you mean" lists them.
-pub const KINDS: [&str; 6] = ["null_blk", "nvme", "ufs", "mmc", "virtio-blk", "sdcard"];
+pub const KINDS: [&str; 7] = [
+    "null_blk",
+    "nvme",
+    "ufs",
+    "mmc",
+    "virtio-blk",
+    "sdcard",
+    "brd",
+];
 
 /// Build the driver `device.kind` names, with the device behind it.
 pub fn probe(p: &Profile) -> Result<Box<dyn Driver<Ev>>> {
@@ -27,6 +36,7 @@ pub fn probe(p: &Profile) -> Result<Box<dyn Driver<Ev>>> {
         "mmc" => Ok(Box::new(Mmc::from_profile(p, 0)?)),
         "virtio-blk" => Ok(Box::new(VirtioBlk::from_profile(p)?)),
         "sdcard" => Ok(Box::new(Sdhci::from_profile(p)?)),
+        "brd" => Ok(Box::new(Brd::from_profile(p)?)),
         _ => unreachable!("choice() checked the kind"),
     }
 }

@@ -189,8 +189,6 @@ impl Mmc {
         r
     }
 
-    /// A command reaches the card at `at`: a pending read-ahead that has
-
     /// Legacy mode: book request `rq` arriving at `now`; returns when it
     /// is complete.
     pub fn execute(&mut self, now: Ns, rq: &DriverRq) -> Ns {

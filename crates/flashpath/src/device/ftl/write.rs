@@ -1,0 +1,157 @@
+//! The FTL's write side: host writes into the write buffer, its flush as
+//! multi-plane page rows per die, and trim.
+
+use super::*;
+
+impl FlashDevice {
+    // ----- host writes --------------------------------------------------------
+
+    /// Write `npages` units from `lpn`. Completes when the data is in the
+    /// write buffer; waits for space when the buffer is full.
+    pub fn write(&mut self, now: Ns, lpn: u64, npages: u32) -> Ns {
+        self.check_range(lpn, npages);
+        self.nand.set_now(now);
+        let mut t = now;
+        for l in lpn..lpn + u64::from(npages) {
+            self.stats.host_write_units += 1;
+            self.clock += 1;
+            if self.p.check_integrity {
+                let v = self.lpn_ver.get_mut_or_init(l, |_| 0);
+                *v = v.wrapping_add(1);
+            }
+            if self.in_buffer(l) {
+                self.stats.buffer_coalesced += 1;
+                continue;
+            }
+            t = self.buffer_room(t);
+            let die = self.die_of_lpn(l);
+            self.die_state[die as usize].pending.push(l as u32);
+            self.buf_pending += 1;
+            if self.die_state[die as usize].pending.len() == self.row_slots as usize {
+                self.flush_die(die, t);
+            }
+        }
+        t
+    }
+
+    /// Wait (from `t`) until the buffer has room for one unit.
+    pub(super) fn buffer_room(&mut self, mut t: Ns) -> Ns {
+        loop {
+            while let Some(&Reverse((rt, k))) = self.inflight.peek() {
+                if rt > t {
+                    break;
+                }
+                self.inflight.pop();
+                self.buf_inflight -= k;
+            }
+            if self.buf_pending + self.buf_inflight < self.p.write_buffer_units {
+                return t;
+            }
+            if let Some(Reverse((rt, k))) = self.inflight.pop() {
+                self.stats.write_stall_ns += rt - t;
+                t = rt;
+                self.buf_inflight -= k;
+            } else {
+                // Full of partial rows: flush the fullest, padded.
+                let die = (0..self.dies)
+                    .max_by_key(|&d| (self.die_state[d as usize].pending.len(), Reverse(d)))
+                    .unwrap_or(0);
+                self.flush_die(die, t);
+            }
+        }
+    }
+
+    /// Program the die's buffered units as one (padded if partial)
+    /// multi-plane row, from `t`.
+    pub(super) fn flush_die(&mut self, die: u32, t: Ns) {
+        let mut pending = std::mem::take(&mut self.die_state[die as usize].pending);
+        let n = pending.len() as u32;
+        if n == 0 {
+            self.die_state[die as usize].pending = pending;
+            return;
+        }
+        for &l in &pending {
+            let l = u64::from(l);
+            let ver = self.lpn_version(l);
+            self.place(l, false, t, ver);
+            if self.timed {
+                // Read-modify-write of the entry's map page; a miss reads it
+                // from NAND. The data program does not wait for it (the
+                // entry is updated when both are done; DFTL-style).
+                let mp = (l / self.entries_per_map_page) as u32;
+                self.map_touch(t, mp, true);
+            }
+        }
+        self.stats.units_programmed_host += u64::from(n);
+        self.pad_row(die, false);
+        pending.clear();
+        self.die_state[die as usize].pending = pending;
+        self.buf_pending -= n;
+        let end = if self.timed {
+            self.stats.nand_programs_data += 1;
+            self.nand.program(t, die, self.row_bytes)
+        } else {
+            t
+        };
+        self.buf_inflight += n;
+        self.inflight.push(Reverse((end, n)));
+    }
+
+    /// Skip the rest of the frontier's current row (left unwritten).
+    pub(super) fn pad_row(&mut self, die: u32, for_gc: bool) {
+        let row = self.row_slots;
+        let f = self.frontier_mut(die, for_gc);
+        if f.block == NONE {
+            return;
+        }
+        let r = f.next % row;
+        if r != 0 {
+            f.next += row - r;
+            self.stats.units_padded += u64::from(row - r);
+        }
+    }
+
+    /// Flush everything buffered; returns when all of it is on NAND.
+    pub fn flush(&mut self, now: Ns) -> Ns {
+        self.nand.set_now(now);
+        for d in 0..self.dies {
+            self.flush_die(d, now);
+        }
+        self.inflight
+            .iter()
+            .map(|r| r.0 .0)
+            .max()
+            .unwrap_or(now)
+            .max(now)
+    }
+
+    /// Unmap `npages` units from `lpn` (UNMAP / discard). Returns when the
+    /// map update is done (a map-page miss costs its read).
+    pub fn trim(&mut self, now: Ns, lpn: u64, npages: u32) -> Ns {
+        self.check_range(lpn, npages);
+        self.nand.set_now(now);
+        let mut done = now;
+        for l in lpn..lpn + u64::from(npages) {
+            self.stats.trimmed_units += 1;
+            let die = self.die_of_lpn(l) as usize;
+            if let Some(i) = self.die_state[die]
+                .pending
+                .iter()
+                .position(|&x| u64::from(x) == l)
+            {
+                self.die_state[die].pending.swap_remove(i);
+                self.buf_pending -= 1;
+            }
+            let old = self.l2p_set(l, NONE);
+            if old != NONE {
+                self.invalidate(old);
+                let mp = (l / self.entries_per_map_page) as usize;
+                self.map_gen[mp] = self.map_gen[mp].wrapping_add(1);
+                if self.timed {
+                    done = done.max(self.map_touch(now, mp as u32, true));
+                }
+            }
+        }
+        done
+    }
+}

@@ -27,7 +27,7 @@ use crate::host::task::Host;
 use crate::profile::limits::{DELAY, QUEUE_DEPTH};
 use crate::profile::{range, Profile};
 use crate::report::DiskUtil;
-use crate::sim::queue::EventQueue;
+use crate::sim::queue::{EventQueue, Timer};
 use crate::sim::slab::Slab;
 use crate::sim::Ns;
 use crate::workload::IoUnit;
@@ -200,6 +200,8 @@ pub struct BlockLayer {
     disk: DiskStats,
     /// The disk's MIN_FREQUENCY request kept by dev_freq_timeout_ms.
     pub dev_freq_qos: DevFreqQos,
+    /// The queue timer `dev_freq_work` runs on.
+    dev_freq_timer: Timer,
     drv_costs: DriverCpuCosts,
     signal: CompletionSignal,
     irq_cpu: IrqCpu,
@@ -240,6 +242,7 @@ impl BlockLayer {
                 last_change: 0,
             },
             dev_freq_qos: DevFreqQos::new(settings.dev_freq_timeout),
+            dev_freq_timer: Timer::default(),
             drv_costs: probed.cpu_costs,
             signal: probed.completion_signal,
             irq_cpu,

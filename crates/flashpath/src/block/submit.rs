@@ -45,7 +45,11 @@ impl BlockLayer {
         // REQ_SYNC) records its time for the dev_freq_timeout_ms work.
         if self.rqs.get(key).unit.ddir != Ddir::Trim {
             if let Some(at) = self.dev_freq_qos.submit(now) {
-                ctx.schedule(at, BlockEvent::DevFreqWork);
+                ctx.queue.arm(
+                    &mut self.dev_freq_timer,
+                    at,
+                    E::from(BlockEvent::DevFreqWork),
+                );
             }
         }
         let rq = self.rqs.get_mut(key);
@@ -154,7 +158,11 @@ impl BlockLayer {
             .dev_freq_qos
             .dev_freq_work(now, |khz| driver.set_disk_min_freq_qos(khz))
         {
-            ctx.schedule(next, BlockEvent::DevFreqWork);
+            ctx.queue.arm(
+                &mut self.dev_freq_timer,
+                next,
+                E::from(BlockEvent::DevFreqWork),
+            );
         }
     }
 }

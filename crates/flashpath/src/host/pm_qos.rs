@@ -94,15 +94,13 @@ impl DevFreqQos {
         }
     }
 
-    /// The queued `dev_freq_work` fires at `now` (a stale run, one no
-    /// longer queued for `now`, does nothing): it adds or drops the disk's
-    /// MIN_FREQUENCY request (at FREQ_QOS_MAX_DEFAULT_VALUE kHz) and tells
-    /// the device through `notify` (the driver's hook today). Returns when
-    /// it runs next.
+    /// The queued `dev_freq_work` fires at `now` (its caller arms one
+    /// queue timer for it, so only the live expiry fires): it adds or drops
+    /// the disk's MIN_FREQUENCY request (at FREQ_QOS_MAX_DEFAULT_VALUE kHz)
+    /// and tells the device through `notify` (the driver's hook today).
+    /// Returns when it runs next.
     pub fn dev_freq_work(&mut self, now: Ns, notify: impl FnOnce(Option<u64>)) -> Option<Ns> {
-        if self.work_at != Some(now) {
-            return None;
-        }
+        debug_assert_eq!(self.work_at, Some(now), "only the armed work fires");
         match self.work(now) {
             QosAction::Add => notify(Some(crate::device::devfreq::FREQ_QOS_MAX_DEFAULT_VALUE)),
             QosAction::Remove => notify(None),

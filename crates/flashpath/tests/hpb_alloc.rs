@@ -4,42 +4,15 @@
 //! to a pool, as ufshpb's mempool). Counted with a global allocator that
 //! counts this thread's allocations while a flag is set.
 
+mod common;
+
+use common::Sides;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use flashpath::device::ufs::hpb::HpbDevice;
 use flashpath::device::{FlashDevice, FlashParams};
-use flashpath::driver::ufshpb::{Hpb, HpbMode, HpbParams, Prep};
+use flashpath::driver::ufshpb::{HpbMode, HpbParams, Prep};
 use flashpath::sim::rng::RngStream;
-
-/// Both sides of HPB as the driver pairs them: the host (ufshpb) and the
-/// device (its recommendations).
-struct Sides {
-    host: Hpb,
-    device: HpbDevice,
-}
-
-impl Sides {
-    fn new(p: HpbParams, user_lpns: u64) -> Sides {
-        Sides {
-            host: Hpb::new(p, user_lpns),
-            device: HpbDevice::new(p, user_lpns),
-        }
-    }
-}
-
-impl std::ops::Deref for Sides {
-    type Target = Hpb;
-    fn deref(&self) -> &Hpb {
-        &self.host
-    }
-}
-
-impl std::ops::DerefMut for Sides {
-    fn deref_mut(&mut self) -> &mut Hpb {
-        &mut self.host
-    }
-}
 
 struct Counting;
 

@@ -1,40 +1,13 @@
 //! UFS + HPB + iozone front end: behaviour that can fail.
 
-use flashpath::device::ufs::hpb::HpbDevice;
+mod common;
+
+use common::Sides;
 use flashpath::device::{FlashDevice, FlashParams};
-use flashpath::driver::ufshpb::{Hpb, HpbMode, HpbParams, Prep};
+use flashpath::driver::ufshpb::{HpbMode, HpbParams, Prep};
 use flashpath::run::run_iozone;
 use flashpath::sim::rng::RngStream;
 use flashpath::workload::iozone::parse_args;
-
-/// Both sides of HPB as the driver pairs them: the host (ufshpb) and the
-/// device (its recommendations).
-struct Sides {
-    host: Hpb,
-    device: HpbDevice,
-}
-
-impl Sides {
-    fn new(p: HpbParams, user_lpns: u64) -> Sides {
-        Sides {
-            host: Hpb::new(p, user_lpns),
-            device: HpbDevice::new(p, user_lpns),
-        }
-    }
-}
-
-impl std::ops::Deref for Sides {
-    type Target = Hpb;
-    fn deref(&self) -> &Hpb {
-        &self.host
-    }
-}
-
-impl std::ops::DerefMut for Sides {
-    fn deref_mut(&mut self) -> &mut Hpb {
-        &mut self.host
-    }
-}
 
 fn params() -> HpbParams {
     HpbParams {

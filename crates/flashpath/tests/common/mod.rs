@@ -3,6 +3,8 @@
 //! Each test file is a crate of its own and uses only some of these, so
 //! every item carries `#[allow(dead_code)]`.
 
+use flashpath::device::ufs::hpb::HpbDevice;
+use flashpath::driver::ufshpb::{Hpb, HpbParams};
 use flashpath::profile::Profile;
 use flashpath::run::{fio_source, parse_context, run_file, run_jobs, RunOutput};
 use flashpath::workload::fio::{parse_job_str, JobFile};
@@ -94,4 +96,35 @@ pub fn fio_fixtures() -> PathBuf {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/fio");
     assert!(p.is_dir(), "test data missing: {}", p.display());
     p
+}
+
+/// Both sides of HPB as the driver pairs them: the host (ufshpb) and the
+/// device (its recommendations).
+#[allow(dead_code)]
+pub struct Sides {
+    pub host: Hpb,
+    pub device: HpbDevice,
+}
+
+impl Sides {
+    #[allow(dead_code)]
+    pub fn new(p: HpbParams, user_lpns: u64) -> Sides {
+        Sides {
+            host: Hpb::new(p, user_lpns),
+            device: HpbDevice::new(p, user_lpns),
+        }
+    }
+}
+
+impl std::ops::Deref for Sides {
+    type Target = Hpb;
+    fn deref(&self) -> &Hpb {
+        &self.host
+    }
+}
+
+impl std::ops::DerefMut for Sides {
+    fn deref_mut(&mut self) -> &mut Hpb {
+        &mut self.host
+    }
 }

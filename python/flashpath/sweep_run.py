@@ -255,12 +255,15 @@ def run_sweep(
             raise SweepError(message + kept) from None
         finally:
             progress.close()
+        # The device and the seed are columns even when they are not axes.
+        columns = [*spec.axes, *(k for k in ("device", "seed") if k not in spec.axes)]
+        values = [{**p.values, "device": p.device, "seed": p.seed} for p in spec.points]
         table = build_table(
-            spec.axes,
-            axis_types(spec.axes, [p.values for p in spec.points]),
+            columns,
+            axis_types(columns, values),
             (
-                (p.index, p.values, results[k]["rows"])
-                for p, k in zip(spec.points, keys, strict=True)
+                (p.index, {c: v[c] for c in columns}, results[k]["rows"])
+                for p, k, v in zip(spec.points, keys, values, strict=True)
             ),
             {
                 "flashpath.schema": SCHEMA_VERSION,

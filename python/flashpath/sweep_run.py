@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import socket
 import time
 from collections.abc import Callable
 from contextlib import chdir
@@ -285,6 +286,7 @@ def run_sweep(
             {
                 "event": "sweep",
                 "sweep": spec.name,
+                "driver": f"{socket.gethostname()}:{os.getpid()}",
                 "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(time.time() - wall)),
                 "backend": backend,
                 "jobs": jobs,

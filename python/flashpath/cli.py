@@ -225,7 +225,26 @@ def profile_show(name: str, overrides: tuple[str, ...]) -> None:
     "--plot", "plot_path", type=click.Path(dir_okay=False), help="Draw the result to this file."
 )
 @click.option("--seed", default=0, show_default=True, type=SEED)
-def reproduce_cmd(name: str, fmt: str, plot_path: str | None, seed: int) -> None:
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Worker processes (default: one per CPU).",
+)
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Show the progress bar (default: only on a terminal).",
+)
+def reproduce_cmd(
+    name: str,
+    fmt: str,
+    plot_path: str | None,
+    seed: int,
+    jobs: int | None,
+    progress: bool | None,
+) -> None:
     """Run a published experiment's grid (NAME, or all) and compare."""
     from flashpath import reproduce as rp
 
@@ -241,12 +260,19 @@ def reproduce_cmd(name: str, fmt: str, plot_path: str | None, seed: int) -> None
                 f"(it writes {', '.join(sorted(formats))})"
             )
         _check_writable(plot_path, what)
+    workers = jobs or os.cpu_count() or 1
+    ran = rp.Ran()
     try:
-        rows = rp.reproduce(name, seed)
+        rows = rp.reproduce(name, seed, jobs=workers, show_progress=progress, ran=ran)
     except FlashpathError as err:
         _fail(err)
     render = {"table": rp.to_table, "csv": rp.to_csv, "json": rp.to_json}[fmt]
     click.echo(render(rows), nl=False)
+    click.echo(
+        f"flashpath reproduce {name}: {ran.runs} runs in {ran.wall_s:.1f} s on "
+        f"{workers} worker{'s' if workers != 1 else ''}",
+        err=True,
+    )
     if plot_path:
         plotter = rp.PLOTTERS.get(name, rp.plot)
         try:

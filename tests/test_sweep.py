@@ -12,7 +12,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import REPO
+from conftest import REPO, cli
 from flashpath.sweep_run import SweepError, run_sweep
 from flashpath.sweep_spec import load_spec, parse_spec
 
@@ -265,3 +265,18 @@ def test_the_example_spec_runs(tmp_path: Path) -> None:
     # A bigger map cache misses less (the same I/O sequence for each seed).
     hits = df.groupby("device.flash.map_cache_pages")["fp.driver.ftl.map_hit_ratio"].mean()
     assert hits[24] < hits[96] < hits[384]
+
+
+def test_progress_is_quiet_off_a_terminal_unless_asked(tmp_path: Path) -> None:
+    _sweep_files(tmp_path, 200, points=4)
+    quiet = cli("sweep", "s.toml", "--out", "q.parquet", "--jobs", "1", cwd=tmp_path)
+    assert quiet.returncode == 0, quiet.stderr
+    assert quiet.stdout == ""
+    [line] = quiet.stderr.splitlines()
+    assert line.startswith("flashpath sweep s: 4 points (4 run, 0 reused) in ")
+    assert "; 4 rows -> q.parquet" in line
+    shown = cli("sweep", "s.toml", "--out", "p.parquet", "--jobs", "1", "--progress", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    # tqdm's bar: points done of the total, and the rate.
+    assert "0/4 [" in shown.stderr and "pt/s" in shown.stderr
+    assert shown.stderr.splitlines()[-1].startswith("flashpath sweep s: 4 points")

@@ -42,7 +42,7 @@ from flashpath.sweep_table import (
 PART_FORMAT = 1
 
 
-class SweepError(Exception):
+class SweepError(FlashpathError):
     """A sweep that cannot go on: one message for the user."""
 
 

@@ -65,7 +65,7 @@ _TOP_KEYS = ("name", "description", "job", "job_text", "device", "seed", "fixed"
 _TOP_KEYS += ("points",)
 
 
-class SpecError(Exception):
+class SpecError(FlashpathError):
     """A bad sweep spec: the message names the file, the line and the key."""
 
 

@@ -250,16 +250,8 @@ def reproduce_cmd(
 
     what = "--plot"
     if plot_path:
-        # Before the grid runs: matplotlib must know the format by the
-        # name's extension (none: PNG) and the file must be writable.
-        kind = Path(plot_path).suffix.removeprefix(".").lower()
-        formats = rp.plot_formats()
-        if kind and kind not in formats:
-            _error(
-                f"{what}: matplotlib cannot write '.{shown(kind)[1:-1]}' images "
-                f"(it writes {', '.join(sorted(formats))})"
-            )
-        _check_writable(plot_path, what)
+        # Before the grid runs.
+        _check_image(plot_path, what)
     workers = jobs or os.cpu_count() or 1
     ran = rp.Ran()
     try:
@@ -359,6 +351,63 @@ def sweep_cmd(
     except (ConnectionError, RuntimeError) as err:
         _error(f"--backend {backend}: {err}")
     click.echo(summary(spec, outcome, backend, workers, out), err=True)
+
+
+def _check_image(path: str, what: str) -> None:
+    """Before the work: matplotlib must know the format by the name's
+    extension (none: PNG), and the file must be writable."""
+    from flashpath import reproduce as rp
+
+    kind = Path(path).suffix.removeprefix(".").lower()
+    formats = rp.plot_formats()
+    if kind and kind not in formats:
+        _error(
+            f"{what}: matplotlib cannot write '.{shown(kind)[1:-1]}' images "
+            f"(it writes {', '.join(sorted(formats))})"
+        )
+    _check_writable(path, what)
+
+
+@main.command("plot")
+@click.argument("source", metavar="TABLE", type=click.Path(dir_okay=False))
+@click.option(
+    "--kind",
+    type=click.Choice(["line", "cdf", "breakdown"]),
+    default="line",
+    show_default=True,
+    help="line: Y against X; cdf: the latency CDF of Y (clat_ns, lat_ns); breakdown: "
+    "per-layer time per I/O for each X.",
+)
+@click.option("--x", "x", help="The x-axis column (an axis such as fio.iodepth).")
+@click.option("--y", "y", help="The metric (iops, clat_ns.p99, fp.driver.ftl.map_hit_ratio...).")
+@click.option("--hue", help="One line per value of this column.")
+@click.option("--where", multiple=True, metavar="KEY=VALUE", help="Only rows with KEY = VALUE.")
+@click.option(
+    "-o", "--output", "out", required=True, type=click.Path(dir_okay=False), help="PNG or SVG."
+)
+def plot_cmd(
+    source: str,
+    kind: str,
+    x: str | None,
+    y: str | None,
+    hue: str | None,
+    where: tuple[str, ...],
+    out: str,
+) -> None:
+    """Plot a sweep's table (TABLE.parquet) or one run's fio JSON output
+    (TABLE.json, from flashpath run --output-format json)."""
+    from flashpath.plot import PlotError, plot
+
+    if not Path(source).is_file():
+        _error(f"{named(source)}: no such table")
+    _check_image(out, "--output")
+    try:
+        plot(source, out, kind=kind, x=x, y=y, hue=hue, where=where)
+    except PlotError as err:
+        _error(str(err))
+    except OSError as exc:
+        _error(f"--output: cannot write {shown(out)}: {exc.strerror or exc}")
+    click.echo(f"plot written to {out}", err=True)
 
 
 @main.command(

@@ -280,3 +280,30 @@ def test_progress_is_quiet_off_a_terminal_unless_asked(tmp_path: Path) -> None:
     # tqdm's bar: points done of the total, and the rate.
     assert "0/4 [" in shown.stderr and "pt/s" in shown.stderr
     assert shown.stderr.splitlines()[-1].startswith("flashpath sweep s: 4 points")
+
+
+def test_the_bytes_do_not_depend_on_the_folder(tmp_path: Path) -> None:
+    outs = []
+    for name in ("a", "deeper/b"):
+        folder = tmp_path / name
+        folder.mkdir(parents=True)
+        spec = _sweep_files(folder, 300, points=4)
+        # Run from elsewhere: paths in the spec are relative to it.
+        r = cli("sweep", str(spec), "--out", f"{name.replace('/', '-')}.parquet", cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        outs.append((tmp_path / f"{name.replace('/', '-')}.parquet").read_bytes())
+    assert outs[0] == outs[1]
+
+
+def test_a_worker_that_dies_is_one_message(tmp_path: Path) -> None:
+    from flashpath.engine import Task, run_tasks
+
+    tasks = [Task("dies", _exit_now, ()), Task("dies too", _exit_now, ())]
+    with pytest.raises(RuntimeError, match="a worker process died while running 'die"):
+        run_tasks(tasks, lambda i, done: None, jobs=2)
+
+
+def _exit_now() -> None:
+    import os
+
+    os._exit(3)

@@ -14,6 +14,7 @@ import socket
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
@@ -117,7 +118,14 @@ def _run_pool(tasks: Sequence[Task], on_done: OnDone, jobs: int) -> None:
                 finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
                 for fut in sorted(finished, key=lambda f: pending[f]):
                     i = pending.pop(fut)
-                    _deliver(i, fut.result(), on_done)
+                    try:
+                        done = fut.result()
+                    except BrokenProcessPool:
+                        raise RuntimeError(
+                            f"a worker process died while running {tasks[i].label!r} "
+                            "(killed, or out of memory)"
+                        ) from None
+                    _deliver(i, done, on_done)
                 top_up()
         except BaseException:
             for fut in pending:

@@ -130,6 +130,8 @@ BAD_SPECS = [
     ("[grid]\nfio.iodeptx = [1]\n", 4, "fio.iodeptx", "not a fio option"),
     ("[grid]\nfio.rw = ['read', 'sideways']\n", 4, "fio.rw", "sideways"),
     ("[grid]\nfio.iodepth = [1, 0]\n", 4, "fio.iodepth", "min value out of range"),
+    # The core refuses the second point: its own [[points]] table's line.
+    ("[[points]]\nhost.cpus = 2\n[[points]]\nhost.cpus = 0\n", 6, "host.cpus", "point 1"),
     ("[grid]\ndevice = ['nullblk']\n", 2, "device", "an axis too (line 4)"),
     ("[grid\n", 3, "", "not valid TOML"),
 ]

@@ -93,7 +93,8 @@ class Spec:
     folder: Path  # where relative paths in it are read from
     name: str
     description: str
-    job_name: str  # names the job in messages
+    job_name: str  # names the job to the core (relative, so runs do not depend on the folder)
+    job_shown: str  # names the job in messages
     job_text: str
     job_folder: Path  # the job's relative includes and iologs
     job_line: int | None
@@ -101,14 +102,22 @@ class Spec:
     points: list[Point]
     # key -> (table, line) of where each axis or fixed key is written.
     where: dict[str, tuple[TablePath, int | None]] = field(default_factory=dict)
+    # Where every key is written (_tomlpos.key_lines), and how many
+    # [[points]] tables the spec has: the last dimension, so point i has
+    # the values of table i % points_tables.
+    lines: dict[tuple[TablePath, str], int] = field(default_factory=dict)
+    points_tables: int = 0
 
-    def line(self, key: str) -> int | None:
+    def line(self, key: str, point: Point | None = None) -> int | None:
         table, line = self.where.get(key, ((), None))
+        if point is not None and self.points_tables and table[:1] == ("points",):
+            return line_of(self.lines, ("points", point.index % self.points_tables), key)
         return line
 
-    def at(self, key: str) -> str:
-        """`spec.toml:LINE: KEY` for a message."""
-        line = self.line(key)
+    def at(self, key: str, point: Point | None = None) -> str:
+        """`spec.toml:LINE: KEY` for a message (the line of `point`'s own
+        [[points]] table when the key is written there)."""
+        line = self.line(key, point)
         return f"{self.path}:{line}: {key}" if line else f"{self.path}: {key}"
 
     def composed(self, point: Point) -> Composed:
@@ -418,9 +427,15 @@ def parse_spec(text: str, path: str, folder: Path) -> Spec:
             raise r.fail((), "job", f"cannot read {shown(job)}: {exc.strerror or exc}") from None
         job_text = job_bytes.decode("utf-8", errors="replace")
         job_name, job_folder, job_line = job, job_path.parent, r.line((), "job")
+        job_shown = job
     else:
         assert job_text is not None
-        job_name, job_folder, job_line = f"{path} job_text", folder, r.line((), "job_text")
+        job_name, job_folder, job_line = (
+            f"{Path(path).name} job_text",
+            folder,
+            r.line((), "job_text"),
+        )
+        job_shown = f"{path} job_text"
     fixed = doc.get("fixed", {})
     if not isinstance(fixed, dict):
         raise r.fail((), "fixed", f"[fixed] is a table of keys and values, not {_kind(fixed)}")
@@ -477,12 +492,15 @@ def parse_spec(text: str, path: str, folder: Path) -> Spec:
         name=name,
         description=description,
         job_name=job_name,
+        job_shown=job_shown,
         job_text=job_text,
         job_folder=job_folder,
         job_line=job_line,
         axes=axes,
         points=points,
         where=r.where,
+        lines=r.lines,
+        points_tables=len(doc.get("points", [])),
     )
 
 
@@ -519,26 +537,26 @@ def explain(spec: Spec, point: Point, err: FlashpathError, job_file: str) -> str
     what = str(what) if what is not None else message
     context = f" (point {point.index}: {point.describe()})" if point.values else ""
     if file == "--device":
-        return f"{spec.at('device')}: {what}{context}"
+        return f"{spec.at('device', point)}: {what}{context}"
     if file == "--set":
         keys = [o.split("=", 1)[0] for o in point.overrides]
         key = next((k for k in keys if f"'{k}'" in what or what.startswith(f"{k}=")), None)
         key = key or (keys[0] if keys else "")
         value = point.values.get(key)
         shown_value = f" = {_shown_value(value)}" if value is not None else ""
-        return f"{spec.at(key)}{shown_value}: {what}{context}"
+        return f"{spec.at(key, point)}{shown_value}: {what}{context}"
     if file == job_file:
         source = spec.composed(point).source_of(line)
         if isinstance(source, str):
             key = f"fio.{source}"
             value = point.values.get(key)
             shown_value = f" = {_shown_value(value)}" if value is not None else ""
-            return f"{spec.at(key)}{shown_value}: {what}{context}"
+            return f"{spec.at(key, point)}{shown_value}: {what}{context}"
         used = f" (the job of {spec.path}" + (f":{spec.job_line})" if spec.job_line else ")")
-        at = f"{spec.job_name}:{source}" if isinstance(source, int) else spec.job_name
+        at = f"{spec.job_shown}:{source}" if isinstance(source, int) else spec.job_shown
         return f"{at}: {what}{used}{context}"
     if file == point.device or (message.startswith(f"{point.device}:")):
-        return f"{spec.at('device')}: {message}{context}"
+        return f"{spec.at('device', point)}: {message}{context}"
     return f"{message} (sweep {spec.path}{context})"
 
 

@@ -205,3 +205,11 @@ def test_checks_leave_no_file_beside_the_job(tmp_path: Path) -> None:
     spec = spec_at(tmp_path, "[grid]\nfio.iodepth = [1, 2, 4]\n")
     check(load_spec(spec))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["base.fio", "s.toml"]
+
+
+def test_endless_files_are_refused_not_read(tmp_path: Path) -> None:
+    (tmp_path / "s.toml").write_text('job = "/dev/zero"\ndevice = "nullblk"\n')
+    with pytest.raises(SpecError, match=r"s\.toml:1: job: '/dev/zero' is longer than 16 MiB"):
+        load_spec(tmp_path / "s.toml")
+    with pytest.raises(SpecError, match=r"^/dev/zero: a sweep spec longer than 16 MiB"):
+        load_spec("/dev/zero")

@@ -374,15 +374,30 @@ def _string(r: _Reader, doc: dict[str, Any], key: str, default: str | None = Non
     return v
 
 
+# The longest spec or base job read, as the core bounds a job file
+# (workload/fio/parse.rs TEXT_BOUND): a spec naming /dev/zero must not
+# fill memory.
+TEXT_MAX = 16 << 20
+
+
+def _read_bounded(path: Path) -> bytes | None:
+    """The file's bytes, or None when it is longer than TEXT_MAX."""
+    with path.open("rb") as f:
+        data = f.read(TEXT_MAX + 1)
+    return None if len(data) > TEXT_MAX else data
+
+
 def load_spec(path: str | os.PathLike[str]) -> Spec:
     """Read and check a spec file (not yet against the core: `check`)."""
     shown_path = named(os.fspath(path))
     try:
-        raw = Path(path).read_bytes()
+        raw = _read_bounded(Path(path))
     except OSError as exc:
         raise SpecError(
             f"{shown_path}: cannot read the sweep spec: {exc.strerror or exc}"
         ) from None
+    if raw is None:
+        raise SpecError(f"{shown_path}: a sweep spec longer than {TEXT_MAX >> 20} MiB")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -422,9 +437,11 @@ def parse_spec(text: str, path: str, folder: Path) -> Spec:
     if job is not None:
         job_path = folder / job
         try:
-            job_bytes = job_path.read_bytes()
+            job_bytes = _read_bounded(job_path)
         except OSError as exc:
             raise r.fail((), "job", f"cannot read {shown(job)}: {exc.strerror or exc}") from None
+        if job_bytes is None:
+            raise r.fail((), "job", f"{shown(job)} is longer than {TEXT_MAX >> 20} MiB")
         job_text = job_bytes.decode("utf-8", errors="replace")
         job_name, job_folder, job_line = job, job_path.parent, r.line((), "job")
         job_shown = job

@@ -7,6 +7,6 @@ orchestrates runs, reports and plots.
 from __future__ import annotations
 
 from flashpath._core import FlashpathError, __version__
-from flashpath.api import RunResult, profiles, run
+from flashpath.api import RunResult, profiles, run, sweep
 
-__all__ = ["FlashpathError", "RunResult", "__version__", "profiles", "run"]
+__all__ = ["FlashpathError", "RunResult", "__version__", "profiles", "run", "sweep"]

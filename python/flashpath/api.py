@@ -60,6 +60,90 @@ class RunResult:
                 )
         return pd.DataFrame(rows)
 
+    def summary(self) -> Any:
+        """Every fio figure of every job and direction, one row each (with
+        the percentiles as `clat_ns.p99` and so on, fio's per-job figures
+        as `job.*` and the "flashpath" section flattened as `fp.*`): the
+        columns of a sweep's table (docs/sweeps.md) without the axes."""
+        import pandas as pd
+
+        from flashpath.sweep_table import rows_of_run
+
+        return pd.DataFrame(rows_of_run(self.fio_json()))
+
+    def histogram(self) -> Any:
+        """fio's json+ latency histograms: one row per job, direction,
+        latency (`clat` always; `lat` and `slat` when the job logs them)
+        and bin, with the bin's latency in ns (fio's bin value) and its
+        count of I/Os."""
+        import pandas as pd
+
+        rows = []
+        for index, job in enumerate(self.fio_json()["jobs"]):
+            for ddir in ("read", "write", "trim"):
+                for kind in ("clat", "lat", "slat"):
+                    bins = job.get(ddir, {}).get(f"{kind}_ns", {}).get("bins") or {}
+                    for ns, count in sorted(bins.items(), key=lambda kv: int(kv[0])):
+                        rows.append(
+                            {
+                                "job_index": index,
+                                "job": job["jobname"],
+                                "ddir": ddir,
+                                "latency": kind,
+                                "ns": int(ns),
+                                "count": count,
+                            }
+                        )
+        columns = ["job_index", "job", "ddir", "latency", "ns", "count"]
+        return pd.DataFrame(rows, columns=columns)
+
+    def log_frames(self) -> dict[str, Any]:
+        """The logs the job asked for, as DataFrames by file name: fio's
+        latency, bandwidth and IOPS logs (`time_ms, value, ddir, bs[,
+        offset], prio`, as fio 3.33 writes them with and without
+        log_offset) and iologs (`write_iolog`: the lines after the header,
+        as `time` (version 3), `file`, `action`, `offset`, `length`)."""
+        return {name: _log_frame(text) for name, text in self.logs.items()}
+
+
+_SAMPLE_COLUMNS = {
+    5: ["time_ms", "value", "ddir", "bs", "prio"],
+    6: ["time_ms", "value", "ddir", "bs", "offset", "prio"],
+}
+
+
+def _log_frame(text: str) -> Any:
+    """One log's text as a DataFrame (see RunResult.log_frames)."""
+    import pandas as pd
+
+    lines = text.splitlines()
+    if lines and lines[0].startswith("fio version"):
+        version3 = lines[0].startswith("fio version 3")
+        rows = []
+        for line in lines[1:]:
+            parts = line.split()
+            if version3:
+                time_, parts = int(parts[0]), parts[1:]
+            else:
+                time_ = None
+            offset = int(parts[2]) if len(parts) > 2 else None
+            length = int(parts[3]) if len(parts) > 3 else None
+            rows.append(
+                {
+                    "time": time_,
+                    "file": parts[0],
+                    "action": parts[1],
+                    "offset": offset,
+                    "length": length,
+                }
+            )
+        frame = pd.DataFrame(rows, columns=["time", "file", "action", "offset", "length"])
+        return frame if version3 else frame.drop(columns="time")
+    samples = [[int(v) for v in line.split(",")] for line in lines if line.strip()]
+    width = len(samples[0]) if samples else 5
+    columns = _SAMPLE_COLUMNS.get(width) or [f"field{i}" for i in range(width)]
+    return pd.DataFrame(samples, columns=columns)
+
 
 def run(
     job: str | os.PathLike[str],
@@ -92,3 +176,41 @@ def run(
 def profiles() -> list[str]:
     """Names of the shipped profiles."""
     return list(_core.profiles())
+
+
+def sweep(
+    spec: str | os.PathLike[str],
+    out: str | os.PathLike[str] | None = None,
+    jobs: int = 1,
+    backend: str = "local",
+    address: str | None = None,
+    extend: bool = False,
+    progress: bool = False,
+) -> Any:
+    """Run a sweep (docs/sweeps.md) and return its table as a pandas
+    DataFrame: one row per point, job and direction.
+
+    ``spec`` is a path to a spec file, or the spec's TOML text itself when
+    it contains a newline (relative paths in it are then read from the
+    current directory). With ``out``, the table is also written there as
+    Parquet, each finished point is kept in ``out``.parts/ and a rerun
+    resumes; ``jobs`` worker processes, or ``backend="ray"`` (``address``
+    of a cluster, or a local Ray instance). A bad spec raises
+    ``FlashpathError`` naming the spec, its line and the key."""
+    from pathlib import Path
+
+    from flashpath.sweep_run import run_sweep
+    from flashpath.sweep_spec import load_spec, parse_spec
+
+    text = os.fspath(spec)
+    parsed = parse_spec(text, "<sweep spec>", Path.cwd()) if "\n" in text else load_spec(text)
+    outcome = run_sweep(
+        parsed,
+        out,
+        jobs=jobs,
+        backend=backend,
+        address=address,
+        extend=extend,
+        show_progress=progress,
+    )
+    return outcome.table.to_pandas()

@@ -15,7 +15,9 @@ import click
 
 from flashpath import _core
 from flashpath._core import FlashpathError
+from flashpath._jobtext import job_value_problem
 from flashpath._messages import named, printable, shown
+from flashpath.engine import BACKENDS
 
 T = TypeVar("T")
 
@@ -223,28 +225,46 @@ def profile_show(name: str, overrides: tuple[str, ...]) -> None:
     "--plot", "plot_path", type=click.Path(dir_okay=False), help="Draw the result to this file."
 )
 @click.option("--seed", default=0, show_default=True, type=SEED)
-def reproduce_cmd(name: str, fmt: str, plot_path: str | None, seed: int) -> None:
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Worker processes (default: one per CPU).",
+)
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Show the progress bar (default: only on a terminal).",
+)
+def reproduce_cmd(
+    name: str,
+    fmt: str,
+    plot_path: str | None,
+    seed: int,
+    jobs: int | None,
+    progress: bool | None,
+) -> None:
     """Run a published experiment's grid (NAME, or all) and compare."""
     from flashpath import reproduce as rp
 
     what = "--plot"
     if plot_path:
-        # Before the grid runs: matplotlib must know the format by the
-        # name's extension (none: PNG) and the file must be writable.
-        kind = Path(plot_path).suffix.removeprefix(".").lower()
-        formats = rp.plot_formats()
-        if kind and kind not in formats:
-            _error(
-                f"{what}: matplotlib cannot write '.{shown(kind)[1:-1]}' images "
-                f"(it writes {', '.join(sorted(formats))})"
-            )
-        _check_writable(plot_path, what)
+        # Before the grid runs.
+        _check_image(plot_path, what)
+    workers = jobs or os.cpu_count() or 1
+    ran = rp.Ran()
     try:
-        rows = rp.reproduce(name, seed)
+        rows = rp.reproduce(name, seed, jobs=workers, show_progress=progress, ran=ran)
     except FlashpathError as err:
         _fail(err)
     render = {"table": rp.to_table, "csv": rp.to_csv, "json": rp.to_json}[fmt]
     click.echo(render(rows), nl=False)
+    click.echo(
+        f"flashpath reproduce {name}: {ran.runs} runs in {ran.wall_s:.1f} s on "
+        f"{workers} worker{'s' if workers != 1 else ''}",
+        err=True,
+    )
     if plot_path:
         plotter = rp.PLOTTERS.get(name, rp.plot)
         try:
@@ -252,6 +272,142 @@ def reproduce_cmd(name: str, fmt: str, plot_path: str | None, seed: int) -> None
         except OSError as exc:
             _error(f"{what}: cannot write {shown(plot_path)}: {exc.strerror or exc}")
         click.echo(f"plot written to {plot_path}", err=True)
+
+
+@main.command("sweep")
+@click.argument("spec_path", metavar="SPEC.toml", type=click.Path(dir_okay=False))
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False),
+    help="The Parquet table (default: SPEC's name .parquet, here); its parts and run "
+    "log go beside it.",
+)
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Worker processes (default: one per CPU); with --backend ray, the CPUs of a "
+    "local Ray instance.",
+)
+@click.option("--backend", type=click.Choice(BACKENDS), default="local", show_default=True)
+@click.option("--address", default=None, help="A Ray cluster to run on (--backend ray).")
+@click.option("--extend", is_flag=True, help="Reuse an output that another spec began.")
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Show the progress bar (default: only on a terminal).",
+)
+@click.option("--check", "check_only", is_flag=True, help="Check the spec with the core and exit.")
+def sweep_cmd(
+    spec_path: str,
+    out: str | None,
+    jobs: int | None,
+    backend: str,
+    address: str | None,
+    extend: bool,
+    progress: bool | None,
+    check_only: bool,
+) -> None:
+    """Run every point of a sweep spec (a base job, a device, axes) and
+    write one table: a row per point, job and direction."""
+    from flashpath.sweep_run import SweepError, run_sweep, summary
+    from flashpath.sweep_spec import SpecError, check, load_spec
+
+    if address and backend != "ray":
+        _error("--address: a cluster address is for --backend ray")
+    if not Path(spec_path).is_file():
+        _error(f"{named(spec_path)}: no such sweep spec")
+    try:
+        spec = load_spec(spec_path)
+        if check_only:
+            check(spec)
+            click.echo(f"{spec_path}: {len(spec.points)} points, all accepted", err=True)
+            return
+    except SpecError as err:
+        _error(str(err))
+    out = out or f"{Path(spec_path).stem}.parquet"
+    _check_writable(out, "--out")
+    workers = jobs or os.cpu_count() or 1
+    try:
+        outcome = run_sweep(
+            spec,
+            out,
+            jobs=workers,
+            backend=backend,
+            address=address,
+            extend=extend,
+            show_progress=progress,
+        )
+    except (SpecError, SweepError) as err:
+        _error(str(err))
+    except KeyboardInterrupt:
+        click.echo(
+            f"flashpath: interrupted; finished points are kept in {out}.parts "
+            "(run the same command again to go on)",
+            err=True,
+        )
+        sys.exit(130)
+    except (ConnectionError, RuntimeError) as err:
+        _error(f"--backend {backend}: {err}")
+    click.echo(summary(spec, outcome, backend, workers, out), err=True)
+
+
+def _check_image(path: str, what: str) -> None:
+    """Before the work: matplotlib must know the format by the name's
+    extension (none: PNG), and the file must be writable."""
+    from flashpath import reproduce as rp
+
+    kind = Path(path).suffix.removeprefix(".").lower()
+    formats = rp.plot_formats()
+    if kind and kind not in formats:
+        _error(
+            f"{what}: matplotlib cannot write '.{shown(kind)[1:-1]}' images "
+            f"(it writes {', '.join(sorted(formats))})"
+        )
+    _check_writable(path, what)
+
+
+@main.command("plot")
+@click.argument("source", metavar="TABLE", type=click.Path(dir_okay=False))
+@click.option(
+    "--kind",
+    type=click.Choice(["line", "cdf", "breakdown"]),
+    default="line",
+    show_default=True,
+    help="line: Y against X; cdf: the latency CDF of Y (clat_ns, lat_ns); breakdown: "
+    "per-layer time per I/O for each X.",
+)
+@click.option("--x", "x", help="The x-axis column (an axis such as fio.iodepth).")
+@click.option("--y", "y", help="The metric (iops, clat_ns.p99, fp.driver.ftl.map_hit_ratio...).")
+@click.option("--hue", help="One line per value of this column.")
+@click.option("--where", multiple=True, metavar="KEY=VALUE", help="Only rows with KEY = VALUE.")
+@click.option(
+    "-o", "--output", "out", required=True, type=click.Path(dir_okay=False), help="PNG or SVG."
+)
+def plot_cmd(
+    source: str,
+    kind: str,
+    x: str | None,
+    y: str | None,
+    hue: str | None,
+    where: tuple[str, ...],
+    out: str,
+) -> None:
+    """Plot a sweep's table (TABLE.parquet) or one run's fio JSON output
+    (TABLE.json, from flashpath run --output-format json)."""
+    from flashpath.plot import PlotError, plot
+
+    if not Path(source).is_file():
+        _error(f"{named(source)}: no such table")
+    _check_image(out, "--output")
+    try:
+        plot(source, out, kind=kind, x=x, y=y, hue=hue, where=where)
+    except PlotError as err:
+        _error(str(err))
+    except OSError as exc:
+        _error(f"--output: cannot write {shown(out)}: {exc.strerror or exc}")
+    click.echo(f"plot written to {out}", err=True)
 
 
 @main.command(
@@ -306,23 +462,6 @@ def replay_job(trace: str, timing: str, iodepth: int, engine: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _job_value_problem(value: str) -> str | None:
-    """Why `value` cannot be written as an option's value in a fio job
-    line, or None: fio's parser cuts a line at ';' and '#', expands '$'
-    keywords, trims trailing blanks, and reads text."""
-    if any(c in value for c in ";#$"):
-        return "it holds ';', '#' or '$', which a fio job line cuts or expands"
-    if any(ord(c) < 32 or ord(c) == 127 for c in value):
-        return "it holds control characters"
-    if value != value.rstrip():
-        return "it ends in blanks"
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return "it is not UTF-8"
-    return None
-
-
 @main.command("replay")
 @click.argument("trace", type=click.Path(dir_okay=False))
 @click.option("--device", required=True, help="Profile name or .toml path.")
@@ -371,7 +510,7 @@ def replay_cmd(
             pass
     except OSError as exc:
         _error(f"{named(trace)}: cannot read the trace: {exc.strerror or exc}")
-    problem = _job_value_problem(str(Path(trace).resolve()))
+    problem = job_value_problem(str(Path(trace).resolve()))
     if problem:
         _error(f"{named(trace)}: flashpath cannot name this trace in fio's read_iolog: {problem}")
     if not re.fullmatch(r"[A-Za-z0-9_.:/+-]+", engine):

@@ -38,6 +38,8 @@ from typing import Any
 from flashpath import _core
 from flashpath._core import FlashpathError
 from flashpath._messages import shown
+from flashpath.engine import Done, Task, TaskFailed, run_tasks
+from flashpath.progress import Progress
 
 
 @dataclass
@@ -154,16 +156,31 @@ def scenarios() -> dict[str, dict[str, Any]]:
     return out
 
 
-def run_scenario(doc: dict[str, Any], seed: int = 0) -> list[Row]:
+def _run_case(runner_key: str, case: dict[str, Any], overrides: list[str], seed: int) -> Any:
+    """One simulation of a case in one mode (in a worker process)."""
+    return RUNNERS[runner_key](case, case["profile"], overrides, seed)
+
+
+def _case_tasks(doc: dict[str, Any], seed: int) -> list[tuple[tuple[int, str], Task]]:
+    """Each case of a scenario in each mode: ((case number, mode), task)."""
+    tasks = []
+    modes: dict[str, list[str]] = doc["modes"]
+    for i, case in enumerate(doc["cases"]):
+        runner_key = next(k for k in RUNNERS if k in case)
+        for mode in doc.get("mode_order", list(modes)):
+            overrides = list(case.get("overrides", [])) + list(modes[mode])
+            label = f"{doc['name']} {case['case']} {mode}"
+            tasks.append(((i, mode), Task(label, _run_case, (runner_key, case, overrides, seed))))
+    return tasks
+
+
+def _rows(doc: dict[str, Any], docs: dict[tuple[int, str], dict[str, Any]]) -> list[Row]:
+    """A scenario's rows from its runs' documents, case by case, metric by
+    metric, mode by mode."""
     rows: list[Row] = []
     modes: dict[str, list[str]] = doc["modes"]
     mode_order = doc.get("mode_order", list(modes))
-    for case in doc["cases"]:
-        docs: dict[str, dict[str, Any]] = {}
-        for mode in mode_order:
-            overrides = list(case.get("overrides", [])) + list(modes[mode])
-            runner_key = next(k for k in RUNNERS if k in case)
-            docs[mode] = RUNNERS[runner_key](case, case["profile"], overrides, seed)
+    for i, case in enumerate(doc["cases"]):
         published = case.get("published", {})
         published_diff = case.get("published_diff", {})
         # A case may name its own extractors (swcmdq: one iozone test per case).
@@ -171,20 +188,65 @@ def run_scenario(doc: dict[str, Any], seed: int = 0) -> list[Row]:
             if metric in case.get("skip_metrics", []):
                 continue
             for mode in mode_order:
-                value = extract(docs[mode], extractor)
+                run_doc = docs[(i, mode)]
                 rows.append(
                     Row(
                         doc["name"],
                         case["case"],
                         metric,
                         mode,
-                        value,
+                        extract(run_doc, extractor),
                         published.get(f"{metric}.{mode}"),
-                        docs[mode].get("flashpath") or {},
+                        run_doc.get("flashpath") or {},
                         published_diff.get(metric) if mode == mode_order[-1] else None,
                     )
                 )
     return rows
+
+
+@dataclass
+class Ran:
+    """How a grid ran, for the summary line."""
+
+    runs: int = 0
+    wall_s: float = 0.0
+    workers: int = 1
+
+
+def run_scenarios(
+    docs: list[dict[str, Any]],
+    seed: int = 0,
+    jobs: int = 1,
+    show_progress: bool | None = False,
+    ran: Ran | None = None,
+) -> list[Row]:
+    """The rows of `docs`' grids, in the order the scenarios, cases,
+    metrics and modes are listed; the runs themselves go to `jobs` worker
+    processes (flashpath.engine) in any order, which cannot change a
+    number: each run is deterministic and alone."""
+    tasks = [(n, key, task) for n, doc in enumerate(docs) for key, task in _case_tasks(doc, seed)]
+    results: dict[int, dict[tuple[int, str], dict[str, Any]]] = {n: {} for n in range(len(docs))}
+    names = ", ".join(doc["name"] for doc in docs)
+    progress = Progress(f"reproduce {names}", len(tasks), show=show_progress)
+
+    def finished(i: int, done: Done) -> None:
+        n, key, task = tasks[i]
+        results[n][key] = done.value
+        progress.advance(task.label)
+
+    try:
+        run_tasks([task for _, _, task in tasks], finished, jobs=jobs)
+    except TaskFailed as failed:
+        raise FlashpathError(*failed.error) from None
+    finally:
+        progress.close()
+    if ran is not None:
+        ran.runs, ran.wall_s, ran.workers = len(tasks), progress.elapsed, jobs
+    return [row for n, doc in enumerate(docs) for row in _rows(doc, results[n])]
+
+
+def run_scenario(doc: dict[str, Any], seed: int = 0, jobs: int = 1) -> list[Row]:
+    return run_scenarios([doc], seed, jobs)
 
 
 def to_csv(rows: list[Row]) -> str:
@@ -390,19 +452,24 @@ def _swiotlb(r: Row, key: str) -> float:
 PLOTTERS["swiotlb"] = _plot_swiotlb
 
 
-def reproduce(name: str, seed: int = 0) -> list[Row]:
+def reproduce(
+    name: str,
+    seed: int = 0,
+    jobs: int = 1,
+    show_progress: bool | None = False,
+    ran: Ran | None = None,
+) -> list[Row]:
+    """The rows of scenario `name` (or of all, in their order), run on
+    `jobs` worker processes."""
     all_scenarios = scenarios()
     if name == "all":
-        rows: list[Row] = []
-        for doc in all_scenarios.values():
-            rows += run_scenario(doc, seed)
-        return rows
+        return run_scenarios(list(all_scenarios.values()), seed, jobs, show_progress, ran)
     if name not in all_scenarios:
         known = ", ".join([*sorted(all_scenarios), "all"])
         what = f"no scenario named {shown(name)} (scenarios: {known})"
         # The core's error arguments: message, file, line, what is wrong.
         raise FlashpathError(f"reproduce: {what}", "reproduce", None, what)
-    return run_scenario(all_scenarios[name], seed)
+    return run_scenarios([all_scenarios[name]], seed, jobs, show_progress, ran)
 
 
 # iozone command lines (scenario key ``iozone``): the document is

@@ -70,6 +70,13 @@ def _dir_stat(doc: dict[str, Any], ddir: str, stat: str) -> float:
 
     if stat == "bw_MBps":
         return sum(d["bw_bytes"] for d in dirs) / 1e6
+    if stat == "job_bw_MBps":
+        # fio's per-job line ("read: IOPS=..., BW=...") averaged over the
+        # jobs: each job's bytes over its own runtime. fio's group line
+        # ("READ: bw=") is the group's bytes over its longest job runtime
+        # (stat.c), so for jobs that run one after another (startdelay) it
+        # is the number of jobs times any one job, not a rate ever seen.
+        return sum(d["bw_bytes"] for d in dirs) / len(dirs) / 1e6
     if stat == "bw_MiBps":
         return sum(d["bw_bytes"] for d in dirs) / 2**20
     if stat == "bw_kBps":

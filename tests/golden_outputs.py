@@ -10,6 +10,10 @@ diff in review.
   shipped profile; a job the profile refuses keeps its message in
   ``<profile>.err`` instead, so messages are golden too.
 
+- ``docs/validation.md``: the validation page made from the same rows
+  (``flashpath reproduce all --report docs/validation.md``), with its plots
+  in ``docs/validation/``.
+
 Regenerate after a deliberate model change, and say why in the commit:
 
     python3 tests/golden_outputs.py --update
@@ -38,16 +42,46 @@ def _scenario_rows(name: str) -> list:  # type: ignore[type-arg]
     return rp.run_scenario(rp.scenarios()[name], 0)
 
 
+_REPRODUCE_ROWS: list | None = None  # type: ignore[type-arg]
+
+
+def reproduce_rows(workers: int | None = None) -> list:  # type: ignore[type-arg]
+    """``reproduce all``'s rows, scenarios in the order `all` runs them
+    (computed once per process: the golden files and the validation page
+    are both made from them)."""
+    global _REPRODUCE_ROWS
+    if _REPRODUCE_ROWS is None:
+        from flashpath import reproduce as rp
+
+        names = list(rp.scenarios())
+        workers = workers or min(len(names), os.cpu_count() or 1)
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            per_scenario = list(pool.map(_scenario_rows, names))
+        _REPRODUCE_ROWS = [r for rs in per_scenario for r in rs]
+    return _REPRODUCE_ROWS
+
+
 def reproduce_outputs(workers: int | None = None) -> dict[str, str]:
     """``reproduce all`` as CSV and JSON, scenarios in the order `all` runs them."""
     from flashpath import reproduce as rp
 
-    names = list(rp.scenarios())
-    workers = workers or min(len(names), os.cpu_count() or 1)
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        per_scenario = list(pool.map(_scenario_rows, names))
-    rows = [r for rs in per_scenario for r in rs]
+    rows = reproduce_rows(workers)
     return {"reproduce-all.csv": rp.to_csv(rows), "reproduce-all.json": rp.to_json(rows) + "\n"}
+
+
+VALIDATION_PAGE = REPO / "docs" / "validation.md"
+
+
+def validation_page() -> str:
+    """docs/validation.md as `flashpath reproduce all --report` writes it
+    from the same rows (its plots are not compared: their bytes depend on
+    the matplotlib version)."""
+    from flashpath import reproduce as rp
+    from flashpath import validation
+
+    rows = reproduce_rows()
+    links = {name: f"validation/{name}.svg" for name in rp.scenarios()}
+    return validation.page(validation.docs_for(rows), rows, links)
 
 
 def fio_outputs() -> dict[str, str]:
@@ -94,6 +128,10 @@ def update() -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     print(f"wrote {len(fresh)} golden files under {GOLDEN}")
+    from flashpath import validation
+
+    validation.write_report(reproduce_rows(), str(VALIDATION_PAGE))
+    print(f"wrote {VALIDATION_PAGE} and its plots")
 
 
 def main() -> int:
@@ -105,6 +143,8 @@ def main() -> int:
         return 0
     fresh, old = all_outputs(), stored()
     changed = sorted(k for k in set(fresh) | set(old) if fresh.get(k) != old.get(k))
+    if not VALIDATION_PAGE.is_file() or VALIDATION_PAGE.read_text() != validation_page():
+        changed.append(str(VALIDATION_PAGE.relative_to(REPO)))
     for k in changed:
         print(f"differs: {k}")
     return 1 if changed else 0

@@ -5,6 +5,7 @@ must update them in the same commit and say why."""
 from __future__ import annotations
 
 import difflib
+import re
 
 import pytest
 
@@ -42,3 +43,26 @@ def test_fio_jobs_on_every_profile_are_golden() -> None:
 
 def test_reproduce_all_is_golden() -> None:
     _compare(golden.reproduce_outputs(), "reproduce-all")
+
+
+def test_validation_page_is_current() -> None:
+    fresh = golden.validation_page()
+    page = golden.VALIDATION_PAGE
+    assert page.is_file(), "no docs/validation.md (python3 tests/golden_outputs.py --update)"
+    if page.read_text() != fresh:
+        diff = "".join(
+            difflib.unified_diff(
+                page.read_text().splitlines(keepends=True),
+                fresh.splitlines(keepends=True),
+                "docs/validation.md",
+                "this build",
+                n=1,
+            )
+        )
+        pytest.fail(
+            "docs/validation.md is not current (python3 tests/golden_outputs.py --update):\n"
+            + diff[:4000]
+        )
+    # Every plot the page shows is in the repository.
+    for link in re.findall(r"!\[[^]]*\]\(([^)]+)\)", fresh):
+        assert (page.parent / link).is_file(), f"docs/{link} is missing"

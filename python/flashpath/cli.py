@@ -224,6 +224,13 @@ def profile_show(name: str, overrides: tuple[str, ...]) -> None:
 @click.option(
     "--plot", "plot_path", type=click.Path(dir_okay=False), help="Draw the result to this file."
 )
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False),
+    help="Write the validation page (Markdown) here, its plots in the folder of the "
+    "same name (docs/validation.md -> docs/validation/).",
+)
 @click.option("--seed", default=0, show_default=True, type=SEED)
 @click.option(
     "--jobs",
@@ -241,6 +248,7 @@ def reproduce_cmd(
     name: str,
     fmt: str,
     plot_path: str | None,
+    report_path: str | None,
     seed: int,
     jobs: int | None,
     progress: bool | None,
@@ -252,6 +260,8 @@ def reproduce_cmd(
     if plot_path:
         # Before the grid runs.
         _check_image(plot_path, what)
+    if report_path:
+        _check_writable(report_path, "--report")
     workers = jobs or os.cpu_count() or 1
     ran = rp.Ran()
     try:
@@ -272,6 +282,14 @@ def reproduce_cmd(
         except OSError as exc:
             _error(f"{what}: cannot write {shown(plot_path)}: {exc.strerror or exc}")
         click.echo(f"plot written to {plot_path}", err=True)
+    if report_path:
+        from flashpath import validation
+
+        try:
+            validation.write_report(rows, report_path)
+        except OSError as exc:
+            _error(f"--report: cannot write {shown(report_path)}: {exc.strerror or exc}")
+        click.echo(f"validation page written to {report_path}", err=True)
 
 
 @main.command("sweep")

@@ -11,7 +11,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use flashpath::device::{FlashDevice, FlashParams};
-use flashpath::driver::ufshpb::{HpbMode, HpbParams, Prep};
+use flashpath::driver::ufshpb::{HpbDevicePolicy, HpbMode, HpbParams, Prep};
 use flashpath::sim::rng::RngStream;
 
 struct Counting;
@@ -87,6 +87,10 @@ fn hpb_read_path_allocates_nothing_when_warm() {
         entries_per_srgn: 512,
         max_active_regions: 3,
         device_activation_reads: 1,
+        device_policy: HpbDevicePolicy::Lru,
+        eviction_thld_enter: 256,
+        eviction_thld_exit: 128,
+        normalization_factor: 1,
         activation_thld: 8,
         max_single_cmd_blocks: 1,
     };

@@ -4,7 +4,7 @@ mod common;
 
 use common::Sides;
 use flashpath::device::{FlashDevice, FlashParams};
-use flashpath::driver::ufshpb::{HpbMode, HpbParams, Prep};
+use flashpath::driver::ufshpb::{HpbDevicePolicy, HpbMode, HpbParams, Prep};
 use flashpath::run::run_iozone;
 use flashpath::sim::rng::RngStream;
 use flashpath::workload::iozone::parse_args;
@@ -16,6 +16,10 @@ fn params() -> HpbParams {
         entries_per_srgn: 1024,
         max_active_regions: 4,
         device_activation_reads: 1,
+        device_policy: HpbDevicePolicy::Lru,
+        eviction_thld_enter: 256,
+        eviction_thld_exit: 128,
+        normalization_factor: 1,
         activation_thld: 8,
         max_single_cmd_blocks: 1,
     }
@@ -242,6 +246,77 @@ fn hpb_hit_ratio_is_active_limit_over_regions() {
         );
         assert!(h.active_regions() <= a);
     }
+}
+
+/// Regions of four sub-regions, an active-region limit A of half the R
+/// regions read, uniform references and instant loads. Any fixed set of A
+/// regions, once all its sub-regions are loaded, hits A / R of the reads.
+/// The `reads` policy (ufshpb's eviction hysteresis) keeps the first A
+/// regions, since no region is read much less than another, and so reaches
+/// A / R; `lru` evicts on every read of an inactive region, before the new
+/// region's other sub-regions are loaded, and stays below it (issue 16.2:
+/// "no policy collapses below what a static set of active regions would
+/// give").
+#[test]
+fn hpb_reads_policy_holds_a_static_set_and_lru_falls_below_it() {
+    let (a, r) = (8u32, 16u64);
+    let ratio = |policy| {
+        let hp = HpbParams {
+            max_active_regions: a,
+            device_policy: policy,
+            ..params()
+        };
+        let mut h = Sides::new(hp, 1 << 20);
+        let (hits, misses, _) = uniform_reads(&mut h, r * 4096, 40_000, 60_000, 5);
+        assert!(h.active_regions() <= a);
+        hits as f64 / (hits + misses) as f64
+    };
+    let (reads, lru) = (ratio(HpbDevicePolicy::Reads), ratio(HpbDevicePolicy::Lru));
+    let static_set = f64::from(a) / r as f64;
+    eprintln!("hit ratio: reads {reads:.4}, lru {lru:.4}, a static set {static_set:.4}");
+    assert!(
+        (reads - static_set).abs() < 0.02,
+        "reads policy {reads:.4} vs a static set's A/R {static_set:.4}"
+    );
+    assert!(
+        lru < static_set - 0.05,
+        "lru {lru:.4} thrashes below A/R {static_set:.4}"
+    );
+}
+
+/// The hysteresis is not a pin: when the reads move to other regions, the
+/// old ones' counts halve at each normalization until they reach zero and
+/// are inactivated (ufshpb_normalization_work_handler), and the new ones
+/// take their places.
+#[test]
+fn hpb_reads_policy_follows_a_moved_working_set() {
+    let a = 8u32;
+    let hp = HpbParams {
+        max_active_regions: a,
+        device_policy: HpbDevicePolicy::Reads,
+        ..params()
+    };
+    let mut h = Sides::new(hp, 1 << 20);
+    let mut rng = RngStream::new(9, "hpb.moved");
+    let span = u64::from(a) * 4096;
+    for _ in 0..50_000 {
+        read(&mut h, rng.below(span));
+    }
+    // The working set moves to the next A regions.
+    for _ in 0..150_000 {
+        read(&mut h, span + rng.below(span));
+    }
+    let (h0, m0) = (h.stats.hit_cnt, h.stats.miss_cnt);
+    for _ in 0..20_000 {
+        read(&mut h, span + rng.below(span));
+    }
+    let ratio =
+        (h.stats.hit_cnt - h0) as f64 / (h.stats.hit_cnt - h0 + h.stats.miss_cnt - m0) as f64;
+    eprintln!("hit ratio on the moved working set: {ratio:.4}");
+    assert!(
+        ratio > 0.99,
+        "hit ratio {ratio:.4} on the moved working set"
+    );
 }
 
 fn args(s: &str) -> Vec<String> {

@@ -19,7 +19,7 @@ use crate::device::{FactoryLayout, Ppn};
 use std::collections::VecDeque;
 
 pub use crate::device::ufs::hpb::{
-    HpbMode, HpbParams, HpbRsp, HPB_ENTRY_SIZE, MAX_ACTIVE_NUM, MAX_INACTIVE_NUM,
+    HpbDevicePolicy, HpbMode, HpbParams, HpbRsp, HPB_ENTRY_SIZE, MAX_ACTIVE_NUM, MAX_INACTIVE_NUM,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

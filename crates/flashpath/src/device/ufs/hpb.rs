@@ -7,9 +7,33 @@
 //! recommends a sub-region for activation once it has seen
 //! `device_activation_reads` normal reads of it (a dirty one is recommended
 //! again: the kernel then reloads it); keeps its own view of the active
-//! regions and recommends inactivation of its least-recently-read region
-//! when a new one would exceed the limit. A response carries at most 2 + 2
-//! recommendations (`MAX_ACTIVE_NUM`, `MAX_INACTIVE_NUM`).
+//! regions, at most `max_active_regions` (wLUMaxActiveHPBRegions), and when
+//! a new region would exceed that limit applies its eviction policy
+//! (`device_policy`):
+//!
+//! - `lru`: inactivate the least-recently-read active region, always. Under
+//!   a uniform load wider than the limit this thrashes: every normal read
+//!   of an inactive region evicts a region that is as likely to be read
+//!   next, so fewer regions are loaded than a static set would hold.
+//! - `reads` (hysteresis): the policy the mainline driver's host control
+//!   mode describes for HPB 1.0 (`ufshpb.c`, Documentation/ABI/testing/
+//!   sysfs-driver-ufs: `eviction_thld_enter`, `eviction_thld_exit`,
+//!   `normalization_factor`). Each region counts its reads (normal and HPB
+//!   READ); a region enters at the expense of another only if it has at
+//!   least `eviction_thld_enter` reads and the victim, the least recently
+//!   read active region, at most `eviction_thld_exit`; the counts are a
+//!   comparative score, shifted right by `normalization_factor` whenever one
+//!   region passes `entries_per_srgn` reads, and an active region whose
+//!   count falls to zero is inactivated. Eviction is then "an extreme
+//!   measure" (sysfs-driver-ufs): a region must be read more than the one it
+//!   displaces, so the active set never does worse than a static one.
+//!
+//! What a device's firmware does in device control mode is not published;
+//! the policy is a profile choice and its thresholds are profile
+//! parameters (docs/hpb.md shows their effect).
+//!
+//! A response carries at most 2 + 2 recommendations (`MAX_ACTIVE_NUM`,
+//! `MAX_INACTIVE_NUM`).
 
 use crate::error::{InputError, Result};
 use crate::profile::{range, Profile};
@@ -31,6 +55,13 @@ pub enum HpbMode {
     Host,
 }
 
+/// The device's eviction policy when its active regions are at the limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HpbDevicePolicy {
+    Lru,
+    Reads,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HpbParams {
     pub mode: HpbMode,
@@ -41,6 +72,15 @@ pub struct HpbParams {
     /// Device control mode: normal reads of a sub-region before the device
     /// recommends it.
     pub device_activation_reads: u32,
+    /// Device control mode: the eviction policy at the region limit.
+    pub device_policy: HpbDevicePolicy,
+    /// `reads` policy: reads a region needs to displace another.
+    pub eviction_thld_enter: u32,
+    /// `reads` policy: most reads a region may have to be displaced.
+    pub eviction_thld_exit: u32,
+    /// `reads` policy: right shift of every region's count when one passes
+    /// `entries_per_srgn`.
+    pub normalization_factor: u32,
     /// Host control mode: `activation_thld`.
     pub activation_thld: u32,
     /// Blocks an HPB READ may carry (1 for HPB 1.0).
@@ -84,6 +124,29 @@ impl HpbParams {
                     1.0,
                     1e6,
                     "reads of a sub-region before the device recommends it",
+                ),
+            )?,
+            device_policy: match p
+                .choice("ufs.hpb.device_policy", &["lru", "reads"])?
+                .as_str()
+            {
+                "lru" => HpbDevicePolicy::Lru,
+                _ => HpbDevicePolicy::Reads,
+            },
+            eviction_thld_enter: p.count_u32(
+                "ufs.hpb.eviction_thld_enter",
+                range(0.0, 1e9, "reads a region needs to displace another"),
+            )?,
+            eviction_thld_exit: p.count_u32(
+                "ufs.hpb.eviction_thld_exit",
+                range(0.0, 1e9, "most reads of a region that may be displaced"),
+            )?,
+            normalization_factor: p.count_u32(
+                "ufs.hpb.normalization_factor",
+                range(
+                    1.0,
+                    31.0,
+                    "a right shift of the read counts (sysfs normalization_factor)",
                 ),
             )?,
             activation_thld: p.count_u32(
@@ -271,6 +334,11 @@ pub struct HpbDevice {
     /// LRU of its active regions.
     lru: RegionLru,
     active: u32,
+    /// `reads` policy: each region's read count (normal and HPB READs).
+    rgn_reads: Vec<u32>,
+    /// `reads` policy: active regions with at most `eviction_thld_exit`
+    /// reads, so that a read finds "no victim" without walking the LRU.
+    low_active: u32,
     pending_act: VecDeque<(u32, u32)>,
     pending_inact: VecDeque<u32>,
 }
@@ -288,6 +356,8 @@ impl HpbDevice {
             rgn_active: vec![false; nrgn],
             lru: RegionLru::new(nrgn),
             active: 0,
+            rgn_reads: vec![0; nrgn],
+            low_active: 0,
             pending_act: VecDeque::new(),
             pending_inact: VecDeque::new(),
         }
@@ -300,6 +370,7 @@ impl HpbDevice {
         }
         let (rgn, srgn, _) = self.geo.locate(lpn);
         let f = self.geo.flat(rgn, srgn);
+        self.count_rgn_read(rgn);
         if self.rgn_active[rgn as usize] {
             self.lru.touch(rgn);
         }
@@ -316,33 +387,112 @@ impl HpbDevice {
         if self.reads[f] < need {
             return;
         }
-        self.recommended[f] = true;
         self.reads[f] = 0;
         if !self.rgn_active[rgn as usize] {
             if self.active >= self.p.max_active_regions {
-                let victim = self.lru.oldest(|i| i != rgn).map(|i| i as usize);
-                if let Some(v) = victim {
-                    self.lru.remove(v as u32);
-                    self.rgn_active[v] = false;
-                    self.active -= 1;
-                    let base = v * self.geo.srgns_per_rgn as usize;
-                    for k in 0..self.geo.srgns_per_rgn as usize {
-                        self.recommended[base + k] = false;
-                        self.reads[base + k] = 0;
-                    }
-                    self.pending_inact.push_back(v as u32);
-                }
+                let Some(victim) = self.victim(rgn) else {
+                    // No region may leave for this one (`reads` policy):
+                    // it stays inactive, as ufshpb_add_region refuses it.
+                    return;
+                };
+                self.deactivate(victim);
             }
             self.rgn_active[rgn as usize] = true;
             self.lru.touch(rgn);
             self.active += 1;
+            if self.low(rgn) {
+                self.low_active += 1;
+            }
         }
+        self.recommended[f] = true;
         self.pending_act.push_back((rgn, srgn));
+    }
+
+    /// Whether an active region counts as a possible victim of the `reads`
+    /// policy.
+    fn low(&self, rgn: u32) -> bool {
+        self.rgn_reads[rgn as usize] <= self.p.eviction_thld_exit
+    }
+
+    /// The region to inactivate so that `rgn` can enter, if the policy
+    /// lets it.
+    fn victim(&self, rgn: u32) -> Option<usize> {
+        match self.p.device_policy {
+            HpbDevicePolicy::Lru => self.lru.oldest(|i| i != rgn).map(|i| i as usize),
+            HpbDevicePolicy::Reads => {
+                if self.rgn_reads[rgn as usize] < self.p.eviction_thld_enter || self.low_active == 0
+                {
+                    return None;
+                }
+                self.lru
+                    .oldest(|i| i != rgn && self.low(i))
+                    .map(|i| i as usize)
+            }
+        }
+    }
+
+    /// Inactivate region `v` and recommend its inactivation to the host.
+    fn deactivate(&mut self, v: usize) {
+        if self.low(v as u32) {
+            self.low_active -= 1;
+        }
+        self.lru.remove(v as u32);
+        self.rgn_active[v] = false;
+        self.active -= 1;
+        // The count restarts, as ufshpb_update_inactive_info resets
+        // rgn->reads: a few reads of a region just displaced must not
+        // bring it back (ufshpb.c "Add reads counter" patch).
+        self.rgn_reads[v] = 0;
+        let base = v * self.geo.srgns_per_rgn as usize;
+        for k in 0..self.geo.srgns_per_rgn as usize {
+            self.recommended[base + k] = false;
+            self.reads[base + k] = 0;
+        }
+        self.pending_inact.push_back(v as u32);
+    }
+
+    /// One more read of `rgn` for the `reads` policy; normalizes every
+    /// count when it passes the bucket size (`entries_per_srgn`, as
+    /// ufshpb_prep schedules ufshpb_normalization_work).
+    fn count_rgn_read(&mut self, rgn: u32) {
+        if self.p.device_policy != HpbDevicePolicy::Reads {
+            return;
+        }
+        let r = rgn as usize;
+        let was_low = self.low(rgn);
+        self.rgn_reads[r] = self.rgn_reads[r].saturating_add(1);
+        if was_low && !self.low(rgn) && self.rgn_active[r] {
+            self.low_active -= 1;
+        }
+        if u64::from(self.rgn_reads[r]) > self.geo.entries_per_srgn {
+            self.normalize();
+        }
+    }
+
+    /// ufshpb_normalization_work_handler: shift every count right; an
+    /// active region left with no reads is inactivated. O(regions), once
+    /// per `entries_per_srgn` reads of the busiest region.
+    fn normalize(&mut self) {
+        let shift = self.p.normalization_factor;
+        self.low_active = 0;
+        for v in 0..self.rgn_reads.len() {
+            self.rgn_reads[v] >>= shift;
+            if !self.rgn_active[v] {
+                continue;
+            }
+            if self.rgn_reads[v] == 0 {
+                self.low_active += 1;
+                self.deactivate(v);
+            } else if self.low(v as u32) {
+                self.low_active += 1;
+            }
+        }
     }
 
     /// The device saw an HPB READ of `lpn` (keeps its region recent).
     pub fn hpb_read(&mut self, lpn: u64) {
         let (rgn, _, _) = self.geo.locate(lpn);
+        self.count_rgn_read(rgn);
         if self.rgn_active[rgn as usize] {
             self.lru.touch(rgn);
         }

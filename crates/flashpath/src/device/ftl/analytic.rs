@@ -92,6 +92,9 @@ pub fn wa_greedy_mean_field(alpha: f64, b: u32) -> f64 {
 /// high − 1, high − 2, ..., low − 1 for one block each: mean
 /// (low + high)/2 − 1. The host and GC frontiers are each half written on
 /// average: one more block. Total (low + high)/2.
+/// A first-order account: it holds while high − low is small against the
+/// die's spare blocks (docs/ftl-write-amplification.md measures where it
+/// stops holding).
 pub fn reserve_blocks(p: &FlashParams) -> f64 {
     0.5 * f64::from(p.gc_low_free_blocks + p.gc_high_free_blocks)
 }

@@ -18,6 +18,7 @@
 //! (hot/cold separation of host and GC writes, as MQSim's GC write
 //! frontier).
 
+pub mod analytic;
 mod gc;
 pub mod map_cache;
 pub mod sparse;

@@ -81,7 +81,21 @@ def validation_page() -> str:
 
     rows = reproduce_rows()
     links = {name: f"validation/{name}.svg" for name in rp.scenarios()}
-    return validation.page(validation.docs_for(rows), rows, links)
+    ftl = validation.ftl_section(ftl_wa_rows(), "validation/ftl-wa.svg")
+    return validation.page(validation.docs_for(rows), rows, links, [ftl])
+
+
+_FTL_WA: list | None = None  # type: ignore[type-arg]
+
+
+def ftl_wa_rows() -> list:  # type: ignore[type-arg]
+    """The FTL write-amplification rows of the page (computed once)."""
+    global _FTL_WA
+    if _FTL_WA is None:
+        from flashpath import validation
+
+        _FTL_WA = validation.ftl_wa_rows()
+    return _FTL_WA
 
 
 def fio_outputs() -> dict[str, str]:
@@ -130,7 +144,7 @@ def update() -> None:
     print(f"wrote {len(fresh)} golden files under {GOLDEN}")
     from flashpath import validation
 
-    validation.write_report(reproduce_rows(), str(VALIDATION_PAGE))
+    validation.write_report(reproduce_rows(), str(VALIDATION_PAGE), ftl_wa_rows())
     print(f"wrote {VALIDATION_PAGE} and its plots")
 
 

@@ -118,3 +118,39 @@ def test_every_shipped_scenario_states_its_criteria() -> None:
         assert doc.get("criteria"), f"scenarios/{name}/scenario.toml has no [[criteria]]"
         for c in doc["criteria"]:
             assert c["kind"] in ("value", "difference"), (name, c)
+
+
+def test_the_ftl_section_checks_each_row_against_the_closed_form() -> None:
+    rows = [
+        {
+            "over_provisioning": 0.07,
+            "effective_spare_factor": 0.058,
+            "analytic_wa": 8.0,
+            "greedy_mean_field_wa": 7.9,
+            "simulated_wa": 8.3,  # +3.75%: inside 5%
+        },
+        {
+            "over_provisioning": 0.5,
+            "effective_spare_factor": 0.33,
+            "analytic_wa": 2.0,
+            "greedy_mean_field_wa": 1.99,
+            "simulated_wa": 1.8,  # -10%: outside
+        },
+    ]
+    text = validation.ftl_section(rows, "v/ftl-wa.svg")
+    lines = [ln for ln in text.splitlines() if ln.startswith("| 7%") or ln.startswith("| 50%")]
+    assert lines[0].endswith("| +3.8% | yes |"), lines[0]
+    assert lines[1].endswith("| -10.0% | **no** |"), lines[1]
+    assert "![ftl-wa](v/ftl-wa.svg)" in text
+
+
+def test_the_cores_ftl_rows_follow_the_analytic_curve() -> None:
+    """The core's steady-state WA at 7-50% spare against the closed form it
+    reports beside it (issue 16.5: within 5%), and the curve falls as the
+    spare grows."""
+    wa = validation.ftl_wa_rows()
+    assert [round(r["over_provisioning"], 2) for r in wa] == [0.07, 0.1, 0.15, 0.2, 0.28, 0.35, 0.5]
+    for r in wa:
+        assert abs(r["simulated_wa"] / r["analytic_wa"] - 1) <= 0.05, r
+    sims = [r["simulated_wa"] for r in wa]
+    assert sims == sorted(sims, reverse=True)

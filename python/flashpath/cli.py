@@ -229,7 +229,8 @@ def profile_show(name: str, overrides: tuple[str, ...]) -> None:
     "report_path",
     type=click.Path(dir_okay=False),
     help="Write the validation page (Markdown) here, its plots in the folder of the "
-    "same name (docs/validation.md -> docs/validation/).",
+    "same name (docs/validation.md -> docs/validation/); with all, also the FTL's "
+    "write amplification against the analytic curve.",
 )
 @click.option("--seed", default=0, show_default=True, type=SEED)
 @click.option(
@@ -285,8 +286,11 @@ def reproduce_cmd(
     if report_path:
         from flashpath import validation
 
+        # `all` adds the FTL's write-amplification curve (issue 16.5), which
+        # belongs to no one scenario.
+        wa = validation.ftl_wa_rows() if name == "all" else None
         try:
-            validation.write_report(rows, report_path)
+            validation.write_report(rows, report_path, wa)
         except OSError as exc:
             _error(f"--report: cannot write {shown(report_path)}: {exc.strerror or exc}")
         click.echo(f"validation page written to {report_path}", err=True)

@@ -331,6 +331,37 @@ fn scenario_files() -> Vec<(String, String)> {
         .collect()
 }
 
+/// The FTL's write amplification against the analytic model at each spare
+/// of `WA_SPARES` (docs/ftl-write-amplification.md): one dict per row.
+#[pyfunction]
+#[pyo3(signature = (blocks=512, pages=512, warm=3.0, measure=2.0, seed=1))]
+fn ftl_wa_table(
+    py: Python<'_>,
+    blocks: u32,
+    pages: u32,
+    warm: f64,
+    measure: f64,
+    seed: u64,
+) -> PyResult<Vec<std::collections::BTreeMap<&'static str, f64>>> {
+    use flashpath::device::ftl::analytic::wa_table;
+    guarded(py, move || {
+        Ok(wa_table(blocks, pages, warm, measure, seed)?
+            .into_iter()
+            .map(|r| {
+                std::collections::BTreeMap::from([
+                    ("over_provisioning", r.over_provisioning),
+                    ("nominal_analytic_wa", r.nominal_analytic_wa),
+                    ("effective_alpha", r.effective_alpha),
+                    ("effective_spare_factor", r.effective_spare_factor),
+                    ("analytic_wa", r.analytic_wa),
+                    ("greedy_mean_field_wa", r.greedy_mean_field_wa),
+                    ("simulated_wa", r.simulated_wa),
+                ])
+            })
+            .collect())
+    })
+}
+
 /// "release" or "debug": how the core was compiled (for benchmarks).
 #[pyfunction]
 fn build_profile() -> &'static str {
@@ -360,5 +391,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(profile_show, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_files, m)?)?;
     m.add_function(wrap_pyfunction!(build_profile, m)?)?;
+    m.add_function(wrap_pyfunction!(ftl_wa_table, m)?)?;
     Ok(())
 }

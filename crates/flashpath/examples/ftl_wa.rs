@@ -3,14 +3,7 @@
 //! the FTL's write amplification under uniform random 4 KiB writes at
 //! steady state against the closed forms, one row per spare factor, as CSV
 //! (default) or as the Markdown table of docs/ftl-write-amplification.md.
-use flashpath::device::ftl::analytic::{
-    effective_alpha, nominal_alpha, simulated_wa, wa_experiment_params, wa_greedy_mean_field,
-    wa_lrw,
-};
-
-/// The nominal over-provisioning of each row, (physical − logical) /
-/// logical as the profiles state it: 7% (GB vs GiB) to 50%.
-const SPARES: [f64; 7] = [0.07, 0.10, 0.15, 0.20, 0.28, 0.35, 0.50];
+use flashpath::device::ftl::analytic::wa_table;
 
 fn main() {
     let mut markdown = false;
@@ -45,28 +38,34 @@ fn main() {
     } else {
         println!("over_provisioning,nominal_analytic_wa,effective_alpha,effective_spare_factor,analytic_wa,greedy_mean_field_wa,simulated_wa,error");
     }
-    for op in SPARES {
-        let p = wa_experiment_params(op, blocks, pages);
-        let alpha = effective_alpha(&p);
-        let want = wa_lrw(alpha);
-        let nominal = wa_lrw(nominal_alpha(&p));
-        let mf = wa_greedy_mean_field(alpha, pages);
-        let got = simulated_wa(&p, seed, warm, measure).unwrap_or_else(|e| {
-            eprintln!("ftl_wa: {e}");
-            std::process::exit(1)
-        });
-        let err = got / want - 1.0;
+    let rows = wa_table(blocks, pages, warm, measure, seed).unwrap_or_else(|e| {
+        eprintln!("ftl_wa: {e}");
+        std::process::exit(1)
+    });
+    for r in rows {
+        let err = r.simulated_wa / r.analytic_wa - 1.0;
         if markdown {
             println!(
-                "| {:.0}% | {nominal:.3} | {alpha:.4} | {:.2}% | {want:.3} | {mf:.3} | {got:.3} | {:+.1}% |",
-                op * 100.0,
-                (1.0 - 1.0 / alpha) * 100.0,
+                "| {:.0}% | {:.3} | {:.4} | {:.2}% | {:.3} | {:.3} | {:.3} | {:+.1}% |",
+                r.over_provisioning * 100.0,
+                r.nominal_analytic_wa,
+                r.effective_alpha,
+                r.effective_spare_factor * 100.0,
+                r.analytic_wa,
+                r.greedy_mean_field_wa,
+                r.simulated_wa,
                 err * 100.0
             );
         } else {
             println!(
-                "{op},{nominal:.6},{alpha:.6},{:.6},{want:.6},{mf:.6},{got:.6},{err:.6}",
-                1.0 - 1.0 / alpha
+                "{},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{err:.6}",
+                r.over_provisioning,
+                r.nominal_analytic_wa,
+                r.effective_alpha,
+                r.effective_spare_factor,
+                r.analytic_wa,
+                r.greedy_mean_field_wa,
+                r.simulated_wa
             );
         }
     }

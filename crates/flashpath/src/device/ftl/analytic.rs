@@ -140,6 +140,58 @@ pub fn simulated_wa(p: &FlashParams, seed: u64, warm: f64, measure: f64) -> crat
     Ok(s.waf())
 }
 
+/// The nominal over-provisioning of each row of the comparison,
+/// (physical − logical) / logical as the profiles state it: 7% (GB vs GiB)
+/// to 50%.
+pub const WA_SPARES: [f64; 7] = [0.07, 0.10, 0.15, 0.20, 0.28, 0.35, 0.50];
+
+/// One row of the write-amplification comparison.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WaRow {
+    /// Nominal over-provisioning, (physical − logical) / logical.
+    pub over_provisioning: f64,
+    /// The closed form at the nominal spare (what ignoring the GC reserve
+    /// would predict).
+    pub nominal_analytic_wa: f64,
+    /// α with the GC reserve taken out ([`effective_alpha`]).
+    pub effective_alpha: f64,
+    /// The effective spare factor, 1 − 1/α.
+    pub effective_spare_factor: f64,
+    /// LRW / large-block greedy closed form at the effective α.
+    pub analytic_wa: f64,
+    /// Greedy's mean-field value for the block size used.
+    pub greedy_mean_field_wa: f64,
+    /// The FTL's own write amplification at steady state.
+    pub simulated_wa: f64,
+}
+
+/// The comparison at every spare of [`WA_SPARES`] on a single-die device of
+/// `blocks` × `pages` units ([`wa_experiment_params`], [`simulated_wa`]).
+pub fn wa_table(
+    blocks: u32,
+    pages: u32,
+    warm: f64,
+    measure: f64,
+    seed: u64,
+) -> crate::Result<Vec<WaRow>> {
+    WA_SPARES
+        .iter()
+        .map(|&op| {
+            let p = wa_experiment_params(op, blocks, pages);
+            let alpha = effective_alpha(&p);
+            Ok(WaRow {
+                over_provisioning: op,
+                nominal_analytic_wa: wa_lrw(nominal_alpha(&p)),
+                effective_alpha: alpha,
+                effective_spare_factor: 1.0 - 1.0 / alpha,
+                analytic_wa: wa_lrw(alpha),
+                greedy_mean_field_wa: wa_greedy_mean_field(alpha, pages),
+                simulated_wa: simulated_wa(&p, seed, warm, measure)?,
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -142,3 +142,16 @@ def test_runs_that_cannot_identify_a_parameter_are_refused(tmp_path: Path) -> No
     )
     assert "cannot identify device.write_fixed" in line, line
     assert not (tmp_path / "o.toml").exists()
+
+
+def test_plan_command_and_notes_before_the_json(tmp_path: Path) -> None:
+    r = cli("calibrate", "plan", "--out", str(tmp_path / "plan"), "--file", "/scratch/f")
+    assert r.returncode == 0, r.stderr
+    assert len(list((tmp_path / "plan").glob("*.fio"))) == len(calibrate.PLAN)
+    # A note fio wrote before its JSON does not hide the run.
+    noted = tmp_path / "noted.json"
+    noted.write_text(
+        "fio: file hash not empty on exit\n" + (RUNS / "randread-4k-qd1.json").read_text()
+    )
+    (run,) = calibrate.load_runs([str(noted)])
+    assert run.name == "randread-4k-qd1" and run.dirs["read"].iops > 0

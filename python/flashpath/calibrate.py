@@ -203,8 +203,11 @@ def load_runs(paths: list[str]) -> list[Measured]:
         except (OSError, UnicodeDecodeError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             raise CalibrateError(f"{path}: cannot read: {reason}") from None
+        # fio may put notes ("fio: ...") before the JSON in its --output
+        # file; the document starts at the first line that opens it.
+        start = text.find("{") if text.lstrip().startswith("fio") else 0
         try:
-            doc = json.loads(text)
+            doc = json.loads(text[max(start, 0) :])
         except ValueError as exc:
             raise CalibrateError(
                 f"{path}: not fio JSON output ({exc}); run fio with "

@@ -155,3 +155,12 @@ def test_plan_command_and_notes_before_the_json(tmp_path: Path) -> None:
     )
     (run,) = calibrate.load_runs([str(noted)])
     assert run.name == "randread-4k-qd1" and run.dirs["read"].iops > 0
+
+
+def test_a_run_the_simulator_cannot_run_is_named(tmp_path: Path) -> None:
+    def rbd(doc: dict) -> None:  # type: ignore[type-arg]
+        doc["jobs"][0]["job options"]["ioengine"] = "rbd"
+
+    bad = _edited(tmp_path, "rbd.json", rbd)
+    line = one_message(cli("calibrate", "check", "nullblk", bad))
+    assert "rbd.json" in line and "not modelled by flashpath" in line, line

@@ -288,6 +288,21 @@ def sim_job_text(run: Measured, runtime_ms: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def simulate_run(
+    run: Measured, runtime_ms: int, device: str, overrides: list[str]
+) -> dict[str, Figures]:
+    """`run`'s job simulated for `runtime_ms`; a job the simulator refuses
+    is a CalibrateError naming the run's file."""
+    from flashpath._core import FlashpathError
+
+    try:
+        return simulate(sim_job_text(run, runtime_ms), run.name, device, overrides)
+    except FlashpathError as err:
+        raise CalibrateError(
+            f"{run.file}: job {run.name!r}: the simulator cannot run it: {err.args[0]}"
+        ) from None
+
+
 def simulate(job_text: str, name: str, device: str, overrides: list[str]) -> dict[str, Figures]:
     """Run one job on `device` (a profile path) with `overrides`; its
     figures per direction. A module-level function: the sweep engine
@@ -502,9 +517,7 @@ class Objective:
 
         out = []
         for run in self.runs:
-            sim = simulate(
-                sim_job_text(run, self.runtime_ms), run.name, self.base, cand.overrides()
-            )
+            sim = simulate_run(run, self.runtime_ms, self.base, cand.overrides())
             for ddir, meas in run.dirs.items():
                 got = sim.get(ddir)
                 if got is None:
@@ -658,7 +671,7 @@ def _start(runs: list[Measured], base: str) -> list[float]:
     zero = Candidate(0, 0, 1e12, 0, 0, 1, "shared", 0.0).overrides()
 
     def service(run: Measured, ddir: str) -> float:
-        sim = simulate(sim_job_text(run, 200), run.name, base, zero)
+        sim = simulate_run(run, 200, base, zero)
         return max(1000.0, run.dirs[ddir].lat_mean_ns - sim[ddir].lat_mean_ns)
 
     qd1_reads = sorted(
@@ -765,14 +778,9 @@ class CheckRow:
 def check(profile: str, runs: list[Measured], runtime_ms: int = CHECK_MS) -> list[CheckRow]:
     """Simulate every run's job on `profile`: IOPS, mean latency and p99
     completion latency of each direction, against the measured ones."""
-    from flashpath._core import FlashpathError
-
     rows = []
     for run in runs:
-        try:
-            sim = simulate(sim_job_text(run, runtime_ms), run.name, profile, [])
-        except FlashpathError as err:
-            raise CalibrateError(f"{run.file}: job {run.name!r}: {err.args[0]}") from None
+        sim = simulate_run(run, runtime_ms, profile, [])
         for ddir, meas in run.dirs.items():
             got = sim.get(ddir)
             if got is None:

@@ -164,3 +164,9 @@ def test_a_run_the_simulator_cannot_run_is_named(tmp_path: Path) -> None:
     bad = _edited(tmp_path, "rbd.json", rbd)
     line = one_message(cli("calibrate", "check", "nullblk", bad))
     assert "rbd.json" in line and "not modelled by flashpath" in line, line
+
+
+def test_an_unknown_host_profile_is_one_message(tmp_path: Path) -> None:
+    out = tmp_path / "o.toml"
+    line = one_message(cli("calibrate", "fit", "--host", "nosuch", "--out", str(out), *PLAN))
+    assert line.startswith("flashpath: error: --host: no profile named 'nosuch'"), line

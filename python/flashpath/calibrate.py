@@ -325,16 +325,6 @@ def simulate(job_text: str, name: str, device: str, overrides: list[str]) -> dic
 # ----------------------------------------------------------------------
 # The generic device's profile
 
-# The fitted parameters, in the order of the optimiser's vector, with the
-# profile key, unit and the factor from the vector's unit (ns, B/s, /s).
-FITTED = (
-    ("device.read_fixed", "ns"),
-    ("device.write_fixed", "ns"),
-    ("device.transfer_rate", "B/s"),
-    ("device.iops_cap", "count"),
-    ("device.bandwidth_cap", "B/s"),
-)
-
 
 @dataclass(frozen=True)
 class Candidate:
@@ -589,8 +579,14 @@ def fit(
     """Fit the generic device to `runs` over the host profile `host`."""
     import tempfile
 
+    from flashpath import _core
+    from flashpath._core import FlashpathError
     from flashpath.engine import Done, Task, TaskFailed, run_tasks
 
+    try:
+        _core.profile_show(host, [])
+    except FlashpathError as err:
+        raise CalibrateError("--host: " + str(err.args[0]).removeprefix("--device: ")) from None
     problems = identifiability(runs)
     if problems:
         raise CalibrateError(

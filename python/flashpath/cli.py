@@ -13,7 +13,7 @@ from typing import NoReturn, TypeVar
 
 import click
 
-from flashpath import _core
+from flashpath import _core, calibrate
 from flashpath._core import FlashpathError
 from flashpath._jobtext import job_value_problem
 from flashpath._messages import named, printable, shown
@@ -635,6 +635,94 @@ def bench_cmd(ios: int, only: str | None, overrides: tuple[str, ...]) -> None:
             f"{name:40} {done:>10} I/Os {wall:7.2f} s  "
             f"{done / wall / 1e6:6.2f} M I/O/s  {events / wall / 1e6:6.2f} M events/s"
         )
+
+
+@main.group("calibrate")
+def calibrate_group() -> None:
+    """Fit a device profile to your own fio runs (docs/calibrate.md)."""
+
+
+@calibrate_group.command("plan")
+@click.option("--out", "out", required=True, help="Folder for the job files and README.")
+@click.option(
+    "--file",
+    "filename",
+    required=True,
+    help="The scratch file (2 GiB) the jobs read and WRITE: never a device or data you need.",
+)
+@click.option("--checks", is_flag=True, help="Also write jobs outside the plan, to check a fit.")
+def calibrate_plan(out: str, filename: str, checks: bool) -> None:
+    """Write the fio jobs that identify a device, with a README."""
+    try:
+        written = calibrate.write_plan(Path(out), filename, checks)
+    except OSError as exc:
+        _error(f"--out: cannot write {shown(out)}: {exc.strerror or exc}")
+    for path in written:
+        click.echo(str(path))
+
+
+def _runs(paths: tuple[str, ...]) -> list[calibrate.Measured]:
+    try:
+        return calibrate.load_runs(list(paths))
+    except calibrate.CalibrateError as err:
+        _error(str(err))
+
+
+@calibrate_group.command("fit")
+@click.option("--host", required=True, help="Host profile (name or .toml path) to keep.")
+@click.option("--out", "out", required=True, help="The profile to write (.toml).")
+@click.option(
+    "--jobs",
+    default=os.cpu_count() or 1,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Candidate fits run at once.",
+)
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+def calibrate_fit(host: str, out: str, jobs: int, runs: tuple[str, ...]) -> None:
+    """Fit the generic device to fio JSON outputs RUNS over --host."""
+    try:
+        import scipy  # noqa: F401
+    except ImportError:
+        _error("calibrate fit needs scipy: pip install 'flashpath[calibrate]'")
+    measured = _runs(runs)
+    _check_writable(out, "--out")
+    try:
+        result = _with_progress(lambda: calibrate.fit(measured, host, Path(out), jobs=jobs))
+    except calibrate.CalibrateError as err:
+        _error(str(err))
+    except FlashpathError as err:
+        _fail(err)
+    _write(out, result.profile, "--out")
+    c = result.cand
+    click.echo(
+        f"{out}: {c.servers} servers ({c.dispatch}), read {c.read_fixed_ns / 1e3:.1f} us, "
+        f"write {c.write_fixed_ns / 1e3:.1f} us, transfer {c.transfer_rate / 1e6:.0f} MB/s, "
+        f"service cv {c.service_cv:.2f}, IOPS cap {c.iops_cap:.0f}, "
+        f"bandwidth cap {c.bandwidth_cap / 1e6:.0f} MB/s"
+    )
+    for key in result.not_identified:
+        click.echo(f"not identified by these runs: {key} (written as 0: no cap)")
+    for _file, job, figure, err in result.errors:
+        click.echo(f"  {job:<28} {figure:<16} {100 * err:+6.1f}%")
+
+
+@calibrate_group.command("check")
+@click.argument("profile")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--plot", "plot_path", default=None, help="Also draw simulated vs measured (.png).")
+def calibrate_check(profile: str, runs: tuple[str, ...], plot_path: str | None) -> None:
+    """Simulated vs measured, per job and figure, for fio JSON outputs RUNS."""
+    measured = _runs(runs)
+    if plot_path is not None:
+        _check_image(plot_path, "--plot")
+    try:
+        rows = _with_progress(lambda: calibrate.check(profile, measured))
+    except calibrate.CalibrateError as err:
+        _error(str(err))
+    click.echo(calibrate.table(rows), nl=False)
+    if plot_path is not None:
+        calibrate.plot(rows, plot_path)
 
 
 if __name__ == "__main__":

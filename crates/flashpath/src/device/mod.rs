@@ -8,6 +8,7 @@
 //! | device | model | driver |
 //! |---|---|---|
 //! | [`ram::RamDevice`] | fixed latency, optional bandwidth | null_blk |
+//! | [`queue::QueueDevice`] | servers behind an IOPS and bandwidth throttle | generic |
 //! | [`nvme::NvmeSsd`] | parallel units, fixed + media time | nvme |
 //! | [`sd::SdCard`] | access time + internal rate, one at a time | sdhci |
 //! | [`emmc::EmmcCard`] | firmware, read-ahead cache, write commit over the FTL | mmc |
@@ -55,6 +56,7 @@ pub mod flash;
 pub mod ftl;
 pub mod nand;
 pub mod nvme;
+pub mod queue;
 pub mod ram;
 pub mod sd;
 pub mod ufs;

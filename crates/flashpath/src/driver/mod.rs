@@ -4,6 +4,7 @@
 //! the completion. The host then takes the interrupt (or a poller finds it).
 
 pub mod brd;
+pub mod generic;
 pub mod mmc;
 pub mod null_blk;
 pub mod nvme;

@@ -4,6 +4,7 @@
 //! (docs/extending.md).
 
 use super::brd::Brd;
+use super::generic::Generic;
 use super::mmc::Mmc;
 use super::null_blk::NullBlk;
 use super::nvme::Nvme;
@@ -16,7 +17,7 @@ use crate::machine::Ev;
 use crate::profile::Profile;
 
 /// The `device.kind` names, in the order a "did you mean" lists them.
-pub const KINDS: [&str; 7] = [
+pub const KINDS: [&str; 8] = [
     "null_blk",
     "nvme",
     "ufs",
@@ -24,6 +25,7 @@ pub const KINDS: [&str; 7] = [
     "virtio-blk",
     "sdcard",
     "brd",
+    "generic",
 ];
 
 /// Build the driver `device.kind` names, with the device behind it.
@@ -37,6 +39,7 @@ pub fn probe(p: &Profile) -> Result<Box<dyn Driver<Ev>>> {
         "virtio-blk" => Ok(Box::new(VirtioBlk::from_profile(p)?)),
         "sdcard" => Ok(Box::new(Sdhci::from_profile(p)?)),
         "brd" => Ok(Box::new(Brd::from_profile(p)?)),
+        "generic" => Ok(Box::new(Generic::from_profile(p)?)),
         _ => unreachable!("choice() checked the kind"),
     }
 }

@@ -1,0 +1,152 @@
+//! The generic queueing device (device.kind = "generic") against closed
+//! forms: at QD1 a read waits for the host path plus one service time; at
+//! depth the throughput saturates at servers / service time (an M/D/c
+//! station's capacity), at the IOPS cap or at the bandwidth cap, whichever
+//! is lowest, and the mean latency then follows Little's law.
+
+use flashpath::profile::Profile;
+use flashpath::run::{fio_source, parse_context, run_jobs, RunOutput};
+use flashpath::workload::fio::parse_job_str;
+use std::path::Path;
+
+/// A generic disk on the generic x86 host: `servers` servers, reads of
+/// `read_fixed_us` plus 4096 B per us (4.096 GB/s), caps as given.
+fn profile(servers: u32, read_fixed_us: u32, iops_cap: u32, bw_cap_mbs: u32) -> Profile {
+    profile_with(servers, read_fixed_us, iops_cap, bw_cap_mbs, "shared")
+}
+
+fn profile_with(
+    servers: u32,
+    read_fixed_us: u32,
+    iops_cap: u32,
+    bw_cap_mbs: u32,
+    dispatch: &str,
+) -> Profile {
+    let text = format!(
+        r#"
+[profile]
+name = "generic-test"
+include = ["hosts/x86-generic.toml"]
+[block]
+io_poll = {{ value = 0, unit = "bool", source = "test" }}
+io_poll_delay = {{ value = -1, unit = "count", source = "test" }}
+nr_requests = {{ value = 256, unit = "count", source = "test" }}
+[device]
+kind = {{ value = "generic", unit = "name", source = "test" }}
+capacity = {{ value = 16, unit = "GiB", source = "test" }}
+queue_depth = {{ value = 256, unit = "count", source = "test" }}
+hw_queues = {{ value = 1, unit = "count", source = "test" }}
+servers = {{ value = {servers}, unit = "count", source = "test" }}
+dispatch = {{ value = "{dispatch}", unit = "name", source = "test" }}
+service_cv = {{ value = 0, unit = "ratio", source = "test" }}
+read_fixed = {{ value = {read_fixed_us}, unit = "us", source = "test" }}
+write_fixed = {{ value = 500, unit = "us", source = "test" }}
+transfer_rate = {{ value = 4096, unit = "MB/s", source = "test" }}
+iops_cap = {{ value = {iops_cap}, unit = "count", source = "test" }}
+bandwidth_cap = {{ value = {bw_cap_mbs}, unit = "MB/s", source = "test" }}
+[driver]
+queue_rq = {{ value = 1000, unit = "ns", source = "test" }}
+irq_handler = {{ value = 1000, unit = "ns", source = "test" }}
+"#
+    );
+    Profile::from_text("generic-test.toml", &text, None).unwrap()
+}
+
+fn run(p: &Profile, rw: &str, bs: u32, qd: u32, ios: u32) -> RunOutput {
+    let job = format!(
+        "[j]\nioengine=libaio\ndirect=1\nrw={rw}\nbs={bs}\niodepth={qd}\nsize=8g\nnumber_ios={ios}\n"
+    );
+    let jobs = parse_job_str("t.fio", &job, Path::new("."), &parse_context(p).unwrap()).unwrap();
+    run_jobs(&jobs, p, 1, &fio_source).unwrap()
+}
+
+/// (IOPS, mean completion latency in ns, bytes per second) of the job's
+/// reads.
+fn figures(out: &RunOutput) -> (f64, f64, f64) {
+    let d = &out.result.jobs[0].dirs[0];
+    // The group report keeps the runtime in ns.
+    let secs = d.runtime as f64 / 1e9;
+    (
+        d.total_ios as f64 / secs,
+        d.clat.stat.mean(),
+        d.io_bytes as f64 / secs,
+    )
+}
+
+fn close(got: f64, want: f64, tol: f64) -> bool {
+    (got - want).abs() <= tol * want
+}
+
+#[test]
+fn at_qd1_a_read_is_the_host_path_plus_one_fixed_service_time() {
+    // The host path is the same whatever the device does: the difference
+    // of two devices' QD1 latencies is the difference of their service
+    // times, exactly, and every read takes the same time.
+    let a = run(&profile(1, 100, 0, 0), "randread", 4096, 1, 500);
+    let b = run(&profile(1, 350, 0, 0), "randread", 4096, 1, 500);
+    let (sa, sb) = (
+        &a.result.jobs[0].dirs[0].clat.stat,
+        &b.result.jobs[0].dirs[0].clat.stat,
+    );
+    assert_eq!(sa.min, sa.max);
+    assert_eq!(sb.min, sb.max);
+    assert_eq!(sb.min - sa.min, 250_000);
+    // The per-byte term: 64 KiB more take 65536 / 4.096 GB/s = 16 us more.
+    let c = run(&profile(1, 100, 0, 0), "randread", 4096 + 65536, 1, 500);
+    assert_eq!(c.result.jobs[0].dirs[0].clat.stat.min - sa.min, 16_000);
+    // And the host path is a few microseconds, not zero.
+    assert!(sa.min > 101_000 && sa.min < 120_000, "{}", sa.min);
+}
+
+#[test]
+fn at_depth_the_servers_saturate_at_servers_over_service_time() {
+    // 4 servers of 1 ms (+1 us for 4 KiB): 4 / 1.001 ms = 3996 IOPS, and
+    // Little's law gives the mean latency at 32 in flight.
+    let out = run(&profile(4, 1000, 0, 0), "randread", 4096, 32, 8000);
+    let (iops, clat, _) = figures(&out);
+    let want = 4.0 / 1.001e-3;
+    assert!(close(iops, want, 0.01), "{iops} vs {want}");
+    assert!(close(clat, 32.0 / want * 1e9, 0.02), "{clat}");
+    // Below the server count nothing waits: QD2 on 4 servers is QD1's
+    // latency.
+    let qd1 = figures(&run(&profile(4, 1000, 0, 0), "randread", 4096, 1, 500)).1;
+    let qd2 = figures(&run(&profile(4, 1000, 0, 0), "randread", 4096, 2, 1000)).1;
+    assert!(close(qd2, qd1, 0.01), "{qd2} vs {qd1}");
+}
+
+#[test]
+fn the_iops_cap_bounds_throughput_below_the_servers() {
+    let out = run(&profile(64, 100, 2000, 0), "randread", 4096, 32, 4000);
+    let (iops, _, _) = figures(&out);
+    assert!(close(iops, 2000.0, 0.01), "{iops}");
+}
+
+#[test]
+fn the_bandwidth_cap_bounds_large_transfers() {
+    // 1 MiB reads, 16 servers: without the cap they would move far more
+    // than 200 MB/s.
+    let out = run(&profile(16, 100, 0, 200), "read", 1 << 20, 8, 600);
+    let (_, _, bw) = figures(&out);
+    assert!(close(bw, 200e6, 0.01), "{bw}");
+    let free = run(&profile(16, 100, 0, 0), "read", 1 << 20, 8, 600);
+    assert!(figures(&free).2 > 1e9);
+}
+
+#[test]
+fn by_address_random_reads_collide_before_every_server_is_busy() {
+    // Four servers of 1 ms, four reads in flight: a shared queue keeps all
+    // four busy; by address, random offsets often land two on one server
+    // (with four in flight on four servers, all distinct only 4!/4^4 =
+    // 9% of the time), so throughput is lower, yet above one server's.
+    let shared = figures(&run(&profile(4, 1000, 0, 0), "randread", 4096, 4, 2000)).0;
+    let by_addr = profile_with(4, 1000, 0, 0, "by-address");
+    let spread = figures(&run(&by_addr, "randread", 4096, 4, 2000)).0;
+    assert!(close(shared, 4.0 / 1.001e-3, 0.01), "{shared}");
+    assert!(
+        spread < 0.85 * shared && spread > 1.5 / 1.001e-3,
+        "{spread}"
+    );
+    // Deep, a server is rarely without work: nearly the same saturation.
+    let deep = figures(&run(&by_addr, "randread", 4096, 64, 8000)).0;
+    assert!(close(deep, 4.0 / 1.001e-3, 0.05), "{deep}");
+}

@@ -1,0 +1,172 @@
+"""flashpath calibrate on real fio runs of this project's VM disk
+(tests/fixtures/calibrate/README.md): a profile fitted to the plan's runs
+predicts jobs outside the plan (issue 19's goal: median error <= 10%,
+none over 20%, for IOPS and mean latency), and bad runs get one message.
+
+This is a real measurement: if the model stops describing the disk the
+prediction test fails, as it should."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, cli
+from flashpath import _core, calibrate
+
+RUNS = FIXTURES / "calibrate"
+PLAN = sorted(str(p) for p in RUNS.glob("*.json") if not p.name.startswith("check-"))
+CHECKS = sorted(str(p) for p in RUNS.glob("check-*.json"))
+
+
+def one_message(r: subprocess.CompletedProcess[str]) -> str:
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr and "panicked" not in r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1, r.stderr
+    return lines[0]
+
+
+def test_the_plan_is_what_was_measured_and_parses(tmp_path: Path) -> None:
+    written = calibrate.write_plan(tmp_path, "/scratch/testfile", checks=True)
+    jobs = [p for p in written if p.suffix == ".fio"]
+    assert len(jobs) == len(calibrate.PLAN) + len(calibrate.CHECKS)
+    for job in jobs:
+        # The measured runs came from these very job files.
+        kept = RUNS / job.name
+        text = job.read_text().replace("/scratch/testfile", "/work/calib-data/testfile")
+        assert kept.read_text() == text, job.name
+        # The simulator takes them as they are.
+        _core.parse_only(str(job), "nullblk")
+        if shutil.which("fio"):
+            r = subprocess.run(["fio", "--parse-only", str(job)], capture_output=True, text=True)
+            assert r.returncode == 0, r.stderr
+    assert "--output-format=json+" in (tmp_path / "README.md").read_text()
+
+
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, calibrate.FitResult]:
+    out = tmp_path_factory.mktemp("fit") / "vda.toml"
+    # A narrower search than the command's (the server counts around the
+    # answer), to keep the test short on CI's two cores.
+    result = calibrate.fit(
+        calibrate.load_runs(PLAN), "hosts/x86-generic", out, jobs=2, servers=(2, 4, 8)
+    )
+    out.write_text(result.profile)
+    return out, result
+
+
+def test_a_fit_to_the_plan_predicts_the_jobs_outside_it(
+    fitted: tuple[Path, calibrate.FitResult],
+) -> None:
+    out, result = fitted
+    rows = calibrate.check(str(out), calibrate.load_runs(CHECKS))
+    print(calibrate.table(rows))
+    for what in ("iops", "mean lat"):
+        errs = sorted(abs(r.error) for r in rows if what in r.figure)
+        assert len(errs) == 5, what  # four jobs, the mix in both directions
+        assert calibrate.median(errs) <= 0.10, (what, errs)
+        assert errs[-1] <= 0.20, (what, errs)
+    # The fit's own figures are close too, and every source says so.
+    assert all(abs(e) < 0.2 for (_, _, _, e) in result.errors), result.errors
+    for key in ("device.read_fixed", "device.servers", "device.transfer_rate"):
+        assert result.sources[key].startswith("fitted to "), result.sources[key]
+        assert "error " in result.sources[key]
+
+
+def test_the_fitted_profile_runs_by_path(fitted: tuple[Path, calibrate.FitResult]) -> None:
+    out, _ = fitted
+    job = out.parent / "qd1.fio"
+    job.write_text("[j]\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\nsize=1g\nnumber_ios=500\n")
+    r = cli("run", str(job), "--device", str(out), "--output-format", "json")
+    assert r.returncode == 0, r.stderr
+    lat = json.loads(r.stdout)["jobs"][0]["read"]["lat_ns"]["mean"]
+    measured = calibrate.load_runs([str(RUNS / "randread-4k-qd1.json")])[0]
+    assert abs(lat / measured.dirs["read"].lat_mean_ns - 1) < 0.2
+
+
+def _edited(tmp_path: Path, name: str, edit) -> str:  # type: ignore[no-untyped-def]
+    doc = json.loads((RUNS / "randread-4k-qd1.json").read_text())
+    edit(doc)
+    path = tmp_path / name
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def _old_layout(doc: dict) -> None:  # type: ignore[type-arg]
+    # fio 2.x: latencies in us under "lat" and "clat", no "_ns" sections.
+    doc["fio version"] = "fio-2.2.10"
+    for ddir in ("read", "write", "trim"):
+        doc["jobs"][0][ddir]["lat"] = doc["jobs"][0][ddir].pop("lat_ns")
+        doc["jobs"][0][ddir]["clat"] = doc["jobs"][0][ddir].pop("clat_ns")
+
+
+def _errored(doc: dict) -> None:  # type: ignore[type-arg]
+    doc["jobs"][0]["error"] = 5
+
+
+@pytest.mark.parametrize(
+    ("make", "expected"),
+    [
+        (lambda t: str(RUNS / "randread-4k-qd1.fio"), "not fio JSON output"),
+        (lambda t: _edited(t, "old.json", _old_layout), "written by fio-2.2.10"),
+        (lambda t: _edited(t, "err.json", _errored), "ended with error 5"),
+    ],
+)
+def test_bad_runs_get_one_message(tmp_path: Path, make, expected: str) -> None:  # type: ignore[no-untyped-def]
+    bad = make(tmp_path)
+    for args in (
+        ["calibrate", "fit", "--host", "hosts/x86-generic", "--out", str(tmp_path / "o.toml")],
+        ["calibrate", "check", "nullblk"],
+    ):
+        line = one_message(cli(*args, bad, *PLAN[:1]))
+        assert expected in line and Path(bad).name in line, line
+
+
+def test_runs_that_cannot_identify_a_parameter_are_refused(tmp_path: Path) -> None:
+    reads_only = [p for p in PLAN if "write" not in p]
+    line = one_message(
+        cli(
+            "calibrate",
+            "fit",
+            "--host",
+            "hosts/x86-generic",
+            "--out",
+            str(tmp_path / "o.toml"),
+            *reads_only,
+        )
+    )
+    assert "cannot identify device.write_fixed" in line, line
+    assert not (tmp_path / "o.toml").exists()
+
+
+def test_plan_command_and_notes_before_the_json(tmp_path: Path) -> None:
+    r = cli("calibrate", "plan", "--out", str(tmp_path / "plan"), "--file", "/scratch/f")
+    assert r.returncode == 0, r.stderr
+    assert len(list((tmp_path / "plan").glob("*.fio"))) == len(calibrate.PLAN)
+    # A note fio wrote before its JSON does not hide the run.
+    noted = tmp_path / "noted.json"
+    noted.write_text(
+        "fio: file hash not empty on exit\n" + (RUNS / "randread-4k-qd1.json").read_text()
+    )
+    (run,) = calibrate.load_runs([str(noted)])
+    assert run.name == "randread-4k-qd1" and run.dirs["read"].iops > 0
+
+
+def test_a_run_the_simulator_cannot_run_is_named(tmp_path: Path) -> None:
+    def rbd(doc: dict) -> None:  # type: ignore[type-arg]
+        doc["jobs"][0]["job options"]["ioengine"] = "rbd"
+
+    bad = _edited(tmp_path, "rbd.json", rbd)
+    line = one_message(cli("calibrate", "check", "nullblk", bad))
+    assert "rbd.json" in line and "not modelled by flashpath" in line, line
+
+
+def test_an_unknown_host_profile_is_one_message(tmp_path: Path) -> None:
+    out = tmp_path / "o.toml"
+    line = one_message(cli("calibrate", "fit", "--host", "nosuch", "--out", str(out), *PLAN))
+    assert line.startswith("flashpath: error: --host: no profile named 'nosuch'"), line

@@ -4,6 +4,7 @@
 pub mod dd;
 pub mod fio;
 pub mod iolog;
+pub mod trace;
 pub mod iozone;
 
 /// Data direction, in fio's order (read, write, trim).

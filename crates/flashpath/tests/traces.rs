@@ -104,7 +104,10 @@ fn blktrace_binary_and_its_blkparse_text_are_the_same_stream() {
     let t0b = bin[0].time_ns;
     let t0t = text[0].time_ns;
     for (b, t) in bin.iter().zip(&text) {
-        assert_eq!((b.op, b.offset, b.len, b.device), (t.op, t.offset, t.len, t.device));
+        assert_eq!(
+            (b.op, b.offset, b.len, b.device),
+            (t.op, t.offset, t.len, t.device)
+        );
         assert_eq!(b.time_ns - t0b, t.time_ns - t0t);
         assert_eq!(b.latency_ns(), t.latency_ns());
     }
@@ -163,7 +166,10 @@ fn msr_cambridge_counts_and_response_times() {
     assert_eq!(count(&v, Op::Write).0, 492);
     let rows = rows(rel, &comma);
     let bytes = |t: &str| -> u64 {
-        rows.iter().filter(|r| r[3] == t).map(|r| r[5].parse::<u64>().unwrap()).sum()
+        rows.iter()
+            .filter(|r| r[3] == t)
+            .map(|r| r[5].parse::<u64>().unwrap())
+            .sum()
     };
     assert_eq!(count(&v, Op::Read).1, bytes("Read"));
     assert_eq!(count(&v, Op::Write).1, bytes("Write"));
@@ -198,7 +204,10 @@ fn disksim_ascii_counts() {
     let v = read_all(&path, &Format::Disksim);
     assert_eq!(v.len(), 50_000);
     let rows = rows(rel, &blanks);
-    let reads = rows.iter().filter(|r| r[4].parse::<u64>().unwrap() & 1 == 1).count();
+    let reads = rows
+        .iter()
+        .filter(|r| r[4].parse::<u64>().unwrap() & 1 == 1)
+        .count();
     assert_eq!(count(&v, Op::Read).0, reads);
     let blocks: u64 = rows.iter().map(|r| r[3].parse::<u64>().unwrap()).sum();
     assert_eq!(v.iter().map(|r| r.len).sum::<u64>(), blocks * 512);
@@ -226,9 +235,21 @@ fn blkreplay_load_counts() {
 #[test]
 fn alibaba_and_tencent_excerpts() {
     for (rel, fmt, n) in [
-        ("quoted_excerpts/alibaba_io_traces.first7.libCacheSim_comment.csv", Format::Alibaba, 7),
-        ("quoted_excerpts/alibaba_io_traces.6lines.TDS_article.csv", Format::Alibaba, 6),
-        ("quoted_excerpts/tencent_cbs.9lines.TDS_article.csv", Format::Tencent, 9),
+        (
+            "quoted_excerpts/alibaba_io_traces.first7.libCacheSim_comment.csv",
+            Format::Alibaba,
+            7,
+        ),
+        (
+            "quoted_excerpts/alibaba_io_traces.6lines.TDS_article.csv",
+            Format::Alibaba,
+            6,
+        ),
+        (
+            "quoted_excerpts/tencent_cbs.9lines.TDS_article.csv",
+            Format::Tencent,
+            9,
+        ),
     ] {
         let path = fixture(rel);
         assert_eq!(trace::detect(&path).unwrap(), fmt, "{rel}");
@@ -237,7 +258,10 @@ fn alibaba_and_tencent_excerpts() {
         let rows = rows(rel, &comma);
         let bytes: u64 = match fmt {
             Format::Alibaba => rows.iter().map(|r| r[3].parse::<u64>().unwrap()).sum(),
-            _ => rows.iter().map(|r| r[2].parse::<u64>().unwrap() * 512).sum(),
+            _ => rows
+                .iter()
+                .map(|r| r[2].parse::<u64>().unwrap() * 512)
+                .sum(),
         };
         assert_eq!(v.iter().map(|r| r.len).sum::<u64>(), bytes, "{rel}");
     }
@@ -247,7 +271,10 @@ fn alibaba_and_tencent_excerpts() {
         &Format::Alibaba,
     );
     let r = v[5];
-    assert_eq!((r.device, r.op, r.offset, r.len), (0, Op::Read, 126_703_644_672, 4096));
+    assert_eq!(
+        (r.device, r.op, r.offset, r.len),
+        (0, Op::Read, 126_703_644_672, 4096)
+    );
     assert_eq!(r.time_ns, 1_577_808_000_000_626_000);
 }
 
@@ -258,6 +285,133 @@ fn fio_iologs_are_named_for_their_own_reader() {
         "fio_iolog/fio_t0038.iolog",
         "fio-iolog-randrw/trace.iolog",
     ] {
-        assert_eq!(trace::detect(&fixture(rel)).unwrap(), Format::Iolog, "{rel}");
+        assert_eq!(
+            trace::detect(&fixture(rel)).unwrap(),
+            Format::Iolog,
+            "{rel}"
+        );
+    }
+}
+
+mod replay {
+    use super::fixture;
+    use flashpath::run;
+    use flashpath::workload::trace::replay::{Remap, TraceOptions};
+
+    fn job(path: &std::path::Path, extra: &str) -> String {
+        format!(
+            "[replay]\nioengine=libaio\ndirect=1\niodepth=32\nread_iolog={}\n{extra}",
+            path.display()
+        )
+    }
+
+    /// Every sample replays on a simulated machine (wrapped onto it: the
+    /// traces address devices larger than the profile's), and the run
+    /// does every I/O the trace holds.
+    #[test]
+    fn every_sample_replays() {
+        for (rel, ios) in [
+            (super::BIN, 963u64),
+            (super::BIN_TEXT, 963),
+            ("blkparse/blktrace_merge_nvme0n1.blktrace.txt", 0),
+            ("msr_csv/msr-cambridge1-sample.csv", 1000),
+            ("mqsim_ascii/mqsim_tpcc-small.trace", 6999),
+            ("disksim_ascii/disksim_valid_ascii.first50000.trace", 50_000),
+            ("blkreplay_load/windows-shared-server.load", 1371),
+            ("quoted_excerpts/tencent_cbs.9lines.TDS_article.csv", 9),
+            (
+                "quoted_excerpts/alibaba_io_traces.6lines.TDS_article.csv",
+                6,
+            ),
+        ] {
+            // The reads and writes with data the reader gives.
+            let path = fixture(rel);
+            let fmt = flashpath::workload::trace::detect(&path).unwrap();
+            let data = super::read_all(&path, &fmt)
+                .iter()
+                .filter(|r| r.len > 0 && matches!(r.op, super::Op::Read | super::Op::Write))
+                .count() as u64;
+            if ios > 0 {
+                assert_eq!(data, ios, "{rel}");
+            }
+            let ios = data;
+            let opts = TraceOptions {
+                remap: Remap::Wrap,
+                ..TraceOptions::default()
+            };
+            let out = run::run_trace_text(
+                &job(&fixture(rel), "replay_no_stall=1\n"),
+                "t",
+                std::path::Path::new("."),
+                "nullblk",
+                &[],
+                0,
+                &opts,
+            )
+            .unwrap_or_else(|e| panic!("{rel}: {e}"));
+            let done: u64 = out.result.jobs[0].dirs.iter().map(|d| d.total_ios).sum();
+            assert_eq!(done, ios, "{rel}");
+            let t = &out.result.flashpath["trace"][0];
+            assert_eq!(
+                t["ios"]["read"].as_u64().unwrap() + t["ios"]["write"].as_u64().unwrap(),
+                ios
+            );
+        }
+    }
+
+    #[test]
+    fn an_address_past_the_device_names_the_record() {
+        let e = run::run_trace_text(
+            &job(&fixture(super::BIN), ""),
+            "t",
+            std::path::Path::new("."),
+            "nullblk",
+            &[],
+            0,
+            &TraceOptions::default(),
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(
+            e.contains("blktrace_viewer_sample.blktrace.0: record "),
+            "{e}"
+        );
+        assert!(e.contains("reaches past the end of the device"), "{e}");
+        assert!(e.contains("--remap"), "{e}");
+    }
+
+    /// Recorded completions come back beside the simulated latencies.
+    #[test]
+    fn recorded_and_simulated_latency_side_by_side() {
+        let opts = TraceOptions {
+            remap: Remap::Wrap,
+            absolute: true,
+            ..TraceOptions::default()
+        };
+        let out = run::run_trace_text(
+            &job(&fixture(super::BIN), ""),
+            "t",
+            std::path::Path::new("."),
+            "nullblk",
+            &[],
+            0,
+            &opts,
+        )
+        .unwrap();
+        let t = &out.result.flashpath["trace"][0];
+        assert_eq!(t["recorded_ios_with_completion"], 963);
+        let rec = t["recorded_lat_ns_percentiles"]["50.000000"]
+            .as_u64()
+            .unwrap();
+        // The NVMe device took about 55 us per 4 KiB read (C - Q).
+        assert!((40_000..80_000).contains(&rec), "{rec}");
+        assert!(
+            t["simulated_lat_ns_percentiles"]["50.000000"]
+                .as_u64()
+                .unwrap()
+                > 0
+        );
+        assert!(out.notes.iter().any(|n| n.contains("recorded   simulated")));
     }
 }

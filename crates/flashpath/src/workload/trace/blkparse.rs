@@ -43,7 +43,10 @@ pub fn looks_like(lines: &[&str]) -> bool {
 fn split_event(line: &[u8]) -> Option<([&[u8]; 12], usize)> {
     let mut f: [&[u8]; 12] = [&[]; 12];
     let mut n = 0;
-    for w in line.split(|c| *c == b' ' || *c == b'\t').filter(|w| !w.is_empty()) {
+    for w in line
+        .split(|c| *c == b' ' || *c == b'\t')
+        .filter(|w| !w.is_empty())
+    {
         if n == f.len() {
             break;
         }
@@ -97,7 +100,12 @@ impl BlkparseReader {
             // blkparse's closing summary (blkparse.c show_device_and_cpu_stats
             // and friends).
             const SUMMARY: &[&[u8]] = &[
-                b"CPU", b"Total", b"Throughput", b"Events", b"Skips", b"Input file",
+                b"CPU",
+                b"Total",
+                b"Throughput",
+                b"Events",
+                b"Skips",
+                b"Input file",
             ];
             if SUMMARY.iter().any(|s| line.starts_with(s)) {
                 self.summary = true;
@@ -158,8 +166,13 @@ impl BlkparseReader {
                 .ok_or_else(|| err(format!("{} is not a sector", quote_bytes(f[7]))))?;
             let l = parse_u64(f[9])
                 .ok_or_else(|| err(format!("{} is not a length in sectors", quote_bytes(f[9]))))?;
-            let bytes = l.checked_mul(512).ok_or_else(|| err("the length overflows".into()))?;
-            if s.checked_mul(512).and_then(|o| o.checked_add(bytes)).is_none() {
+            let bytes = l
+                .checked_mul(512)
+                .ok_or_else(|| err("the length overflows".into()))?;
+            if s.checked_mul(512)
+                .and_then(|o| o.checked_add(bytes))
+                .is_none()
+            {
                 return Err(err(format!(
                     "sector {s} + {l} passes the end of any device (2^64 bytes)"
                 )));
@@ -230,7 +243,10 @@ mod tests {
     use super::*;
 
     fn read(text: &str) -> Result<Vec<TraceRecord>> {
-        let lines = Lines::new("t.txt", Box::new(std::io::Cursor::new(text.as_bytes().to_vec())));
+        let lines = Lines::new(
+            "t.txt",
+            Box::new(std::io::Cursor::new(text.as_bytes().to_vec())),
+        );
         let mut r = BlkparseReader::new(lines);
         let mut v = Vec::new();
         while let Some(x) = r.next_record()? {
@@ -260,8 +276,16 @@ mod tests {
     #[test]
     fn bad_lines_name_their_line() {
         let cases = [
-            ("259,0 1 1 0.1 5 Q W 8 + 8 [a]\nhello world\n", ":2:", "not a blkparse event"),
-            ("259,0 1 1 0.1 5 K W 8 + 8 [a]\n", ":1:", "unknown blkparse action 'K'"),
+            (
+                "259,0 1 1 0.1 5 Q W 8 + 8 [a]\nhello world\n",
+                ":2:",
+                "not a blkparse event",
+            ),
+            (
+                "259,0 1 1 0.1 5 K W 8 + 8 [a]\n",
+                ":1:",
+                "unknown blkparse action 'K'",
+            ),
             ("259,0 1 1 0.1 5 Q W x + 8 [a]\n", ":1:", "not a sector"),
             ("259,0 1 1 0.1 5 Q QQ 8 + 8 [a]\n", ":1:", "RWBS"),
             ("99999,0 1 1 0.1 5 Q W 8 + 8 [a]\n", ":1:", "device"),

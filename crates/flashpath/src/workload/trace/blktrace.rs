@@ -93,8 +93,13 @@ impl CpuFile {
     /// The next record, notes included; None at the end.
     fn next(&mut self) -> Result<Option<Raw>> {
         let mut h = [0u8; RECORD];
-        let got = read_full(&mut self.input, &mut h)
-            .map_err(|e| self.error(self.records + 1, Some(self.offset), format!("cannot read: {e}")))?;
+        let got = read_full(&mut self.input, &mut h).map_err(|e| {
+            self.error(
+                self.records + 1,
+                Some(self.offset),
+                format!("cannot read: {e}"),
+            )
+        })?;
         if got == 0 {
             return Ok(None);
         }
@@ -342,12 +347,19 @@ impl BlktraceReader {
         } else {
             Op::Read
         };
-        if r.sector.checked_mul(512).and_then(|o| o.checked_add(u64::from(r.bytes))).is_none() {
+        if r.sector
+            .checked_mul(512)
+            .and_then(|o| o.checked_add(u64::from(r.bytes)))
+            .is_none()
+        {
             let f = &self.files[file];
             return Err(f.error(
                 r.record,
                 None,
-                format!("sector {} passes the end of any device (2^64 bytes)", r.sector),
+                format!(
+                    "sector {} passes the end of any device (2^64 bytes)",
+                    r.sector
+                ),
             ));
         }
         self.asm.push(Event {
@@ -410,8 +422,10 @@ mod tests {
     }
 
     fn read(bytes: Vec<u8>) -> Result<Vec<TraceRecord>> {
-        let mut r =
-            BlktraceReader::from_inputs(vec![("t.bin".into(), Box::new(std::io::Cursor::new(bytes)))])?;
+        let mut r = BlktraceReader::from_inputs(vec![(
+            "t.bin".into(),
+            Box::new(std::io::Cursor::new(bytes)),
+        )])?;
         let mut v = Vec::new();
         while let Some(x) = r.next_record()? {
             v.push(x);
@@ -443,7 +457,10 @@ mod tests {
         let mut b = rec(false, 10, 64, 4096, q, &[]);
         b.extend(&rec(false, 10, 64, 4096, q, &[])[..20]);
         let e = read(b).unwrap_err().to_string();
-        assert!(e.contains("t.bin: record 2 (byte 48): truncated: 20 of"), "{e}");
+        assert!(
+            e.contains("t.bin: record 2 (byte 48): truncated: 20 of"),
+            "{e}"
+        );
         let e = read(b"hello, this is not a blktrace file at all, really".to_vec())
             .unwrap_err()
             .to_string();

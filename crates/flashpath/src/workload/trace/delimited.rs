@@ -113,7 +113,10 @@ impl Mapping {
                 "time" | "latency" => {
                     let (c, u) = split(v, k)?;
                     let ns = time_unit(&u).ok_or_else(|| {
-                        format!("{k}: unknown time unit {} (ns, us, ms, s, filetime)", quote(&u))
+                        format!(
+                            "{k}: unknown time unit {} (ns, us, ms, s, filetime)",
+                            quote(&u)
+                        )
                     })?;
                     if k == "time" {
                         time = Some((c, ns));
@@ -179,9 +182,10 @@ impl Mapping {
                     }
                 }
                 "header" => {
-                    header = Header::Lines(v.parse().map_err(|_| {
-                        format!("header: {} is not a number of lines", quote(v))
-                    })?)
+                    header =
+                        Header::Lines(v.parse().map_err(|_| {
+                            format!("header: {} is not a number of lines", quote(v))
+                        })?)
                 }
                 _ => {
                     return Err(format!(
@@ -296,12 +300,7 @@ impl DelimitedReader {
         let num = |(c, unit): (usize, u64), what: &str| -> Result<u64> {
             parse_u64(f[c])
                 .and_then(|v| v.checked_mul(unit))
-                .ok_or_else(|| {
-                    err(format!(
-                        "column {c}: {} is not {what}",
-                        quote_bytes(f[c])
-                    ))
-                })
+                .ok_or_else(|| err(format!("column {c}: {} is not {what}", quote_bytes(f[c]))))
         };
         let offset = num(m.offset, "an address")?;
         let len = num(m.len, "a size")?;
@@ -361,20 +360,21 @@ impl DelimitedReader {
             })?,
             None => 0,
         };
-        let completion_ns = match m.latency {
-            Some((c, unit)) => {
-                let l = parse_decimal_ns(f[c], unit).ok_or_else(|| {
-                    err(format!(
-                        "column {c}: {} is not a response time",
-                        quote_bytes(f[c])
-                    ))
-                })?;
-                Some(time_ns.checked_add(l).ok_or_else(|| {
-                    err("arrival plus response time passes 2^64 ns".to_string())
-                })?)
-            }
-            None => None,
-        };
+        let completion_ns =
+            match m.latency {
+                Some((c, unit)) => {
+                    let l = parse_decimal_ns(f[c], unit).ok_or_else(|| {
+                        err(format!(
+                            "column {c}: {} is not a response time",
+                            quote_bytes(f[c])
+                        ))
+                    })?;
+                    Some(time_ns.checked_add(l).ok_or_else(|| {
+                        err("arrival plus response time passes 2^64 ns".to_string())
+                    })?)
+                }
+                None => None,
+            };
         Ok(Some(TraceRecord {
             time_ns,
             device,
@@ -443,7 +443,10 @@ mod tests {
 
     fn read(map: &str, text: &str) -> Result<Vec<TraceRecord>> {
         let m = Mapping::parse(map).unwrap();
-        let lines = Lines::new("t.csv", Box::new(std::io::Cursor::new(text.as_bytes().to_vec())));
+        let lines = Lines::new(
+            "t.csv",
+            Box::new(std::io::Cursor::new(text.as_bytes().to_vec())),
+        );
         let mut r = DelimitedReader::new(lines, m);
         let mut v = Vec::new();
         while let Some(x) = r.next_record()? {
@@ -461,7 +464,14 @@ mod tests {
         .unwrap();
         assert_eq!(v.len(), 2);
         assert_eq!(
-            (v[0].time_ns, v[0].op, v[0].offset, v[0].len, v[0].device, v[0].at),
+            (
+                v[0].time_ns,
+                v[0].op,
+                v[0].offset,
+                v[0].len,
+                v[0].device,
+                v[0].at
+            ),
             (1_000_000, Op::Read, 4096, 4096, 7, 2)
         );
         assert_eq!((v[1].op, v[1].len), (Op::Write, 512));
@@ -469,19 +479,31 @@ mod tests {
 
     #[test]
     fn bad_mappings_and_lines_say_what() {
-        assert!(Mapping::parse("time=0:us").unwrap_err().contains("lacks offset"));
-        assert!(Mapping::parse("time=0:weeks,op=1:R/W,offset=2:bytes,len=3:bytes")
+        assert!(Mapping::parse("time=0:us")
             .unwrap_err()
-            .contains("time unit"));
-        assert!(Mapping::parse("time=99:us,op=1:R/W,offset=2:bytes,len=3:bytes")
-            .unwrap_err()
-            .contains("column number"));
+            .contains("lacks offset"));
+        assert!(
+            Mapping::parse("time=0:weeks,op=1:R/W,offset=2:bytes,len=3:bytes")
+                .unwrap_err()
+                .contains("time unit")
+        );
+        assert!(
+            Mapping::parse("time=99:us,op=1:R/W,offset=2:bytes,len=3:bytes")
+                .unwrap_err()
+                .contains("column number")
+        );
         let m = "time=0:us,op=1:R/W,offset=2:bytes,len=3:bytes";
         let e = read(m, "1,R,0,4096\n2,X,0,4096\n").unwrap_err().to_string();
-        assert!(e.starts_with("t.csv:2: column 1: unknown operation 'X'"), "{e}");
+        assert!(
+            e.starts_with("t.csv:2: column 1: unknown operation 'X'"),
+            "{e}"
+        );
         let e = read(m, "1,R,0\n").unwrap_err().to_string();
         assert!(e.contains("t.csv:1: 3 fields"), "{e}");
         let e = read(m, "1,R,zz,4096\n").unwrap_err().to_string();
-        assert!(e.contains("t.csv:1: column 2: 'zz' is not an address"), "{e}");
+        assert!(
+            e.contains("t.csv:1: column 2: 'zz' is not an address"),
+            "{e}"
+        );
     }
 }

@@ -108,15 +108,33 @@ pub enum Format {
 
 /// The names `--format` takes, with what each is.
 pub const FORMAT_NAMES: &[(&str, &str)] = &[
-    ("blktrace", "blktrace binary per-CPU files (.blktrace.N) or blkparse -d dumps"),
+    (
+        "blktrace",
+        "blktrace binary per-CPU files (.blktrace.N) or blkparse -d dumps",
+    ),
     ("blkparse", "blkparse text in its default output format"),
     ("msr", "SNIA IOTTA / MSR Cambridge CSV"),
-    ("mqsim", "MQSim ASCII: time_ns device lba_sectors sectors type(0=W,1=R)"),
-    ("disksim", "DiskSim ASCII: time_ms device block blocks flags(bit0=read)"),
-    ("blkreplay", "blkreplay .load: start ; sector ; sectors ; op ; delay ; duration"),
+    (
+        "mqsim",
+        "MQSim ASCII: time_ns device lba_sectors sectors type(0=W,1=R)",
+    ),
+    (
+        "disksim",
+        "DiskSim ASCII: time_ms device block blocks flags(bit0=read)",
+    ),
+    (
+        "blkreplay",
+        "blkreplay .load: start ; sector ; sectors ; op ; delay ; duration",
+    ),
     ("spc", "UMass / SPC: ASU,LBA,Size,Opcode,Timestamp"),
-    ("alibaba", "Alibaba 2020 block traces: device,opcode,offset,length,timestamp_us"),
-    ("tencent", "Tencent CBS: timestamp_s,offset_sectors,sectors,type(0=R,1=W),volume"),
+    (
+        "alibaba",
+        "Alibaba 2020 block traces: device,opcode,offset,length,timestamp_us",
+    ),
+    (
+        "tencent",
+        "Tencent CBS: timestamp_s,offset_sectors,sectors,type(0=R,1=W),volume",
+    ),
     ("csv", "any delimited text, with --columns"),
     ("iolog", "fio's iolog, versions 2 and 3"),
 ];
@@ -304,10 +322,7 @@ pub fn open_text(
         Format::Msr => Box::new(delimited::DelimitedReader::new(lines, msr::mapping())),
         Format::Mqsim => Box::new(delimited::DelimitedReader::new(lines, mqsim::mapping())),
         Format::Disksim => Box::new(delimited::DelimitedReader::new(lines, disksim::mapping())),
-        Format::Blkreplay => Box::new(delimited::DelimitedReader::new(
-            lines,
-            blkreplay::mapping(),
-        )),
+        Format::Blkreplay => Box::new(delimited::DelimitedReader::new(lines, blkreplay::mapping())),
         Format::Spc => Box::new(delimited::DelimitedReader::new(lines, spc::mapping())),
         Format::Alibaba => Box::new(delimited::DelimitedReader::new(lines, alibaba::mapping())),
         Format::Tencent => Box::new(delimited::DelimitedReader::new(lines, tencent::mapping())),
@@ -446,7 +461,10 @@ mod tests {
     #[test]
     fn decimals_keep_every_digit() {
         assert_eq!(parse_decimal_ns(b"0.000000184", 1_000_000_000), Some(184));
-        assert_eq!(parse_decimal_ns(b"3589.919050367", 1_000_000_000), Some(3_589_919_050_367));
+        assert_eq!(
+            parse_decimal_ns(b"3589.919050367", 1_000_000_000),
+            Some(3_589_919_050_367)
+        );
         assert_eq!(parse_decimal_ns(b"13.191135", 1_000_000), Some(13_191_135));
         assert_eq!(parse_decimal_ns(b"5", 1000), Some(5000));
         assert_eq!(parse_decimal_ns(b".5", 1000), Some(500));
@@ -463,7 +481,11 @@ mod tests {
             let cols = (*n == "csv").then_some("time=0:us,op=1:R/W,offset=2:bytes,len=3:bytes");
             assert_eq!(Format::from_name(n, cols).unwrap().name(), *n);
         }
-        assert!(Format::from_name("csv", None).unwrap_err().contains("--columns"));
-        assert!(Format::from_name("nope", None).unwrap_err().contains("blkparse"));
+        assert!(Format::from_name("csv", None)
+            .unwrap_err()
+            .contains("--columns"));
+        assert!(Format::from_name("nope", None)
+            .unwrap_err()
+            .contains("blkparse"));
     }
 }

@@ -174,6 +174,43 @@ fn run_job_text(
     })
 }
 
+/// `flashpath replay`: the replay job text and the trace options fio has
+/// no words for.
+#[pyfunction]
+#[pyo3(signature = (text, name, base_dir, device, overrides, seed, output_format, trace_format=None, columns=None, trace_device=None, remap="error".to_string(), absolute=false))]
+#[allow(clippy::too_many_arguments)]
+fn run_trace_text(
+    py: Python<'_>,
+    text: Text,
+    name: Text,
+    base_dir: PathBuf,
+    device: Text,
+    overrides: Vec<Text>,
+    seed: u64,
+    output_format: Text,
+    trace_format: Option<String>,
+    columns: Option<String>,
+    trace_device: Option<String>,
+    remap: String,
+    absolute: bool,
+) -> PyResult<JobRun> {
+    guarded(py, move || {
+        let formats = OutputFormat::from_fio_name(&output_format.0)?;
+        let opts = flashpath::workload::trace::replay::options_from_args(
+            trace_format.as_deref(),
+            columns.as_deref(),
+            trace_device.as_deref(),
+            &remap,
+            absolute,
+        )?;
+        let overrides = strings(overrides);
+        let out = run::run_trace_text(
+            &text.0, &name.0, &base_dir, &device.0, &overrides, seed, &opts,
+        )?;
+        Ok(job_run(out, &formats))
+    })
+}
+
 /// One iozone run: iozone's text and the same numbers as JSON.
 #[pyclass(frozen, get_all, module = "flashpath._core")]
 struct IozoneRun {
@@ -351,6 +388,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<LogFile>()?;
     m.add_function(wrap_pyfunction!(run_job, m)?)?;
     m.add_function(wrap_pyfunction!(run_job_text, m)?)?;
+    m.add_function(wrap_pyfunction!(run_trace_text, m)?)?;
     m.add_function(wrap_pyfunction!(run_iozone, m)?)?;
     m.add_function(wrap_pyfunction!(run_dd, m)?)?;
     m.add_function(wrap_pyfunction!(dd_job, m)?)?;

@@ -57,6 +57,63 @@ impl Remap {
     }
 }
 
+/// A device as `--trace-device` gives it: `MAJOR,MINOR` (blktrace's
+/// dev_t) or the number of the trace's device/volume column.
+pub fn parse_device(s: &str) -> std::result::Result<u32, String> {
+    let bad = || {
+        format!(
+            "{} is not a device: MAJOR,MINOR (blktrace, blkparse) or a device/volume number",
+            crate::error::quote(s)
+        )
+    };
+    match s.split_once(',') {
+        Some((a, b)) => {
+            let major: u32 = a.trim().parse().map_err(|_| bad())?;
+            let minor: u32 = b.trim().parse().map_err(|_| bad())?;
+            if major >= 1 << 12 || minor >= 1 << 20 {
+                return Err(bad());
+            }
+            Ok(major << 20 | minor)
+        }
+        None => s.trim().parse().map_err(|_| bad()),
+    }
+}
+
+/// The trace options of `flashpath replay`, from its command-line words;
+/// a bad one is an error naming the option.
+pub fn options_from_args(
+    format: Option<&str>,
+    columns: Option<&str>,
+    device: Option<&str>,
+    remap: &str,
+    absolute: bool,
+) -> Result<TraceOptions> {
+    let format = match format {
+        None | Some("auto") => {
+            if columns.is_some() {
+                return Err(InputError::new(
+                    "--columns",
+                    None,
+                    "a column mapping needs --format csv",
+                ));
+            }
+            None
+        }
+        Some(f) => Some(
+            Format::from_name(f, columns).map_err(|m| InputError::new("--format", None, m))?,
+        ),
+    };
+    Ok(TraceOptions {
+        format,
+        device: device
+            .map(parse_device)
+            .transpose()
+            .map_err(|m| InputError::new("--trace-device", None, m))?,
+        remap: Remap::parse(remap).map_err(|m| InputError::new("--remap", None, m))?,
+        absolute,
+    })
+}
+
 /// How a job reads its trace (flashpath's own choices; fio has none).
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct TraceOptions {

@@ -82,6 +82,7 @@ def run_trace_text(
     trace_device: str | None = None,
     remap: str = "error",
     absolute: bool = False,
+    lat_csv: str | None = None,
 ) -> JobRun: ...
 def run_iozone(
     args: list[str], device: str, overrides: list[str] = ..., seed: int = 0

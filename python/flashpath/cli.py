@@ -563,6 +563,11 @@ def _is_iolog(trace: str) -> bool:
 @click.option(
     "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report here."
 )
+@click.option(
+    "--lat-csv",
+    type=click.Path(dir_okay=False, writable=True),
+    help="Write one row per replayed I/O: its recorded and simulated latency.",
+)
 def replay_cmd(
     trace: str,
     device: str,
@@ -581,6 +586,7 @@ def replay_cmd(
     seed: int,
     output_format: str,
     output: str | None,
+    lat_csv: str | None,
 ) -> None:
     """Replay TRACE (a block trace or fio iolog) on a simulated machine,
     with fio's report; a trace with recorded completions gets its recorded
@@ -605,7 +611,11 @@ def replay_cmd(
         _error(f"--replay-align {replay_align}: not a power of two")
     if output:
         _check_writable(output, "--output")
+    if lat_csv:
+        _check_writable(lat_csv, "--lat-csv")
     iolog = trace_format == "iolog" or (trace_format == "auto" and _is_iolog(trace))
+    if lat_csv and iolog:
+        _error("--lat-csv: a fio iolog records no completions; use write_lat_log in a job")
     if iodepth is None:
         iodepth = 1 if (iolog or mode == "closed") else _OPEN_LOOP_DEPTH
     extra = [f"replay_time_scale={time_scale}"] if time_scale != 100 else []
@@ -634,6 +644,7 @@ def replay_cmd(
                 trace_device=trace_device,
                 remap=remap,
                 absolute=mode == "as-recorded" and not iolog,
+                lat_csv=lat_csv,
             )
         )
     except FlashpathError as err:
@@ -643,6 +654,8 @@ def replay_cmd(
         _fail(err)
     for note in run.notes:
         click.echo(note, err=True)
+    for log in run.logs:
+        _write(log.name, log.contents, log.option)
     if output:
         _write(output, run.text, "--output")
     else:

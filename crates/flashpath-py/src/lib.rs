@@ -177,7 +177,7 @@ fn run_job_text(
 /// `flashpath replay`: the replay job text and the trace options fio has
 /// no words for.
 #[pyfunction]
-#[pyo3(signature = (text, name, base_dir, device, overrides, seed, output_format, trace_format=None, columns=None, trace_device=None, remap="error".to_string(), absolute=false))]
+#[pyo3(signature = (text, name, base_dir, device, overrides, seed, output_format, trace_format=None, columns=None, trace_device=None, remap="error".to_string(), absolute=false, lat_csv=None))]
 #[allow(clippy::too_many_arguments)]
 fn run_trace_text(
     py: Python<'_>,
@@ -193,6 +193,7 @@ fn run_trace_text(
     trace_device: Option<String>,
     remap: String,
     absolute: bool,
+    lat_csv: Option<String>,
 ) -> PyResult<JobRun> {
     guarded(py, move || {
         let formats = OutputFormat::from_fio_name(&output_format.0)?;
@@ -202,6 +203,7 @@ fn run_trace_text(
             trace_device.as_deref(),
             &remap,
             absolute,
+            lat_csv.as_deref(),
         )?;
         let overrides = strings(overrides);
         let out = run::run_trace_text(

@@ -269,6 +269,8 @@ pub struct Prepared<'a> {
     machine: Machine,
     profile_name: String,
     seed: u64,
+    /// The simulated device's bytes (a trace job's region).
+    disk_capacity: u64,
 }
 
 /// Everything [`run_jobs`] does before it simulates: read the iologs,
@@ -301,6 +303,7 @@ pub fn prepare<'a>(
         machine,
         profile_name: profile.name.clone(),
         seed,
+        disk_capacity: disk.capacity,
     })
 }
 
@@ -312,6 +315,7 @@ impl Prepared<'_> {
             mut machine,
             profile_name,
             seed,
+            disk_capacity,
         } = self;
         let jobs: &JobFile = &jobs;
         machine.run();
@@ -319,7 +323,27 @@ impl Prepared<'_> {
         let completed = machine.completed_ios;
         let submitted = machine.submitted_ios;
         let (mut job_results, disk, mut extra, end): (_, _, _, Ns) = machine.results();
-        let files = crate::report::logs::log_files(jobs, &mut job_results);
+        let mut csvs = Vec::new();
+        for (i, spec) in jobs.jobs.iter().enumerate() {
+            if let (Some(t), Some(name)) = (&spec.trace, &spec.trace_opts.lat_csv) {
+                let samples: Vec<crate::report::LatSample> = job_results
+                    .iter()
+                    .filter(|r| r.section_index as usize == i)
+                    .flat_map(|r| r.lat_log.iter().cloned())
+                    .collect();
+                csvs.push(LogFile {
+                    name: name.clone(),
+                    contents: crate::workload::trace::replay::per_io_csv(
+                        t,
+                        &samples,
+                        disk_capacity,
+                    )?,
+                    option: format!("--lat-csv {name}"),
+                });
+            }
+        }
+        let mut files = crate::report::logs::log_files(jobs, &mut job_results);
+        files.extend(csvs);
         extra["profile"] = serde_json::json!(profile_name);
         extra["seed"] = serde_json::json!(seed);
         let traces = trace_section(jobs, &job_results);

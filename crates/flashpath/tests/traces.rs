@@ -414,4 +414,43 @@ mod replay {
         );
         assert!(out.notes.iter().any(|n| n.contains("recorded   simulated")));
     }
+
+    /// The per-I/O CSV: one row per queued I/O, its recorded latency the
+    /// trace's C - Q, every I/O matched to a simulated completion.
+    #[test]
+    fn per_io_csv_pairs_each_record_with_its_simulation() {
+        let opts = TraceOptions {
+            remap: Remap::Wrap,
+            lat_csv: Some("lat.csv".into()),
+            ..TraceOptions::default()
+        };
+        let out = run::run_trace_text(
+            &job(&fixture(super::BIN), ""),
+            "t",
+            std::path::Path::new("."),
+            "nullblk",
+            &[],
+            0,
+            &opts,
+        )
+        .unwrap();
+        let csv = &out
+            .files
+            .iter()
+            .find(|f| f.name == "lat.csv")
+            .unwrap()
+            .contents;
+        let trace = super::read_all(&fixture(super::BIN), &super::Format::Blktrace);
+        let rows: Vec<Vec<&str>> = csv
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').collect())
+            .collect();
+        assert_eq!(rows.len(), trace.len());
+        for (r, t) in rows.iter().zip(&trace) {
+            assert_eq!(r[0], t.at.to_string());
+            assert_eq!(r[5], t.latency_ns().unwrap().to_string());
+            assert!(r[6].parse::<u64>().unwrap() > 0, "{r:?}");
+        }
+    }
 }

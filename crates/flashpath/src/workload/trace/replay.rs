@@ -87,6 +87,7 @@ pub fn options_from_args(
     device: Option<&str>,
     remap: &str,
     absolute: bool,
+    lat_csv: Option<&str>,
 ) -> Result<TraceOptions> {
     let format = match format {
         None | Some("auto") => {
@@ -99,9 +100,9 @@ pub fn options_from_args(
             }
             None
         }
-        Some(f) => Some(
-            Format::from_name(f, columns).map_err(|m| InputError::new("--format", None, m))?,
-        ),
+        Some(f) => {
+            Some(Format::from_name(f, columns).map_err(|m| InputError::new("--format", None, m))?)
+        }
     };
     Ok(TraceOptions {
         format,
@@ -111,6 +112,7 @@ pub fn options_from_args(
             .map_err(|m| InputError::new("--trace-device", None, m))?,
         remap: Remap::parse(remap).map_err(|m| InputError::new("--remap", None, m))?,
         absolute,
+        lat_csv: lat_csv.map(str::to_string),
     })
 }
 
@@ -125,6 +127,8 @@ pub struct TraceOptions {
     /// Issue at recorded times since the first I/O (open loop) instead of
     /// fio's gaps after the previous issue.
     pub absolute: bool,
+    /// Write the per-I/O recorded vs simulated latency CSV to this file.
+    pub lat_csv: Option<String>,
 }
 
 /// A trace checked and summed before the run.
@@ -425,6 +429,66 @@ impl TraceSource {
             len: len as u32,
         })
     }
+}
+
+impl TraceSource {
+    /// The next replayed record with the I/O it became.
+    fn next_pair(&mut self) -> Option<(super::TraceRecord, IoUnit)> {
+        while let Ok(Some(rec)) = self.reader.next_record() {
+            if let Some(u) = self.take(&rec) {
+                return Some((rec, u));
+            }
+        }
+        None
+    }
+}
+
+/// The per-I/O comparison: one row per replayed I/O, in trace order, with
+/// its recorded latency (empty when the trace has none) and the simulated
+/// one. Simulated samples (`samples`, in completion order, offsets in the
+/// job's region of `len` bytes) are matched to records by direction,
+/// offset and length, first issued first completed.
+pub fn per_io_csv(
+    job: &TraceJob,
+    samples: &[crate::report::LatSample],
+    len: u64,
+) -> Result<String> {
+    use std::collections::{HashMap, VecDeque};
+    let mut by_key: HashMap<(u8, u64, u32), VecDeque<usize>> = HashMap::new();
+    for (i, s) in samples.iter().enumerate() {
+        by_key
+            .entry((s.ddir, s.offset, s.bs))
+            .or_default()
+            .push_back(i);
+    }
+    let mut src = job.source(0, len)?;
+    let at = if job.format == Format::Blktrace {
+        "record"
+    } else {
+        "line"
+    };
+    let mut out = format!(
+        "{at},time_ns,op,offset,bytes,recorded_lat_ns,simulated_lat_ns,simulated_clat_ns\n"
+    );
+    while let Some((rec, u)) = src.next_pair() {
+        let sim = by_key
+            .get_mut(&(u.ddir as u8, u.offset, u.len))
+            .and_then(VecDeque::pop_front)
+            .map(|i| &samples[i]);
+        let opt = |v: Option<u64>| v.map_or(String::new(), |x| x.to_string());
+        out += &format!(
+            "{},{},{},{},{},{},{},{}\n",
+            rec.at,
+            rec.time_ns.saturating_sub(job.t0),
+            rec.op.name(),
+            u.offset,
+            u.len,
+            opt(rec.latency_ns()),
+            opt(sim.map(|s| s.lat_ns)),
+            opt(sim.map(|s| s.clat_ns)),
+        );
+    }
+    Ok(out)
 }
 
 /// A recorded time scaled by fio's replay_time_scale (percent).

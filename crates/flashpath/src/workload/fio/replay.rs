@@ -53,7 +53,13 @@ pub fn load_iologs(jobs: &JobFile, dir: &Path) -> Result<JobFile> {
         // it can tell, and the one `flashpath replay --format` names.
         let format = match &spec.trace_opts.format {
             Some(f) => Some(f.clone()),
-            None => crate::workload::trace::detect(&path).ok(),
+            None => match crate::workload::trace::detect(&path) {
+                Ok(f) => Some(f),
+                // What starts as a fio iolog gets the iolog reader's
+                // message; anything else the detection's.
+                Err(_) if starts_as_iolog(&path) => None,
+                Err(e) => return Err(e),
+            },
         };
         if let Some(format) = format.filter(|f| *f != crate::workload::trace::Format::Iolog) {
             load_trace(spec, path, format)?;
@@ -111,6 +117,15 @@ pub fn load_iologs(jobs: &JobFile, dir: &Path) -> Result<JobFile> {
         spec.iolog = Some(std::sync::Arc::new(log));
     }
     Ok(out)
+}
+
+/// Whether the file begins as fio's iologs do.
+fn starts_as_iolog(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 12];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|_| &head == b"fio version ")
 }
 
 /// A trace decides the job as a log does: its directions and largest

@@ -265,8 +265,9 @@ pub fn detect_bytes(name: &str, head: &[u8]) -> Result<Format> {
             name,
             None,
             format!(
-                "cannot tell the trace's format from its first lines (the first is {}); \
-                 give it with --format ({})",
+                "cannot tell the trace's format from its first lines (the first is {}): not \
+                 a fio iolog (whose first line is 'fio version 3 iolog') nor a block trace \
+                 flashpath detects; give its format with flashpath replay --format ({})",
                 quote(data[0]),
                 FORMAT_NAMES
                     .iter()
@@ -279,7 +280,8 @@ pub fn detect_bytes(name: &str, head: &[u8]) -> Result<Format> {
             name,
             None,
             format!(
-                "the trace's first lines fit several formats ({}); give one with --format",
+                "the trace's first lines fit several formats ({}); give one with flashpath \
+                 replay --format",
                 many.iter().map(Format::name).collect::<Vec<_>>().join(", ")
             ),
         )),

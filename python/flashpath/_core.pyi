@@ -80,7 +80,7 @@ def run_trace_text(
     trace_format: str | None = None,
     columns: str | None = None,
     trace_device: str | None = None,
-    remap: str = "error",
+    remap: str | None = None,
     absolute: bool = False,
     lat_csv: str | None = None,
 ) -> JobRun: ...

@@ -177,7 +177,7 @@ fn run_job_text(
 /// `flashpath replay`: the replay job text and the trace options fio has
 /// no words for.
 #[pyfunction]
-#[pyo3(signature = (text, name, base_dir, device, overrides, seed, output_format, trace_format=None, columns=None, trace_device=None, remap="error".to_string(), absolute=false, lat_csv=None))]
+#[pyo3(signature = (text, name, base_dir, device, overrides, seed, output_format, trace_format=None, columns=None, trace_device=None, remap=None, absolute=false, lat_csv=None))]
 #[allow(clippy::too_many_arguments)]
 fn run_trace_text(
     py: Python<'_>,
@@ -188,22 +188,22 @@ fn run_trace_text(
     overrides: Vec<Text>,
     seed: u64,
     output_format: Text,
-    trace_format: Option<String>,
-    columns: Option<String>,
-    trace_device: Option<String>,
-    remap: String,
+    trace_format: Option<Text>,
+    columns: Option<Text>,
+    trace_device: Option<Text>,
+    remap: Option<Text>,
     absolute: bool,
-    lat_csv: Option<String>,
+    lat_csv: Option<Text>,
 ) -> PyResult<JobRun> {
     guarded(py, move || {
         let formats = OutputFormat::from_fio_name(&output_format.0)?;
         let opts = flashpath::workload::trace::replay::options_from_args(
-            trace_format.as_deref(),
-            columns.as_deref(),
-            trace_device.as_deref(),
-            &remap,
+            trace_format.as_ref().map(|t| t.0.as_str()),
+            columns.as_ref().map(|t| t.0.as_str()),
+            trace_device.as_ref().map(|t| t.0.as_str()),
+            remap.as_ref().map_or("error", |t| t.0.as_str()),
             absolute,
-            lat_csv.as_deref(),
+            lat_csv.as_ref().map(|t| t.0.as_str()),
         )?;
         let overrides = strings(overrides);
         let out = run::run_trace_text(

@@ -83,6 +83,7 @@ def run_trace_text(
     remap: str | None = None,
     absolute: bool = False,
     lat_csv: str | None = None,
+    recorded_depth: bool = False,
 ) -> JobRun: ...
 def run_iozone(
     args: list[str], device: str, overrides: list[str] = ..., seed: int = 0

@@ -521,7 +521,8 @@ def _is_iolog(trace: str) -> bool:
     "--iodepth",
     default=None,
     type=click.IntRange(min=1),
-    help="I/Os in flight at most [default: 1 for closed and for fio iologs, else 1024].",
+    help="I/Os in flight at most [default: closed: the trace's recorded queue depth (its "
+    "most I/Os in flight, from its completions); fio iologs: 1; else 1024].",
 )
 @click.option(
     "--time-scale",
@@ -616,6 +617,8 @@ def replay_cmd(
     iolog = trace_format == "iolog" or (trace_format == "auto" and _is_iolog(trace))
     if lat_csv and iolog:
         _error("--lat-csv: a fio iolog records no completions; use write_lat_log in a job")
+    # closed without --iodepth: the core sets the recorded depth.
+    recorded_depth = iodepth is None and mode == "closed" and not iolog
     if iodepth is None:
         iodepth = 1 if (iolog or mode == "closed") else _OPEN_LOOP_DEPTH
     extra = [f"replay_time_scale={time_scale}"] if time_scale != 100 else []
@@ -645,6 +648,7 @@ def replay_cmd(
                 remap=remap,
                 absolute=mode == "as-recorded" and not iolog,
                 lat_csv=lat_csv,
+                recorded_depth=recorded_depth,
             )
         )
     except FlashpathError as err:

@@ -182,6 +182,7 @@ fn trace_section(jobs: &JobFile, results: &[crate::report::JobResult]) -> serde_
             "other_devices_left_out": t.other_devices,
             "empty_left_out": t.empty,
             "recorded_ios_with_completion": t.recorded.samples(),
+            "recorded_max_depth": t.max_depth,
             "recorded_lat_ns_percentiles": pct(&t.recorded),
             "simulated_lat_ns_percentiles": pct(&sim),
         }));

@@ -401,6 +401,8 @@ mod replay {
         .unwrap();
         let t = &out.result.flashpath["trace"][0];
         assert_eq!(t["recorded_ios_with_completion"], 963);
+        // One read at a time, as blkparse's summary says ("Read depth: 1").
+        assert_eq!(t["recorded_max_depth"], 1);
         let rec = t["recorded_lat_ns_percentiles"]["50.000000"]
             .as_u64()
             .unwrap();
@@ -413,6 +415,65 @@ mod replay {
                 > 0
         );
         assert!(out.notes.iter().any(|n| n.contains("recorded   simulated")));
+    }
+
+    /// Closed loop at the recorded depth: the merged-write trace had
+    /// several queued I/Os in flight; the job keeps that many at most.
+    #[test]
+    fn closed_loop_at_the_recorded_depth() {
+        let path = fixture("blkparse/blktrace_merge_nvme0n1.blktrace.txt");
+        let opts = TraceOptions {
+            remap: Remap::Wrap,
+            recorded_depth: true,
+            ..TraceOptions::default()
+        };
+        let out = run::run_trace_text(
+            &job(&path, "replay_no_stall=1\n"),
+            "t",
+            std::path::Path::new("."),
+            "nullblk",
+            &[],
+            0,
+            &opts,
+        )
+        .unwrap();
+        let t = &out.result.flashpath["trace"][0];
+        let depth = t["recorded_max_depth"].as_u64().unwrap();
+        // Queued writes outrun their completions: blkparse's driver depth
+        // (7, D to C) is a floor for the depth from Q to C.
+        assert!(depth >= 7, "{depth}");
+        // No I/O was issued deeper than that (fio's depth buckets).
+        let levels = &out.result.jobs[0].iodepth_level;
+        let bucket = |d: u64| match d {
+            0..=1 => 0,
+            2..=3 => 1,
+            4..=7 => 2,
+            8..=15 => 3,
+            16..=31 => 4,
+            32..=63 => 5,
+            _ => 6,
+        };
+        assert!(
+            levels[bucket(depth) + 1..].iter().all(|x| *x == 0.0),
+            "{levels:?}"
+        );
+        // A trace without completions has no recorded depth.
+        let e = run::run_trace_text(
+            &job(
+                &fixture("mqsim_ascii/mqsim_tpcc-small.trace"),
+                "replay_no_stall=1\n",
+            ),
+            "t",
+            std::path::Path::new("."),
+            "nullblk",
+            &[],
+            0,
+            &opts,
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(e.contains("records no completions"), "{e}");
     }
 
     /// The per-I/O CSV: one row per queued I/O, its recorded latency the

@@ -138,6 +138,16 @@ fn load_trace(
 ) -> Result<()> {
     use crate::workload::trace::replay::TraceJob;
     let t = TraceJob::load(path, format, spec.trace_opts.clone(), spec.replay.clone())?;
+    if spec.trace_opts.recorded_depth {
+        if t.max_depth == 0 {
+            return Err(InputError::new(
+                t.path.display().to_string(),
+                None,
+                "the trace records no completions, so no queue depth: give --iodepth",
+            ));
+        }
+        spec.iodepth = u32::try_from(t.max_depth).unwrap_or(u32::MAX);
+    }
     let has = |d: Ddir| t.ios[d.index()] > 0;
     spec.rw = match (has(Ddir::Read), has(Ddir::Write), has(Ddir::Trim)) {
         (true, true, _) => RwKind::ReadWrite,

@@ -88,6 +88,7 @@ pub fn options_from_args(
     remap: &str,
     absolute: bool,
     lat_csv: Option<&str>,
+    recorded_depth: bool,
 ) -> Result<TraceOptions> {
     let format = match format {
         None | Some("auto") => {
@@ -113,6 +114,7 @@ pub fn options_from_args(
         remap: Remap::parse(remap).map_err(|m| InputError::new("--remap", None, m))?,
         absolute,
         lat_csv: lat_csv.map(str::to_string),
+        recorded_depth,
     })
 }
 
@@ -129,6 +131,9 @@ pub struct TraceOptions {
     pub absolute: bool,
     /// Write the per-I/O recorded vs simulated latency CSV to this file.
     pub lat_csv: Option<String>,
+    /// Set the job's iodepth to the trace's recorded queue depth (its
+    /// most I/Os in flight): a closed loop at the recorded depth.
+    pub recorded_depth: bool,
 }
 
 /// A trace checked and summed before the run.
@@ -154,6 +159,9 @@ pub struct TraceJob {
     pub recorded: LatencyHist,
     /// Arrival of the first replayed I/O.
     pub t0: u64,
+    /// The most replayed I/Os the trace had in flight at once (from the
+    /// recorded completions; 0 when it has none).
+    pub max_depth: u64,
 }
 
 /// Two loads of the same file with the same options are the same job.
@@ -216,8 +224,12 @@ impl TraceJob {
             empty: 0,
             recorded: LatencyHist::default(),
             t0: 0,
+            max_depth: 0,
         };
         let mut prev: Option<u64> = None;
+        // Completion times of the I/Os in flight at the latest arrival.
+        let mut inflight: std::collections::BinaryHeap<std::cmp::Reverse<u64>> =
+            std::collections::BinaryHeap::new();
         while let Some(rec) = r.next_record()? {
             if job.opts.device.is_some_and(|d| d != rec.device) {
                 job.other_devices += 1;
@@ -262,6 +274,11 @@ impl TraceJob {
             job.bytes = job.bytes.saturating_add(rec.len);
             if let Some(l) = rec.latency_ns() {
                 job.recorded.record(l);
+                while inflight.peek().is_some_and(|c| c.0 <= rec.time_ns) {
+                    inflight.pop();
+                }
+                inflight.push(std::cmp::Reverse(rec.time_ns + l));
+                job.max_depth = job.max_depth.max(inflight.len() as u64);
             }
         }
         if job.ios.iter().sum::<u64>() == 0 {

@@ -46,13 +46,15 @@ fn main() {
         }
     }
     let s = t0.elapsed().as_secs_f64();
+    let read = r.consumed();
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     println!(
-        "{} {}: {n} I/O records ({completed} with completion, {bytes} bytes) from {} MB in {s:.2} s: \
-         {:.2} M records/s, {:.0} MB/s",
+        "{} {}: {read} lines or records, {n} I/Os ({completed} with completion, {bytes} bytes), \
+         {} MB in {s:.2} s: {:.2} M records/s, {:.2} M I/Os/s, {:.0} MB/s",
         format.name(),
         file,
         size / 1_000_000,
+        read as f64 / s / 1e6,
         n as f64 / s / 1e6,
         size as f64 / s / 1e6
     );

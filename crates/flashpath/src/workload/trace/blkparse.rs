@@ -40,17 +40,26 @@ pub fn looks_like(lines: &[&str]) -> bool {
 
 /// The fields of an event line, when it has the shape of one: `maj,min`
 /// then cpu, sequence, time, pid as numbers, then the action.
-fn split_event(line: &[u8]) -> Option<([&[u8]; 12], usize)> {
-    let mut f: [&[u8]; 12] = [&[]; 12];
+fn split_event(line: &[u8]) -> Option<([&[u8]; 10], usize)> {
+    // One pass over the bytes, up to the fields an I/O event needs
+    // (`sector + len` ends at the tenth); the rest of the line (comm,
+    // remap source) is not read.
+    let mut f: [&[u8]; 10] = [&[]; 10];
     let mut n = 0;
-    for w in line
-        .split(|c| *c == b' ' || *c == b'\t')
-        .filter(|w| !w.is_empty())
-    {
-        if n == f.len() {
+    let mut i = 0;
+    let len = line.len();
+    while n < f.len() {
+        while i < len && (line[i] == b' ' || line[i] == b'\t') {
+            i += 1;
+        }
+        if i == len {
             break;
         }
-        f[n] = w;
+        let start = i;
+        while i < len && line[i] != b' ' && line[i] != b'\t' {
+            i += 1;
+        }
+        f[n] = &line[start..i];
         n += 1;
     }
     if n < 6 {
@@ -222,6 +231,10 @@ fn op_of(rwbs: &[u8]) -> Option<Option<Op>> {
 }
 
 impl TraceReader for BlkparseReader {
+    fn consumed(&self) -> u64 {
+        self.lines.line
+    }
+
     fn next_record(&mut self) -> Result<Option<TraceRecord>> {
         loop {
             if let Some(r) = self.asm.pop() {

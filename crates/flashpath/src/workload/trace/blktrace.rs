@@ -376,6 +376,10 @@ impl BlktraceReader {
 }
 
 impl TraceReader for BlktraceReader {
+    fn consumed(&self) -> u64 {
+        self.files.iter().map(|f| f.records).sum()
+    }
+
     fn next_record(&mut self) -> Result<Option<TraceRecord>> {
         loop {
             if let Some(r) = self.asm.pop() {

@@ -388,6 +388,10 @@ impl DelimitedReader {
 }
 
 impl TraceReader for DelimitedReader {
+    fn consumed(&self) -> u64 {
+        self.lines.line
+    }
+
     fn next_record(&mut self) -> Result<Option<TraceRecord>> {
         loop {
             if !self.lines.advance()? {

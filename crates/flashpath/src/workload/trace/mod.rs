@@ -86,6 +86,9 @@ impl TraceRecord {
 /// Records one after another; `Ok(None)` at the end.
 pub trait TraceReader {
     fn next_record(&mut self) -> Result<Option<TraceRecord>>;
+    /// Lines (text) or binary records read so far, events and notes
+    /// included: what a reader's speed is measured in.
+    fn consumed(&self) -> u64;
 }
 
 /// The trace formats flashpath reads.

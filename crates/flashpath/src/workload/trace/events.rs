@@ -112,7 +112,10 @@ impl Assembler {
                         }
                         for k in &self.taken {
                             self.by_sector.remove(k);
-                            if let Some(p) = self.pending.get_mut((k.2 - self.base) as usize) {
+                            if let Some(p) =
+                                k.2.checked_sub(self.base)
+                                    .and_then(|i| self.pending.get_mut(i as usize))
+                            {
                                 p.0.completion_ns = Some(e.time_ns);
                                 p.1 = true;
                             }
@@ -121,7 +124,10 @@ impl Assembler {
                     _ => {
                         if let Some(q) = self.flushes.get_mut(&e.device) {
                             if let Some(i) = q.pop_front() {
-                                if let Some(p) = self.pending.get_mut((i - self.base) as usize) {
+                                if let Some(p) = i
+                                    .checked_sub(self.base)
+                                    .and_then(|i| self.pending.get_mut(i as usize))
+                                {
                                     p.0.completion_ns = Some(e.time_ns);
                                     p.1 = true;
                                 }

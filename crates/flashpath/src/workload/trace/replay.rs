@@ -24,6 +24,10 @@ use crate::workload::{Ddir, IoSource, IoUnit, Pace};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// The longest open-loop replay, in simulated ns: a year and a day (the
+/// published traces span a week at most), far from the clock's end.
+pub const MAX_SPAN_NS: u64 = 366 * 86_400 * 1_000_000_000;
+
 /// What to do with an address past the simulated device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Remap {
@@ -266,6 +270,20 @@ impl TraceJob {
                 }
             } else {
                 job.t0 = rec.time_ns;
+            }
+            if job.opts.absolute && !job.replay.no_stall {
+                let at = scale(
+                    rec.time_ns.saturating_sub(job.t0),
+                    job.replay.time_scale_pct,
+                );
+                if at > MAX_SPAN_NS {
+                    return Err(err(format!(
+                        "{} s after the first I/O (after --time-scale): flashpath replays \
+                         traces up to {} days long",
+                        at / 1_000_000_000,
+                        MAX_SPAN_NS / 86_400_000_000_000
+                    )));
+                }
             }
             prev = Some(rec.time_ns);
             job.ios[d.index()] += 1;

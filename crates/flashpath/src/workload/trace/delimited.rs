@@ -284,7 +284,8 @@ impl DelimitedReader {
         let n = split_fields(line, self.map.sep, &mut f);
         if n < self.need {
             return Err(err(format!(
-                "{n} fields where the format has at least {}: {}",
+                "{n} field{} where the format has at least {}: {}",
+                if n == 1 { "" } else { "s" },
                 self.need,
                 quote_bytes(line)
             )));
@@ -397,10 +398,14 @@ impl TraceReader for DelimitedReader {
             if !self.lines.advance()? {
                 if self.in_header {
                     if let Header::UntilPrefix(p) = &self.map.header {
-                        return Err(self.lines.error(format!(
-                            "the trace ended inside its header (no line starts with {})",
-                            quote_bytes(p)
-                        )));
+                        return Err(crate::error::InputError::new(
+                            &self.lines.name,
+                            None,
+                            format!(
+                                "the trace ended inside its header (no line starts with {})",
+                                quote_bytes(p)
+                            ),
+                        ));
                     }
                 }
                 return Ok(None);

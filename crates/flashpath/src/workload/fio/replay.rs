@@ -55,9 +55,10 @@ pub fn load_iologs(jobs: &JobFile, dir: &Path) -> Result<JobFile> {
             Some(f) => Some(f.clone()),
             None => match crate::workload::trace::detect(&path) {
                 Ok(f) => Some(f),
-                // What starts as a fio iolog gets the iolog reader's
-                // message; anything else the detection's.
-                Err(_) if starts_as_iolog(&path) => None,
+                // What starts as a fio iolog, or cannot be read at all,
+                // gets the iolog reader's message (naming the job's line);
+                // anything else the detection's.
+                Err(_) if starts_as_iolog(&path) || !readable_file(&path) => None,
                 Err(e) => return Err(e),
             },
         };
@@ -126,6 +127,11 @@ fn starts_as_iolog(path: &Path) -> bool {
     std::fs::File::open(path)
         .and_then(|mut f| f.read_exact(&mut head))
         .is_ok_and(|_| &head == b"fio version ")
+}
+
+/// Whether `path` is a file that opens.
+fn readable_file(path: &Path) -> bool {
+    std::fs::File::open(path).is_ok() && !path.is_dir()
 }
 
 /// A trace decides the job as a log does: its directions and largest

@@ -600,3 +600,35 @@ fn a_big_endian_trace_reads_the_same() {
     );
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn umass_spc_lines_as_the_specification_gives_them() {
+    // No SPC file could be redistributed (SOURCES.md); these lines follow
+    // the SPC trace format specification 1.0.1 (ASU,LBA,Size,Opcode,
+    // Timestamp; the first is the one quoted in SOURCES.md).
+    let text = "0,303567,3584,w,0.000000\n1,1051,512,R,0.008197\n0,303574,3072,W,0.027212,extra\n";
+    assert_eq!(
+        trace::detect_bytes("t.spc", text.as_bytes()).unwrap(),
+        Format::Spc
+    );
+    let mut r = trace::open_text(
+        "t.spc",
+        Box::new(std::io::Cursor::new(text.as_bytes().to_vec())),
+        &Format::Spc,
+    )
+    .unwrap();
+    let mut v = Vec::new();
+    while let Some(x) = r.next_record().unwrap() {
+        v.push(x);
+    }
+    assert_eq!(v.len(), 3);
+    assert_eq!(
+        (v[0].device, v[0].offset, v[0].len, v[0].op),
+        (0, 303_567 * 512, 3584, Op::Write)
+    );
+    assert_eq!(
+        (v[1].device, v[1].op, v[1].time_ns),
+        (1, Op::Read, 8_197_000)
+    );
+    assert_eq!(v.iter().map(|x| x.len).sum::<u64>(), 3584 + 512 + 3072);
+}

@@ -99,7 +99,9 @@ def test_replay_command_runs_the_job_fio_would() -> None:
 @pytest.mark.parametrize(
     "args,needle",
     [
-        (["--format", "blkparse"], "only fio iologs"),
+        (["--format", "nope"], "unknown trace format 'nope'"),
+        (["--format", "csv"], "needs a column mapping"),
+        (["--remap", "sideways"], "--remap: remap 'sideways'"),
         (["--iodepth", "0"], "iodepth"),
     ],
 )

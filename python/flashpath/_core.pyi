@@ -69,6 +69,22 @@ def run_job_text(
     seed: int = 0,
     output_format: str = "normal",
 ) -> JobRun: ...
+def run_trace_text(
+    text: str,
+    name: str,
+    base_dir: str,
+    device: str,
+    overrides: list[str],
+    seed: int,
+    output_format: str,
+    trace_format: str | None = None,
+    columns: str | None = None,
+    trace_device: str | None = None,
+    remap: str | None = None,
+    absolute: bool = False,
+    lat_csv: str | None = None,
+    recorded_depth: bool = False,
+) -> JobRun: ...
 def run_iozone(
     args: list[str], device: str, overrides: list[str] = ..., seed: int = 0
 ) -> IozoneRun: ...

@@ -470,8 +470,16 @@ def dd_cmd(operands: tuple[str, ...], device: str, overrides: tuple[str, ...], s
 _REPLAY_ENGINE_LINE, _REPLAY_IODEPTH_LINE = 2, 4
 
 
-def replay_job(trace: str, timing: str, iodepth: int, engine: str) -> str:
-    """The fio job that replays TRACE (fio's own iolog) as fio would."""
+def replay_job(
+    trace: str,
+    no_stall: bool,
+    iodepth: int,
+    engine: str,
+    extra: tuple[str, ...] = (),
+) -> str:
+    """The fio job that replays TRACE (read_iolog=TRACE) as fio would; fio
+    reads its own iologs and blktrace files there, flashpath every trace
+    format it knows. `extra` are more job lines (replay_* options)."""
     lines = [
         "[replay]",
         f"ioengine={engine}",
@@ -479,9 +487,24 @@ def replay_job(trace: str, timing: str, iodepth: int, engine: str) -> str:
         f"iodepth={iodepth}",
         f"read_iolog={Path(trace).resolve()}",
     ]
-    if timing == "fast":
+    if no_stall:
         lines.append("replay_no_stall=1")
+    lines.extend(extra)
     return "\n".join(lines) + "\n"
+
+
+# The queue depth an open-loop or as-fast-as-possible replay keeps at most
+# when --iodepth is not given: enough that the trace's own arrivals, not
+# the job's depth, decide what is in flight.
+_OPEN_LOOP_DEPTH = 1024
+
+
+def _is_iolog(trace: str) -> bool:
+    try:
+        with open(trace, "rb") as f:
+            return f.read(12) == b"fio version "
+    except OSError:
+        return False
 
 
 @main.command("replay")
@@ -490,41 +513,111 @@ def replay_job(trace: str, timing: str, iodepth: int, engine: str) -> str:
 @click.option(
     "--format",
     "trace_format",
-    default="iolog",
+    default="auto",
     show_default=True,
-    help="Trace format: iolog (fio's write_iolog, versions 2 and 3).",
+    help="Trace format: auto (detect), blktrace, blkparse, msr, mqsim, disksim, blkreplay, "
+    "spc, alibaba, tencent, csv (with --columns), iolog (fio's write_iolog).",
+)
+@click.option(
+    "--columns",
+    default=None,
+    help="Column mapping for --format csv, e.g. "
+    "'time=0:us,op=1:R/W,offset=2:bytes,len=3:bytes' (see docs/traces.md).",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["as-recorded", "closed", "fast"]),
+    default=None,
+    help="as-recorded: each I/O at its recorded time (open loop, --time-scale); closed: "
+    "no timing, --iodepth I/Os in flight; fast: no timing, as deep as the device takes. "
+    "[default: as-recorded]",
 )
 @click.option(
     "--timing",
     type=click.Choice(["as-recorded", "fast"]),
-    default="as-recorded",
-    show_default=True,
-    help="Keep the recorded gaps, or issue as fast as the queue allows.",
+    default=None,
+    hidden=True,
+    help="Older name of --mode.",
 )
-@click.option("--iodepth", default=1, show_default=True, type=click.IntRange(min=1))
+@click.option(
+    "--iodepth",
+    default=None,
+    type=click.IntRange(min=1),
+    help="I/Os in flight at most [default: closed: the trace's recorded queue depth (its "
+    "most I/Os in flight, from its completions); fio iologs: 1; else 1024].",
+)
+@click.option(
+    "--time-scale",
+    default=100,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="fio's replay_time_scale: recorded times scaled by 100 / this percentage.",
+)
+@click.option(
+    "--replay-scale",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="fio's replay_scale: offsets divided by this.",
+)
+@click.option(
+    "--replay-align",
+    default=0,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="fio's replay_align: offsets rounded down to this power of two.",
+)
+@click.option(
+    "--trace-device",
+    default=None,
+    help="Replay only this device: MAJOR,MINOR (blktrace) or the device/volume number.",
+)
+@click.option(
+    "--remap",
+    default="error",
+    show_default=True,
+    help="An address past the simulated device: error, wrap (modulo its size), scale "
+    "(all offsets scaled onto it), offset:BYTES (all shifted).",
+)
 @click.option("--ioengine", "engine", default="libaio", show_default=True)
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE")
 @click.option("--seed", default=0, show_default=True, type=SEED)
 @click.option("--output-format", default="normal", show_default=True)
+@click.option(
+    "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report here."
+)
+@click.option(
+    "--lat-csv",
+    type=click.Path(dir_okay=False, writable=True),
+    help="Write one row per replayed I/O: its recorded and simulated latency.",
+)
 def replay_cmd(
     trace: str,
     device: str,
     trace_format: str,
-    timing: str,
-    iodepth: int,
+    columns: str | None,
+    mode: str | None,
+    timing: str | None,
+    iodepth: int | None,
+    time_scale: int,
+    replay_scale: int,
+    replay_align: int,
+    trace_device: str | None,
+    remap: str,
     engine: str,
     overrides: tuple[str, ...],
     seed: int,
     output_format: str,
+    output: str | None,
+    lat_csv: str | None,
 ) -> None:
-    """Replay TRACE on a simulated machine (the job fio runs for
-    read_iolog=TRACE), with fio's report."""
+    """Replay TRACE (a block trace or fio iolog) on a simulated machine,
+    with fio's report; a trace with recorded completions gets its recorded
+    latencies beside the simulated ones."""
 
-    if trace_format != "iolog":
-        _error(
-            f"--format {shown(trace_format)}: only fio iologs (iolog) are read yet; "
-            "blkparse and MSR Cambridge traces are not"
-        )
+    if mode and timing and mode != timing:
+        _error(f"--mode {mode} and --timing {timing}: give one")
+    mode = mode or timing or "as-recorded"
     if not Path(trace).is_file():
         _error(f"{named(trace)}: no such trace file")
     try:
@@ -537,14 +630,62 @@ def replay_cmd(
         _error(f"{named(trace)}: flashpath cannot name this trace in fio's read_iolog: {problem}")
     if not re.fullmatch(r"[A-Za-z0-9_.:/+-]+", engine):
         _error(f"--ioengine {shown(engine)}: not an ioengine name")
-    job = replay_job(trace, timing, iodepth, engine)
+    if replay_align & (replay_align - 1):
+        _error(f"--replay-align {replay_align}: not a power of two")
+    if output:
+        _check_writable(output, "--output")
+    if lat_csv:
+        _check_writable(lat_csv, "--lat-csv")
+    iolog = trace_format == "iolog" or (trace_format == "auto" and _is_iolog(trace))
+    if lat_csv and iolog:
+        _error("--lat-csv: a fio iolog records no completions; use write_lat_log in a job")
+    # closed without --iodepth: the core sets the recorded depth.
+    recorded_depth = iodepth is None and mode == "closed" and not iolog
+    if iodepth is None:
+        iodepth = 1 if (iolog or mode == "closed") else _OPEN_LOOP_DEPTH
+    extra = [f"replay_time_scale={time_scale}"] if time_scale != 100 else []
+    if replay_scale != 1:
+        extra.append(f"replay_scale={replay_scale}")
+    if replay_align:
+        extra.append(f"replay_align={replay_align}")
+    job = replay_job(trace, mode != "as-recorded", iodepth, engine, tuple(extra))
     written_by = {
         _REPLAY_ENGINE_LINE: f"--ioengine {engine}",
         _REPLAY_IODEPTH_LINE: f"--iodepth {iodepth}",
     }
     name = f"replay {trace}"
-    run = _run_job_text(job, name, device, overrides, seed, output_format, written_by)
-    click.echo(run.text, nl=False)
+    try:
+        run = _with_progress(
+            lambda: _core.run_trace_text(
+                job,
+                name,
+                os.getcwd(),
+                device,
+                list(overrides),
+                seed,
+                output_format,
+                trace_format=None if trace_format == "auto" else trace_format,
+                columns=columns,
+                trace_device=trace_device,
+                remap=remap,
+                absolute=mode == "as-recorded" and not iolog,
+                lat_csv=lat_csv,
+                recorded_depth=recorded_depth,
+            )
+        )
+    except FlashpathError as err:
+        _, file, line, what = err.args
+        if file == name and line in written_by:
+            _error(f"{written_by[line]}: {what}")
+        _fail(err)
+    for note in run.notes:
+        click.echo(note, err=True)
+    for log in run.logs:
+        _write(log.name, log.contents, log.option)
+    if output:
+        _write(output, run.text, "--output")
+    else:
+        click.echo(run.text, nl=False)
 
 
 _UFS_BENCH_JOB = (

@@ -174,6 +174,47 @@ fn run_job_text(
     })
 }
 
+/// `flashpath replay`: the replay job text and the trace options fio has
+/// no words for.
+#[pyfunction]
+#[pyo3(signature = (text, name, base_dir, device, overrides, seed, output_format, trace_format=None, columns=None, trace_device=None, remap=None, absolute=false, lat_csv=None, recorded_depth=false))]
+#[allow(clippy::too_many_arguments)]
+fn run_trace_text(
+    py: Python<'_>,
+    text: Text,
+    name: Text,
+    base_dir: PathBuf,
+    device: Text,
+    overrides: Vec<Text>,
+    seed: u64,
+    output_format: Text,
+    trace_format: Option<Text>,
+    columns: Option<Text>,
+    trace_device: Option<Text>,
+    remap: Option<Text>,
+    absolute: bool,
+    lat_csv: Option<Text>,
+    recorded_depth: bool,
+) -> PyResult<JobRun> {
+    guarded(py, move || {
+        let formats = OutputFormat::from_fio_name(&output_format.0)?;
+        let opts = flashpath::workload::trace::replay::options_from_args(
+            trace_format.as_ref().map(|t| t.0.as_str()),
+            columns.as_ref().map(|t| t.0.as_str()),
+            trace_device.as_ref().map(|t| t.0.as_str()),
+            remap.as_ref().map_or("error", |t| t.0.as_str()),
+            absolute,
+            lat_csv.as_ref().map(|t| t.0.as_str()),
+            recorded_depth,
+        )?;
+        let overrides = strings(overrides);
+        let out = run::run_trace_text(
+            &text.0, &name.0, &base_dir, &device.0, &overrides, seed, &opts,
+        )?;
+        Ok(job_run(out, &formats))
+    })
+}
+
 /// One iozone run: iozone's text and the same numbers as JSON.
 #[pyclass(frozen, get_all, module = "flashpath._core")]
 struct IozoneRun {
@@ -382,6 +423,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<LogFile>()?;
     m.add_function(wrap_pyfunction!(run_job, m)?)?;
     m.add_function(wrap_pyfunction!(run_job_text, m)?)?;
+    m.add_function(wrap_pyfunction!(run_trace_text, m)?)?;
     m.add_function(wrap_pyfunction!(run_iozone, m)?)?;
     m.add_function(wrap_pyfunction!(run_dd, m)?)?;
     m.add_function(wrap_pyfunction!(dd_job, m)?)?;

@@ -243,6 +243,70 @@ pub fn iolog_input(data: &[u8], sandbox: &Path) -> Outcome {
     )
 }
 
+/// The block trace at `path` read to its end in `format`, then, when it
+/// reads, checked as a replay would (the pass before the run, and every
+/// address against a 1 GiB device, wrapped).
+pub fn trace_file(path: &Path, format: &crate::workload::trace::Format) -> Result<()> {
+    use crate::workload::trace::replay::{Remap, TraceJob, TraceOptions};
+    let mut r = crate::workload::trace::open(path, format)?;
+    while r.next_record()?.is_some() {}
+    let opts = TraceOptions {
+        format: Some(format.clone()),
+        remap: Remap::Wrap,
+        ..TraceOptions::default()
+    };
+    let job = TraceJob::load(
+        path.to_path_buf(),
+        format.clone(),
+        opts,
+        crate::workload::iolog::ReplayOptions::default(),
+    )?;
+    job.check_within(1 << 30)?;
+    let mut src = crate::workload::trace::replay::source_of(&std::sync::Arc::new(job), 0, 1 << 30);
+    while let Some(u) = src.next_io() {
+        assert!(
+            u.offset + u64::from(u.len) <= 1 << 30,
+            "a wrapped I/O past the device"
+        );
+    }
+    Ok(())
+}
+
+/// `trace` input: a block trace, written to the sandbox as `trace`, read
+/// by every trace reader in turn (detection first), each to its end or to
+/// its one error ([`trace_file`]).
+pub fn trace_input(data: &[u8], sandbox: &Path) -> Outcome {
+    use crate::workload::trace::{self, Format};
+    clear_sandbox(sandbox);
+    let path = sandbox.join("trace");
+    if std::fs::write(&path, data).is_err() {
+        return Outcome::Skipped;
+    }
+    let mut results = vec![trace::detect(&path).map(|_| ())];
+    let csv = trace::delimited::Mapping::parse(
+        "time=0:us,op=1:R|r/W|w/T,offset=2:bytes,len=3:sectors,device=4,latency=5:ns",
+    )
+    .map(Format::Csv);
+    for f in [
+        Ok(Format::Blktrace),
+        Ok(Format::Blkparse),
+        Ok(Format::Msr),
+        Ok(Format::Mqsim),
+        Ok(Format::Disksim),
+        Ok(Format::Blkreplay),
+        Ok(Format::Spc),
+        Ok(Format::Alibaba),
+        Ok(Format::Tencent),
+        csv,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        results.push(trace_file(&path, &f));
+    }
+    Outcome::Ran(results)
+}
+
 /// `iozone_args` input: one argument per line, run on `nullblk` (the
 /// cheapest machine to build: this target is about the command line and
 /// the jobs it makes; the device builders have their own targets)

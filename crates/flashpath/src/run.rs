@@ -118,6 +118,121 @@ pub fn run_jobs(
     run_jobs_in(jobs, profile, seed, make_source, dir)
 }
 
+/// `flashpath replay`: the job text that replays a trace, with the
+/// trace options fio has no words for (format, device filter, remap,
+/// open-loop timing) set on every job that reads one. The output's
+/// `flashpath.trace` section holds, per job, what the trace held and, when
+/// it recorded completions, its latency percentiles beside the simulated
+/// ones.
+pub fn run_trace_text(
+    text: &str,
+    name: &str,
+    base_dir: &Path,
+    device: &str,
+    overrides: &[String],
+    seed: u64,
+    opts: &crate::workload::trace::replay::TraceOptions,
+) -> Result<RunOutput> {
+    let (mut jobs, profile) = load_text(text, name, base_dir, device, overrides)?;
+    for spec in &mut jobs.jobs {
+        if spec.read_iolog.is_some() {
+            spec.trace_opts = opts.clone();
+        }
+    }
+    run_jobs_in(&jobs, &profile, seed, &fio_source, base_dir)
+}
+
+/// Percentiles the trace comparison reports (fio's default list).
+const TRACE_PERCENTILES: [f64; 7] = [1.0, 10.0, 50.0, 90.0, 99.0, 99.9, 99.99];
+
+/// The `flashpath.trace` section: per trace job, its format and counts
+/// and, when the trace recorded completions, recorded latency percentiles
+/// beside the simulated total latency (fio's `lat`: submission to
+/// completion) of the same I/Os.
+fn trace_section(jobs: &JobFile, results: &[crate::report::JobResult]) -> serde_json::Value {
+    let mut out = Vec::new();
+    for (i, spec) in jobs.jobs.iter().enumerate() {
+        let Some(t) = &spec.trace else { continue };
+        let mut sim = crate::sim::hist::LatencyHist::default();
+        for r in results.iter().filter(|r| r.section_index as usize == i) {
+            for d in &r.dirs {
+                sim.merge(&d.lat);
+            }
+        }
+        let pct = |h: &crate::sim::hist::LatencyHist| {
+            if h.samples() == 0 {
+                return serde_json::Value::Null;
+            }
+            let v = h.percentiles(&TRACE_PERCENTILES);
+            serde_json::Value::Object(
+                TRACE_PERCENTILES
+                    .iter()
+                    .zip(v)
+                    .map(|(p, ns)| (format!("{p:.6}"), serde_json::json!(ns)))
+                    .collect(),
+            )
+        };
+        out.push(serde_json::json!({
+            "job": spec.name,
+            "file": t.path.display().to_string(),
+            "format": t.format.name(),
+            "ios": {"read": t.ios[0], "write": t.ios[1], "trim": t.ios[2]},
+            "bytes": t.bytes,
+            "flushes_not_simulated": t.flushes,
+            "other_devices_left_out": t.other_devices,
+            "empty_left_out": t.empty,
+            "recorded_ios_with_completion": t.recorded.samples(),
+            "recorded_max_depth": t.max_depth,
+            "recorded_lat_ns_percentiles": pct(&t.recorded),
+            "simulated_lat_ns_percentiles": pct(&sim),
+        }));
+    }
+    serde_json::Value::Array(out)
+}
+
+/// The side-by-side table of [`trace_section`], for the normal output's
+/// notes.
+fn trace_notes(section: &serde_json::Value) -> Vec<String> {
+    let mut notes = Vec::new();
+    for t in section.as_array().into_iter().flatten() {
+        let ios = &t["ios"];
+        let mut s = format!(
+            "flashpath: trace {} ({}): {} reads, {} writes, {} trims replayed",
+            t["file"].as_str().unwrap_or(""),
+            t["format"].as_str().unwrap_or(""),
+            ios["read"],
+            ios["write"],
+            ios["trim"]
+        );
+        let flushes = t["flushes_not_simulated"].as_u64().unwrap_or(0);
+        if flushes > 0 {
+            s += &format!("; {flushes} flushes left out (no cache flush is simulated yet)");
+        }
+        let other = t["other_devices_left_out"].as_u64().unwrap_or(0);
+        if other > 0 {
+            s += &format!("; {other} records of other devices left out");
+        }
+        notes.push(s);
+        if let (Some(rec), Some(sim)) = (
+            t["recorded_lat_ns_percentiles"].as_object(),
+            t["simulated_lat_ns_percentiles"].as_object(),
+        ) {
+            let mut table = String::from("flashpath: latency (us)   recorded   simulated");
+            for (p, r) in rec {
+                let sv = sim.get(p).and_then(|v| v.as_u64()).unwrap_or(0);
+                table += &format!(
+                    "\n  p{:<8} {:>18.2} {:>11.2}",
+                    p.trim_end_matches('0').trim_end_matches('.'),
+                    r.as_u64().unwrap_or(0) as f64 / 1000.0,
+                    sv as f64 / 1000.0
+                );
+            }
+            notes.push(table);
+        }
+    }
+    notes
+}
+
 /// Run parsed jobs whose relative `read_iolog` files are in `base_dir`
 /// (job text has no folder of its own).
 pub fn run_jobs_in(
@@ -155,6 +270,8 @@ pub struct Prepared<'a> {
     machine: Machine,
     profile_name: String,
     seed: u64,
+    /// The simulated device's bytes (a trace job's region).
+    disk_capacity: u64,
 }
 
 /// Everything [`run_jobs`] does before it simulates: read the iologs,
@@ -187,6 +304,7 @@ pub fn prepare<'a>(
         machine,
         profile_name: profile.name.clone(),
         seed,
+        disk_capacity: disk.capacity,
     })
 }
 
@@ -198,6 +316,7 @@ impl Prepared<'_> {
             mut machine,
             profile_name,
             seed,
+            disk_capacity,
         } = self;
         let jobs: &JobFile = &jobs;
         machine.run();
@@ -205,9 +324,34 @@ impl Prepared<'_> {
         let completed = machine.completed_ios;
         let submitted = machine.submitted_ios;
         let (mut job_results, disk, mut extra, end): (_, _, _, Ns) = machine.results();
-        let files = crate::report::logs::log_files(jobs, &mut job_results);
+        let mut csvs = Vec::new();
+        for (i, spec) in jobs.jobs.iter().enumerate() {
+            if let (Some(t), Some(name)) = (&spec.trace, &spec.trace_opts.lat_csv) {
+                let samples: Vec<crate::report::LatSample> = job_results
+                    .iter()
+                    .filter(|r| r.section_index as usize == i)
+                    .flat_map(|r| r.lat_log.iter().cloned())
+                    .collect();
+                csvs.push(LogFile {
+                    name: name.clone(),
+                    contents: crate::workload::trace::replay::per_io_csv(
+                        t,
+                        &samples,
+                        disk_capacity,
+                    )?,
+                    option: format!("--lat-csv {name}"),
+                });
+            }
+        }
+        let mut files = crate::report::logs::log_files(jobs, &mut job_results);
+        files.extend(csvs);
         extra["profile"] = serde_json::json!(profile_name);
         extra["seed"] = serde_json::json!(seed);
+        let traces = trace_section(jobs, &job_results);
+        let trace_lines = trace_notes(&traces);
+        if !traces.as_array().is_none_or(|a| a.is_empty()) {
+            extra["trace"] = traces;
+        }
         extra["ignored_options"] = jobs
             .ignored
             .iter()
@@ -235,6 +379,7 @@ impl Prepared<'_> {
                 .iter()
                 .chain(jobs.ignored.iter())
                 .map(ToString::to_string)
+                .chain(trace_lines)
                 .collect(),
         })
     }

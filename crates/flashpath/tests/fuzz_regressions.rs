@@ -10,7 +10,14 @@
 use flashpath::check::{self, Outcome};
 use std::path::{Path, PathBuf};
 
-const TARGETS: [&str; 5] = ["fio_job", "profile", "set_override", "iolog", "iozone_args"];
+const TARGETS: [&str; 6] = [
+    "fio_job",
+    "profile",
+    "set_override",
+    "iolog",
+    "iozone_args",
+    "trace",
+];
 
 fn regressions() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/regressions")
@@ -23,6 +30,7 @@ fn run(target: &str, data: &[u8], sandbox: &Path) -> Outcome {
         "set_override" => check::set_override_input(data, sandbox),
         "iolog" => check::iolog_input(data, sandbox),
         "iozone_args" => check::iozone_args_input(data),
+        "trace" => check::trace_input(data, sandbox),
         _ => unreachable!("{target}"),
     }
 }

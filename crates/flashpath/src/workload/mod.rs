@@ -5,6 +5,7 @@ pub mod dd;
 pub mod fio;
 pub mod iolog;
 pub mod iozone;
+pub mod trace;
 
 /// Data direction, in fio's order (read, write, trim).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

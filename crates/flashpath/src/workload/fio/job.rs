@@ -281,6 +281,12 @@ pub struct JobSpec {
     /// The loaded log (filled in by the runner, which knows where the job
     /// file lives).
     pub iolog: Option<std::sync::Arc<crate::workload::iolog::Iolog>>,
+    /// How `read_iolog` reads a block trace (`flashpath replay` sets it;
+    /// a job file gets the defaults: format detected, every device).
+    pub trace_opts: crate::workload::trace::replay::TraceOptions,
+    /// The checked trace, when `read_iolog` names one that is not a fio
+    /// iolog (filled in with `iolog`).
+    pub trace: Option<std::sync::Arc<crate::workload::trace::replay::TraceJob>>,
 
     /// runtime in ns (None: no limit).
     pub runtime: Option<u64>,
@@ -409,6 +415,8 @@ impl Default for JobSpec {
             log_avg_msec: 0,
             log_max_value: false,
             iolog: None,
+            trace_opts: Default::default(),
+            trace: None,
             runtime: None,
             time_based: false,
             ramp_time: 0,

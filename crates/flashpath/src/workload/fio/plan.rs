@@ -24,6 +24,9 @@ pub fn fio_source(
     if let Some(log) = &spec.iolog {
         return Box::new(log.source(start));
     }
+    if let Some(t) = &spec.trace {
+        return crate::workload::trace::replay::source_of(t, start, len);
+    }
     Box::new(IoStream::new(
         spec,
         start,

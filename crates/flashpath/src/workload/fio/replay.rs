@@ -48,6 +48,24 @@ pub fn load_iologs(jobs: &JobFile, dir: &Path) -> Result<JobFile> {
             return Err(refuse("io_size or number_ios"));
         }
         let path = iolog_path(dir, &name);
+        // A block trace rather than fio's own log: fio reads blktrace
+        // files here (it checks the magic); flashpath reads every format
+        // it can tell, and the one `flashpath replay --format` names.
+        let format = match &spec.trace_opts.format {
+            Some(f) => Some(f.clone()),
+            None => match crate::workload::trace::detect(&path) {
+                Ok(f) => Some(f),
+                // What starts as a fio iolog, or cannot be read at all,
+                // gets the iolog reader's message (naming the job's line);
+                // anything else the detection's.
+                Err(_) if starts_as_iolog(&path) || !readable_file(&path) => None,
+                Err(e) => return Err(e),
+            },
+        };
+        if let Some(format) = format.filter(|f| *f != crate::workload::trace::Format::Iolog) {
+            load_trace(spec, path, format)?;
+            continue;
+        }
         let text =
             crate::input::read_bounded(&path, MAX_IOLOG_BYTES, IOLOG_BOUND).map_err(|e| {
                 InputError::new(
@@ -102,12 +120,83 @@ pub fn load_iologs(jobs: &JobFile, dir: &Path) -> Result<JobFile> {
     Ok(out)
 }
 
+/// Whether the file begins as fio's iologs do.
+fn starts_as_iolog(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 12];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|_| &head == b"fio version ")
+}
+
+/// Whether `path` is a file that opens.
+fn readable_file(path: &Path) -> bool {
+    std::fs::File::open(path).is_ok() && !path.is_dir()
+}
+
+/// A trace decides the job as a log does: its directions and largest
+/// I/Os, its size; the I/O goes to the whole simulated device (the
+/// trace's addresses are the device's).
+fn load_trace(
+    spec: &mut crate::workload::fio::JobSpec,
+    path: PathBuf,
+    format: crate::workload::trace::Format,
+) -> Result<()> {
+    use crate::workload::trace::replay::TraceJob;
+    let t = TraceJob::load(path, format, spec.trace_opts.clone(), spec.replay.clone())?;
+    if spec.trace_opts.recorded_depth {
+        if t.max_depth == 0 {
+            return Err(InputError::new(
+                t.path.display().to_string(),
+                None,
+                "the trace records no completions, so no queue depth: give --iodepth",
+            ));
+        }
+        spec.iodepth = u32::try_from(t.max_depth).unwrap_or(u32::MAX);
+    }
+    let has = |d: Ddir| t.ios[d.index()] > 0;
+    spec.rw = match (has(Ddir::Read), has(Ddir::Write), has(Ddir::Trim)) {
+        (true, true, _) => RwKind::ReadWrite,
+        (false, true, true) => RwKind::TrimWrite,
+        (false, true, false) => RwKind::Write,
+        (false, false, true) => RwKind::Trim,
+        _ => RwKind::Read,
+    };
+    for d in Ddir::ALL {
+        let largest = t.largest[d.index()];
+        let (min, max) = match &spec.bs[d.index()] {
+            BlockSize::Fixed(b) => (*b, *b),
+            BlockSize::Range { min, max } => (*min, *max),
+            BlockSize::Split(v) => (
+                v.iter().map(|x| x.0).min().unwrap_or(4096),
+                v.iter().map(|x| x.0).max().unwrap_or(4096),
+            ),
+        };
+        if largest > max {
+            spec.bs[d.index()] = BlockSize::Range { min, max: largest };
+        }
+    }
+    // A raw device name: the job's region is the whole device.
+    spec.filename = Some(
+        spec.replay_redirect
+            .clone()
+            .unwrap_or_else(|| "/dev/trace".to_string()),
+    );
+    spec.size = None;
+    spec.offset = 0;
+    spec.trace = Some(std::sync::Arc::new(t));
+    Ok(())
+}
+
 /// Every replayed I/O lies on the device (the first one past `capacity`
 /// is the log's mistake, named with its line).
 pub fn check_iologs_within(jobs: &JobFile, dir: &Path, capacity: u64) -> Result<()> {
     for spec in &jobs.jobs {
         if let (Some(log), Some(name)) = (&spec.iolog, &spec.read_iolog) {
             log.check_within(&iolog_path(dir, name).display().to_string(), capacity)?;
+        }
+        if let Some(t) = &spec.trace {
+            t.check_within(capacity)?;
         }
     }
     Ok(())

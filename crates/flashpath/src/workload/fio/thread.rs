@@ -233,7 +233,8 @@ impl FioThread {
             paced_at: None,
             last_issue: 0,
             file_start: plan.file_start,
-            lat_log: spec.logs_per_io(),
+            // A trace replay's per-I/O comparison needs the samples too.
+            lat_log: spec.logs_per_io() || spec.trace_opts.lat_csv.is_some(),
             io_log: spec.write_iolog.is_some(),
             exhausted: false,
             ios_since_think: 0,

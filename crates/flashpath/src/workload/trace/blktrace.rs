@@ -1,0 +1,479 @@
+//! blktrace's binary files: the per-CPU `NAME.blktrace.N` files blktrace
+//! writes, or one stream (`blktrace -o -`, `blkparse -d` dumps). Each
+//! record is a `struct blk_io_trace` (include/uapi/linux/blktrace_api.h,
+//! 48 bytes) followed by `pdu_len` bytes of payload:
+//!
+//! ```text
+//! u32 magic (0x654174 << 8 | version)  u32 sequence  u64 time (ns)
+//! u64 sector  u32 bytes  u32 action  u32 pid  u32 device (dev_t)
+//! u32 cpu  u16 error  u16 pdu_len
+//! ```
+//!
+//! in the byte order of the machine that traced (either is read: the magic
+//! tells, as blkparse's `check_data_endianness` does). `action` is the
+//! action number in its low 16 bits (bit 8 the cgroup flag) and the
+//! categories (BLK_TC_*) above. Notes (category NOTIFY: process names,
+//! timestamps, messages) and payloads are skipped. Several per-CPU files
+//! are merged in time order, as blkparse does; the I/Os are then the queue
+//! events with their completions ([`super::events`]).
+
+use super::events::{Assembler, Event, Kind};
+use super::{Op, TraceReader, TraceRecord, READ_BUFFER};
+use crate::error::{InputError, Result};
+use std::io::{BufReader, Read};
+use std::path::{Path, PathBuf};
+
+/// BLK_IO_TRACE_MAGIC.
+pub const MAGIC: u32 = 0x6561_7400;
+/// The record header's size.
+pub const RECORD: usize = 48;
+/// Versions whose record is the struct above (blkparse reads 0x07;
+/// 0x06 differs only in what some payloads hold).
+const VERSIONS: [u8; 2] = [0x06, 0x07];
+
+// Categories, shifted into the action word (BLK_TC_ACT).
+const TC_WRITE: u32 = 1 << (1 + 16);
+const TC_FLUSH: u32 = 1 << (2 + 16);
+const TC_PC: u32 = 1 << (9 + 16);
+const TC_NOTIFY: u32 = 1 << (10 + 16);
+const TC_DISCARD: u32 = 1 << (13 + 16);
+/// __BLK_TA_CGROUP: flags the action, is not one.
+const TA_CGROUP: u32 = 1 << 8;
+const TA_QUEUE: u32 = 1;
+const TA_COMPLETE: u32 = 8;
+/// The last action number (__BLK_TA_DRV_DATA).
+const TA_LAST: u32 = 17;
+
+/// Whether four bytes are a blktrace magic, and in which byte order
+/// (true: big-endian).
+pub fn magic_endian(b: &[u8]) -> Option<bool> {
+    let b: [u8; 4] = b.get(..4)?.try_into().ok()?;
+    let ok = |m: u32| m & 0xffff_ff00 == MAGIC && VERSIONS.contains(&(m as u8));
+    if ok(u32::from_le_bytes(b)) {
+        Some(false)
+    } else if ok(u32::from_be_bytes(b)) {
+        Some(true)
+    } else {
+        None
+    }
+}
+
+/// One record's fields that matter here.
+#[derive(Clone, Copy, Debug)]
+struct Raw {
+    time: u64,
+    sector: u64,
+    bytes: u32,
+    action: u32,
+    device: u32,
+    /// 1-based record number in its file.
+    record: u64,
+}
+
+/// One input file.
+struct CpuFile {
+    name: String,
+    input: Box<dyn Read>,
+    big_endian: Option<bool>,
+    records: u64,
+    offset: u64,
+    scratch: Vec<u8>,
+}
+
+impl CpuFile {
+    /// An error at a record (with its byte offset when known).
+    fn error(&self, record: u64, offset: Option<u64>, msg: String) -> InputError {
+        let at = match offset {
+            Some(o) => format!("record {record} (byte {o})"),
+            None => format!("record {record}"),
+        };
+        InputError::new(&self.name, None, format!("{at}: {msg}"))
+    }
+
+    /// The next record, notes included; None at the end.
+    fn next(&mut self) -> Result<Option<Raw>> {
+        let mut h = [0u8; RECORD];
+        let got = read_full(&mut self.input, &mut h).map_err(|e| {
+            self.error(
+                self.records + 1,
+                Some(self.offset),
+                format!("cannot read: {e}"),
+            )
+        })?;
+        if got == 0 {
+            return Ok(None);
+        }
+        let record = self.records + 1;
+        let start = self.offset;
+        if got < RECORD {
+            return Err(self.error(
+                record,
+                Some(start),
+                format!("truncated: {got} of the record's {RECORD} bytes"),
+            ));
+        }
+        let be = match self.big_endian {
+            Some(be) => be,
+            None => {
+                let be = magic_endian(&h[..4]).ok_or_else(|| self.bad_magic(record, start, &h))?;
+                self.big_endian = Some(be);
+                be
+            }
+        };
+        let u32_at = |i: usize| {
+            let b: [u8; 4] = h[i..i + 4].try_into().unwrap_or_default();
+            if be {
+                u32::from_be_bytes(b)
+            } else {
+                u32::from_le_bytes(b)
+            }
+        };
+        let u64_at = |i: usize| {
+            let b: [u8; 8] = h[i..i + 8].try_into().unwrap_or_default();
+            if be {
+                u64::from_be_bytes(b)
+            } else {
+                u64::from_le_bytes(b)
+            }
+        };
+        let magic = u32_at(0);
+        if magic & 0xffff_ff00 != MAGIC || !VERSIONS.contains(&(magic as u8)) {
+            return Err(self.bad_magic(record, start, &h));
+        }
+        let pdu_len = {
+            let b = [h[46], h[47]];
+            if be {
+                u16::from_be_bytes(b)
+            } else {
+                u16::from_le_bytes(b)
+            }
+        } as usize;
+        if pdu_len > 0 {
+            self.scratch.resize(pdu_len, 0);
+            let got = read_full(&mut self.input, &mut self.scratch[..pdu_len])
+                .map_err(|e| self.error(record, Some(start), format!("cannot read: {e}")))?;
+            if got < pdu_len {
+                return Err(self.error(
+                    record,
+                    Some(start),
+                    format!("truncated: {got} of its {pdu_len}-byte payload (pdu_len)"),
+                ));
+            }
+        }
+        self.records = record;
+        self.offset += (RECORD + pdu_len) as u64;
+        Ok(Some(Raw {
+            time: u64_at(8),
+            sector: u64_at(16),
+            bytes: u32_at(24),
+            action: u32_at(28),
+            device: u32_at(36),
+            record,
+        }))
+    }
+
+    fn bad_magic(&self, record: u64, offset: u64, h: &[u8; RECORD]) -> InputError {
+        self.error(
+            record,
+            Some(offset),
+            format!(
+                "wrong magic {:02x}{:02x}{:02x}{:02x} (a blktrace record starts with 0x654174 \
+                 and version 0x06 or 0x07, in either byte order): not a blktrace file, or the \
+                 previous record's pdu_len is wrong",
+                h[0], h[1], h[2], h[3]
+            ),
+        )
+    }
+}
+
+/// Read until `buf` is full or the input ends; the bytes read.
+fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// The files one trace name covers: `path` itself, and when it is a
+/// per-CPU file `NAME.blktrace.N` every `NAME.blktrace.M` beside it; or,
+/// when `path` does not exist, `path.blktrace.0`, `.1`, ... (what
+/// `blkparse -i NAME` reads).
+pub fn trace_files(path: &Path) -> Vec<PathBuf> {
+    let per_cpu = |dir: &Path, stem: &str| -> Vec<PathBuf> {
+        let prefix = format!("{stem}.blktrace.");
+        let mut v: Vec<(u64, PathBuf)> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let n = e.file_name().to_string_lossy().into_owned();
+                let cpu = n.strip_prefix(&prefix)?.parse::<u64>().ok()?;
+                Some((cpu, e.path()))
+            })
+            .collect();
+        v.sort();
+        v.into_iter().map(|(_, p)| p).collect()
+    };
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if path.exists() {
+        if let Some((stem, cpu)) = name.rsplit_once(".blktrace.") {
+            if cpu.parse::<u64>().is_ok() {
+                let all = per_cpu(dir, stem);
+                if !all.is_empty() {
+                    return all;
+                }
+            }
+        }
+        return vec![path.to_path_buf()];
+    }
+    let all = per_cpu(dir, &name);
+    if all.is_empty() {
+        vec![path.to_path_buf()]
+    } else {
+        all
+    }
+}
+
+/// The merged reader.
+pub struct BlktraceReader {
+    files: Vec<CpuFile>,
+    heads: Vec<Option<Raw>>,
+    asm: Assembler,
+    ended: bool,
+}
+
+impl BlktraceReader {
+    /// The trace at `path` (see [`trace_files`]).
+    pub fn open(path: &Path) -> Result<BlktraceReader> {
+        let mut inputs: Vec<(String, Box<dyn Read>)> = Vec::new();
+        for p in trace_files(path) {
+            let name = p.display().to_string();
+            let f = super::open_file(&p)?;
+            inputs.push((name, Box::new(BufReader::with_capacity(READ_BUFFER, f))));
+        }
+        BlktraceReader::from_inputs(inputs)
+    }
+
+    /// Merge the given inputs (name for messages, bytes).
+    pub fn from_inputs(inputs: Vec<(String, Box<dyn Read>)>) -> Result<BlktraceReader> {
+        let mut files: Vec<CpuFile> = inputs
+            .into_iter()
+            .map(|(name, input)| CpuFile {
+                name,
+                input,
+                big_endian: None,
+                records: 0,
+                offset: 0,
+                scratch: Vec::new(),
+            })
+            .collect();
+        let mut heads = Vec::with_capacity(files.len());
+        for f in &mut files {
+            heads.push(f.next()?);
+        }
+        Ok(BlktraceReader {
+            files,
+            heads,
+            asm: Assembler::default(),
+            ended: false,
+        })
+    }
+
+    /// Take the earliest record of all files into the assembler; false
+    /// when every file has ended.
+    fn step(&mut self) -> Result<bool> {
+        let mut best: Option<usize> = None;
+        for (i, h) in self.heads.iter().enumerate() {
+            if let Some(r) = h {
+                if best.is_none_or(|b| self.heads[b].is_some_and(|x| r.time < x.time)) {
+                    best = Some(i);
+                }
+            }
+        }
+        let Some(i) = best else {
+            return Ok(false);
+        };
+        let Some(r) = self.heads[i] else {
+            return Ok(false);
+        };
+        self.heads[i] = self.files[i].next()?;
+        self.take(i, r)
+    }
+
+    fn take(&mut self, file: usize, r: Raw) -> Result<bool> {
+        if r.action & TC_NOTIFY != 0 {
+            return Ok(true);
+        }
+        let act = r.action & 0xffff & !TA_CGROUP;
+        if act == 0 || act > TA_LAST {
+            let f = &self.files[file];
+            return Err(f.error(
+                r.record,
+                None,
+                format!(
+                    "unknown action {act} in action word {:#010x} (blktrace's actions are 1 to \
+                     {TA_LAST})",
+                    r.action
+                ),
+            ));
+        }
+        if r.action & TC_PC != 0 {
+            return Ok(true);
+        }
+        let kind = match act {
+            TA_QUEUE => Kind::Queue,
+            TA_COMPLETE => Kind::Complete,
+            _ => return Ok(true),
+        };
+        let op = if r.action & TC_DISCARD != 0 {
+            Op::Trim
+        } else if r.action & TC_FLUSH != 0 && r.bytes == 0 {
+            Op::Flush
+        } else if r.action & TC_WRITE != 0 {
+            Op::Write
+        } else {
+            Op::Read
+        };
+        if r.sector
+            .checked_mul(512)
+            .and_then(|o| o.checked_add(u64::from(r.bytes)))
+            .is_none()
+        {
+            let f = &self.files[file];
+            return Err(f.error(
+                r.record,
+                None,
+                format!(
+                    "sector {} passes the end of any device (2^64 bytes)",
+                    r.sector
+                ),
+            ));
+        }
+        self.asm.push(Event {
+            time_ns: r.time,
+            device: r.device,
+            kind,
+            sector: (r.bytes > 0 || op != Op::Flush).then_some(r.sector),
+            bytes: u64::from(r.bytes),
+            op,
+            at: r.record,
+        });
+        Ok(true)
+    }
+}
+
+impl TraceReader for BlktraceReader {
+    fn consumed(&self) -> u64 {
+        self.files.iter().map(|f| f.records).sum()
+    }
+
+    fn next_record(&mut self) -> Result<Option<TraceRecord>> {
+        loop {
+            if let Some(r) = self.asm.pop() {
+                return Ok(Some(r));
+            }
+            if self.ended {
+                return Ok(None);
+            }
+            if !self.step()? {
+                self.ended = true;
+                self.asm.finish();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A record in the given byte order.
+    fn rec(be: bool, time: u64, sector: u64, bytes: u32, action: u32, pdu: &[u8]) -> Vec<u8> {
+        let mut v = Vec::new();
+        let p32 = |v: &mut Vec<u8>, x: u32| {
+            v.extend_from_slice(&if be { x.to_be_bytes() } else { x.to_le_bytes() })
+        };
+        let p64 = |v: &mut Vec<u8>, x: u64| {
+            v.extend_from_slice(&if be { x.to_be_bytes() } else { x.to_le_bytes() })
+        };
+        p32(&mut v, MAGIC | 7);
+        p32(&mut v, 1);
+        p64(&mut v, time);
+        p64(&mut v, sector);
+        p32(&mut v, bytes);
+        p32(&mut v, action);
+        p32(&mut v, 42);
+        p32(&mut v, (8 << 20) | 16);
+        p32(&mut v, 0);
+        v.extend_from_slice(&[0, 0]);
+        let l = pdu.len() as u16;
+        v.extend_from_slice(&if be { l.to_be_bytes() } else { l.to_le_bytes() });
+        v.extend_from_slice(pdu);
+        v
+    }
+
+    fn read(bytes: Vec<u8>) -> Result<Vec<TraceRecord>> {
+        let mut r = BlktraceReader::from_inputs(vec![(
+            "t.bin".into(),
+            Box::new(std::io::Cursor::new(bytes)),
+        )])?;
+        let mut v = Vec::new();
+        while let Some(x) = r.next_record()? {
+            v.push(x);
+        }
+        Ok(v)
+    }
+
+    #[test]
+    fn either_byte_order_reads_the_same() {
+        let q = TA_QUEUE | TC_WRITE | (1 << (4 + 16));
+        let c = TA_COMPLETE | TC_WRITE | (1 << (7 + 16));
+        for be in [false, true] {
+            let mut b = rec(be, 5, 0, 0, TC_NOTIFY, b"fio\0\0\0\0\0\0\0\0\0\0\0\0\0");
+            b.extend(rec(be, 10, 64, 4096, q, &[]));
+            b.extend(rec(be, 30, 64, 4096, c, &[]));
+            let v = read(b).unwrap();
+            assert_eq!(v.len(), 1);
+            assert_eq!(v[0].offset, 64 * 512);
+            assert_eq!(v[0].op, Op::Write);
+            assert_eq!(v[0].latency_ns(), Some(20));
+            assert_eq!(v[0].device, (8 << 20) | 16);
+            assert_eq!(v[0].at, 2);
+        }
+    }
+
+    #[test]
+    fn bad_records_are_named() {
+        let q = TA_QUEUE | TC_WRITE;
+        let mut b = rec(false, 10, 64, 4096, q, &[]);
+        b.extend(&rec(false, 10, 64, 4096, q, &[])[..20]);
+        let e = read(b).unwrap_err().to_string();
+        assert!(
+            e.contains("t.bin: record 2 (byte 48): truncated: 20 of"),
+            "{e}"
+        );
+        let e = read(b"hello, this is not a blktrace file at all, really".to_vec())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("record 1 (byte 0): wrong magic 68656c6c"), "{e}");
+        let e = read(rec(false, 1, 0, 0, 99, &[])).unwrap_err().to_string();
+        assert!(e.contains("record 1: unknown action 99"), "{e}");
+        let mut b = rec(false, 10, 64, 4096, q, &[1, 2, 3]);
+        b.truncate(50);
+        let e = read(b).unwrap_err().to_string();
+        assert!(e.contains("truncated: 2 of its 3-byte payload"), "{e}");
+    }
+}

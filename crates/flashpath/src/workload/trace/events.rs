@@ -1,0 +1,229 @@
+//! From blktrace events to I/Os, for the binary reader and the blkparse
+//! text reader alike.
+//!
+//! Which event is the I/O: the queue event `Q` (`__BLK_TA_QUEUE`), as fio's
+//! blktrace.c does (`queue_trace`: "We only care for queue traces, most of
+//! the others are side effects due to internal workings of the block
+//! layer"). A `Q` is what the submitter asked for, before merging and
+//! splitting; the dispatch `D` and completion `C` are per request, after
+//! the block layer merged bios. So one `C` may complete several queued
+//! I/Os: a `C` of `sector + len` completes every pending `Q` of that device
+//! that starts inside `[sector, sector + len)`, and a `C` without a length
+//! completes the oldest pending flush. Passthrough (`PC`) and notes are
+//! not I/Os (fio skips them too).
+//!
+//! Records leave in `Q` order, each once its completion is seen; a `Q`
+//! whose completion never comes (the trace ended, or the `C` landed in a
+//! per-CPU file not read) leaves without one when [`MAX_PENDING`] younger
+//! I/Os wait behind it, or at the end. Memory is bounded by that window,
+//! not by the trace.
+
+use super::{Op, TraceRecord};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// Queued I/Os held for their completion, at most.
+pub const MAX_PENDING: usize = 1 << 16;
+
+/// One blktrace event, reduced to what the I/O stream needs.
+#[derive(Clone, Copy, Debug)]
+pub struct Event {
+    pub time_ns: u64,
+    pub device: u32,
+    pub kind: Kind,
+    /// 512-byte sector (None: the event names none, as a flush).
+    pub sector: Option<u64>,
+    pub bytes: u64,
+    pub op: Op,
+    pub at: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Queue,
+    Complete,
+    /// Every other action: not part of the I/O stream.
+    Other,
+}
+
+/// Pairs queue and completion events into records.
+#[derive(Default)]
+pub struct Assembler {
+    /// Queued I/Os in queue order; `.1`: completion seen.
+    pending: VecDeque<(TraceRecord, bool)>,
+    /// Queued data I/Os waiting for completion: (device, start sector,
+    /// absolute index in `pending`, see `base`).
+    by_sector: BTreeSet<(u32, u64, u64)>,
+    /// Scratch for the keys one completion takes.
+    taken: Vec<(u32, u64, u64)>,
+    /// Pending flushes by device.
+    flushes: BTreeMap<u32, VecDeque<u64>>,
+    /// The absolute index of `pending[0]`.
+    base: u64,
+    done: bool,
+}
+
+impl Assembler {
+    /// Take one event in.
+    pub fn push(&mut self, e: Event) {
+        match e.kind {
+            Kind::Queue => {
+                let idx = self.base + self.pending.len() as u64;
+                let sector = e.sector.unwrap_or(0);
+                let op = if e.bytes == 0 && e.op == Op::Write {
+                    // A write of nothing is the flush of a preflush/FUA
+                    // sequence (blkparse shows it as `Q FWFS` with no
+                    // sector).
+                    Op::Flush
+                } else {
+                    e.op
+                };
+                self.pending.push_back((
+                    TraceRecord {
+                        time_ns: e.time_ns,
+                        device: e.device,
+                        offset: sector.saturating_mul(512),
+                        len: e.bytes,
+                        op,
+                        completion_ns: None,
+                        at: e.at,
+                    },
+                    false,
+                ));
+                if op == Op::Flush || e.bytes == 0 {
+                    self.flushes.entry(e.device).or_default().push_back(idx);
+                } else {
+                    self.by_sector.insert((e.device, sector, idx));
+                }
+            }
+            Kind::Complete => {
+                let len = e.bytes.div_ceil(512);
+                match e.sector {
+                    Some(s) if len > 0 => {
+                        // The oldest pending I/O at each start sector in
+                        // the completed range.
+                        let end = s.saturating_add(len);
+                        let mut last = None;
+                        self.taken.clear();
+                        for &k in self.by_sector.range((e.device, s, 0)..(e.device, end, 0)) {
+                            if last != Some(k.1) {
+                                self.taken.push(k);
+                                last = Some(k.1);
+                            }
+                        }
+                        for k in &self.taken {
+                            self.by_sector.remove(k);
+                            if let Some(p) =
+                                k.2.checked_sub(self.base)
+                                    .and_then(|i| self.pending.get_mut(i as usize))
+                            {
+                                p.0.completion_ns = Some(e.time_ns);
+                                p.1 = true;
+                            }
+                        }
+                    }
+                    _ => {
+                        if let Some(q) = self.flushes.get_mut(&e.device) {
+                            if let Some(i) = q.pop_front() {
+                                if let Some(p) = i
+                                    .checked_sub(self.base)
+                                    .and_then(|i| self.pending.get_mut(i as usize))
+                                {
+                                    p.0.completion_ns = Some(e.time_ns);
+                                    p.1 = true;
+                                }
+                            }
+                            if q.is_empty() {
+                                self.flushes.remove(&e.device);
+                            }
+                        }
+                    }
+                }
+            }
+            Kind::Other => {}
+        }
+    }
+
+    /// No more events: what is pending leaves without completion.
+    pub fn finish(&mut self) {
+        self.done = true;
+    }
+
+    /// The next record ready to leave.
+    pub fn pop(&mut self) -> Option<TraceRecord> {
+        let ready = match self.pending.front() {
+            Some((_, true)) => true,
+            Some(_) => self.done || self.pending.len() > MAX_PENDING,
+            None => false,
+        };
+        if !ready {
+            return None;
+        }
+        let (rec, completed) = self.pending.pop_front()?;
+        let idx = self.base;
+        self.base += 1;
+        if !completed {
+            // Forget its index, so a late completion cannot land on a
+            // younger I/O.
+            let forget = |q: &mut VecDeque<u64>| {
+                if q.front() == Some(&idx) {
+                    q.pop_front();
+                }
+            };
+            if rec.op == Op::Flush || rec.len == 0 {
+                if let Some(q) = self.flushes.get_mut(&rec.device) {
+                    forget(q);
+                    if q.is_empty() {
+                        self.flushes.remove(&rec.device);
+                    }
+                }
+            } else {
+                self.by_sector.remove(&(rec.device, rec.offset / 512, idx));
+            }
+        }
+        Some(rec)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(t: u64, kind: Kind, sector: Option<u64>, bytes: u64, op: Op) -> Event {
+        Event {
+            time_ns: t,
+            device: 7,
+            kind,
+            sector,
+            bytes,
+            op,
+            at: t,
+        }
+    }
+
+    #[test]
+    fn a_merged_completion_completes_every_queued_part() {
+        let mut a = Assembler::default();
+        a.push(ev(1, Kind::Queue, Some(100), 4096, Op::Write));
+        a.push(ev(2, Kind::Queue, Some(108), 4096, Op::Write));
+        a.push(ev(3, Kind::Queue, Some(500), 4096, Op::Read));
+        assert_eq!(a.pop(), None);
+        a.push(ev(10, Kind::Complete, Some(100), 8192, Op::Write));
+        let r1 = a.pop().unwrap();
+        let r2 = a.pop().unwrap();
+        assert_eq!((r1.offset, r1.completion_ns), (100 * 512, Some(10)));
+        assert_eq!((r2.offset, r2.completion_ns), (108 * 512, Some(10)));
+        assert_eq!(a.pop(), None);
+        a.finish();
+        let r3 = a.pop().unwrap();
+        assert_eq!(r3.completion_ns, None);
+    }
+
+    #[test]
+    fn flushes_complete_in_order_and_a_write_of_nothing_is_one() {
+        let mut a = Assembler::default();
+        a.push(ev(1, Kind::Queue, None, 0, Op::Write));
+        a.push(ev(2, Kind::Complete, None, 0, Op::Write));
+        let r = a.pop().unwrap();
+        assert_eq!((r.op, r.completion_ns), (Op::Flush, Some(2)));
+    }
+}

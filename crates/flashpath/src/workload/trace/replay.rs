@@ -1,0 +1,566 @@
+//! A trace as a job's I/O source (beside fio's own streams and iologs).
+//!
+//! A job replays a trace through `read_iolog=FILE` (fio reads blktrace
+//! files there too; flashpath reads every format of [`super`]) or through
+//! `flashpath replay`. Before the run one streaming pass checks every
+//! record and gathers what fio's iolog.c gathers from a log (directions,
+//! largest I/O, highest byte, total bytes) plus the recorded latencies;
+//! the run then reads the file again as it issues, so memory does not grow
+//! with the trace.
+//!
+//! Timing: by default each I/O waits the recorded gap since the previous
+//! one after the previous issue (fio's `iolog_delay`, what fio does with a
+//! blktrace file), scaled by `replay_time_scale`; `absolute` (the CLI's
+//! `--mode as-recorded`) issues each at its recorded time since the first
+//! one instead, so a slow device does not stretch the schedule (open
+//! loop). `replay_no_stall` drops the timing (closed loop at the job's
+//! iodepth).
+
+use super::{Format, Op, TraceReader};
+use crate::error::{InputError, Result};
+use crate::sim::hist::LatencyHist;
+use crate::workload::iolog::{ReplayOptions, MAX_PAUSE_US};
+use crate::workload::{Ddir, IoSource, IoUnit, Pace};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// The longest open-loop replay, in simulated ns: a year and a day (the
+/// published traces span a week at most), far from the clock's end.
+pub const MAX_SPAN_NS: u64 = 366 * 86_400 * 1_000_000_000;
+
+/// What to do with an address past the simulated device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Remap {
+    /// Refuse the trace, naming the first such record.
+    #[default]
+    Error,
+    /// Offset modulo the device's size.
+    Wrap,
+    /// Offsets scaled by device size / the trace's highest byte.
+    Scale,
+    /// Every offset shifted by this many bytes (then checked as `Error`).
+    Shift(i64),
+}
+
+impl Remap {
+    pub fn parse(s: &str) -> std::result::Result<Remap, String> {
+        Ok(match s {
+            "error" | "none" => Remap::Error,
+            "wrap" => Remap::Wrap,
+            "scale" => Remap::Scale,
+            _ => match s.strip_prefix("offset:").map(str::parse::<i64>) {
+                Some(Ok(n)) => Remap::Shift(n),
+                _ => {
+                    return Err(format!(
+                        "remap {}: error, wrap, scale or offset:BYTES (BYTES may be negative)",
+                        crate::error::quote(s)
+                    ))
+                }
+            },
+        })
+    }
+}
+
+/// A device as `--trace-device` gives it: `MAJOR,MINOR` (blktrace's
+/// dev_t) or the number of the trace's device/volume column.
+pub fn parse_device(s: &str) -> std::result::Result<u32, String> {
+    let bad = || {
+        format!(
+            "{} is not a device: MAJOR,MINOR (blktrace, blkparse) or a device/volume number",
+            crate::error::quote(s)
+        )
+    };
+    match s.split_once(',') {
+        Some((a, b)) => {
+            let major: u32 = a.trim().parse().map_err(|_| bad())?;
+            let minor: u32 = b.trim().parse().map_err(|_| bad())?;
+            if major >= 1 << 12 || minor >= 1 << 20 {
+                return Err(bad());
+            }
+            Ok(major << 20 | minor)
+        }
+        None => s.trim().parse().map_err(|_| bad()),
+    }
+}
+
+/// The trace options of `flashpath replay`, from its command-line words;
+/// a bad one is an error naming the option.
+pub fn options_from_args(
+    format: Option<&str>,
+    columns: Option<&str>,
+    device: Option<&str>,
+    remap: &str,
+    absolute: bool,
+    lat_csv: Option<&str>,
+    recorded_depth: bool,
+) -> Result<TraceOptions> {
+    let format = match format {
+        None | Some("auto") => {
+            if columns.is_some() {
+                return Err(InputError::new(
+                    "--columns",
+                    None,
+                    "a column mapping needs --format csv",
+                ));
+            }
+            None
+        }
+        Some(f) => {
+            Some(Format::from_name(f, columns).map_err(|m| InputError::new("--format", None, m))?)
+        }
+    };
+    Ok(TraceOptions {
+        format,
+        device: device
+            .map(parse_device)
+            .transpose()
+            .map_err(|m| InputError::new("--trace-device", None, m))?,
+        remap: Remap::parse(remap).map_err(|m| InputError::new("--remap", None, m))?,
+        absolute,
+        lat_csv: lat_csv.map(str::to_string),
+        recorded_depth,
+    })
+}
+
+/// How a job reads its trace (flashpath's own choices; fio has none).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct TraceOptions {
+    /// None: detect.
+    pub format: Option<Format>,
+    /// Only this device or volume (blktrace: `major << 20 | minor`).
+    pub device: Option<u32>,
+    pub remap: Remap,
+    /// Issue at recorded times since the first I/O (open loop) instead of
+    /// fio's gaps after the previous issue.
+    pub absolute: bool,
+    /// Write the per-I/O recorded vs simulated latency CSV to this file.
+    pub lat_csv: Option<String>,
+    /// Set the job's iodepth to the trace's recorded queue depth (its
+    /// most I/Os in flight): a closed loop at the recorded depth.
+    pub recorded_depth: bool,
+}
+
+/// A trace checked and summed before the run.
+#[derive(Debug)]
+pub struct TraceJob {
+    pub path: PathBuf,
+    pub format: Format,
+    pub opts: TraceOptions,
+    pub replay: ReplayOptions,
+    /// I/Os replayed per direction (read, write, trim), and their largest.
+    pub ios: [u64; 3],
+    pub largest: [u64; 3],
+    /// One past the highest byte (after shift, replay_scale and align).
+    pub end: u64,
+    pub bytes: u64,
+    /// Flushes and syncs in the trace (not simulated: no cache flush yet).
+    pub flushes: u64,
+    /// Records of other devices left out by the device filter.
+    pub other_devices: u64,
+    /// Records of no bytes (not flushes), left out.
+    pub empty: u64,
+    /// Recorded latency of the replayed I/Os that have one.
+    pub recorded: LatencyHist,
+    /// Arrival of the first replayed I/O.
+    pub t0: u64,
+    /// The most replayed I/Os the trace had in flight at once (from the
+    /// recorded completions; 0 when it has none).
+    pub max_depth: u64,
+}
+
+/// Two loads of the same file with the same options are the same job.
+impl PartialEq for TraceJob {
+    fn eq(&self, o: &TraceJob) -> bool {
+        self.path == o.path
+            && self.format == o.format
+            && self.opts == o.opts
+            && self.replay == o.replay
+    }
+}
+
+/// Where a record is, for messages: a line, or a binary record.
+fn where_is(format: &Format, at: u64) -> (Option<u32>, String) {
+    if *format == Format::Blktrace {
+        (None, format!("record {at}: "))
+    } else {
+        (Some(super::line_u32(at)), String::new())
+    }
+}
+
+fn ddir_of(op: Op) -> Option<Ddir> {
+    match op {
+        Op::Read => Some(Ddir::Read),
+        Op::Write => Some(Ddir::Write),
+        Op::Trim => Some(Ddir::Trim),
+        Op::Flush | Op::Sync => None,
+    }
+}
+
+fn describe(d: Ddir) -> &'static str {
+    match d {
+        Ddir::Read => "a read of",
+        Ddir::Write => "a write of",
+        Ddir::Trim => "a trim of",
+    }
+}
+
+impl TraceJob {
+    /// The one streaming pass before the run.
+    pub fn load(
+        path: PathBuf,
+        format: Format,
+        opts: TraceOptions,
+        replay: ReplayOptions,
+    ) -> Result<TraceJob> {
+        let name = path.display().to_string();
+        let mut r = super::open(&path, &format)?;
+        let mut job = TraceJob {
+            path,
+            format,
+            opts,
+            replay,
+            ios: [0; 3],
+            largest: [0; 3],
+            end: 0,
+            bytes: 0,
+            flushes: 0,
+            other_devices: 0,
+            empty: 0,
+            recorded: LatencyHist::default(),
+            t0: 0,
+            max_depth: 0,
+        };
+        let mut prev: Option<u64> = None;
+        // Completion times of the I/Os in flight at the latest arrival.
+        let mut inflight: std::collections::BinaryHeap<std::cmp::Reverse<u64>> =
+            std::collections::BinaryHeap::new();
+        while let Some(rec) = r.next_record()? {
+            if job.opts.device.is_some_and(|d| d != rec.device) {
+                job.other_devices += 1;
+                continue;
+            }
+            let Some(d) = ddir_of(rec.op) else {
+                job.flushes += 1;
+                continue;
+            };
+            if rec.len == 0 {
+                job.empty += 1;
+                continue;
+            }
+            if job.replay.skip & (1 << d.index()) != 0 {
+                continue;
+            }
+            let (line, pre) = where_is(&job.format, rec.at);
+            let err = |m: String| InputError::new(&name, line, format!("{pre}{m}"));
+            if rec.len > u64::from(u32::MAX) {
+                return Err(err(format!(
+                    "an I/O of {} bytes: flashpath replays I/Os below 4 GiB",
+                    rec.len
+                )));
+            }
+            let offset = job.place(rec.offset).map_err(err)?;
+            if let Some(p) = prev {
+                let gap_us = rec.time_ns.saturating_sub(p) / 1_000;
+                if gap_us > MAX_PAUSE_US && !job.replay.no_stall && !job.opts.absolute {
+                    return Err(err(format!(
+                        "{gap_us} us after the previous I/O: flashpath replays pauses up to {} \
+                         hours",
+                        MAX_PAUSE_US / 3_600_000_000
+                    )));
+                }
+            } else {
+                job.t0 = rec.time_ns;
+            }
+            if job.opts.absolute && !job.replay.no_stall {
+                let at = scale(
+                    rec.time_ns.saturating_sub(job.t0),
+                    job.replay.time_scale_pct,
+                );
+                if at > MAX_SPAN_NS {
+                    return Err(err(format!(
+                        "{} s after the first I/O (after --time-scale): flashpath replays \
+                         traces up to {} days long",
+                        at / 1_000_000_000,
+                        MAX_SPAN_NS / 86_400_000_000_000
+                    )));
+                }
+            }
+            prev = Some(rec.time_ns);
+            job.ios[d.index()] += 1;
+            job.largest[d.index()] = job.largest[d.index()].max(rec.len);
+            job.end = job.end.max(offset.saturating_add(rec.len));
+            job.bytes = job.bytes.saturating_add(rec.len);
+            if let Some(l) = rec.latency_ns() {
+                job.recorded.record(l);
+                while inflight.peek().is_some_and(|c| c.0 <= rec.time_ns) {
+                    inflight.pop();
+                }
+                inflight.push(std::cmp::Reverse(rec.time_ns + l));
+                job.max_depth = job.max_depth.max(inflight.len() as u64);
+            }
+        }
+        if job.ios.iter().sum::<u64>() == 0 {
+            return Err(InputError::new(
+                &name,
+                None,
+                format!(
+                    "the trace has no read, write or trim to replay ({} flushes, {} records of \
+                     other devices, {} of no bytes)",
+                    job.flushes, job.other_devices, job.empty
+                ),
+            ));
+        }
+        Ok(job)
+    }
+
+    /// A record's offset after the shift, replay_scale and replay_align.
+    fn place(&self, offset: u64) -> std::result::Result<u64, String> {
+        let shifted = match self.opts.remap {
+            Remap::Shift(s) => {
+                let o = i128::from(offset) + i128::from(s);
+                u64::try_from(o)
+                    .map_err(|_| format!("offset {offset} shifted by {s} is outside the device"))?
+            }
+            _ => offset,
+        };
+        let mut o = shifted / self.replay.offset_scale.max(1);
+        if self.replay.align > 0 {
+            o &= !(self.replay.align - 1);
+        }
+        Ok(o)
+    }
+
+    /// Every replayed I/O lies on a device of `capacity` bytes, or the
+    /// remap says where it goes; else the first that does not, named.
+    pub fn check_within(&self, capacity: u64) -> Result<()> {
+        let name = self.path.display().to_string();
+        if let Some(d) = (0..3).find(|d| self.largest[*d] > capacity) {
+            return Err(InputError::new(
+                &name,
+                None,
+                format!(
+                    "its largest {} ({} bytes) is larger than the device ({capacity} bytes)",
+                    ["read", "write", "trim"][d],
+                    self.largest[d]
+                ),
+            ));
+        }
+        if self.end <= capacity || matches!(self.opts.remap, Remap::Wrap | Remap::Scale) {
+            return Ok(());
+        }
+        let mut src = self.source(0, capacity)?;
+        while let Some(rec) = src.reader.next_record()? {
+            let Some(u) = src.take(&rec) else { continue };
+            if u.offset + u64::from(u.len) > capacity {
+                let (line, pre) = where_is(&self.format, rec.at);
+                return Err(InputError::new(
+                    &name,
+                    line,
+                    format!(
+                        "{pre}{} {} bytes at offset {} reaches past the end of the device \
+                         ({capacity} bytes); --remap wrap, scale or offset:BYTES places such \
+                         I/O on it",
+                        describe(u.ddir),
+                        u.len,
+                        u.offset
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// A reader of the trace from its start, placing I/O in the region
+    /// `[start, start + len)`.
+    pub fn source(self: &TraceJob, start: u64, len: u64) -> Result<TraceSource> {
+        Ok(TraceSource {
+            reader: super::open(&self.path, &self.format)?,
+            job: TraceJobView {
+                device: self.opts.device,
+                remap: self.opts.remap,
+                absolute: self.opts.absolute,
+                replay: self.replay.clone(),
+                end: self.end,
+                t0: self.t0,
+            },
+            start,
+            len,
+            prev: None,
+            pace: Pace::None,
+        })
+    }
+}
+
+/// What the source needs of the job.
+struct TraceJobView {
+    device: Option<u32>,
+    remap: Remap,
+    absolute: bool,
+    replay: ReplayOptions,
+    end: u64,
+    t0: u64,
+}
+
+/// The replay of a trace, read as it goes.
+pub struct TraceSource {
+    reader: Box<dyn TraceReader>,
+    job: TraceJobView,
+    start: u64,
+    len: u64,
+    prev: Option<u64>,
+    pace: Pace,
+}
+
+impl TraceSource {
+    /// The I/O a record becomes (None: not replayed), with its pace.
+    fn take(&mut self, rec: &super::TraceRecord) -> Option<IoUnit> {
+        let j = &self.job;
+        if j.device.is_some_and(|d| d != rec.device) {
+            return None;
+        }
+        let d = ddir_of(rec.op)?;
+        if rec.len == 0 || rec.len > u64::from(u32::MAX) || j.replay.skip & (1 << d.index()) != 0 {
+            return None;
+        }
+        let len = rec.len;
+        let shifted = match j.remap {
+            Remap::Shift(s) => u64::try_from(i128::from(rec.offset) + i128::from(s)).ok()?,
+            _ => rec.offset,
+        };
+        let mut o = shifted / j.replay.offset_scale.max(1);
+        if j.replay.align > 0 {
+            o &= !(j.replay.align - 1);
+        }
+        let cap = self.len;
+        match j.remap {
+            Remap::Wrap if o.saturating_add(len) > cap && cap > 0 => {
+                o %= cap;
+            }
+            Remap::Scale if j.end > cap => {
+                o = (u128::from(o) * u128::from(cap) / u128::from(j.end)) as u64;
+            }
+            _ => {}
+        }
+        if matches!(j.remap, Remap::Wrap | Remap::Scale) && o.saturating_add(len) > cap {
+            // The tail would pass the end: the I/O moves back to fit,
+            // 4 KiB aligned.
+            o = cap.saturating_sub(len) & !4095;
+        }
+        let t = rec.time_ns;
+        self.pace = if j.replay.no_stall {
+            Pace::None
+        } else if j.absolute {
+            Pace::SinceStart(scale(t.saturating_sub(j.t0), j.replay.time_scale_pct))
+        } else {
+            match self.prev {
+                Some(p) if t > p => Pace::AfterLastIssue(scale(t - p, j.replay.time_scale_pct)),
+                _ => Pace::None,
+            }
+        };
+        self.prev = Some(t);
+        Some(IoUnit {
+            ddir: d,
+            offset: self.start + o,
+            len: len as u32,
+        })
+    }
+}
+
+impl TraceSource {
+    /// The next replayed record with the I/O it became.
+    fn next_pair(&mut self) -> Option<(super::TraceRecord, IoUnit)> {
+        while let Ok(Some(rec)) = self.reader.next_record() {
+            if let Some(u) = self.take(&rec) {
+                return Some((rec, u));
+            }
+        }
+        None
+    }
+}
+
+/// The per-I/O comparison: one row per replayed I/O, in trace order, with
+/// its recorded latency (empty when the trace has none) and the simulated
+/// one. Simulated samples (`samples`, in completion order, offsets in the
+/// job's region of `len` bytes) are matched to records by direction,
+/// offset and length, first issued first completed.
+pub fn per_io_csv(
+    job: &TraceJob,
+    samples: &[crate::report::LatSample],
+    len: u64,
+) -> Result<String> {
+    use std::collections::{HashMap, VecDeque};
+    let mut by_key: HashMap<(u8, u64, u32), VecDeque<usize>> = HashMap::new();
+    for (i, s) in samples.iter().enumerate() {
+        by_key
+            .entry((s.ddir, s.offset, s.bs))
+            .or_default()
+            .push_back(i);
+    }
+    let mut src = job.source(0, len)?;
+    let at = if job.format == Format::Blktrace {
+        "record"
+    } else {
+        "line"
+    };
+    let mut out = format!(
+        "{at},time_ns,op,offset,bytes,recorded_lat_ns,simulated_lat_ns,simulated_clat_ns\n"
+    );
+    while let Some((rec, u)) = src.next_pair() {
+        let sim = by_key
+            .get_mut(&(u.ddir as u8, u.offset, u.len))
+            .and_then(VecDeque::pop_front)
+            .map(|i| &samples[i]);
+        let opt = |v: Option<u64>| v.map_or(String::new(), |x| x.to_string());
+        out += &format!(
+            "{},{},{},{},{},{},{},{}\n",
+            rec.at,
+            rec.time_ns.saturating_sub(job.t0),
+            rec.op.name(),
+            u.offset,
+            u.len,
+            opt(rec.latency_ns()),
+            opt(sim.map(|s| s.lat_ns)),
+            opt(sim.map(|s| s.clat_ns)),
+        );
+    }
+    Ok(out)
+}
+
+/// A recorded time scaled by fio's replay_time_scale (percent).
+fn scale(ns: u64, pct: u32) -> u64 {
+    (u128::from(ns) * 100 / u128::from(pct.max(1))).min(u128::from(u64::MAX)) as u64
+}
+
+impl IoSource for TraceSource {
+    fn next_io(&mut self) -> Option<IoUnit> {
+        // The file was read whole before the run: an error now means it
+        // changed since; the replay ends there.
+        while let Ok(Some(rec)) = self.reader.next_record() {
+            if let Some(u) = self.take(&rec) {
+                return Some(u);
+            }
+        }
+        None
+    }
+
+    fn pace(&self) -> Pace {
+        self.pace
+    }
+}
+
+/// A shared trace job's source for a job clone (the fio source factory).
+pub fn source_of(job: &Arc<TraceJob>, start: u64, len: u64) -> Box<dyn IoSource> {
+    match job.source(start, len) {
+        Ok(s) => Box::new(s),
+        // Unreadable since the check: nothing to replay.
+        Err(_) => Box::new(Empty),
+    }
+}
+
+struct Empty;
+
+impl IoSource for Empty {
+    fn next_io(&mut self) -> Option<IoUnit> {
+        None
+    }
+}

@@ -15,7 +15,7 @@
 //! Events, Skips, `Input file ... added`) are not events. The I/Os are the
 //! `Q` events with their `C`, as [`super::events`] says.
 
-use super::events::{Assembler, Event, Kind};
+use super::events::{next_assembled, Assembler, Event, EventSteps, Kind};
 use super::{parse_decimal_ns, parse_u64, quote_bytes, Lines, Op, TraceReader, TraceRecord};
 use crate::error::Result;
 
@@ -81,7 +81,6 @@ pub struct BlkparseReader {
     asm: Assembler,
     /// The summary has begun: nothing after it is an event.
     summary: bool,
-    ended: bool,
 }
 
 impl BlkparseReader {
@@ -90,12 +89,11 @@ impl BlkparseReader {
             lines,
             asm: Assembler::default(),
             summary: false,
-            ended: false,
         }
     }
 
     /// Read one line; false at the end.
-    fn step(&mut self) -> Result<bool> {
+    fn read_one(&mut self) -> Result<bool> {
         let at = self.lines.line + 1;
         if !self.lines.advance()? {
             return Ok(false);
@@ -230,24 +228,22 @@ fn op_of(rwbs: &[u8]) -> Option<Option<Op>> {
     })
 }
 
+impl EventSteps for BlkparseReader {
+    fn assembler(&mut self) -> &mut Assembler {
+        &mut self.asm
+    }
+    fn step(&mut self) -> Result<bool> {
+        self.read_one()
+    }
+}
+
 impl TraceReader for BlkparseReader {
     fn consumed(&self) -> u64 {
         self.lines.line
     }
 
     fn next_record(&mut self) -> Result<Option<TraceRecord>> {
-        loop {
-            if let Some(r) = self.asm.pop() {
-                return Ok(Some(r));
-            }
-            if self.ended {
-                return Ok(None);
-            }
-            if !self.step()? {
-                self.ended = true;
-                self.asm.finish();
-            }
-        }
+        next_assembled(self)
     }
 }
 

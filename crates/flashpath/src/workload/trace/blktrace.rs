@@ -17,7 +17,7 @@
 //! are merged in time order, as blkparse does; the I/Os are then the queue
 //! events with their completions ([`super::events`]).
 
-use super::events::{Assembler, Event, Kind};
+use super::events::{next_assembled, Assembler, Event, EventSteps, Kind};
 use super::{Op, TraceReader, TraceRecord, READ_BUFFER};
 use crate::error::{InputError, Result};
 use std::io::{BufReader, Read};
@@ -252,7 +252,6 @@ pub struct BlktraceReader {
     files: Vec<CpuFile>,
     heads: Vec<Option<Raw>>,
     asm: Assembler,
-    ended: bool,
 }
 
 impl BlktraceReader {
@@ -288,13 +287,12 @@ impl BlktraceReader {
             files,
             heads,
             asm: Assembler::default(),
-            ended: false,
         })
     }
 
     /// Take the earliest record of all files into the assembler; false
     /// when every file has ended.
-    fn step(&mut self) -> Result<bool> {
+    fn read_one(&mut self) -> Result<bool> {
         let mut best: Option<usize> = None;
         for (i, h) in self.heads.iter().enumerate() {
             if let Some(r) = h {
@@ -375,24 +373,22 @@ impl BlktraceReader {
     }
 }
 
+impl EventSteps for BlktraceReader {
+    fn assembler(&mut self) -> &mut Assembler {
+        &mut self.asm
+    }
+    fn step(&mut self) -> Result<bool> {
+        self.read_one()
+    }
+}
+
 impl TraceReader for BlktraceReader {
     fn consumed(&self) -> u64 {
         self.files.iter().map(|f| f.records).sum()
     }
 
     fn next_record(&mut self) -> Result<Option<TraceRecord>> {
-        loop {
-            if let Some(r) = self.asm.pop() {
-                return Ok(Some(r));
-            }
-            if self.ended {
-                return Ok(None);
-            }
-            if !self.step()? {
-                self.ended = true;
-                self.asm.finish();
-            }
-        }
+        next_assembled(self)
     }
 }
 

@@ -19,6 +19,7 @@
 //! not by the trace.
 
 use super::{Op, TraceRecord};
+use crate::error::Result;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// Queued I/Os held for their completion, at most.
@@ -148,6 +149,11 @@ impl Assembler {
         self.done = true;
     }
 
+    /// Whether [`Self::finish`] was called: no event comes any more.
+    pub fn finished(&self) -> bool {
+        self.done
+    }
+
     /// The next record ready to leave.
     pub fn pop(&mut self) -> Option<TraceRecord> {
         let ready = match self.pending.front() {
@@ -225,5 +231,29 @@ mod tests {
         a.push(ev(2, Kind::Complete, None, 0, Op::Write));
         let r = a.pop().unwrap();
         assert_eq!((r.op, r.completion_ns), (Op::Flush, Some(2)));
+    }
+}
+
+/// A reader of events (blkparse lines, blktrace records) that feeds an
+/// [`Assembler`] one line or record at a time.
+pub trait EventSteps {
+    fn assembler(&mut self) -> &mut Assembler;
+    /// Read one line or record into the assembler; false at the end.
+    fn step(&mut self) -> Result<bool>;
+}
+
+/// The next record of such a reader: what the assembler has ready, else
+/// more steps, and every pending I/O once the input has ended.
+pub fn next_assembled(r: &mut impl EventSteps) -> Result<Option<TraceRecord>> {
+    loop {
+        if let Some(rec) = r.assembler().pop() {
+            return Ok(Some(rec));
+        }
+        if r.assembler().finished() {
+            return Ok(None);
+        }
+        if !r.step()? {
+            r.assembler().finish();
+        }
     }
 }

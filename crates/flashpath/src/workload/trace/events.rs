@@ -190,6 +190,30 @@ impl Assembler {
     }
 }
 
+/// A reader of events (blkparse lines, blktrace records) that feeds an
+/// [`Assembler`] one line or record at a time.
+pub trait EventSteps {
+    fn assembler(&mut self) -> &mut Assembler;
+    /// Read one line or record into the assembler; false at the end.
+    fn step(&mut self) -> Result<bool>;
+}
+
+/// The next record of such a reader: what the assembler has ready, else
+/// more steps, and every pending I/O once the input has ended.
+pub fn next_assembled(r: &mut impl EventSteps) -> Result<Option<TraceRecord>> {
+    loop {
+        if let Some(rec) = r.assembler().pop() {
+            return Ok(Some(rec));
+        }
+        if r.assembler().finished() {
+            return Ok(None);
+        }
+        if !r.step()? {
+            r.assembler().finish();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -231,29 +255,5 @@ mod tests {
         a.push(ev(2, Kind::Complete, None, 0, Op::Write));
         let r = a.pop().unwrap();
         assert_eq!((r.op, r.completion_ns), (Op::Flush, Some(2)));
-    }
-}
-
-/// A reader of events (blkparse lines, blktrace records) that feeds an
-/// [`Assembler`] one line or record at a time.
-pub trait EventSteps {
-    fn assembler(&mut self) -> &mut Assembler;
-    /// Read one line or record into the assembler; false at the end.
-    fn step(&mut self) -> Result<bool>;
-}
-
-/// The next record of such a reader: what the assembler has ready, else
-/// more steps, and every pending I/O once the input has ended.
-pub fn next_assembled(r: &mut impl EventSteps) -> Result<Option<TraceRecord>> {
-    loop {
-        if let Some(rec) = r.assembler().pop() {
-            return Ok(Some(rec));
-        }
-        if r.assembler().finished() {
-            return Ok(None);
-        }
-        if !r.step()? {
-            r.assembler().finish();
-        }
     }
 }

@@ -141,6 +141,15 @@ impl IdleConfig {
             // CONFIG_NO_HZ_IDLE; a profile without the key keeps the tick.
             nohz_idle: p.has("host.idle.nohz") && p.flag("host.idle.nohz")?,
             qcom_lpm: governor == "qcom-lpm",
+            entry_path_ns: p.ns(
+                "host.idle.entry_path",
+                range(
+                    0.0,
+                    1e6,
+                    "the idle path from the last task blocking to the idle state (switch to \
+                     the idle task, tick_nohz_idle_enter, the governor's select): 0 to 1 ms",
+                ),
+            )?,
         })
     }
 }

@@ -107,6 +107,8 @@ pub struct Host {
     held: Vec<Option<u32>>,
     /// Tasks that became runnable on a held core, per core.
     deferred: Vec<Vec<Deferred>>,
+    /// A task blocked on the core since it was last idle, per core.
+    switched_out: Vec<bool>,
     wake_placement: WakePlacement,
     /// Time woken tasks waited for their core (busy or held by a poller).
     pub core_wait_ns: u128,
@@ -130,6 +132,7 @@ impl Host {
             tasks,
             held: vec![None; n],
             deferred: vec![Vec::new(); n],
+            switched_out: vec![false; n],
             wake_placement,
             core_wait_ns: 0,
             wake_migrations: 0,
@@ -197,6 +200,10 @@ impl Host {
         if self.cpus[c].runnable > 0 || self.cpus[c].idle_since.is_some() {
             return;
         }
+        // Whether a task blocked since the core last went idle: then it
+        // walks the idle path from the task, else it re-enters from the
+        // idle loop after an interrupt.
+        let from_task = std::mem::take(&mut self.switched_out[c]);
         self.cpus[c].enter_idle(at);
         let since = self.cpus[c].idle_since.unwrap_or(at);
         let timer = self
@@ -207,7 +214,11 @@ impl Host {
             .min();
         let iowait = self.iowaiters(cpu);
         let limit = qos.cpu_latency_limit(cpu, since);
-        self.idle[c].enter_limited(since, timer, iowait, limit);
+        if from_task {
+            self.idle[c].enter_from_task(since, timer, iowait, limit);
+        } else {
+            self.idle[c].enter_limited(since, timer, iowait, limit);
+        }
     }
 
     /// Task `tid` blocks at `at` (a voluntary switch): its core may go idle.
@@ -223,6 +234,7 @@ impl Host {
         t.nvcsw += 1;
         let cpu = t.cpu;
         self.cpus[cpu as usize].runnable -= 1;
+        self.switched_out[cpu as usize] = true;
         self.cpu_idle(cpu, at, qos);
     }
 
@@ -235,6 +247,7 @@ impl Host {
         let cpu = t.cpu as usize;
         self.cpus[cpu].runnable -= 1;
         t.asleep_at = self.cpus[cpu].busy_until.max(at);
+        self.switched_out[cpu] = true;
         self.cpu_idle(cpu as u32, at, qos);
     }
 

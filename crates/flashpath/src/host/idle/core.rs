@@ -36,6 +36,10 @@ pub struct IdleConfig {
     /// Qualcomm's `qcom-cpu-lpm` governor instead of menu
     /// (`host.idle.governor = "qcom-lpm"`).
     pub qcom_lpm: bool,
+    /// The idle path before any state (`host.idle.entry_path`): the
+    /// switch to the idle task, `tick_nohz_idle_enter()`, the governor's
+    /// select. An interrupt during it is taken when the state is reached.
+    pub entry_path_ns: Ns,
 }
 
 impl IdleConfig {
@@ -51,6 +55,7 @@ impl IdleConfig {
             per_cpu: Vec::new(),
             nohz_idle: false,
             qcom_lpm: false,
+            entry_path_ns: 0,
         }
     }
 
@@ -84,6 +89,9 @@ pub struct CoreIdle {
     last_residency_ns: Option<Ns>,
     /// qcom-lpm's prediction timer for the current stay: delay from entry.
     histtimer_ns: Option<Ns>,
+    entry_path_ns: Ns,
+    /// The idle path walked before the current stay (0 in the idle loop).
+    path_ns: Ns,
 }
 
 impl CoreIdle {
@@ -109,6 +117,8 @@ impl CoreIdle {
             lpm: cfg.qcom_lpm.then(QcomLpmGovernor::new),
             last_residency_ns: None,
             histtimer_ns: None,
+            entry_path_ns: cfg.entry_path_ns,
+            path_ns: 0,
         }
     }
 
@@ -139,9 +149,38 @@ impl CoreIdle {
         nr_iowaiters: u32,
         latency_req: Option<Ns>,
     ) -> usize {
+        self.enter_via(at, timer_at, nr_iowaiters, latency_req, 0)
+    }
+
+    /// [`CoreIdle::enter_limited`] when a task has just blocked: the core
+    /// walks the whole idle path (`host.idle.entry_path`) first. A core
+    /// that goes back to idle after an interrupt that woke nothing on it
+    /// stays in the idle loop (v4.4 `cpu_idle_loop()`, later `do_idle()`:
+    /// `while (!need_resched())`), with no switch to the idle task and no
+    /// new `tick_nohz_idle_enter()`, so [`CoreIdle::enter_limited`] counts
+    /// no path.
+    pub fn enter_from_task(
+        &mut self,
+        at: Ns,
+        timer_at: Option<Ns>,
+        nr_iowaiters: u32,
+        latency_req: Option<Ns>,
+    ) -> usize {
+        self.enter_via(at, timer_at, nr_iowaiters, latency_req, self.entry_path_ns)
+    }
+
+    fn enter_via(
+        &mut self,
+        at: Ns,
+        timer_at: Option<Ns>,
+        nr_iowaiters: u32,
+        latency_req: Option<Ns>,
+        path_ns: Ns,
+    ) -> usize {
         if let Some((idx, _)) = self.current {
             return idx;
         }
+        self.path_ns = path_ns;
         self.latency_req_ns = latency_req.unwrap_or(u64::MAX);
         let tick = self.to_next_tick(at);
         // The sleep length with the tick stopped: the earliest armed timer.
@@ -181,8 +220,13 @@ impl CoreIdle {
         idx
     }
 
-    /// A wake-up reaches the idle core at `at`: returns the exit latency
-    /// paid (0 when the core was not idle). A POLL stay that outlives the
+    /// A wake-up reaches the idle core at `at`: returns the latency it
+    /// pays (0 when the core was not idle). A core still on its way into
+    /// the state (the idle path, then the state's own entry) takes the
+    /// interrupt once the state is reached, paying the rest of the entry
+    /// and no exit latency; a core in the state pays its exit latency
+    /// (issue 16.1: the cost of a wake-up follows the idle period's length
+    /// where it is shorter than the way in). A POLL stay that outlives the
     /// Modern governor's poll time limit re-selects at the limit (as
     /// `cpuidle_idle_call()` does after `poll_idle()` returns), and the
     /// wake-up then pays the exit of that second state (once: a second
@@ -193,6 +237,9 @@ impl CoreIdle {
         };
         let (mut idx, mut since) = (idx, since);
         let mut stay = at.saturating_sub(since);
+        // A re-selection happens inside cpuidle_idle_call(): the idle path
+        // (switch to idle, tick_nohz_idle_enter) is not walked again.
+        let mut path = self.path_ns;
         if self.states[idx].polling && self.states.len() > 1 {
             if let Some(limit) = self.gov.poll_time_limit_ns(&self.states) {
                 if stay > limit {
@@ -205,6 +252,7 @@ impl CoreIdle {
                     idx = self.enter_limited(since, Some(since + left), nr_iowaiters, limit);
                     self.current = None;
                     stay = at - since;
+                    path = 0;
                 }
             }
         }
@@ -228,9 +276,17 @@ impl CoreIdle {
                 self.current = None;
                 self.histtimer_ns = None;
                 stay = at.saturating_sub(since);
+                path = 0;
             }
         }
-        let exit = effective_exit_latency_ns(&self.states, idx, self.c1e);
+        let reach = path + self.states[idx].entry_ns;
+        let exit = if stay < reach {
+            reach - stay
+        } else {
+            effective_exit_latency_ns(&self.states, idx, self.c1e)
+        };
+        // cpuidle_enter_state() times the stay from after the idle path.
+        let stay = stay.saturating_sub(path);
         self.stats.record(&self.states, idx, stay + exit);
         if self.lpm.is_some() {
             // lpm_reflect() is empty; the stay is read at the next select.
@@ -284,6 +340,7 @@ mod tests {
             per_cpu: Vec::new(),
             nohz_idle: false,
             qcom_lpm: false,
+            entry_path_ns: 0,
         })
     }
 
@@ -343,6 +400,7 @@ mod tests {
                 per_cpu: Vec::new(),
                 nohz_idle: nohz,
                 qcom_lpm: false,
+                entry_path_ns: 0,
             },
             0,
         )
@@ -366,6 +424,54 @@ mod tests {
         assert_eq!(c.states()[idx].name, "silver-rail-power-collapse");
         // The wake-up costs exit-latency-us (750), not entry + exit (1300).
         assert_eq!(c.exit(200_000_000, false, 0), 750_000);
+    }
+
+    #[test]
+    fn a_wake_before_the_state_is_reached_pays_the_rest_of_the_way_in() {
+        // Power collapse, entry 550 us, exit 750 us, after an idle path of
+        // 3 us: a wake-up 1 us in waits 2 us (path) + 550 us (entry); one
+        // 400 us in waits the 153 us left of the entry; one past 553 us
+        // pays the 750 us exit. None pays both.
+        for (woken_after, paid) in [(1_000, 552_000), (400_000, 153_000), (553_000, 750_000)] {
+            let mut c = psci_core(true);
+            c.entry_path_ns = 3_000;
+            after_long_idles(&mut c, None);
+            let at = 8 * 21_000_000;
+            c.cancel();
+            let idx = c.enter_from_task(at, None, 0, None);
+            assert_eq!(c.states()[idx].name, "silver-rail-power-collapse");
+            assert_eq!(c.exit(at + woken_after, false, 0), paid, "{woken_after}");
+        }
+        // WFI has no entry of its own: only the path is waited for.
+        let mut c = psci_core(false);
+        c.entry_path_ns = 3_000;
+        after_long_idles(&mut c, None);
+        let at = 8 * 21_000_000;
+        c.cancel();
+        let idx = c.enter_from_task(at, None, 0, None);
+        assert_eq!(c.states()[idx].name, "WFI");
+        assert_eq!(c.exit(at + 1_000, false, 0), 2_000);
+        assert_eq!(c.exit(at + 1_000, false, 0), 0, "not idle any more");
+        // Back to idle from the idle loop (an interrupt woke nothing): no
+        // path, so an early wake-up pays WFI's exit alone.
+        let idx = c.enter_limited(at + 10_000, None, 0, None);
+        assert_eq!(c.states()[idx].name, "WFI");
+        assert_eq!(c.exit(at + 11_000, false, 0), 1_000);
+    }
+
+    #[test]
+    fn the_governor_is_told_the_stay_after_the_idle_path() {
+        // cpuidle_enter_state() times from after the path: a 10 us path
+        // before 50 us stays in C1 is counted as 40 us + 2 us exit each.
+        let mut c = hsw44(false);
+        c.entry_path_ns = 10_000;
+        for i in 0..4u64 {
+            let at = 1_000_000 * (i + 1);
+            c.enter_from_task(at, None, 1, None);
+            assert_eq!(c.exit(at + 50_000, false, 1), 2_000);
+        }
+        let c1 = c.states().iter().position(|s| s.name == "C1").unwrap();
+        assert_eq!(c.stats.time_ns(c1), 4 * 42_000);
     }
 
     #[test]

@@ -51,6 +51,15 @@ pub struct CState {
     /// sees `exit_latency_ns` = entry + exit as `dt_idle_states.c`
     /// registers it (see [`CState::psci`]).
     pub wake_latency_ns: Ns,
+    /// Time the state's own entry takes once the idle path has chosen it
+    /// (for a device-tree state, `entry-latency-us`: saving context and
+    /// cleaning caches before the power-down WFI). An interrupt that
+    /// arrives before the state is reached waits for the entry to finish
+    /// (it runs with interrupts masked) and then pays no exit latency: the
+    /// wait-for-interrupt instruction falls through at once on a pending
+    /// interrupt. 0 where the driver table gives no entry time (intel_idle
+    /// tables, WFI, POLL).
+    pub entry_ns: Ns,
 }
 
 impl CState {
@@ -64,6 +73,7 @@ impl CState {
             disabled: false,
             polling: false,
             wake_latency_ns: exit_latency_us * 1_000,
+            entry_ns: 0,
         }
     }
 
@@ -90,6 +100,7 @@ impl CState {
             disabled: false,
             polling: false,
             wake_latency_ns: exit_us * 1_000,
+            entry_ns: entry_us * 1_000,
         }
     }
 
@@ -104,6 +115,7 @@ impl CState {
             disabled: false,
             polling: true,
             wake_latency_ns: 0,
+            entry_ns: 0,
         }
     }
 }

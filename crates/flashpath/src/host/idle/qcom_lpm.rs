@@ -305,6 +305,7 @@ mod tests {
             per_cpu: Vec::new(),
             nohz_idle: true,
             qcom_lpm: true,
+            entry_path_ns: 0,
         };
         let mut c = CoreIdle::for_cpu(&cfg, 0);
         let mut at = 0;

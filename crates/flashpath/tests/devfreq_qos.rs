@@ -51,8 +51,48 @@ struct Clat {
 }
 
 fn run(path: &tempfile_path::Path, sets: &[&str]) -> Clat {
+    run_on("ufs41-snapdragon", path, sets)
+}
+
+/// A profile file that includes the shipped ufs41-snapdragon and adds
+/// `extra` (TOML tables), removed when dropped.
+struct VariantProfile(std::path::PathBuf);
+
+impl VariantProfile {
+    fn with(extra: &str) -> VariantProfile {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static N: AtomicU32 = AtomicU32::new(0);
+        let base = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../profiles/ufs41-snapdragon.toml")
+            .canonicalize()
+            .unwrap();
+        let p = std::env::temp_dir().join(format!(
+            "flashpath-devfreq-{}-{}.toml",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let text = format!(
+            "[profile]\nname = \"variant\"\ndescription = \"test variant\"\n\
+             include = [\"{}\"]\n\n{extra}",
+            base.display()
+        );
+        std::fs::write(&p, text).unwrap();
+        VariantProfile(p)
+    }
+    fn device(&self) -> &str {
+        self.0.to_str().unwrap()
+    }
+}
+
+impl Drop for VariantProfile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn run_on(device: &str, path: &tempfile_path::Path, sets: &[&str]) -> Clat {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    let out = run_file(&path.0, "ufs41-snapdragon", &sets, 1).unwrap();
+    let out = run_file(&path.0, device, &sets, 1).unwrap();
     let mut min = u64::MAX;
     let mut max = 0;
     let (mut sum, mut n) = (0.0, 0);
@@ -243,4 +283,54 @@ fn ufs_qcom_gating_delay_follows_the_clock() {
     assert_eq!(g(&lo), lo.n - 1);
     // Each gated read pays the ungate cost (200 us) on top.
     assert!(lo.mean - hi.mean > 200.0);
+}
+
+#[test]
+fn gic_one_of_n_routing_never_wakes_a_powered_down_cpu_while_one_is_awake() {
+    // Case 1's reads, the UFS interrupt's affinity the silver mask 0x0f.
+    // Routed to the first CPU of the mask (CPU 0, as profiled) some
+    // completions reach CPU 0 in power collapse and pay its 750 us exit.
+    // With GIC 1-of-N routing (gic_intr_routing.c) the distributor picks
+    // an awake CPU of the mask: CPU 0 in WFI, else CPU 2, which the
+    // ufs-qcom vote on the gold group keeps in WFI while the clocks are
+    // on. So no read pays a power-collapse exit: every read is within the
+    // 750 us exit of the fastest one, and the mean cannot rise.
+    let p = job("10ms", 2, 2);
+    let first = run(&p, &["block.dev_freq_timeout_ms=30"]);
+    let v = VariantProfile::with(
+        "[host]\nirq_cpu = { value = \"one-of-n\", unit = \"name\", source = \"test\" }\n\
+         irq_affinity = { value = 15, unit = \"count\", source = \"test: 0x0f\" }\n",
+    );
+    let one_of_n = run_on(v.device(), &p, &["block.dev_freq_timeout_ms=30"]);
+    assert!(first.max > first.min + 750.0, "{} {}", first.max, first.min);
+    assert!(
+        one_of_n.max < one_of_n.min + 750.0,
+        "{} {}",
+        one_of_n.max,
+        one_of_n.min
+    );
+    assert!(one_of_n.mean <= first.mean);
+    assert_eq!(one_of_n.n, first.n, "the same reads complete");
+}
+
+#[test]
+fn one_of_n_routing_needs_a_mask_of_the_hosts_cpus() {
+    let p = job("10ms", 1, 1);
+    let run_err = |extra: &str| {
+        let v = VariantProfile::with(extra);
+        run_file(&p.0, v.device(), &[], 1)
+            .err()
+            .map(|e| e.to_string())
+    };
+    let no_mask =
+        run_err("[host]\nirq_cpu = { value = \"one-of-n\", unit = \"name\", source = \"test\" }\n");
+    assert!(no_mask.unwrap().contains("host.irq_affinity"));
+    let stray_mask =
+        run_err("[host]\nirq_affinity = { value = 15, unit = \"count\", source = \"test\" }\n");
+    assert!(stray_mask.unwrap().contains("one-of-n"));
+    let outside = run_err(
+        "[host]\nirq_cpu = { value = \"one-of-n\", unit = \"name\", source = \"test\" }\n\
+         irq_affinity = { value = 256, unit = \"count\", source = \"test\" }\n",
+    );
+    assert!(outside.unwrap().contains("names no CPU"));
 }

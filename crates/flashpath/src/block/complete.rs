@@ -9,7 +9,7 @@
 
 use super::{BlkCtx, BlockEvent, BlockLayer, IrqCpu, RqKind};
 use crate::driver::{CompletionSignal, DeviceSignal};
-use crate::host::task::TaskState;
+use crate::host::task::{Host, TaskState};
 use crate::sim::Ns;
 use crate::workload::Ddir;
 
@@ -34,11 +34,12 @@ pub enum Completion {
 
 impl BlockLayer {
     /// The CPU that takes the completion interrupt of a request submitted
-    /// on `rq_cpu`.
-    pub(super) fn irq_target(&self, rq_cpu: u32, ncpus: u32) -> u32 {
+    /// on `rq_cpu`, raised at `at`.
+    pub(super) fn irq_target(&self, rq_cpu: u32, host: &mut Host, at: Ns) -> u32 {
         match self.irq_cpu {
             IrqCpu::Submitter => rq_cpu,
-            IrqCpu::Fixed(c) => c.min(ncpus - 1),
+            IrqCpu::Fixed(c) => c.min(host.ncpus() - 1),
+            IrqCpu::OneOfN(mask) => host.one_of_n_target(mask, at),
         }
     }
 
@@ -106,9 +107,9 @@ impl BlockLayer {
         // Interrupt (or inline/softirq completion on the submitting CPU).
         let (irq_cpu, irq_start, at) = match self.signal {
             CompletionSignal::Interrupt => {
-                let c = self.irq_target(rq_cpu, ctx.host.ncpus());
                 // MSI-X delivery, then the core leaves its idle state.
                 let arrive = now + self.irq_delay;
+                let c = self.irq_target(rq_cpu, ctx.host, arrive);
                 let exit = ctx.host.wake_cpu(c, arrive);
                 ctx.breakdown.cstate_exit_ns += u128::from(exit);
                 let cost = costs.irq_entry + drv.irq_handler + costs.blk_complete;

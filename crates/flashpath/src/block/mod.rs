@@ -43,6 +43,12 @@ pub enum IrqCpu {
     Submitter,
     /// A fixed CPU (a single-vector controller).
     Fixed(u32),
+    /// GIC 1-of-N routing over a set of CPUs (bit c = CPU c): the
+    /// distributor sends the interrupt to a CPU of the set that is not
+    /// asleep, and wakes one only when all are (Qualcomm's
+    /// `drivers/soc/qcom/gic_intr_routing.c` sets InterruptRoutingMode for
+    /// an SPI whose affinity is a whole CPU class; GIC-600/700).
+    OneOfN(u64),
 }
 
 /// The block layer's own timed work.

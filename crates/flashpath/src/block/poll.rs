@@ -61,7 +61,7 @@ impl BlockLayer {
             // entry or races the poller for it); on the poller's own core
             // it preempts the spin and delays the poll that notices.
             let irq_at = posted + self.irq_delay;
-            let ic = self.irq_target(self.rqs.get(key).cpu, ctx.host.ncpus());
+            let ic = self.irq_target(self.rqs.get(key).cpu, ctx.host, irq_at);
             let cost = costs.irq_entry + drv.irq_handler;
             if ic == t_cpu {
                 ctx.host.cpus[c].spin_until(spin_from, irq_at.min(seen));

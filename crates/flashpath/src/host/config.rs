@@ -60,13 +60,25 @@ impl HostCpus {
         let n = p.count_u32("host.cpus", HOST_CPUS)?;
         let hz = p.hz("host.freq", CPU_FREQ)?;
         let reference = p.hz("host.reference_freq", CPU_FREQ)?;
-        let names: Vec<String> = std::iter::once("submitter".to_string())
+        let names: Vec<String> = ["submitter", "one-of-n"]
+            .into_iter()
+            .map(str::to_string)
             .chain((0..n).map(|c| format!("cpu{c}")))
             .collect();
         let valid: Vec<&str> = names.iter().map(String::as_str).collect();
         let irq = p.choice("host.irq_cpu", &valid)?;
+        let one_of_n = irq == "one-of-n";
+        if p.has("host.irq_affinity") != one_of_n {
+            return Err(InputError::new(
+                p.file_of("host.irq_cpu"),
+                None,
+                "host.irq_affinity (the CPU mask of a 1-of-N interrupt) goes with \
+                 host.irq_cpu = \"one-of-n\", and one-of-n needs it",
+            ));
+        }
         let irq = match irq.strip_prefix("cpu") {
             Some(c) => IrqCpu::Fixed(c.parse().expect("choice() checked it")),
+            None if one_of_n => IrqCpu::OneOfN(irq_affinity(p, n)?),
             None => IrqCpu::Submitter,
         };
         Ok(HostCpus {
@@ -74,6 +86,34 @@ impl HostCpus {
             irq_cpu: irq,
         })
     }
+}
+
+/// `host.irq_affinity`: the CPU mask (bit c = CPU c, as a device tree or
+/// `/proc/irq/N/smp_affinity` writes it) a 1-of-N interrupt may reach;
+/// 1-of-N routing is a GICv3 feature of at most 64 CPUs here.
+fn irq_affinity(p: &Profile, ncpus: u32) -> Result<u64> {
+    let key = "host.irq_affinity";
+    let v = p.count(
+        key,
+        range(
+            1.0,
+            u64::MAX as f64,
+            "a CPU mask of at most 64 CPUs, not empty (bit c = CPU c)",
+        ),
+    )?;
+    let online = if ncpus >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << ncpus) - 1
+    };
+    if v & online == 0 {
+        return Err(InputError::new(
+            p.file_of(key),
+            None,
+            format!("{key} = {v:#x} names no CPU of the host's {ncpus}"),
+        ));
+    }
+    Ok(v)
 }
 
 impl WakePlacement {

@@ -181,6 +181,30 @@ impl Host {
         }
     }
 
+    /// The CPU a 1-of-N interrupt over `mask` (bit c = CPU c) reaches at
+    /// `at`: the first CPU of the set that is awake (running, or idle but
+    /// not powered down), else the first of the set, which the
+    /// distributor wakes. Which awake CPU a GIC-600 picks among several is
+    /// implementation defined (Arm GIC-600 TRM); the lowest-numbered is an
+    /// assumption.
+    pub fn one_of_n_target(&mut self, mask: u64, at: Ns) -> u32 {
+        let n = self.cpus.len().min(64) as u32;
+        let mut first = None;
+        for cpu in (0..n).filter(|c| mask & (1u64 << c) != 0) {
+            first.get_or_insert(cpu);
+            let c = cpu as usize;
+            let idle = matches!(self.cpus[c].idle_since, Some(since) if since <= at);
+            if !idle {
+                return cpu;
+            }
+            let iowait = self.iowaiters(cpu);
+            if !self.idle[c].powered_down(at, iowait) {
+                return cpu;
+            }
+        }
+        first.unwrap_or(0)
+    }
+
     /// Tasks of `cpu` asleep in I/O wait (`nr_iowait_cpu()`).
     fn iowaiters(&self, cpu: u32) -> u32 {
         self.tasks

@@ -92,6 +92,8 @@ pub struct CoreIdle {
     entry_path_ns: Ns,
     /// The idle path walked before the current stay (0 in the idle loop).
     path_ns: Ns,
+    /// The current idle period has been re-selected once already.
+    resettled: bool,
 }
 
 impl CoreIdle {
@@ -119,6 +121,7 @@ impl CoreIdle {
             histtimer_ns: None,
             entry_path_ns: cfg.entry_path_ns,
             path_ns: 0,
+            resettled: false,
         }
     }
 
@@ -181,6 +184,7 @@ impl CoreIdle {
             return idx;
         }
         self.path_ns = path_ns;
+        self.resettled = false;
         self.latency_req_ns = latency_req.unwrap_or(u64::MAX);
         let tick = self.to_next_tick(at);
         // The sleep length with the tick stopped: the earliest armed timer.
@@ -220,46 +224,40 @@ impl CoreIdle {
         idx
     }
 
-    /// A wake-up reaches the idle core at `at`: returns the latency it
-    /// pays (0 when the core was not idle). A core still on its way into
-    /// the state (the idle path, then the state's own entry) takes the
-    /// interrupt once the state is reached, paying the rest of the entry
-    /// and no exit latency; a core in the state pays its exit latency
-    /// (issue 16.1: the cost of a wake-up follows the idle period's length
-    /// where it is shorter than the way in). A POLL stay that outlives the
-    /// Modern governor's poll time limit re-selects at the limit (as
-    /// `cpuidle_idle_call()` does after `poll_idle()` returns), and the
-    /// wake-up then pays the exit of that second state (once: a second
-    /// POLL choice polls on to the wake-up).
-    pub fn exit(&mut self, at: Ns, woke_by_timer: bool, nr_iowaiters: u32) -> Ns {
-        let Some((idx, since)) = self.current.take() else {
-            return 0;
+    /// Bring an idle core up to `at`: the re-selections cpuidle makes by
+    /// itself while the core stays idle, each at most once per idle period.
+    /// A POLL stay that outlives the Modern governor's poll time limit
+    /// re-selects at the limit (`cpuidle_idle_call()` after `poll_idle()`
+    /// returns); qcom-lpm's prediction timer (histtimer) firing before `at`
+    /// wakes the core from its shallow state (paying that exit), marks the
+    /// history invalid, and `lpm_select()` chooses again without a
+    /// prediction. Afterwards `current` is the state the core is in, or on
+    /// its way into, at `at`.
+    fn settle(&mut self, at: Ns, nr_iowaiters: u32) {
+        if self.resettled {
+            return;
+        }
+        let Some((idx, since)) = self.current else {
+            return;
         };
-        let (mut idx, mut since) = (idx, since);
-        let mut stay = at.saturating_sub(since);
-        // A re-selection happens inside cpuidle_idle_call(): the idle path
-        // (switch to idle, tick_nohz_idle_enter) is not walked again.
-        let mut path = self.path_ns;
+        let stay = at.saturating_sub(since);
+        let limit_req = (self.latency_req_ns != u64::MAX).then_some(self.latency_req_ns);
         if self.states[idx].polling && self.states.len() > 1 {
             if let Some(limit) = self.gov.poll_time_limit_ns(&self.states) {
                 if stay > limit {
                     self.stats.record(&self.states, idx, limit);
                     self.gov.reflect(&self.states, limit, false);
-                    since += limit;
+                    let since = since + limit;
                     let left = self.next_timer_ns.saturating_sub(limit).max(1);
                     self.current = None;
-                    let limit = (self.latency_req_ns != u64::MAX).then_some(self.latency_req_ns);
-                    idx = self.enter_limited(since, Some(since + left), nr_iowaiters, limit);
-                    self.current = None;
-                    stay = at - since;
-                    path = 0;
+                    self.enter_limited(since, Some(since + left), nr_iowaiters, limit_req);
+                    self.histtimer_ns = None;
+                    self.resettled = true;
+                    return;
                 }
             }
         }
-        // qcom-lpm's histtimer fired before the wake-up: the CPU left the
-        // shallow state then (paying its exit), the history became
-        // invalid, and lpm_select() chose again without a prediction.
-        if let Some(h) = self.histtimer_ns.take() {
+        if let Some(h) = self.histtimer_ns {
             if stay > h {
                 let wexit = effective_exit_latency_ns(&self.states, idx, self.c1e);
                 self.stats.record(&self.states, idx, h + wexit);
@@ -268,17 +266,54 @@ impl CoreIdle {
                     lpm.history_invalid = true;
                     lpm.histtimer_wakeups += 1;
                 }
-                since += h + wexit;
+                let since = since + h + wexit;
                 let left = self.next_timer_ns.saturating_sub(h + wexit).max(1);
-                let limit = (self.latency_req_ns != u64::MAX).then_some(self.latency_req_ns);
                 let timer = (self.next_timer_ns < NO_TIMER_NS).then_some(since + left);
-                idx = self.enter_limited(since, timer, nr_iowaiters, limit);
                 self.current = None;
+                self.enter_limited(since, timer, nr_iowaiters, limit_req);
                 self.histtimer_ns = None;
-                stay = at.saturating_sub(since);
-                path = 0;
+                self.resettled = true;
             }
         }
+    }
+
+    /// Whether the core is powered down at `at` (in a state that cuts its
+    /// power, past that state's entry): what an interrupt controller sees
+    /// as a sleeping processor (GICR_WAKER.ProcessorSleep, set by the
+    /// firmware's power-down sequence). A running core, one in WFI/C1, or
+    /// one still entering a state is awake.
+    pub fn powered_down(&mut self, at: Ns, nr_iowaiters: u32) -> bool {
+        self.settle(at, nr_iowaiters);
+        match self.current {
+            Some((idx, since)) => {
+                let s = &self.states[idx];
+                s.power_down && at >= since + self.path_ns + s.entry_ns
+            }
+            None => false,
+        }
+    }
+
+    /// A wake-up reaches the idle core at `at`: returns the latency it
+    /// pays (0 when the core was not idle). A core still on its way into
+    /// the state (the idle path, then the state's own entry) takes the
+    /// interrupt once the state is reached, paying the rest of the entry
+    /// and no exit latency; a core in the state pays its exit latency
+    /// (issue 16.1: the cost of a wake-up follows the idle period's length
+    /// where it is shorter than the way in). Re-selections made while the
+    /// core was idle ([`CoreIdle::settle`]) come first: the wake-up pays
+    /// the exit of the state the core is in by then.
+    pub fn exit(&mut self, at: Ns, woke_by_timer: bool, nr_iowaiters: u32) -> Ns {
+        self.settle(at, nr_iowaiters);
+        self.histtimer_ns = None;
+        self.resettled = false;
+        let Some((idx, since)) = self.current.take() else {
+            return 0;
+        };
+        let stay = at.saturating_sub(since);
+        // A re-selection happens inside cpuidle_idle_call(): the idle path
+        // (switch to idle, tick_nohz_idle_enter) is not walked again, so
+        // a re-selected state has none (`enter_limited`).
+        let path = self.path_ns;
         let reach = path + self.states[idx].entry_ns;
         let exit = if stay < reach {
             reach - stay
@@ -305,6 +340,7 @@ impl CoreIdle {
     /// work ended: it never entered the state.
     pub fn cancel(&mut self) {
         self.current = None;
+        self.resettled = false;
     }
 
     /// Residency per state for flashpath's report section.
@@ -457,6 +493,26 @@ mod tests {
         let idx = c.enter_limited(at + 10_000, None, 0, None);
         assert_eq!(c.states()[idx].name, "WFI");
         assert_eq!(c.exit(at + 11_000, false, 0), 1_000);
+    }
+
+    #[test]
+    fn a_core_is_powered_down_only_once_in_a_power_down_state() {
+        let mut c = psci_core(true);
+        after_long_idles(&mut c, None);
+        let at = 8 * 21_000_000;
+        c.cancel();
+        let idx = c.enter_limited(at, None, 0, None);
+        assert!(c.states()[idx].power_down);
+        // Entering (550 us): still awake to the interrupt controller.
+        assert!(!c.powered_down(at + 549_000, 0));
+        assert!(c.powered_down(at + 550_000, 0));
+        c.exit(at + 600_000, false, 0);
+        assert!(!c.powered_down(at + 700_000, 0), "not idle");
+        // WFI never powers down.
+        let mut w = psci_core(false);
+        let idx = after_long_idles(&mut w, None);
+        assert_eq!(w.states()[idx].name, "WFI");
+        assert!(!w.powered_down(8 * 21_000_000 + 10_000_000, 0));
     }
 
     #[test]

@@ -60,6 +60,10 @@ pub struct CState {
     /// interrupt. 0 where the driver table gives no entry time (intel_idle
     /// tables, WFI, POLL).
     pub entry_ns: Ns,
+    /// The state cuts the core's power (a device-tree power-collapse
+    /// state): once in it, the core is asleep to the interrupt controller
+    /// (GICR_WAKER.ProcessorSleep), which a 1-of-N interrupt avoids.
+    pub power_down: bool,
 }
 
 impl CState {
@@ -74,6 +78,7 @@ impl CState {
             polling: false,
             wake_latency_ns: exit_latency_us * 1_000,
             entry_ns: 0,
+            power_down: false,
         }
     }
 
@@ -101,6 +106,7 @@ impl CState {
             polling: false,
             wake_latency_ns: exit_us * 1_000,
             entry_ns: entry_us * 1_000,
+            power_down: true,
         }
     }
 
@@ -116,6 +122,7 @@ impl CState {
             polling: true,
             wake_latency_ns: 0,
             entry_ns: 0,
+            power_down: false,
         }
     }
 }

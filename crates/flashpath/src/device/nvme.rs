@@ -4,10 +4,16 @@
 //! or `write_latency`) plus its bytes at the media rate on the first unit
 //! that is free. The PCIe link in front of it (doorbell, command fetch,
 //! data, completion entry) is the driver's ([`crate::link::pcie`]).
+//!
+//! The fixed part may vary (`device.latency_cv`, its coefficient of
+//! variation, 0 to 1): `(1 - cv)` of it fixed plus an exponential part of
+//! mean `cv` times it, as the generic queueing device draws its service
+//! times ([`super::queue`]); the mean is unchanged.
 
 use super::{BlockBackend, Command, Completion, Op};
 use crate::profile::limits::{CAPACITY, COST, RATE};
 use crate::profile::{range, Profile};
+use crate::sim::rng::RngStream;
 use crate::sim::Ns;
 
 pub struct NvmeSsd {
@@ -18,6 +24,10 @@ pub struct NvmeSsd {
     /// Commands the controller works on at once; each unit is free again
     /// at the given time.
     units: Vec<Ns>,
+    latency_cv: f64,
+    /// The fixed part's random share; the probe table builds devices
+    /// without the run seed, so the stream is the same in every run.
+    rng: RngStream,
 }
 
 impl NvmeSsd {
@@ -38,6 +48,16 @@ impl NvmeSsd {
             write_latency: p.ns("device.write_latency", COST)?,
             media_bytes_per_s: media,
             units: vec![0; units],
+            latency_cv: p.ratio(
+                "device.latency_cv",
+                range(
+                    0.0,
+                    1.0,
+                    "the coefficient of variation of a command's fixed time, 0 (fixed) to 1 \
+                     (exponential): the shifted exponential keeps its mean",
+                ),
+            )?,
+            rng: RngStream::new(0, "device.nvme.latency"),
         })
     }
 
@@ -61,7 +81,17 @@ impl BlockBackend for NvmeSsd {
         if let Op::ZoneMgmt(_) = cmd.op {
             return Completion::unsupported(at);
         }
-        let on_unit = self.on_unit_ns(cmd.op, cmd.len);
+        let mut on_unit = self.on_unit_ns(cmd.op, cmd.len);
+        if self.latency_cv > 0.0 {
+            let fixed = if cmd.op == Op::Read {
+                self.read_latency
+            } else {
+                self.write_latency
+            } as f64;
+            let cv = self.latency_cv;
+            let drawn = ((1.0 - cv) * fixed + self.rng.exponential(cv * fixed)).round() as Ns;
+            on_unit = on_unit - fixed as Ns + drawn;
+        }
         // The earliest free unit (the first of equals).
         let (i, free) = self
             .units

@@ -334,3 +334,44 @@ fn one_of_n_routing_needs_a_mask_of_the_hosts_cpus() {
     );
     assert!(outside.unwrap().contains("names no CPU"));
 }
+
+#[test]
+fn clock_scaling_work_runs_on_its_cpu_once_per_idle_to_busy_request() {
+    // QD1 reads: every read finds no other active, so ufshcd queues
+    // resume_work for each; the devfreq monitor adds one work per
+    // evaluation. On CPU 1 (off the I/O path: fio on CPU 3, the interrupt
+    // on CPU 0) they wake CPU 1 and change no read's latency.
+    let p = job("10ms", 1, 1);
+    let none = run(&p, &["block.dev_freq_timeout_ms=30"]);
+    let on1 = run(
+        &p,
+        &[
+            "block.dev_freq_timeout_ms=30",
+            "ufs.clk_scaling.work_cpu=cpu1",
+        ],
+    );
+    let clk = &on1.counters["driver"]["clk_scaling"];
+    let works = clk["works_run"].as_u64().unwrap();
+    let evals = clk["evaluations"].as_u64().unwrap();
+    assert_eq!(
+        works,
+        on1.n + evals,
+        "{works} works, {} reads, {evals} evaluations",
+        on1.n
+    );
+    assert!(none.counters["driver"]["clk_scaling"]
+        .get("works_run")
+        .is_none());
+    let wakes = on1.counters["cpus"][1]["wakeups_from_idle"]
+        .as_u64()
+        .unwrap();
+    assert!(
+        wakes >= on1.n,
+        "CPU 1 woken {wakes} times for {} reads",
+        on1.n
+    );
+    assert_eq!(
+        (on1.mean, on1.min, on1.max),
+        (none.mean, none.min, none.max)
+    );
+}

@@ -53,6 +53,18 @@ pub struct ClkScaling {
     pub trace: Vec<(Ns, u64)>,
     /// Times devfreq monitoring resumed (first request after a suspend).
     pub resumes: Vec<Ns>,
+    /// The CPU the clock-scaling work runs on (`ufs.clk_scaling.work_cpu`)
+    /// and its cost at the host's reference clock; `None`: not run on a
+    /// CPU. ufshcd queues `resume_work` on every request that finds no
+    /// other active (`ufshcd_clk_scaling_start_busy`: `if
+    /// (!active_reqs++) queue_resume_work = true`, whether or not the
+    /// monitor is suspended), and devfreq's monitor is a delayed work;
+    /// both workqueues are unbound (`alloc_ordered_workqueue
+    /// ("ufs_clkscaling_%d")`, `create_freezable_workqueue("devfreq_wq")`),
+    /// so a kworker on a CPU the scheduler picks runs them.
+    pub work: Option<(u32, Ns)>,
+    /// Clock-scaling works run on a CPU.
+    pub works_run: u64,
 }
 
 impl ClkScaling {
@@ -118,6 +130,11 @@ impl Ufs {
         }
         let first = c.active_reqs == 0;
         c.active_reqs += 1;
+        if let (true, Some((cpu, cost))) = (first, c.work) {
+            // resume_work on its kworker; the command does not wait for it.
+            ctx.run_on_cpu(cpu, now, cost);
+            c.works_run += 1;
+        }
         if first && c.is_suspended {
             // resume_work -> devfreq_resume_device -> monitor_resume.
             c.is_suspended = false;
@@ -153,6 +170,11 @@ impl Ufs {
     pub(super) fn devfreq_eval(&mut self, now: Ns, ctx: &mut DriverCtx<'_, impl Sized>) {
         let Some(c) = &mut self.clk else { return };
         debug_assert_eq!(c.df.next_eval, Some(now), "the live evaluation");
+        if let Some((cpu, cost)) = c.work {
+            // devfreq_monitor() on its kworker.
+            ctx.run_on_cpu(cpu, now, cost);
+            c.works_run += 1;
+        }
         let stat = c.get_dev_status(now);
         let mut freq = c.df.evaluate(now, stat);
         let max = c.df.max_opp();
@@ -258,6 +280,15 @@ pub(super) fn clk_scaling_from_profile(p: &Profile, gear: u32) -> Result<Option<
         "min" => min,
         _ => max,
     };
+    let ncpus = p.count_u32("host.cpus", crate::host::config::HOST_CPUS)?;
+    let mut names: Vec<String> = vec!["none".to_string()];
+    names.extend((0..ncpus).map(|c| format!("cpu{c}")));
+    let valid: Vec<&str> = names.iter().map(String::as_str).collect();
+    let work_cost = p.ns(&k("work_cost"), COST)?;
+    let work = p
+        .choice(&k("work_cpu"), &valid)?
+        .strip_prefix("cpu")
+        .map(|c| (c.parse().expect("choice() checked it"), work_cost));
     let mut df = Devfreq::new(opps, governor, polling, timer, initial, 0);
     // ufshcd_devfreq_init: the monitor starts with the device; ufshcd
     // suspends it until the first request (clk_scaling.is_suspended).
@@ -298,5 +329,7 @@ pub(super) fn clk_scaling_from_profile(p: &Profile, gear: u32) -> Result<Option<
         gatings: 0,
         trace: vec![(0, initial)],
         resumes: Vec::new(),
+        work,
+        works_run: 0,
     }))
 }

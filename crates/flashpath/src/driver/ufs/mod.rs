@@ -441,6 +441,9 @@ impl<E> Driver<E> for Ufs {
                 "trace": c.trace.iter().map(|&(t, f)| [t, f]).collect::<Vec<_>>(),
                 "resumes": c.resumes,
             });
+            if c.work.is_some() {
+                v["clk_scaling"]["works_run"] = serde_json::json!(c.works_run);
+            }
         }
         if let Some(q) = &self.qos {
             v["qcom_qos_votes"] = serde_json::json!(q.votes_cast);

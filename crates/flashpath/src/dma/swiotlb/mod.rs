@@ -282,6 +282,9 @@ pub struct SwiotlbCounters {
     /// Acquires that had to spin.
     pub lock_spins: u64,
     pub lock_spin_ns: u64,
+    /// The longest single spin: what a paravirtual spinlock's waiter
+    /// would compare with its spin threshold before halting.
+    pub lock_spin_max_ns: u64,
     /// Distinct pools searched, summed over maps.
     pub pools_tried: u64,
     pub find_pool_calls: u64,
@@ -290,6 +293,8 @@ pub struct SwiotlbCounters {
     /// Transient pools allocated whose search still failed.
     pub transient_failures: u64,
     pub transient_frees: u64,
+    /// Most transient pools alive at once.
+    pub transient_live_max: u64,
     pub growth_scheduled: u64,
     pub pools_added: u64,
     /// Slots in use now (`mem->total_used`).
@@ -452,6 +457,17 @@ impl IoTlbMem {
         self.pools.iter().map(|&i| PoolId(i))
     }
 
+    /// `mem->nslabs`, what debugfs shows as `io_tlb_nslabs`: the slots of
+    /// the default pool and of every pool the `dyn_alloc` worker added
+    /// (`add_mem_pool` adds to it); transient pools are not counted (they
+    /// go on the device's list, not through `add_mem_pool`).
+    pub fn io_tlb_nslabs(&self) -> u64 {
+        self.pools
+            .iter()
+            .map(|&id| u64::from(self.pool_ref(id).nslabs))
+            .sum()
+    }
+
     /// Live transient pools, newest first.
     pub fn transient_ids(&self) -> impl Iterator<Item = PoolId> + '_ {
         self.dev_pools.iter().map(|&i| PoolId(i))
@@ -565,6 +581,7 @@ impl IoTlbMem {
             *t = lock.held_until;
             self.counters.lock_spins += 1;
             self.counters.lock_spin_ns += spin;
+            self.counters.lock_spin_max_ns = self.counters.lock_spin_max_ns.max(spin);
         }
         let taken = *t;
         self.counters.lock_acquires += 1;
@@ -689,6 +706,8 @@ impl IoTlbMem {
             match self.visit(&mut t, cpu, pool, 0, &sreq, &mut out) {
                 Some(idx) => {
                     self.dev_pools.insert(0, pool);
+                    self.counters.transient_live_max =
+                        self.counters.transient_live_max.max(self.dev_pools.len() as u64);
                     out.transient = true;
                     found = Some((pool, idx));
                 }

@@ -176,7 +176,11 @@ impl VirtioBlk {
                 ),
             ));
         }
-        Ok(if host_cpus > vcpus { IoThreadCpu::Own } else { placed })
+        Ok(if host_cpus > vcpus {
+            IoThreadCpu::Own
+        } else {
+            placed
+        })
     }
 
     /// The vCPU whose physical CPU the I/O thread runs a request on that

@@ -749,8 +749,10 @@ impl IoTlbMem {
             match self.visit(&mut t, cpu, pool, 0, &sreq, &mut out) {
                 Some(idx) => {
                     self.dev_pools.insert(0, pool);
-                    self.counters.transient_live_max =
-                        self.counters.transient_live_max.max(self.dev_pools.len() as u64);
+                    self.counters.transient_live_max = self
+                        .counters
+                        .transient_live_max
+                        .max(self.dev_pools.len() as u64);
                     out.transient = true;
                     found = Some((pool, idx));
                 }

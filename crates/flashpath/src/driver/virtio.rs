@@ -11,11 +11,11 @@
 //! completion interrupt, which reaches the guest `irq_inject` later; the
 //! guest's `virtblk_done` runs as the driver's interrupt handler.
 //!
-//! Where the I/O thread runs (`device.host_cpus`, `device.iothread_cpu`):
-//! vCPUs and QEMU's threads are threads of the host, which has
-//! `host_cpus` physical CPUs for them. With more physical CPUs than vCPUs
-//! the back end has one to itself (the model above). With as many, it
-//! shares the physical CPU of one vCPU: while it serves a request that
+//! Where the I/O thread runs (`device.host_spare_cpus`,
+//! `device.iothread_cpu`): vCPUs and QEMU's threads are threads of the
+//! host, which has one physical CPU per vCPU plus `host_spare_cpus`. With
+//! a spare one the back end has it to itself (the model above). With none,
+//! it shares the physical CPU of one vCPU: while it serves a request that
 //! vCPU cannot run (the guest sees steal time, kernel/sched/cputime.c),
 //! and it starts a request only once the guest work already booked on
 //! that vCPU is done, so the two are one serial server. Which vCPU:
@@ -26,8 +26,8 @@
 //! previous CPU (`select_task_rq_fair` -> `select_idle_sibling` ->
 //! `select_idle_cpu`'s `for_each_cpu_wrap(cpu, cpus, target + 1)`,
 //! kernel/sched/fair.c on the host), where a physical CPU is idle when its
-//! vCPU has halted (nothing to run). Fewer physical CPUs than vCPUs (vCPUs
-//! time-sliced among themselves) is not simulated.
+//! vCPU has halted (nothing to run). A host with fewer physical CPUs than
+//! vCPUs (vCPUs time-sliced among themselves) is not simulated.
 
 use super::{DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverRq};
 use crate::device::ram::RamDevice;
@@ -37,11 +37,11 @@ use crate::profile::limits::{CAPACITY, COST, QUEUES, RATE};
 use crate::profile::{range, Profile};
 use crate::sim::Ns;
 
-/// The host's physical CPUs for the VM's threads.
-const HOST_CPUS: crate::profile::Range = range(
-    1.0,
+/// Physical CPUs beyond one per vCPU.
+const SPARE_CPUS: crate::profile::Range = range(
+    0.0,
     8192.0,
-    "physical CPUs of the host: at least one, at most NR_CPUS = 8192 (arch/x86/Kconfig, MAXSMP)",
+    "physical CPUs of the host beyond one per vCPU: none to NR_CPUS = 8192 (arch/x86/Kconfig, MAXSMP)",
 );
 
 /// Where the back end's I/O thread runs.
@@ -122,38 +122,32 @@ impl VirtioBlk {
         })
     }
 
-    /// `device.host_cpus` and `device.iothread_cpu` against the guest's
-    /// `vcpus`; both absent: the I/O thread has a CPU of its own.
+    /// `device.host_spare_cpus` and `device.iothread_cpu` (a vCPU below
+    /// `vcpus`); both absent: the I/O thread has a CPU of its own.
     fn iothread_cpu(p: &Profile, vcpus: u32) -> Result<IoThreadCpu> {
-        let (has_cpus, has_place) = (p.has("device.host_cpus"), p.has("device.iothread_cpu"));
-        if !has_cpus && !has_place {
+        const SPARE: &str = "device.host_spare_cpus";
+        const PLACE: &str = "device.iothread_cpu";
+        let (has_spare, has_place) = (p.has(SPARE), p.has(PLACE));
+        if !has_spare && !has_place {
             return Ok(IoThreadCpu::Own);
         }
-        if has_cpus != has_place {
-            let (set, missing) = if has_cpus {
-                ("device.host_cpus", "device.iothread_cpu")
+        if has_spare != has_place {
+            let (set, missing) = if has_spare {
+                (SPARE, PLACE)
             } else {
-                ("device.iothread_cpu", "device.host_cpus")
+                (PLACE, SPARE)
             };
             return Err(crate::error::InputError::new(
                 p.file_of(set),
                 None,
-                format!("parameter '{set}' needs '{missing}' too: where QEMU's I/O thread runs depends on both"),
+                format!(
+                    "parameter '{set}' needs '{missing}' too: where QEMU's I/O thread runs \
+                     depends on both"
+                ),
             ));
         }
-        let host_cpus = p.count_u32("device.host_cpus", HOST_CPUS)?;
-        let place = p.text("device.iothread_cpu")?;
-        let bad_place = || {
-            crate::error::InputError::new(
-                p.file_of("device.iothread_cpu"),
-                None,
-                format!(
-                    "parameter 'device.iothread_cpu' is '{}' but the model needs 'any' or \
-                     'vcpuN' with N below host.cpus = {vcpus}",
-                    place.chars().take(40).collect::<String>()
-                ),
-            )
-        };
+        let spare = p.count_u32(SPARE, SPARE_CPUS)?;
+        let place = p.text(PLACE)?;
         let placed = if place == "any" {
             IoThreadCpu::Any
         } else {
@@ -162,25 +156,20 @@ impl VirtioBlk {
                 .filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
                 .and_then(|d| d.parse::<u32>().ok())
                 .filter(|&n| n < vcpus)
-                .ok_or_else(bad_place)?;
+                .ok_or_else(|| {
+                    crate::error::InputError::new(
+                        p.file_of(PLACE),
+                        None,
+                        format!(
+                            "parameter '{PLACE}' is '{}' but the model needs 'any' or 'vcpuN' \
+                             with N below host.cpus = {vcpus}",
+                            place.chars().take(40).collect::<String>()
+                        ),
+                    )
+                })?;
             IoThreadCpu::Pinned(n)
         };
-        if host_cpus < vcpus {
-            return Err(crate::error::InputError::new(
-                p.file_of("device.host_cpus"),
-                None,
-                format!(
-                    "parameter 'device.host_cpus' is {host_cpus}, fewer than the guest's \
-                     {vcpus} vCPUs (host.cpus): vCPUs time-sliced among themselves are not \
-                     simulated"
-                ),
-            ));
-        }
-        Ok(if host_cpus > vcpus {
-            IoThreadCpu::Own
-        } else {
-            placed
-        })
+        Ok(if spare > 0 { IoThreadCpu::Own } else { placed })
     }
 
     /// The vCPU whose physical CPU the I/O thread runs a request on that

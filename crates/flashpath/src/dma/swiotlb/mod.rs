@@ -616,7 +616,9 @@ impl IoTlbMem {
         if lock.held_from <= *t && lock.held_until > *t {
             spin = lock.held_until - *t;
             self.counters.lock_spin_max_ns = self.counters.lock_spin_max_ns.max(spin);
-            if let Some(pv) = self.pv {
+            // A wait on this CPU's own hold is an interrupt held off by
+            // spin_lock_irqsave, not a waiter: it never halts.
+            if let Some(pv) = self.pv.filter(|_| lock.last_cpu != cpu) {
                 if spin > pv.spin_threshold {
                     spin += pv.kick_wake;
                     self.counters.pv_halts += 1;

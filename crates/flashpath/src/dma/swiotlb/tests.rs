@@ -261,6 +261,29 @@ fn a_paravirtual_waiter_past_the_threshold_halts_and_wakes_after_the_kick() {
 }
 
 #[test]
+fn a_wait_on_the_same_cpus_hold_never_halts() {
+    // An interrupt on CPU 0 reaching the lock CPU 0 holds (the model books
+    // the thread's hold ahead of the interrupt) waits, but is no
+    // paravirtual waiter: the holder is its own CPU.
+    let c = costs();
+    let mut mem = IoTlbMem::new(cfg(512, 1, SearchOrder::AreaFirst, false), c);
+    mem.set_pv_spinlock(PvSpinlock {
+        spin_threshold: 0,
+        kick_wake: 5000,
+    });
+    mem.map(1000, 0, MapRequest::new(0x10_0000, 2048));
+    let acquired = 1000 + c.map_call + c.area_visit + c.lock_acquire;
+    let released = acquired + c.used_check + c.per_slot_scan + c.per_slot_update + c.lock_release;
+    let b = mem.map(
+        acquired + 4 - c.map_call - c.area_visit,
+        0,
+        MapRequest::new(0x20_0000, 2048),
+    );
+    assert_eq!(b.lock_spin_ns, released - (acquired + 4));
+    assert_eq!(mem.counters().pv_halts, 0);
+}
+
+#[test]
 fn io_tlb_nslabs_counts_added_pools_but_not_transient_ones() {
     let mut mem = IoTlbMem::new(cfg(512, 4, SearchOrder::PoolFirst, true), costs());
     assert_eq!(mem.io_tlb_nslabs(), 512);

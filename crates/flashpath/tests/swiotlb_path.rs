@@ -233,3 +233,154 @@ fn maps_per_request_follow_the_buffer_memory() {
     assert_eq!(per_request("iodepth=8\nmem=mmaphuge\n", "never"), 4.0);
     assert_eq!(per_request("iodepth=32\nmem=mmapshared\n", "always"), 19.0);
 }
+
+/// The message a run on `profile` with `overrides` fails with.
+fn run_err(job: &str, profile: &str, overrides: &[&str]) -> String {
+    let path = write("job.fio", job);
+    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    match flashpath::run::run_file(&path, profile, &o, 7) {
+        Ok(_) => panic!("{profile} {overrides:?} ran"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn driver_ns(out: &RunOutput, key: &str) -> Vec<u64> {
+    let v = &out.result.flashpath["driver"][key];
+    match v.as_array() {
+        Some(a) => a.iter().map(|x| x.as_u64().unwrap()).collect(),
+        None => vec![v.as_u64().unwrap()],
+    }
+}
+
+/// One thread on CPU 0 keeping 32 requests in flight.
+const QD32_CPU0: &str = "[j]\nfilename=/dev/vda\ndirect=1\nioengine=libaio\niodepth=32\nbs=4k\nsize=8m\nrw=randrw\ncpus_allowed=0\n";
+
+#[test]
+fn an_iothread_with_a_physical_cpu_of_its_own_changes_nothing() {
+    // A spare physical CPU: wherever it is pinned, the I/O thread has a
+    // CPU of its own, which is the model without the keys.
+    let own = run(QD32_CPU0, "virtio-ramdisk", &[]);
+    let spare = run(
+        QD32_CPU0,
+        "virtio-ramdisk",
+        &["device.host_spare_cpus=1", "device.iothread_cpu=vcpu0"],
+    );
+    assert_eq!(own.result.flashpath, spare.result.flashpath);
+    assert_eq!(own.result.end_time, spare.result.end_time);
+    assert_eq!(driver_ns(&own, "iothread_on_vcpu_ns"), vec![0; 4]);
+}
+
+#[test]
+fn an_iothread_on_a_busy_vcpus_cpu_is_one_serial_server_with_it() {
+    let own = run(QD32_CPU0, "virtio-ramdisk", &[]);
+    let shared = run(
+        QD32_CPU0,
+        "virtio-ramdisk",
+        &["device.host_spare_cpus=0", "device.iothread_cpu=vcpu0"],
+    );
+    let host = driver_ns(&shared, "host_busy_ns")[0];
+    let on = driver_ns(&shared, "iothread_on_vcpu_ns");
+    assert_eq!(on, vec![host, 0, 0, 0]);
+    // The guest's work on CPU 0 and the back end's never overlap: the run
+    // lasts at least both.
+    let cpu0 = &shared.result.flashpath["cpus"][0];
+    let guest: u64 = ["usr_ns", "sys_ns", "irq_ns"]
+        .iter()
+        .map(|k| cpu0[*k].as_u64().unwrap())
+        .sum();
+    let end = shared.result.end_time;
+    assert!(end >= guest + host, "{end} < {guest} + {host}");
+    assert!(end > own.result.end_time);
+}
+
+#[test]
+fn an_iothread_beside_an_idle_vcpu_takes_nothing_from_the_guest() {
+    // Pinned beside vCPU 1, where nothing runs (the thread is on CPU 0 and
+    // so is its queue's interrupt), or placed by the host scheduler, which
+    // finds an idle vCPU's CPU at every wake-up: the run is the one with a
+    // CPU of its own.
+    let own = run(QD32_CPU0, "virtio-ramdisk", &[]);
+    for place in ["vcpu1", "any"] {
+        let set = format!("device.iothread_cpu={place}");
+        let out = run(
+            QD32_CPU0,
+            "virtio-ramdisk",
+            &["device.host_spare_cpus=0", set.as_str()],
+        );
+        assert_eq!(out.result.end_time, own.result.end_time, "{place}");
+        assert_eq!(out.result.flashpath["cpus"], own.result.flashpath["cpus"]);
+        assert_eq!(driver_ns(&out, "iothread_on_vcpu_ns")[0], 0, "{place}");
+        assert_eq!(driver_ns(&out, "iothread_vcpu_wait_ns"), vec![0], "{place}");
+    }
+}
+
+#[test]
+fn iothread_placement_values_the_model_cannot_run_are_refused_by_name() {
+    for bad in ["vcpu4", "vcpu", "cpu0", "vcpu-1"] {
+        let set = format!("device.iothread_cpu={bad}");
+        let e = run_err(
+            QD32_CPU0,
+            "virtio-ramdisk",
+            &["device.host_spare_cpus=0", set.as_str()],
+        );
+        assert!(
+            e.contains("device.iothread_cpu") && e.contains("vcpuN"),
+            "{bad}: {e}"
+        );
+    }
+    // One key without the other, in a profile file: named with its file.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../profiles");
+    let text = std::fs::read_to_string(dir.join("virtio-ramdisk.toml"))
+        .unwrap()
+        .replace("name = \"virtio-ramdisk\"", "name = \"no-placement\"")
+        .replace(
+            "include = [\"hosts/x86-vm4.toml\"]",
+            &format!(
+                "include = [\"{}\"]",
+                dir.join("hosts/x86-vm4.toml").display()
+            ),
+        )
+        .lines()
+        .filter(|l| !l.starts_with("iothread_cpu"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let p = write("no-placement.toml", &text);
+    let e = run_err(QD32_CPU0, &p.display().to_string(), &[]);
+    assert!(
+        e.contains("no-placement.toml") && e.contains("'device.iothread_cpu' too"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_paravirtual_spinlock_needs_both_its_parameters() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../profiles");
+    let host = std::fs::read_to_string(dir.join("hosts/x86-vm4.toml"))
+        .unwrap()
+        .replace("name = \"x86-vm4\"", "name = \"half-pv\"")
+        .replace(
+            "include = [\"hosts/x86-generic.toml\", \"hosts/swiotlb-x86.toml\"]",
+            &format!(
+                "include = [\"{}\", \"{}\"]",
+                dir.join("hosts/x86-generic.toml").display(),
+                dir.join("hosts/swiotlb-x86.toml").display()
+            ),
+        )
+        .lines()
+        .filter(|l| !l.starts_with("kick_wake"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let host = write("half-pv.toml", &host);
+    let text = std::fs::read_to_string(dir.join("virtio-ramdisk.toml"))
+        .unwrap()
+        .replace(
+            "include = [\"hosts/x86-vm4.toml\"]",
+            &format!("include = [\"{}\"]", host.display()),
+        );
+    let p = write("pv.toml", &text);
+    let e = run_err(QD32_CPU0, &p.display().to_string(), &[]);
+    assert!(
+        e.contains("half-pv.toml") && e.contains("'host.pv_spinlock.kick_wake' too"),
+        "{e}"
+    );
+}

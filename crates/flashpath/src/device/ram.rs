@@ -51,6 +51,17 @@ impl RamDevice {
         }
     }
 
+    /// When the single I/O thread is free again (serial; 0 otherwise).
+    pub fn free_at(&self) -> Ns {
+        self.free_at
+    }
+
+    /// Whether the I/O thread has nothing to do at `at` (it would sleep,
+    /// so a new command wakes it).
+    pub fn idle_at(&self, at: Ns) -> bool {
+        self.free_at <= at
+    }
+
     /// The time one command of `len` bytes takes, once started.
     pub fn service_ns(&self, len: u32) -> Ns {
         match self.bytes_per_ns {

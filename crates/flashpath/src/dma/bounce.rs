@@ -20,8 +20,8 @@
 //! so this is exact).
 
 use super::swiotlb::{
-    DmaDir, ForceMode, IoTlbMem, IoTlbMemConfig, MapRequest, SearchOrder, SlotAddr, SwiotlbCosts,
-    SwiotlbParam,
+    DmaDir, ForceMode, IoTlbMem, IoTlbMemConfig, MapRequest, PvSpinlock, SearchOrder, SlotAddr,
+    SwiotlbCosts, SwiotlbParam,
 };
 use crate::error::{InputError, Result};
 use crate::host::cpu::Cpu;
@@ -135,6 +135,7 @@ impl SwiotlbPath {
         costs
             .validate()
             .map_err(|m| InputError::new(file.clone(), None, format!("dma.swiotlb.cost: {m}")))?;
+        let pv = Self::pv_spinlock(p)?;
         let pool = param.resolve(ncpus);
         if pool.force != ForceMode::Force {
             return Ok(None);
@@ -158,11 +159,39 @@ impl SwiotlbPath {
             costs,
             grow_delay,
         );
+        if let Some(pv) = pv {
+            path.mem.set_pv_spinlock(pv);
+        }
         path.maps_by_cpu = vec![0; ncpus as usize];
         if p.has("device.kind") && p.text("device.kind")? == "virtio-blk" {
             path.ring = RingMaps::VirtioIndirect;
         }
         Ok(Some(path))
+    }
+
+    /// `host.pv_spinlock.*`: the guest kernel's spinlocks are paravirtual
+    /// (both keys) or native (neither).
+    fn pv_spinlock(p: &Profile) -> Result<Option<PvSpinlock>> {
+        const T: &str = "host.pv_spinlock.spin_threshold";
+        const K: &str = "host.pv_spinlock.kick_wake";
+        match (p.has(T), p.has(K)) {
+            (false, false) => Ok(None),
+            (true, true) => Ok(Some(PvSpinlock {
+                spin_threshold: p.ns(T, DELAY)?,
+                kick_wake: p.ns(K, COST)?,
+            })),
+            (has_t, _) => {
+                let (set, missing) = if has_t { (T, K) } else { (K, T) };
+                Err(InputError::new(
+                    p.file_of(set),
+                    None,
+                    format!(
+                        "parameter '{set}' needs '{missing}' too: a paravirtual spinlock \
+                         has a spin threshold and a wake-up"
+                    ),
+                ))
+            }
+        }
     }
 
     pub fn new(cfg: IoTlbMemConfig, costs: SwiotlbCosts, grow_delay: Ns) -> SwiotlbPath {
@@ -331,14 +360,21 @@ impl SwiotlbPath {
             "remote_acquires": c.remote_acquires,
             "lock_spins": c.lock_spins,
             "lock_spin_ns": c.lock_spin_ns,
+            "lock_spin_max_ns": c.lock_spin_max_ns,
+            "pv_spinlock": self.mem.pv_spinlock().is_some(),
+            "pv_halts": c.pv_halts,
             "pools_tried_per_map": per_map(c.pools_tried),
             "find_pool_calls": c.find_pool_calls,
             "pools_walked": c.pools_walked,
             "pools": self.mem.pool_ids().count(),
+            "io_tlb_nslabs": self.mem.io_tlb_nslabs(),
+            "pool_mib": (self.mem.io_tlb_nslabs() << super::swiotlb::IO_TLB_SHIFT) as f64
+                / f64::from(1u32 << 20),
             "pools_added": c.pools_added,
             "growth_scheduled": c.growth_scheduled,
             "transient_pools": c.transient_allocs,
             "transient_frees": c.transient_frees,
+            "transient_live_max": c.transient_live_max,
             "used_hiwater": c.used_hiwater,
             "map_ns_per_map": per_map(self.map_ns),
             "unmap_ns_per_map": per_map(self.unmap_ns),

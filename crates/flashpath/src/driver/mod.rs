@@ -118,6 +118,35 @@ impl<'a, E> DriverCtx<'a, E> {
         let exit = host.wake_cpu(cpu, at);
         host.cpus[cpu as usize].run(at + exit, 0, reference_ns)
     }
+    /// The machine's cores (0 where a test drives a driver alone).
+    pub fn ncpus(&self) -> u32 {
+        self.host.as_deref().map_or(0, |h| h.ncpus())
+    }
+    /// When core `cpu` has done the work booked on it so far (`at` itself
+    /// without a host).
+    pub fn core_free_at(&self, cpu: u32, at: Ns) -> Ns {
+        self.host
+            .as_deref()
+            .map_or(at, |h| h.cpus[cpu as usize].busy_until.max(at))
+    }
+    /// Whether core `cpu` has nothing to run at `at`: no booked work left
+    /// and no runnable thread (a vCPU that would halt).
+    pub fn core_idle(&self, cpu: u32, at: Ns) -> bool {
+        self.host.as_deref().is_none_or(|h| {
+            let c = &h.cpus[cpu as usize];
+            c.runnable == 0 && c.busy_until <= at
+        })
+    }
+    /// A thread of the hypervisor holds the physical CPU under vCPU `cpu`
+    /// until `until` (it started when the vCPU's booked work was done):
+    /// work asked of the vCPU meanwhile waits for it, as a guest sees steal
+    /// time. Not guest CPU time: no usr/sys/irq accounting.
+    pub fn occupy_core(&mut self, cpu: u32, until: Ns) {
+        if let Some(host) = self.host.as_deref_mut() {
+            let c = &mut host.cpus[cpu as usize];
+            c.busy_until = c.busy_until.max(until);
+        }
+    }
     /// The core [`Self::run_on_cpu`] used in this call, if any.
     pub fn ran_on(&self) -> Option<u32> {
         self.ran_on

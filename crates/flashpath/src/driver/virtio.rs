@@ -10,6 +10,24 @@
 //! one at a time. It then pushes the used-ring entry and injects the
 //! completion interrupt, which reaches the guest `irq_inject` later; the
 //! guest's `virtblk_done` runs as the driver's interrupt handler.
+//!
+//! Where the I/O thread runs (`device.host_spare_cpus`,
+//! `device.iothread_cpu`): vCPUs and QEMU's threads are threads of the
+//! host, which has one physical CPU per vCPU plus `host_spare_cpus`. With
+//! a spare one the back end has it to itself (the model above). With none,
+//! it shares the physical CPU of one vCPU: while it serves a request that
+//! vCPU cannot run (the guest sees steal time, kernel/sched/cputime.c),
+//! and it starts a request only once the guest work already booked on
+//! that vCPU is done, so the two are one serial server. Which vCPU:
+//! `iothread_cpu = "vcpuN"` pins it (libvirt `<iothreadpin>` /
+//! `<emulatorpin>` on a shared cpuset); `"any"` is the host scheduler's
+//! choice when the thread wakes (it runs on while it has requests): its
+//! previous CPU if idle, else the first idle one after it, else its
+//! previous CPU (`select_task_rq_fair` -> `select_idle_sibling` ->
+//! `select_idle_cpu`'s `for_each_cpu_wrap(cpu, cpus, target + 1)`,
+//! kernel/sched/fair.c on the host), where a physical CPU is idle when its
+//! vCPU has halted (nothing to run). A host with fewer physical CPUs than
+//! vCPUs (vCPUs time-sliced among themselves) is not simulated.
 
 use super::{DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverRq};
 use crate::device::ram::RamDevice;
@@ -18,6 +36,24 @@ use crate::error::Result;
 use crate::profile::limits::{CAPACITY, COST, QUEUES, RATE};
 use crate::profile::{range, Profile};
 use crate::sim::Ns;
+
+/// Physical CPUs beyond one per vCPU.
+const SPARE_CPUS: crate::profile::Range = range(
+    0.0,
+    8192.0,
+    "physical CPUs of the host beyond one per vCPU: none to NR_CPUS = 8192 (arch/x86/Kconfig, MAXSMP)",
+);
+
+/// Where the back end's I/O thread runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoThreadCpu {
+    /// A physical CPU no vCPU uses.
+    Own,
+    /// The physical CPU of this vCPU, always.
+    Pinned(u32),
+    /// The host scheduler's choice at each wake-up.
+    Any,
+}
 
 pub struct VirtioBlk {
     name: String,
@@ -28,8 +64,18 @@ pub struct VirtioBlk {
     host: RamDevice,
     irq_inject: Ns,
     cpu: DriverCpuCosts,
+    iothread: IoThreadCpu,
+    /// The vCPU whose physical CPU the I/O thread last ran on (shared).
+    on_vcpu: u32,
     kicks: u64,
     completed: u64,
+    /// Time the I/O thread ran on each vCPU's physical CPU.
+    shared_ns: Vec<u64>,
+    /// Time requests waited for the vCPU to be done before the I/O thread
+    /// could start them.
+    vcpu_wait_ns: u64,
+    /// Wake-ups of the I/O thread that moved it to another vCPU's CPU.
+    moves: u64,
 }
 
 impl VirtioBlk {
@@ -46,6 +92,8 @@ impl VirtioBlk {
         let rate = p.rate("device.host_rate", RATE)?;
         // The kick's VM exit stalls the submitting vCPU: part of queue_rq.
         let submit = p.ns("driver.queue_rq", COST)? + p.ns("driver.kick_vmexit", COST)?;
+        let vcpus = p.count_u32("host.cpus", crate::host::config::HOST_CPUS)?;
+        let iothread = Self::iothread_cpu(p, vcpus)?;
         Ok(VirtioBlk {
             name: "vda".into(),
             queue_size,
@@ -61,9 +109,95 @@ impl VirtioBlk {
                 irq_handler: p.ns("driver.irq_handler", COST)?,
                 poll_iteration: 0,
             },
+            iothread,
+            on_vcpu: match iothread {
+                IoThreadCpu::Pinned(v) => v,
+                _ => 0,
+            },
             kicks: 0,
             completed: 0,
+            shared_ns: vec![0; vcpus as usize],
+            vcpu_wait_ns: 0,
+            moves: 0,
         })
+    }
+
+    /// `device.host_spare_cpus` and `device.iothread_cpu` (a vCPU below
+    /// `vcpus`); both absent: the I/O thread has a CPU of its own.
+    fn iothread_cpu(p: &Profile, vcpus: u32) -> Result<IoThreadCpu> {
+        const SPARE: &str = "device.host_spare_cpus";
+        const PLACE: &str = "device.iothread_cpu";
+        let (has_spare, has_place) = (p.has(SPARE), p.has(PLACE));
+        if !has_spare && !has_place {
+            return Ok(IoThreadCpu::Own);
+        }
+        if has_spare != has_place {
+            let (set, missing) = if has_spare {
+                (SPARE, PLACE)
+            } else {
+                (PLACE, SPARE)
+            };
+            return Err(crate::error::InputError::new(
+                p.file_of(set),
+                None,
+                format!(
+                    "parameter '{set}' needs '{missing}' too: where QEMU's I/O thread runs \
+                     depends on both"
+                ),
+            ));
+        }
+        let spare = p.count_u32(SPARE, SPARE_CPUS)?;
+        let place = p.text(PLACE)?;
+        let placed = if place == "any" {
+            IoThreadCpu::Any
+        } else {
+            let n = place
+                .strip_prefix("vcpu")
+                .filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|d| d.parse::<u32>().ok())
+                .filter(|&n| n < vcpus)
+                .ok_or_else(|| {
+                    crate::error::InputError::new(
+                        p.file_of(PLACE),
+                        None,
+                        format!(
+                            "parameter '{PLACE}' is '{}' but the model needs 'any' or 'vcpuN' \
+                             with N below host.cpus = {vcpus}",
+                            place.chars().take(40).collect::<String>()
+                        ),
+                    )
+                })?;
+            IoThreadCpu::Pinned(n)
+        };
+        Ok(if spare > 0 { IoThreadCpu::Own } else { placed })
+    }
+
+    /// The vCPU whose physical CPU the I/O thread runs a request on that
+    /// arrives at `now` (a wake-up when the thread is idle).
+    fn place<E>(&mut self, now: Ns, ctx: &DriverCtx<'_, E>) -> Option<u32> {
+        let n = ctx.ncpus();
+        match self.iothread {
+            IoThreadCpu::Own => None,
+            _ if n == 0 => None,
+            IoThreadCpu::Pinned(v) => Some(v),
+            IoThreadCpu::Any => {
+                if self.host.idle_at(now) {
+                    let prev = self.on_vcpu;
+                    if !ctx.core_idle(prev, now) {
+                        // select_idle_cpu: the first idle CPU after the
+                        // target, wrapping; none idle: stay.
+                        if let Some(c) = (1..n)
+                            .map(|i| (prev + i) % n)
+                            .find(|&c| ctx.core_idle(c, now))
+                        {
+                            self.on_vcpu = c;
+                            self.moves += 1;
+                        }
+                    }
+                }
+                Some(self.on_vcpu)
+            }
+        }
     }
 }
 
@@ -76,9 +210,22 @@ impl<E> Driver<E> for VirtioBlk {
     }
     fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {
         self.kicks += 1;
-        let served = self
-            .host
-            .submit(ctx.now(), &Command::new(rq.ddir, rq.offset, rq.len));
+        let now = ctx.now();
+        let cmd = Command::new(rq.ddir, rq.offset, rq.len);
+        let served = match self.place(now, ctx) {
+            None => self.host.submit(now, &cmd),
+            Some(v) => {
+                // One physical CPU: the request starts once the vCPU's
+                // booked work and the thread's earlier requests are done.
+                let ready = ctx.core_free_at(v, now);
+                let start = ready.max(self.host.free_at());
+                self.vcpu_wait_ns += start - now.max(self.host.free_at());
+                let served = self.host.submit(ready, &cmd);
+                self.shared_ns[v as usize] += served.at - start;
+                ctx.occupy_core(v, served.at);
+                served
+            }
+        };
         self.completed += 1;
         ctx.complete(served.at + self.irq_inject, rq.tag);
     }
@@ -88,6 +235,14 @@ impl<E> Driver<E> for VirtioBlk {
             "kicks": self.kicks,
             "completed": self.completed,
             "host_busy_ns": self.host.busy_ns,
+            "iothread_cpu": match self.iothread {
+                IoThreadCpu::Own => "own".to_string(),
+                IoThreadCpu::Pinned(v) => format!("vcpu{v}"),
+                IoThreadCpu::Any => "any".to_string(),
+            },
+            "iothread_on_vcpu_ns": self.shared_ns,
+            "iothread_vcpu_wait_ns": self.vcpu_wait_ns,
+            "iothread_moves": self.moves,
         })
     }
 }

@@ -181,6 +181,25 @@ impl Default for DeviceDma {
     }
 }
 
+/// The paravirtual queued spinlock of a KVM guest
+/// (kernel/locking/qspinlock_paravirt.h, CONFIG_PARAVIRT_SPINLOCKS with
+/// KVM_FEATURE_PV_UNHALT): a waiter spins `SPIN_THRESHOLD` = 1 << 15 loop
+/// iterations (arch/x86/include/asm/spinlock.h; `pv_wait_node`,
+/// `pv_wait_head_or_lock`), then halts its vCPU in `pv_wait`
+/// (arch/x86/kernel/kvm.c `kvm_wait`: HLT, a VM exit). The holder's unlock
+/// finds the slow value and `pv_kick`s it (`kvm_kick_cpu`: the
+/// KVM_HC_KICK_CPU hypercall), and the waiter runs again once KVM has woken
+/// its vCPU and entered the guest. So a wait longer than the threshold
+/// costs the wake-up on top of the holder's remaining time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PvSpinlock {
+    /// Time of `SPIN_THRESHOLD` spin iterations (each a `cpu_relax`).
+    pub spin_threshold: u64,
+    /// From the holder's unlock to the halted waiter running again (kick
+    /// hypercall, vCPU wake-up, VM entry).
+    pub kick_wake: u64,
+}
+
 /// How the allocator is built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IoTlbMemConfig {
@@ -282,6 +301,13 @@ pub struct SwiotlbCounters {
     /// Acquires that had to spin.
     pub lock_spins: u64,
     pub lock_spin_ns: u64,
+    /// The longest single wait for a held lock (before any halt's wake-up
+    /// is added): what a paravirtual spinlock's waiter compares with its
+    /// spin threshold.
+    pub lock_spin_max_ns: u64,
+    /// Waits that outlasted the paravirtual spin threshold: the waiter
+    /// halted and was kicked ([`PvSpinlock`]); 0 on a native spinlock.
+    pub pv_halts: u64,
     /// Distinct pools searched, summed over maps.
     pub pools_tried: u64,
     pub find_pool_calls: u64,
@@ -290,6 +316,8 @@ pub struct SwiotlbCounters {
     /// Transient pools allocated whose search still failed.
     pub transient_failures: u64,
     pub transient_frees: u64,
+    /// Most transient pools alive at once.
+    pub transient_live_max: u64,
     pub growth_scheduled: u64,
     pub pools_added: u64,
     /// Slots in use now (`mem->total_used`).
@@ -410,6 +438,9 @@ pub struct IoTlbMem {
     growth_pending: bool,
     counters: SwiotlbCounters,
     trace: Option<Vec<AreaVisit>>,
+    /// The area locks are paravirtual spinlocks (a KVM guest); `None`:
+    /// native queued spinlocks, which only spin.
+    pv: Option<PvSpinlock>,
 }
 
 impl IoTlbMem {
@@ -427,12 +458,22 @@ impl IoTlbMem {
             growth_pending: false,
             counters: SwiotlbCounters::default(),
             trace: None,
+            pv: None,
         };
         let nslabs = cfg.pool.nslabs;
         let nareas = limit_nareas(cfg.pool.nareas, nslabs).max(1);
         mem.add_pool_with(nslabs, nareas);
         mem.counters.pools_added = 0;
         mem
+    }
+
+    /// Make the area locks paravirtual spinlocks (a KVM guest kernel).
+    pub fn set_pv_spinlock(&mut self, pv: PvSpinlock) {
+        self.pv = Some(pv);
+    }
+
+    pub fn pv_spinlock(&self) -> Option<PvSpinlock> {
+        self.pv
     }
 
     pub fn config(&self) -> &IoTlbMemConfig {
@@ -450,6 +491,17 @@ impl IoTlbMem {
     /// `mem->pools` in list order (newest first).
     pub fn pool_ids(&self) -> impl Iterator<Item = PoolId> + '_ {
         self.pools.iter().map(|&i| PoolId(i))
+    }
+
+    /// `mem->nslabs`, what debugfs shows as `io_tlb_nslabs`: the slots of
+    /// the default pool and of every pool the `dyn_alloc` worker added
+    /// (`add_mem_pool` adds to it); transient pools are not counted (they
+    /// go on the device's list, not through `add_mem_pool`).
+    pub fn io_tlb_nslabs(&self) -> u64 {
+        self.pools
+            .iter()
+            .map(|&id| u64::from(self.pool_ref(id).nslabs))
+            .sum()
     }
 
     /// Live transient pools, newest first.
@@ -553,16 +605,26 @@ impl IoTlbMem {
         (id.0, walked)
     }
 
-    /// Take an area's lock at `*t`: spin while it is held, pay the acquire
-    /// (remote if another core used it last). Returns the spin and when the
-    /// lock was taken.
+    /// Take an area's lock at `*t`: spin while it is held (a paravirtual
+    /// lock's waiter halts past its threshold and wakes `kick_wake` after
+    /// the release), pay the acquire (remote if another core used it
+    /// last). Returns the wait and when the lock was taken.
     fn lock_area(&mut self, t: &mut u64, cpu: u32, pool: u32, area: u32) -> (u64, u64) {
         let costs = self.costs;
         let lock = self.pool_ref(pool).areas[area as usize].lock;
         let mut spin = 0;
         if lock.held_from <= *t && lock.held_until > *t {
             spin = lock.held_until - *t;
-            *t = lock.held_until;
+            self.counters.lock_spin_max_ns = self.counters.lock_spin_max_ns.max(spin);
+            // A wait on this CPU's own hold is an interrupt held off by
+            // spin_lock_irqsave, not a waiter: it never halts.
+            if let Some(pv) = self.pv.filter(|_| lock.last_cpu != cpu) {
+                if spin > pv.spin_threshold {
+                    spin += pv.kick_wake;
+                    self.counters.pv_halts += 1;
+                }
+            }
+            *t += spin;
             self.counters.lock_spins += 1;
             self.counters.lock_spin_ns += spin;
         }
@@ -689,6 +751,10 @@ impl IoTlbMem {
             match self.visit(&mut t, cpu, pool, 0, &sreq, &mut out) {
                 Some(idx) => {
                     self.dev_pools.insert(0, pool);
+                    self.counters.transient_live_max = self
+                        .counters
+                        .transient_live_max
+                        .max(self.dev_pools.len() as u64);
                     out.transient = true;
                     found = Some((pool, idx));
                 }

@@ -211,6 +211,92 @@ fn contended_lock_spins_for_holders_remaining_time() {
     assert_eq!(c3.lock_spin_ns, 0);
 }
 
+/// CPU 0 maps at 1000 into a one-area pool, then CPU 1 reaches the lock
+/// 4 ns into CPU 0's hold: returns CPU 1's map and its native wait.
+fn contended_pair(pv: Option<PvSpinlock>) -> (MapOutcome, MapOutcome, u64, IoTlbMem) {
+    let c = costs();
+    let mut mem = IoTlbMem::new(cfg(512, 1, SearchOrder::AreaFirst, false), c);
+    if let Some(pv) = pv {
+        mem.set_pv_spinlock(pv);
+    }
+    let a = mem.map(1000, 0, MapRequest::new(0x10_0000, 2048));
+    let acquired = 1000 + c.map_call + c.area_visit + c.lock_acquire;
+    let released = acquired + c.used_check + c.per_slot_scan + c.per_slot_update + c.lock_release;
+    let now1 = acquired + 4 - c.map_call - c.area_visit;
+    let b = mem.map(now1, 1, MapRequest::new(0x20_0000, 2048));
+    (a, b, released - (acquired + 4), mem)
+}
+
+#[test]
+fn a_paravirtual_lock_costs_what_a_native_one_does_until_the_threshold() {
+    let (a0, b0, wait, _) = contended_pair(None);
+    assert!(wait > 0);
+    // Threshold at or above the wait: the waiter only spins, exactly as
+    // the native lock; the uncontended first map is the same too.
+    for threshold in [wait, wait + 1, 1_000_000] {
+        let pv = PvSpinlock {
+            spin_threshold: threshold,
+            kick_wake: 5000,
+        };
+        let (a, b, _, mem) = contended_pair(Some(pv));
+        assert_eq!((a, b), (a0, b0), "threshold {threshold}");
+        assert_eq!(mem.counters().pv_halts, 0);
+        assert_eq!(mem.counters().lock_spin_max_ns, wait);
+    }
+}
+
+#[test]
+fn a_paravirtual_waiter_past_the_threshold_halts_and_wakes_after_the_kick() {
+    let (_, b0, wait, _) = contended_pair(None);
+    let pv = PvSpinlock {
+        spin_threshold: wait - 1,
+        kick_wake: 5000,
+    };
+    let (_, b, _, mem) = contended_pair(Some(pv));
+    assert_eq!(b.lock_spin_ns, wait + 5000);
+    assert_eq!(b.done_at, b0.done_at + 5000);
+    assert_eq!(mem.counters().pv_halts, 1);
+    assert_eq!(mem.counters().lock_spin_max_ns, wait);
+    assert_eq!(mem.counters().lock_spin_ns, wait + 5000);
+}
+
+#[test]
+fn a_wait_on_the_same_cpus_hold_never_halts() {
+    // An interrupt on CPU 0 reaching the lock CPU 0 holds (the model books
+    // the thread's hold ahead of the interrupt) waits, but is no
+    // paravirtual waiter: the holder is its own CPU.
+    let c = costs();
+    let mut mem = IoTlbMem::new(cfg(512, 1, SearchOrder::AreaFirst, false), c);
+    mem.set_pv_spinlock(PvSpinlock {
+        spin_threshold: 0,
+        kick_wake: 5000,
+    });
+    mem.map(1000, 0, MapRequest::new(0x10_0000, 2048));
+    let acquired = 1000 + c.map_call + c.area_visit + c.lock_acquire;
+    let released = acquired + c.used_check + c.per_slot_scan + c.per_slot_update + c.lock_release;
+    let b = mem.map(
+        acquired + 4 - c.map_call - c.area_visit,
+        0,
+        MapRequest::new(0x20_0000, 2048),
+    );
+    assert_eq!(b.lock_spin_ns, released - (acquired + 4));
+    assert_eq!(mem.counters().pv_halts, 0);
+}
+
+#[test]
+fn io_tlb_nslabs_counts_added_pools_but_not_transient_ones() {
+    let mut mem = IoTlbMem::new(cfg(512, 4, SearchOrder::PoolFirst, true), costs());
+    assert_eq!(mem.io_tlb_nslabs(), 512);
+    // Fill the pool: the next map takes a transient pool.
+    fill_all(&mut mem);
+    let out = mem.map(0, 0, MapRequest::new(0x99_0000, 2048));
+    assert!(out.transient);
+    assert_eq!(mem.io_tlb_nslabs(), 512);
+    assert_eq!(mem.counters().transient_live_max, 1);
+    mem.add_pool();
+    assert_eq!(mem.io_tlb_nslabs(), 1024);
+}
+
 #[test]
 fn an_acquire_before_a_booked_hold_does_not_spin_on_it() {
     let c = costs();

@@ -143,7 +143,11 @@ impl BlockLayer {
         let (driver, mut dctx) = ctx.driver_call();
         driver.queue_rq(drq, &mut dctx);
         let ran_on = dctx.ran_on();
+        let stolen = dctx.stolen();
         ctx.driver_ran_on(ran_on);
+        if let (Some((cpu, from, len)), Some(dma)) = (stolen, ctx.dma.as_deref_mut()) {
+            dma.vcpu_preempted(cpu, from, len);
+        }
     }
 
     /// Seed 3's `dev_freq_work` fires at `now`: the disk's frequency

@@ -209,6 +209,12 @@ impl SwiotlbPath {
         }
     }
 
+    /// vCPU `cpu` lost its physical CPU from `from` for `len`: its area
+    /// lock holds in progress last that much longer.
+    pub fn vcpu_preempted(&mut self, cpu: u32, from: Ns, len: Ns) {
+        self.mem.preempt_holder(cpu, from, len);
+    }
+
     pub fn mem(&self) -> &IoTlbMem {
         &self.mem
     }
@@ -363,6 +369,7 @@ impl SwiotlbPath {
             "lock_spin_max_ns": c.lock_spin_max_ns,
             "pv_spinlock": self.mem.pv_spinlock().is_some(),
             "pv_halts": c.pv_halts,
+            "holder_preemptions": c.holder_preemptions,
             "pools_tried_per_map": per_map(c.pools_tried),
             "find_pool_calls": c.find_pool_calls,
             "pools_walked": c.pools_walked,

@@ -86,6 +86,8 @@ pub struct DriverCtx<'a, E> {
     /// The core the driver ran code on during this call, which the caller
     /// lets go idle again once the call returns.
     ran_on: Option<u32>,
+    /// A host thread preempted a vCPU in this call: (vCPU, from, for).
+    stolen: Option<(u32, Ns, Ns)>,
 }
 
 impl<'a, E> DriverCtx<'a, E> {
@@ -100,6 +102,7 @@ impl<'a, E> DriverCtx<'a, E> {
             wrap,
             host,
             ran_on: None,
+            stolen: None,
         }
     }
     /// Run `reference_ns` of the driver's kernel code (ns at the host's
@@ -146,6 +149,28 @@ impl<'a, E> DriverCtx<'a, E> {
             let c = &mut host.cpus[cpu as usize];
             c.busy_until = c.busy_until.max(until);
         }
+    }
+    /// A thread of the hypervisor preempts vCPU `cpu` from `from` until
+    /// `until` (the host scheduler's wake-up preemption): the vCPU's booked
+    /// work moves back by that time, work asked of an idle vCPU waits for
+    /// it, and the caller hears of it ([`Self::stolen`]) to stretch what
+    /// the vCPU held meanwhile (a preempted lock holder). Steal time, not
+    /// guest CPU time.
+    pub fn steal_core(&mut self, cpu: u32, from: Ns, until: Ns) {
+        let len = until.saturating_sub(from);
+        if let Some(host) = self.host.as_deref_mut() {
+            let c = &mut host.cpus[cpu as usize];
+            c.busy_until = if c.busy_until > from {
+                c.busy_until + len
+            } else {
+                until
+            };
+        }
+        self.stolen = Some((cpu, from, len));
+    }
+    /// The vCPU a host thread preempted in this call, when and for how long.
+    pub fn stolen(&self) -> Option<(u32, Ns, Ns)> {
+        self.stolen
     }
     /// The core [`Self::run_on_cpu`] used in this call, if any.
     pub fn ran_on(&self) -> Option<u32> {

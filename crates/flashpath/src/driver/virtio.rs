@@ -65,6 +65,10 @@ pub struct VirtioBlk {
     irq_inject: Ns,
     cpu: DriverCpuCosts,
     iothread: IoThreadCpu,
+    /// On a shared physical CPU the I/O thread preempts the vCPU when it
+    /// wakes (`device.iothread_wakeup = "preempts"`) or waits for the
+    /// vCPU's booked work (`"waits"`).
+    iothread_preempts: bool,
     /// The vCPU whose physical CPU the I/O thread last ran on (shared).
     on_vcpu: u32,
     kicks: u64,
@@ -94,6 +98,9 @@ impl VirtioBlk {
         let submit = p.ns("driver.queue_rq", COST)? + p.ns("driver.kick_vmexit", COST)?;
         let vcpus = p.count_u32("host.cpus", crate::host::config::HOST_CPUS)?;
         let iothread = Self::iothread_cpu(p, vcpus)?;
+        // Read with the placement keys, whose presence it shares.
+        let iothread_preempts = p.has("device.iothread_cpu")
+            && p.choice("device.iothread_wakeup", &["preempts", "waits"])? == "preempts";
         Ok(VirtioBlk {
             name: "vda".into(),
             queue_size,
@@ -110,6 +117,7 @@ impl VirtioBlk {
                 poll_iteration: 0,
             },
             iothread,
+            iothread_preempts,
             on_vcpu: match iothread {
                 IoThreadCpu::Pinned(v) => v,
                 _ => 0,
@@ -214,6 +222,18 @@ impl<E> Driver<E> for VirtioBlk {
         let cmd = Command::new(rq.ddir, rq.offset, rq.len);
         let served = match self.place(now, ctx) {
             None => self.host.submit(now, &cmd),
+            Some(v) if self.iothread_preempts => {
+                // The host scheduler's wake-up preemption (EEVDF,
+                // kernel/sched/fair.c check_preempt_wakeup_fair: a woken
+                // task with an earlier deadline preempts the running one):
+                // the thread starts when its earlier requests are done and
+                // the vCPU, and whatever it holds, waits meanwhile.
+                let start = now.max(self.host.free_at());
+                let served = self.host.submit(now, &cmd);
+                self.shared_ns[v as usize] += served.at - start;
+                ctx.steal_core(v, start, served.at);
+                served
+            }
             Some(v) => {
                 // One physical CPU: the request starts once the vCPU's
                 // booked work and the thread's earlier requests are done.

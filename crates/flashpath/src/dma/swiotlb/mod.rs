@@ -308,6 +308,9 @@ pub struct SwiotlbCounters {
     /// Waits that outlasted the paravirtual spin threshold: the waiter
     /// halted and was kicked ([`PvSpinlock`]); 0 on a native spinlock.
     pub pv_halts: u64,
+    /// Area locks whose holder's vCPU lost its physical CPU while holding
+    /// them ([`IoTlbMem::preempt_holder`]).
+    pub holder_preemptions: u64,
     /// Distinct pools searched, summed over maps.
     pub pools_tried: u64,
     pub find_pool_calls: u64,
@@ -580,6 +583,33 @@ impl IoTlbMem {
         let nareas = limit_nareas(self.cfg.pool.nareas, nslabs).max(1);
         self.growth_pending = false;
         self.add_pool_with(nslabs, nareas)
+    }
+
+    /// The vCPU `cpu` lost its physical CPU to a host thread from `from`
+    /// for `len` (a preempted lock holder): a hold of `cpu`'s that is in
+    /// progress at `from` ends `len` later, and a waiter behind it spins
+    /// (or, on a paravirtual spinlock, halts) that much longer. Holds the
+    /// vCPU booked to start later are left where they are (an
+    /// approximation: its later work moves back on the core, not in the
+    /// locks already booked). Returns the holds extended.
+    pub fn preempt_holder(&mut self, cpu: u32, from: u64, len: u64) -> u64 {
+        let mut extended = 0;
+        for i in 0..self.pools.len() + self.dev_pools.len() {
+            let id = if i < self.pools.len() {
+                self.pools[i]
+            } else {
+                self.dev_pools[i - self.pools.len()]
+            };
+            for area in self.pool_mut(id).areas.iter_mut() {
+                let l = &mut area.lock;
+                if l.last_cpu == cpu && l.held_from <= from && l.held_until > from {
+                    l.held_until += len;
+                    extended += 1;
+                }
+            }
+        }
+        self.counters.holder_preemptions += extended;
+        extended
     }
 
     /// `swiotlb_find_pool`: walk `mem->pools`, then the device's transient

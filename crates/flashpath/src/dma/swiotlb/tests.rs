@@ -613,3 +613,39 @@ fn bounce_ns_from_bandwidth() {
     bad.memcpy_bytes_per_ns = 0.0;
     assert!(bad.validate().is_err());
 }
+
+#[test]
+fn a_preempted_holder_makes_its_waiter_wait_the_preemption_too() {
+    // CPU 0 holds the one area's lock; its vCPU loses its physical CPU
+    // for 50 us from 2 ns into the hold. CPU 1, arriving during the hold,
+    // waits the rest of the hold plus the 50 us; on a paravirtual lock
+    // with a 10 us threshold it halts and pays the kick too.
+    let c = costs();
+    let acquired = 1000 + c.map_call + c.area_visit + c.lock_acquire;
+    let released = acquired + c.used_check + c.per_slot_scan + c.per_slot_update + c.lock_release;
+    let steal = 50_000;
+    for pv in [
+        None,
+        Some(PvSpinlock {
+            spin_threshold: 10_000,
+            kick_wake: 5000,
+        }),
+    ] {
+        let mut mem = IoTlbMem::new(cfg(512, 1, SearchOrder::AreaFirst, false), c);
+        if let Some(pv) = pv {
+            mem.set_pv_spinlock(pv);
+        }
+        mem.map(1000, 0, MapRequest::new(0x10_0000, 2048));
+        // Another CPU's preemption or one outside the hold changes nothing.
+        assert_eq!(mem.preempt_holder(1, acquired + 2, steal), 0);
+        assert_eq!(mem.preempt_holder(0, released, steal), 0);
+        assert_eq!(mem.preempt_holder(0, acquired + 2, steal), 1);
+        let now1 = acquired + 4 - c.map_call - c.area_visit;
+        let b = mem.map(now1, 1, MapRequest::new(0x20_0000, 2048));
+        let wait = released + steal - (acquired + 4);
+        let kick = pv.map_or(0, |p| p.kick_wake);
+        assert_eq!(b.lock_spin_ns, wait + kick, "{pv:?}");
+        assert_eq!(mem.counters().holder_preemptions, 1);
+        assert_eq!(mem.counters().pv_halts, u64::from(pv.is_some()));
+    }
+}

@@ -8,7 +8,7 @@
 use crate::block::QueueSettings;
 use crate::driver::Driver;
 use crate::error::{InputError, Result};
-use crate::host::config::{host_facts, HostCpus, HOST_MEMORY};
+use crate::host::config::{host_facts, BackgroundWakeups, HostCpus, HOST_MEMORY};
 use crate::host::cpu::{Cpu, HostCosts};
 use crate::host::idle::IdleConfig;
 use crate::host::sched::WakePlacement;
@@ -23,6 +23,7 @@ pub struct Model {
     pub cpus: Vec<Cpu>,
     pub irq_cpu: IrqCpu,
     pub wake_placement: WakePlacement,
+    pub background: Option<BackgroundWakeups>,
     pub idle: IdleConfig,
     pub costs: HostCosts,
     pub settings: QueueSettings,
@@ -43,6 +44,7 @@ pub fn build_model(profile: &Profile) -> Result<Model> {
     host_facts(profile)?;
     let HostCpus { cpus, irq_cpu } = HostCpus::from_profile(profile)?;
     let wake_placement = WakePlacement::from_profile(profile)?;
+    let background = BackgroundWakeups::from_profile(profile)?;
     let idle = IdleConfig::from_profile(profile)?;
     let costs = HostCosts::from_profile(profile)?;
     let settings = QueueSettings::from_profile(profile)?;
@@ -63,6 +65,7 @@ pub fn build_model(profile: &Profile) -> Result<Model> {
         cpus,
         irq_cpu,
         wake_placement,
+        background,
         idle,
         costs,
         settings,
@@ -172,6 +175,7 @@ impl Model {
             costs: self.costs,
             irq_cpu: self.irq_cpu,
             wake_placement: self.wake_placement,
+            background: self.background,
             settings: self.settings,
             driver: self.driver,
             dma: self.dma,

@@ -375,3 +375,51 @@ fn clock_scaling_work_runs_on_its_cpu_once_per_idle_to_busy_request() {
         (none.mean, none.min, none.max)
     );
 }
+
+#[test]
+fn background_wakeups_are_a_poisson_process_on_their_cpus() {
+    // Two 2 s jobs 4 s apart: the run lasts ~6 s. At 200/s on CPU 1 (off
+    // the I/O path) the count is Poisson with mean ~1200: within 5 sigma
+    // (~175), the same with the same seed, and no read changes.
+    let p = job("10ms", 2, 2);
+    let v = VariantProfile::with(
+        "[host.background_wakeups]\ncpus = { value = 2, unit = \"count\", source = \"test\" }\n\
+         rate = { value = 200, unit = \"Hz\", source = \"test\" }\n\
+         cost = { value = 5, unit = \"us\", source = \"test\" }\n",
+    );
+    let sets = [
+        "block.dev_freq_timeout_ms=30",
+        "host.background_wakeups.rate=0.001Hz",
+    ];
+    let quiet = run_on(v.device(), &p, &sets);
+    let a = run_on(v.device(), &p, &["block.dev_freq_timeout_ms=30"]);
+    let b = run_on(v.device(), &p, &["block.dev_freq_timeout_ms=30"]);
+    let n = a.counters["background_wakeups"].as_u64().unwrap();
+    assert_eq!(n, b.counters["background_wakeups"].as_u64().unwrap());
+    let end_s = 6.0;
+    let mean = 200.0 * end_s;
+    assert!(
+        (n as f64 - mean).abs() < 5.0 * mean.sqrt() + 20.0,
+        "{n} vs {mean}"
+    );
+    // Nothing else wakes CPU 1; a wake-up that comes while CPU 1 is still
+    // leaving power collapse (750 us) for the previous one finds it awake:
+    // at 200/s that is 1 - exp(-200 x 755 us) = 14% of them at most.
+    let wakes = a.counters["cpus"][1]["wakeups_from_idle"].as_u64().unwrap();
+    assert!(
+        wakes <= n && wakes as f64 >= 0.8 * n as f64,
+        "CPU 1 woken {wakes} times for {n} wake-ups"
+    );
+    assert_eq!((a.mean, a.min, a.max), (quiet.mean, quiet.min, quiet.max));
+    // A mask that names no CPU of the host is refused.
+    let bad = VariantProfile::with(
+        "[host.background_wakeups]\ncpus = { value = 256, unit = \"count\", source = \"test\" }\n\
+         rate = { value = 200, unit = \"Hz\", source = \"test\" }\n\
+         cost = { value = 5, unit = \"us\", source = \"test\" }\n",
+    );
+    let e = run_file(&p.0, bad.device(), &[], 1)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("names no CPU"), "{e}");
+}

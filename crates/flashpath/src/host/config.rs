@@ -116,6 +116,70 @@ fn irq_affinity(p: &Profile, ncpus: u32) -> Result<u64> {
     Ok(v)
 }
 
+/// `host.background_wakeups.*`: wake-ups of some CPUs that the simulated
+/// jobs do not cause (other devices' interrupts, other tasks' timers,
+/// IPIs), as a Poisson process per CPU. Absent: none (the simulated jobs
+/// are all the machine does). A phone's or a server's background rate is
+/// a property of that machine that no seed publishes: a profile parameter
+/// to study the sensitivity of an idle-state result to it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BackgroundWakeups {
+    /// CPUs woken (bit c = CPU c).
+    pub mask: u64,
+    /// Mean wake-ups per second on each of them.
+    pub rate_hz: f64,
+    /// The handler each runs (reference-ns): interrupt entry, a handler,
+    /// exit.
+    pub cost: crate::sim::Ns,
+}
+
+impl BackgroundWakeups {
+    pub fn from_profile(p: &Profile) -> Result<Option<BackgroundWakeups>> {
+        const RATE: &str = "host.background_wakeups.rate";
+        if !p.has(RATE) {
+            return Ok(None);
+        }
+        let ncpus = p.count_u32("host.cpus", HOST_CPUS)?;
+        let key = "host.background_wakeups.cpus";
+        let mask = p.count(
+            key,
+            range(
+                1.0,
+                u64::MAX as f64,
+                "a CPU mask of at most 64 CPUs, not empty (bit c = CPU c)",
+            ),
+        )?;
+        let online = if ncpus >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << ncpus) - 1
+        };
+        if mask & online == 0 {
+            return Err(InputError::new(
+                p.file_of(key),
+                None,
+                format!("{key} = {mask:#x} names no CPU of the host's {ncpus}"),
+            ));
+        }
+        Ok(Some(BackgroundWakeups {
+            mask: mask & online,
+            rate_hz: p.hz(
+                RATE,
+                range(
+                    1e-3,
+                    1e6,
+                    "background wake-ups per second per CPU: from one in 1000 s to 10^6 \
+                     (one per microsecond)",
+                ),
+            )?,
+            cost: p.ns(
+                "host.background_wakeups.cost",
+                range(0.0, 1e7, "a handler's time: up to 10 ms"),
+            )?,
+        }))
+    }
+}
+
 impl WakePlacement {
     /// `host.wake_placement`: where a thread woken by a completion interrupt
     /// runs. A host without the key keeps every thread on its CPU.

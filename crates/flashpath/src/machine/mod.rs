@@ -26,6 +26,7 @@ use crate::block::{BlockEvent, BlockLayer, QueueSettings};
 pub use crate::block::{Breakdown, IrqCpu};
 use crate::dma::bounce::SwiotlbPath;
 use crate::driver::{DeviceSignal, Driver, DriverCtx};
+use crate::host::config::BackgroundWakeups;
 use crate::host::cpu::{Cpu, HostCosts};
 use crate::host::idle::IdleConfig;
 use crate::host::sched::WakePlacement;
@@ -33,6 +34,7 @@ use crate::host::task::{Host, Task};
 use crate::mm::thp::ThpMode;
 use crate::report::{DiskUtil, JobResult};
 use crate::sim::queue::EventQueue;
+use crate::sim::rng::RngStream;
 use crate::sim::Ns;
 use crate::workload::fio::thread::PREALLOC_DEPTH;
 pub use crate::workload::fio::ThreadPlan;
@@ -53,6 +55,8 @@ pub enum Ev {
     Flush,
     /// The periodic writeback timer (expired dirty data).
     FlushTimer,
+    /// A background wake-up of a CPU (`host.background_wakeups`).
+    Background(u32),
     /// The block layer's own work (dispatch, issue, dev_freq_work).
     Block(BlockEvent),
     Device(DeviceSignal),
@@ -116,6 +120,8 @@ pub struct Machine {
     pub submitted_ios: u64,
     /// The page cache, when a job does buffered I/O.
     cache: Option<CacheState>,
+    /// Background wake-ups, their random intervals, and how many ran.
+    background: Option<(BackgroundWakeups, RngStream, u64)>,
 }
 
 pub struct MachineParts {
@@ -126,6 +132,8 @@ pub struct MachineParts {
     pub irq_cpu: IrqCpu,
     /// Where a thread woken by a completion runs (`host.wake_placement`).
     pub wake_placement: WakePlacement,
+    /// Wake-ups the jobs do not cause (`host.background_wakeups`).
+    pub background: Option<BackgroundWakeups>,
     pub settings: QueueSettings,
     pub driver: Box<dyn Driver<Ev>>,
     pub dma: Option<SwiotlbPath>,
@@ -209,7 +217,33 @@ impl Machine {
             completed_ios: 0,
             submitted_ios: 0,
             cache,
+            background: parts
+                .background
+                .map(|b| (b, RngStream::new(seed, "host.background_wakeups"), 0)),
         }
+    }
+
+    /// The next background wake-up of `cpu` after `now`.
+    fn schedule_background(&mut self, cpu: u32, now: Ns) {
+        if let Some((b, rng, _)) = self.background.as_mut() {
+            let gap = rng.exponential(1e9 / b.rate_hz).round().max(1.0) as Ns;
+            self.queue.schedule(now + gap, Ev::Background(cpu));
+        }
+    }
+
+    /// A background wake-up reaches `cpu` at `now`: an idle core leaves
+    /// its state (paying what that costs, which its governor sees), runs
+    /// the handler (preempting whatever runs there) and may idle again.
+    fn background_wake(&mut self, cpu: u32, now: Ns) {
+        let Some((b, _, n)) = self.background.as_mut() else {
+            return;
+        };
+        *n += 1;
+        let cost = b.cost;
+        let exit = self.host.wake_cpu(cpu, now);
+        let end = self.host.cpus[cpu as usize].run_irq(now + exit, cost);
+        self.cpu_idle(cpu, end);
+        self.schedule_background(cpu, now);
     }
 
     /// Call the driver with its context; a core it ran code on goes idle
@@ -233,13 +267,18 @@ impl Machine {
         for c in 0..self.host.ncpus() {
             self.host.cpu_idle(c, 0, &*self.driver);
         }
+        if let Some(mask) = self.background.as_ref().map(|(b, _, _)| b.mask) {
+            for c in (0..self.host.ncpus().min(64)).filter(|c| mask & (1u64 << c) != 0) {
+                self.schedule_background(c, 0);
+            }
+        }
         self.start_wave(0, 0);
         self.driver_call(|driver, ctx| driver.start(ctx));
         while let Some((now, ev)) = self.queue.pop() {
             // Periodic device work (devfreq) does not keep a finished run
             // alive; the PM QoS work ends by itself (the request drops).
             let finished = self.threads_done == self.threads.len() && self.block.rqs.is_empty();
-            if finished && matches!(ev, Ev::Device(DeviceSignal::Driver(_))) {
+            if finished && matches!(ev, Ev::Device(DeviceSignal::Driver(_)) | Ev::Background(_)) {
                 continue;
             }
             match ev {
@@ -249,6 +288,7 @@ impl Machine {
                 Ev::HybridWake(t) => self.hybrid_wake(t, now),
                 Ev::Flush => self.flush_work(now),
                 Ev::FlushTimer => self.flush_timer(now),
+                Ev::Background(c) => self.background_wake(c, now),
                 Ev::Block(BlockEvent::Dispatch(rq)) => self.block.dispatch(rq, now, blk_ctx!(self)),
                 Ev::Block(BlockEvent::Issue(rq)) => {
                     self.block.issue_to_driver(rq, now, blk_ctx!(self))
@@ -327,6 +367,9 @@ impl Machine {
             "jobs": lateness,
             "events": self.queue.events_popped(),
         });
+        if let Some((_, _, n)) = &self.background {
+            extra["background_wakeups"] = serde_json::json!(n);
+        }
         if let Some(qos) = self.block.dev_freq_qos.counters() {
             extra["dev_freq_qos"] = qos;
         }

@@ -88,11 +88,10 @@ impl HostCpus {
     }
 }
 
-/// `host.irq_affinity`: the CPU mask (bit c = CPU c, as a device tree or
-/// `/proc/irq/N/smp_affinity` writes it) a 1-of-N interrupt may reach;
-/// 1-of-N routing is a GICv3 feature of at most 64 CPUs here.
-fn irq_affinity(p: &Profile, ncpus: u32) -> Result<u64> {
-    let key = "host.irq_affinity";
+/// A CPU mask key (bit c = CPU c, as a device tree or
+/// `/proc/irq/N/smp_affinity` writes it) of at most 64 CPUs, restricted to
+/// the host's `ncpus`; a mask naming none of them is refused by name.
+fn cpu_mask(p: &Profile, key: &str, ncpus: u32) -> Result<u64> {
     let v = p.count(
         key,
         range(
@@ -113,7 +112,13 @@ fn irq_affinity(p: &Profile, ncpus: u32) -> Result<u64> {
             format!("{key} = {v:#x} names no CPU of the host's {ncpus}"),
         ));
     }
-    Ok(v)
+    Ok(v & online)
+}
+
+/// `host.irq_affinity`: the CPUs a 1-of-N interrupt may reach; 1-of-N
+/// routing is a GICv3 feature of at most 64 CPUs here.
+fn irq_affinity(p: &Profile, ncpus: u32) -> Result<u64> {
+    cpu_mask(p, "host.irq_affinity", ncpus)
 }
 
 /// `host.background_wakeups.*`: wake-ups of some CPUs that the simulated
@@ -140,29 +145,9 @@ impl BackgroundWakeups {
             return Ok(None);
         }
         let ncpus = p.count_u32("host.cpus", HOST_CPUS)?;
-        let key = "host.background_wakeups.cpus";
-        let mask = p.count(
-            key,
-            range(
-                1.0,
-                u64::MAX as f64,
-                "a CPU mask of at most 64 CPUs, not empty (bit c = CPU c)",
-            ),
-        )?;
-        let online = if ncpus >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << ncpus) - 1
-        };
-        if mask & online == 0 {
-            return Err(InputError::new(
-                p.file_of(key),
-                None,
-                format!("{key} = {mask:#x} names no CPU of the host's {ncpus}"),
-            ));
-        }
+        let mask = cpu_mask(p, "host.background_wakeups.cpus", ncpus)?;
         Ok(Some(BackgroundWakeups {
-            mask: mask & online,
+            mask,
             rate_hz: p.hz(
                 RATE,
                 range(

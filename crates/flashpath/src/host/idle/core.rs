@@ -462,29 +462,32 @@ mod tests {
         assert_eq!(c.exit(200_000_000, false, 0), 750_000);
     }
 
+    /// A PSCI core with a 3 us idle path, after long idle periods, going
+    /// idle from a task at `PATH_TEST_AT`: the core and the state chosen.
+    fn entering_from_task(nohz: bool) -> (CoreIdle, usize) {
+        let mut c = psci_core(nohz);
+        c.entry_path_ns = 3_000;
+        after_long_idles(&mut c, None);
+        c.cancel();
+        let idx = c.enter_from_task(PATH_TEST_AT, None, 0, None);
+        (c, idx)
+    }
+    const PATH_TEST_AT: Ns = 8 * 21_000_000;
+
     #[test]
     fn a_wake_before_the_state_is_reached_pays_the_rest_of_the_way_in() {
         // Power collapse, entry 550 us, exit 750 us, after an idle path of
         // 3 us: a wake-up 1 us in waits 2 us (path) + 550 us (entry); one
         // 400 us in waits the 153 us left of the entry; one past 553 us
         // pays the 750 us exit. None pays both.
+        let at = PATH_TEST_AT;
         for (woken_after, paid) in [(1_000, 552_000), (400_000, 153_000), (553_000, 750_000)] {
-            let mut c = psci_core(true);
-            c.entry_path_ns = 3_000;
-            after_long_idles(&mut c, None);
-            let at = 8 * 21_000_000;
-            c.cancel();
-            let idx = c.enter_from_task(at, None, 0, None);
+            let (mut c, idx) = entering_from_task(true);
             assert_eq!(c.states()[idx].name, "silver-rail-power-collapse");
             assert_eq!(c.exit(at + woken_after, false, 0), paid, "{woken_after}");
         }
         // WFI has no entry of its own: only the path is waited for.
-        let mut c = psci_core(false);
-        c.entry_path_ns = 3_000;
-        after_long_idles(&mut c, None);
-        let at = 8 * 21_000_000;
-        c.cancel();
-        let idx = c.enter_from_task(at, None, 0, None);
+        let (mut c, idx) = entering_from_task(false);
         assert_eq!(c.states()[idx].name, "WFI");
         assert_eq!(c.exit(at + 1_000, false, 0), 2_000);
         assert_eq!(c.exit(at + 1_000, false, 0), 0, "not idle any more");

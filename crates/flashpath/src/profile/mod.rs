@@ -714,7 +714,28 @@ fn parse_override_value(
             _ => Err("expected true/false or 1/0".into()),
         },
         Value::Str(_) => Ok(Value::Str(raw.to_string())),
-        Value::List(_) => Err("list parameters cannot be set from the command line yet".into()),
+        Value::List(items) => {
+            // `[a, b, c]` or `a,b,c`: each element as a number of the
+            // list's unit (suffixes allowed), of the kind the list holds.
+            let inner = raw.strip_prefix('[').and_then(|r| r.strip_suffix(']'));
+            let inner = inner.unwrap_or(raw).trim();
+            if inner.is_empty() {
+                return Ok(Value::List(Vec::new()));
+            }
+            let like = match items.first() {
+                Some(Value::Int(_)) => Value::Int(0),
+                _ => Value::Float(0.0),
+            };
+            inner
+                .split(',')
+                .enumerate()
+                .map(|(i, e)| {
+                    parse_override_value(e.trim(), &like, unit)
+                        .map_err(|m| format!("list element {}: {m}", i + 1))
+                })
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map(Value::List)
+        }
         Value::Int(_) | Value::Float(_) => {
             let split = raw
                 .find(|c: char| {
@@ -722,6 +743,9 @@ fn parse_override_value(
                 })
                 .unwrap_or(raw.len());
             let (num, suffix) = raw.split_at(split);
+            if num.is_empty() {
+                return Err(format!("{} is not a number", quote(raw)));
+            }
             // A plain integer stays exact (f64 would round past 2^53).
             if suffix.is_empty() && matches!(current, Value::Int(_)) {
                 if let Ok(i) = num.parse::<i64>() {
@@ -852,6 +876,33 @@ hw_queue_depth = { value = 64, unit = "count", source = "null_blk default" }
         p.apply_override("device.hw_queue_depth=1e30").unwrap();
         assert_eq!(p.params["device.hw_queue_depth"].value, Value::Float(1e30));
         assert!(p.count("device.hw_queue_depth", DEPTH).is_err());
+    }
+
+    #[test]
+    fn a_list_override_reads_each_element_in_the_lists_unit() {
+        let text = "[profile]\nname = \"t\"\n[host.idle.psci]\n\
+                    exit = { value = [750, 1300], unit = \"us\", source = \"dt\" }\n";
+        let mut p = from_text(text).unwrap();
+        p.apply_override("host.idle.psci.exit=[700, 1.2ms]")
+            .unwrap();
+        let v = p.list("host.idle.psci.exit", "time", ANY, 8).unwrap();
+        assert_eq!(v, vec![700_000.0, 1_200_000.0]);
+        p.apply_override("host.idle.psci.exit=1,2,3").unwrap();
+        assert_eq!(
+            p.list("host.idle.psci.exit", "time", ANY, 8).unwrap().len(),
+            3
+        );
+        // The consumer's own limits still apply (here: at most 2).
+        assert!(p.list("host.idle.psci.exit", "time", ANY, 2).is_err());
+        let e = p.apply_override("host.idle.psci.exit=[1, x]").unwrap_err();
+        assert!(
+            e.message.contains("list element 2") && e.message.contains("not a number"),
+            "{e}"
+        );
+        let e = p
+            .apply_override("host.idle.psci.exit=[1, 4KiB]")
+            .unwrap_err();
+        assert!(e.message.contains("not a time"), "{e}");
     }
 
     #[test]

@@ -476,7 +476,8 @@ mod tests {
 
     #[test]
     fn a_wake_before_the_state_is_reached_pays_the_rest_of_the_way_in() {
-        // Power collapse, entry 550 us, exit 750 us, after an idle path of
+        // psci_core's state (sm8650.dtsi silver-rail-power-collapse:
+        // entry-latency-us 550, exit-latency-us 750), after an idle path of
         // 3 us: a wake-up 1 us in waits 2 us (path) + 550 us (entry); one
         // 400 us in waits the 153 us left of the entry; one past 553 us
         // pays the 750 us exit. None pays both.
@@ -506,7 +507,8 @@ mod tests {
         c.cancel();
         let idx = c.enter_limited(at, None, 0, None);
         assert!(c.states()[idx].power_down);
-        // Entering (550 us): still awake to the interrupt controller.
+        // Entering (the DT entry-latency-us, 550): still awake to the
+        // interrupt controller.
         assert!(!c.powered_down(at + 549_000, 0));
         assert!(c.powered_down(at + 550_000, 0));
         c.exit(at + 600_000, false, 0);

@@ -85,33 +85,14 @@ pub fn load_iologs(jobs: &JobFile, dir: &Path) -> Result<JobFile> {
         )?;
         // fio reports the log's directions and raises max_bs to its
         // largest I/O per direction (iolog.c read_iolog).
-        let has = |d: Ddir| log.entries.iter().any(|e| e.unit.ddir == d);
-        spec.rw = match (has(Ddir::Read), has(Ddir::Write), has(Ddir::Trim)) {
-            (true, true, _) => RwKind::ReadWrite,
-            (false, true, true) => RwKind::TrimWrite,
-            (false, true, false) => RwKind::Write,
-            (false, false, true) => RwKind::Trim,
-            _ => RwKind::Read,
-        };
-        for d in Ddir::ALL {
-            let largest = log
-                .entries
-                .iter()
-                .filter(|e| e.unit.ddir == d)
-                .map(|e| u64::from(e.unit.len))
-                .max();
-            let (min, max) = match &spec.bs[d.index()] {
-                BlockSize::Fixed(b) => (*b, *b),
-                BlockSize::Range { min, max } => (*min, *max),
-                BlockSize::Split(v) => (
-                    v.iter().map(|x| x.0).min().unwrap_or(4096),
-                    v.iter().map(|x| x.0).max().unwrap_or(4096),
-                ),
-            };
-            if let Some(l) = largest.filter(|l| *l > max) {
-                spec.bs[d.index()] = BlockSize::Range { min, max: l };
-            }
+        let mut ios = [0u64; 3];
+        let mut largest = [0u64; 3];
+        for e in &log.entries {
+            let i = e.unit.ddir.index();
+            ios[i] += 1;
+            largest[i] = largest[i].max(u64::from(e.unit.len));
         }
+        fit_job_to_log(spec, ios, largest);
         spec.filename = Some(spec.replay_redirect.clone().unwrap_or(log.file.clone()));
         spec.size = Some(log.end);
         spec.offset = 0;
@@ -154,28 +135,7 @@ fn load_trace(
         }
         spec.iodepth = u32::try_from(t.max_depth).unwrap_or(u32::MAX);
     }
-    let has = |d: Ddir| t.ios[d.index()] > 0;
-    spec.rw = match (has(Ddir::Read), has(Ddir::Write), has(Ddir::Trim)) {
-        (true, true, _) => RwKind::ReadWrite,
-        (false, true, true) => RwKind::TrimWrite,
-        (false, true, false) => RwKind::Write,
-        (false, false, true) => RwKind::Trim,
-        _ => RwKind::Read,
-    };
-    for d in Ddir::ALL {
-        let largest = t.largest[d.index()];
-        let (min, max) = match &spec.bs[d.index()] {
-            BlockSize::Fixed(b) => (*b, *b),
-            BlockSize::Range { min, max } => (*min, *max),
-            BlockSize::Split(v) => (
-                v.iter().map(|x| x.0).min().unwrap_or(4096),
-                v.iter().map(|x| x.0).max().unwrap_or(4096),
-            ),
-        };
-        if largest > max {
-            spec.bs[d.index()] = BlockSize::Range { min, max: largest };
-        }
-    }
+    fit_job_to_log(spec, t.ios, t.largest);
     // A raw device name: the job's region is the whole device.
     spec.filename = Some(
         spec.replay_redirect
@@ -200,4 +160,32 @@ pub fn check_iologs_within(jobs: &JobFile, dir: &Path, capacity: u64) -> Result<
         }
     }
     Ok(())
+}
+
+/// A log or trace decides the job's directions (`rw`) from the I/Os it
+/// holds per direction, and raises each direction's largest block size to
+/// the log's largest I/O, as fio's iolog.c `read_iolog` does.
+fn fit_job_to_log(spec: &mut crate::workload::fio::JobSpec, ios: [u64; 3], largest: [u64; 3]) {
+    let has = |d: Ddir| ios[d.index()] > 0;
+    spec.rw = match (has(Ddir::Read), has(Ddir::Write), has(Ddir::Trim)) {
+        (true, true, _) => RwKind::ReadWrite,
+        (false, true, true) => RwKind::TrimWrite,
+        (false, true, false) => RwKind::Write,
+        (false, false, true) => RwKind::Trim,
+        _ => RwKind::Read,
+    };
+    for d in Ddir::ALL {
+        let largest = largest[d.index()];
+        let (min, max) = match &spec.bs[d.index()] {
+            BlockSize::Fixed(b) => (*b, *b),
+            BlockSize::Range { min, max } => (*min, *max),
+            BlockSize::Split(v) => (
+                v.iter().map(|x| x.0).min().unwrap_or(4096),
+                v.iter().map(|x| x.0).max().unwrap_or(4096),
+            ),
+        };
+        if largest > max {
+            spec.bs[d.index()] = BlockSize::Range { min, max: largest };
+        }
+    }
 }

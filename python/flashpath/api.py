@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flashpath import _core
+from flashpath._core import FlashpathError
 
 
 @dataclass
@@ -145,6 +146,52 @@ def _log_frame(text: str) -> Any:
     return pd.DataFrame(samples, columns=columns)
 
 
+class ArgumentError(FlashpathError):
+    """A Python call with an argument of the wrong type or out of range:
+    the message names the argument, as the command line names its option."""
+
+
+# Seeds are 64-bit, as the core's (and `--seed` on the command line).
+SEED_MAX = 2**64 - 1
+
+
+def _path_or_text(value: Any, what: str) -> str:
+    if isinstance(value, bytes | bytearray):
+        raise ArgumentError(
+            f"{what}: a path or the text itself as str, not bytes (decode it first: "
+            f"{what}.decode())"
+        )
+    if not isinstance(value, str | os.PathLike):
+        raise ArgumentError(f"{what}: a path or text, not {type(value).__name__}")
+    text = os.fspath(value)
+    if not isinstance(text, str):
+        raise ArgumentError(f"{what}: a path as str, not {type(text).__name__}")
+    if not text:
+        raise ArgumentError(f"{what}: an empty path")
+    return text
+
+
+def check_run_arguments(
+    job: Any, device: Any, overrides: Any, seed: Any, output_format: Any
+) -> tuple[str, list[str]]:
+    """The checks `flashpath run` gets from its command line, for `run`:
+    the job (path or text) and the overrides as the core takes them."""
+    job_str = _path_or_text(job, "job")
+    if not isinstance(device, str) or not device:
+        raise ArgumentError(f"device: a profile name or .toml path, not {device!r}"[:200])
+    if isinstance(overrides, dict):
+        overrides = [f"{k}={v}" for k, v in overrides.items()]
+    if isinstance(overrides, str | bytes) or not all(isinstance(o, str) for o in overrides):
+        raise ArgumentError(
+            "overrides: a list of 'key=value' strings or a mapping of keys to values"
+        )
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= SEED_MAX:
+        raise ArgumentError(f"seed: an integer from 0 to 2^64 - 1, not {seed!r}"[:200])
+    if not isinstance(output_format, str):
+        raise ArgumentError(f"output_format: text such as 'json', not {output_format!r}"[:200])
+    return job_str, list(overrides)
+
+
 def run(
     job: str | os.PathLike[str],
     device: str,
@@ -158,9 +205,7 @@ def run(
     a newline. ``overrides`` are ``key=value`` strings or a mapping, as
     ``--set`` takes them.
     """
-    if isinstance(overrides, dict):
-        overrides = [f"{k}={v}" for k, v in overrides.items()]
-    job_str = os.fspath(job)
+    job_str, overrides = check_run_arguments(job, device, overrides, seed, output_format)
     if "\n" in job_str:
         # Job text: messages name it `<job text>` and its line; relative
         # includes and iologs are looked for in the current directory.
@@ -202,7 +247,7 @@ def sweep(
     from flashpath.sweep_run import run_sweep
     from flashpath.sweep_spec import load_spec, parse_spec
 
-    text = os.fspath(spec)
+    text = _path_or_text(spec, "spec")
     parsed = parse_spec(text, "<sweep spec>", Path.cwd()) if "\n" in text else load_spec(text)
     outcome = run_sweep(
         parsed,

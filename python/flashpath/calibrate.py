@@ -9,6 +9,9 @@ job by job.
 
 from __future__ import annotations
 
+import math
+import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -106,21 +109,73 @@ Jobs (each {runtime} s):
 """
 
 
-def write_plan(out: Path, filename: str, checks: bool = False) -> list[Path]:
+def scratch_file_problem(filename: str) -> str | None:
+    """Why `filename` cannot be the plan's scratch file, or None. The jobs
+    WRITE it and fio reads it from a job line: never a device (a block or
+    character device, or a name under /dev), a folder, a FIFO or an empty
+    name; nothing a job line cuts or expands (';', '#', '$', a newline,
+    which would start a new line of every job); no ':', which fio's
+    filename= reads as a list of files (fio's HOWTO, filename)."""
+    import stat
+
+    from flashpath._jobtext import job_value_problem
+
+    if not filename.strip():
+        return "an empty file name"
+    problem = job_value_problem(filename)
+    if problem:
+        return problem
+    if filename != filename.lstrip():
+        return "it starts with blanks, which a fio job line drops"
+    if ":" in filename:
+        return "it holds ':', which fio's filename= reads as a separator of several files"
+    resolved = os.path.realpath(filename)
+    if resolved == "/dev" or resolved.startswith("/dev/"):
+        return "it names a device (under /dev): the jobs write it"
+    try:
+        mode = os.stat(filename).st_mode
+    except OSError:
+        return None
+    if stat.S_ISBLK(mode) or stat.S_ISCHR(mode):
+        return "it is a device: the jobs write it"
+    if stat.S_ISDIR(mode):
+        return "it is a folder, not a file"
+    if not stat.S_ISREG(mode):
+        return "it is not a regular file (a FIFO or socket)"
+    return None
+
+
+def plan_files(checks: bool = False) -> list[str]:
+    """The names `write_plan` writes into its folder."""
+    return [f"{j.name}.fio" for j in PLAN + (CHECKS if checks else ())] + ["README.md"]
+
+
+def write_plan(out: Path, filename: str, checks: bool = False, force: bool = False) -> list[Path]:
     """Write the plan's job files (and the check jobs if asked) and a README
-    into `out`; returns the files written."""
+    into `out`; returns the files written. A bad scratch file is a
+    CalibrateError; a folder that already holds any of the files is
+    refused unless `force` (outputs.OutputError)."""
+    import shlex
+
+    from flashpath import outputs
+    from flashpath._messages import shown
+
+    problem = scratch_file_problem(filename)
+    if problem:
+        raise CalibrateError(f"--file {shown(filename)}: {problem}")
+    scratch = [outputs.Named(filename, "the scratch file (--file)")]
+    outputs.check_folder(out, plan_files(checks), "--out", force, scratch)
     out.mkdir(parents=True, exist_ok=True)
     jobs = PLAN + (CHECKS if checks else ())
     written = []
     for job in jobs:
         path = out / f"{job.name}.fio"
-        path.write_text(job_text(job, filename), encoding="utf-8")
+        outputs.write_text(path, job_text(job, filename), "--out")
         written.append(path)
     listing = "\n".join(f"- {j.name}.fio: {j.why}" for j in jobs)
     readme = out / "README.md"
-    readme.write_text(
-        README.format(filename=filename, runtime=RUNTIME_S, jobs=listing), encoding="utf-8"
-    )
+    text = README.format(filename=shlex.quote(filename), runtime=RUNTIME_S, jobs=listing)
+    outputs.write_text(readme, text, "--out")
     written.append(readme)
     return written
 
@@ -166,7 +221,45 @@ _NEEDED = ("iops", "total_ios", "lat_ns", "clat_ns")
 DIRECTIONS = ("read", "write")
 
 
+# fio keeps I/O counts and nanosecond latencies in 64-bit unsigned
+# integers (stat.h: uint64_t total_io_u, struct io_stat's u64 min/max and
+# double mean of u64 samples), so no figure of a real run reaches 2^64.
+U64_LIMIT = 2.0**64
+
+
+def _number(file: str, job: str, field: str, v: object, integer: bool = False) -> float:
+    """A figure of a run file: a JSON number (not a boolean or text),
+    finite, not negative, below 2^64 (an integer when `integer`); anything
+    else is a CalibrateError naming the file, the job and the field."""
+    at = f"{file}: job {job!r}: {field}"
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        raise CalibrateError(f"{at}: {_brief(v)} is not a number")
+    if isinstance(v, float) and not math.isfinite(v):
+        raise CalibrateError(f"{at}: {v} is not a finite number")
+    if v < 0:
+        raise CalibrateError(f"{at}: {v} is negative")
+    if v >= U64_LIMIT:
+        raise CalibrateError(f"{at}: {v:g} is out of range (fio's figures are below 2^64)")
+    if integer and float(v) != int(v):
+        raise CalibrateError(f"{at}: {v} is not a whole number")
+    return float(v)
+
+
+def _brief(v: object) -> str:
+    import json
+
+    try:
+        text = json.dumps(v)
+    except (TypeError, ValueError, RecursionError):
+        text = type(v).__name__
+    return text if len(text) <= 40 else text[:40] + "..."
+
+
 def _figures(file: str, job: str, ddir: str, d: object) -> Figures | None:
+    """One direction's figures, each checked (`_number`): the I/O count,
+    IOPS at most 1000 per I/O (fio's iops is total_ios over the runtime in
+    ms, times 1000, and a runtime is at least 1 ms: stat.c
+    show_ddir_status), latencies above zero when I/Os were done."""
     if not isinstance(d, dict):
         raise CalibrateError(f"{file}: job {job!r}: no {ddir!r} section (not fio 3.x JSON)")
     missing = [k for k in _NEEDED if k not in d]
@@ -175,31 +268,102 @@ def _figures(file: str, job: str, ddir: str, d: object) -> Figures | None:
             f"{file}: job {job!r}: {ddir} has no {', '.join(missing)}: a fio JSON layout "
             "other than fio 3.x's (lat_ns, clat_ns); run fio 3.x with --output-format=json+"
         )
-    if not d["total_ios"]:
+    ios = _number(file, job, f"{ddir}.total_ios", d["total_ios"], integer=True)
+    if not ios:
         return None
-    lat = d["lat_ns"]
-    clat = d["clat_ns"]
+    iops = _number(file, job, f"{ddir}.iops", d["iops"])
+    if iops <= 0 or iops > 1000 * ios:
+        raise CalibrateError(
+            f"{file}: job {job!r}: {ddir}.iops: {iops:g} with {ios:.0f} I/Os is out of "
+            f"range (above 0 and at most 1000 per I/O: fio's runtime is at least 1 ms)"
+        )
+    lat, clat = d["lat_ns"], d["clat_ns"]
+    if not isinstance(lat, dict) or "mean" not in lat:
+        raise CalibrateError(f"{file}: job {job!r}: {ddir}.lat_ns has no mean")
+    mean = _number(file, job, f"{ddir}.lat_ns.mean", lat["mean"])
+    if mean <= 0:
+        raise CalibrateError(
+            f"{file}: job {job!r}: {ddir}.lat_ns.mean: 0 for {ios:.0f} I/Os (an I/O takes time)"
+        )
     p99 = None
-    if isinstance(clat, dict) and isinstance(clat.get("percentile"), dict):
-        value = clat["percentile"].get("99.000000")
-        p99 = float(value) if value is not None else None
-    try:
-        return Figures(float(d["iops"]), float(lat["mean"]), p99)
-    except (TypeError, KeyError, ValueError):
-        raise CalibrateError(f"{file}: job {job!r}: {ddir} figures are not numbers") from None
+    if not isinstance(clat, dict):
+        raise CalibrateError(f"{file}: job {job!r}: {ddir}.clat_ns is not a table")
+    percentiles = clat.get("percentile")
+    if percentiles is not None and not isinstance(percentiles, dict):
+        raise CalibrateError(f"{file}: job {job!r}: {ddir}.clat_ns.percentile is not a table")
+    if percentiles and percentiles.get("99.000000") is not None:
+        p99 = _number(file, job, f"{ddir}.clat_ns.percentile.99.000000", percentiles["99.000000"])
+    return Figures(iops, mean, p99)
+
+
+_OPTION_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+
+
+def _options(
+    path: str, name: str, doc: dict[str, object], job: dict[str, object]
+) -> dict[str, str]:
+    """A job's options (the "global options" under its "job options"),
+    each a name and a value a fio job line can carry: they are written
+    into the simulated job (`sim_job_text`), so a newline in one would
+    add a line to it. A job with neither is refused: fio 3.33 leaves out
+    "job options" only when the job's own section is empty, and a job with
+    no options at all would be simulated as fio's default job."""
+    from flashpath._jobtext import job_value_problem
+
+    merged: dict[str, str] = {}
+    for key in ("global options", "job options"):
+        table = doc.get(key) if key == "global options" else job.get(key)
+        if table is None:
+            continue
+        if not isinstance(table, dict):
+            raise CalibrateError(f"{path}: job {name!r}: {key!r} is not a table of options")
+        for k, v in table.items():
+            if not _OPTION_NAME.fullmatch(k):
+                raise CalibrateError(f"{path}: job {name!r}: {key}: {k!r} is not a fio option name")
+            if isinstance(v, bool) or not isinstance(v, str | int | float):
+                raise CalibrateError(
+                    f"{path}: job {name!r}: {key}: {k}: {_brief(v)} is not an option value "
+                    "(fio writes each as text)"
+                )
+            text = str(v)
+            # Where and how long are not written into the simulated job.
+            skipped = k in _WHERE_AND_HOW_LONG
+            problem = job_value_problem(text) if text and not skipped else None
+            if problem:
+                raise CalibrateError(f"{path}: job {name!r}: {key}: {k}: {problem}")
+            merged[k] = text
+    if not merged:
+        raise CalibrateError(
+            f'{path}: job {name!r}: no "job options" (and no "global options"): nothing says '
+            "what the job did, so it cannot be simulated; use the JSON output fio wrote for "
+            "the job file"
+        )
+    return merged
 
 
 def load_runs(paths: list[str]) -> list[Measured]:
     """Every job of the fio JSON outputs `paths`; a file that is not fio
-    3.x JSON, or a job that ended with an error, is a CalibrateError."""
+    3.x JSON, a job that ended with an error, or a figure that is not a
+    finite, non-negative number in range is a CalibrateError naming the
+    file, the job and the field. `flashpath calibrate` and the Python API
+    both read runs here."""
     import json
 
-    if not paths:
-        raise CalibrateError("no fio JSON outputs given")
+    if isinstance(paths, str | bytes) or not paths:
+        raise CalibrateError("no fio JSON outputs given (a list of paths)")
     runs: list[Measured] = []
     for path in paths:
+        if not isinstance(path, str | os.PathLike):
+            raise CalibrateError(f"{path!r}: a run file is a path")
+        path = os.fspath(path)
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            with open(path, "rb") as f:
+                raw = f.read(RUN_FILE_MAX + 1)
+            if len(raw) > RUN_FILE_MAX:
+                raise CalibrateError(
+                    f"{path}: longer than {RUN_FILE_MAX >> 20} MiB: not one fio JSON output"
+                )
+            text = raw.decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             raise CalibrateError(f"{path}: cannot read: {reason}") from None
@@ -208,6 +372,10 @@ def load_runs(paths: list[str]) -> list[Measured]:
         start = text.find("{") if text.lstrip().startswith("fio") else 0
         try:
             doc = json.loads(text[max(start, 0) :])
+        except RecursionError:
+            raise CalibrateError(
+                f"{path}: not fio JSON output: nested too deeply to read"
+            ) from None
         except ValueError as exc:
             raise CalibrateError(
                 f"{path}: not fio JSON output ({exc}); run fio with "
@@ -218,22 +386,26 @@ def load_runs(paths: list[str]) -> list[Measured]:
         version = str(doc["fio version"])
         if not version.startswith("fio-3."):
             raise CalibrateError(
-                f"{path}: written by {version}: only fio 3.x's JSON layout is read"
+                f"{path}: written by {version[:40]}: only fio 3.x's JSON layout is read"
             )
-        globals_ = doc.get("global options") or {}
         if not isinstance(doc["jobs"], list) or not doc["jobs"]:
             raise CalibrateError(f"{path}: no jobs in the fio output")
         for job in doc["jobs"]:
             if not isinstance(job, dict) or "jobname" not in job:
                 raise CalibrateError(f"{path}: a job without a name: not fio JSON output")
-            name = str(job["jobname"])
+            if not isinstance(job["jobname"], str) or job_value_problem_name(job["jobname"]):
+                raise CalibrateError(
+                    f"{path}: job {_brief(job['jobname'])}: not a fio job name "
+                    "(text without brackets or control characters)"
+                )
+            name = job["jobname"]
             error = job.get("error", 0)
             if error:
                 raise CalibrateError(
-                    f"{path}: job {name!r} ended with error {error} ({os_error(error)}): "
+                    f"{path}: job {name!r} ended with error {_brief(error)} ({os_error(error)}): "
                     "its figures measure nothing; fix the job and run it again"
                 )
-            options = {**globals_, **(job.get("job options") or {})}
+            options = _options(path, name, doc, job)
             dirs = {}
             for ddir in DIRECTIONS:
                 figs = _figures(path, name, ddir, job.get(ddir))
@@ -241,16 +413,25 @@ def load_runs(paths: list[str]) -> list[Measured]:
                     dirs[ddir] = figs
             if not dirs:
                 raise CalibrateError(f"{path}: job {name!r} completed no I/O")
-            runs.append(Measured(path, name, {k: str(v) for k, v in options.items()}, dirs))
+            runs.append(Measured(path, name, options, dirs))
     return runs
 
 
-def os_error(code: object) -> str:
-    import os
+# A fio JSON output of the plan's jobs is some tens of KiB (json+ adds
+# the histograms, still well under 1 MiB); a file past this is not one.
+RUN_FILE_MAX = 64 << 20
 
+
+def job_value_problem_name(name: str) -> bool:
+    """Whether `name` cannot be a job section's name in the simulated job
+    (`[NAME]`): empty, a bracket, a control character."""
+    return not name or "]" in name or "[" in name or any(ord(c) < 32 or ord(c) == 127 for c in name)
+
+
+def os_error(code: object) -> str:
     try:
         return os.strerror(int(str(code)))
-    except ValueError:
+    except (ValueError, OverflowError):
         return "unknown error"
 
 
@@ -862,4 +1043,7 @@ def plot(rows: list[CheckRow], path: str) -> None:
         ax.set_ylabel("simulated")
         ax.set_title(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    from flashpath import outputs
+
+    with outputs.replacing(path, "--plot", default_suffix=".png") as tmp:
+        fig.savefig(tmp, dpi=110)

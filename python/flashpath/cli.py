@@ -7,13 +7,13 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn, TypeVar
 
 import click
 
-from flashpath import _core, calibrate
+from flashpath import _core, calibrate, outputs
 from flashpath._core import FlashpathError
 from flashpath._jobtext import job_value_problem
 from flashpath._messages import named, printable, shown
@@ -94,30 +94,54 @@ def _error(message: str) -> NoReturn:
 
 
 def _write(path: str, text: str, what: str) -> None:
-    """Write `text` to `path` (asked for by `what`); a failure ends the
-    command with one message naming both and the OS error."""
+    """Write `text` to `path` (asked for by `what`) by the output rule
+    (flashpath.outputs: whole, never over a device node); a failure ends
+    the command with one message naming both and the OS error."""
     try:
-        Path(path).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        _error(f"{what}: cannot write {shown(path)}: {exc.strerror or exc}")
+        outputs.write_text(path, text, what)
+    except outputs.OutputError as err:
+        _fail(err)
 
 
-def _check_writable(path: str, what: str) -> None:
-    """Before a long run: end the command if `path` cannot be written (its
-    folder is missing or read-only, it is a folder, it is read-only)."""
-    target = Path(path)
-    folder = target.parent
-    if target.is_dir():
-        reason = "Is a directory"
-    elif not folder.is_dir():
-        reason = "No such file or directory"
-    elif target.exists() and not os.access(target, os.W_OK):
-        reason = "Permission denied"
-    elif not target.exists() and not os.access(folder, os.W_OK | os.X_OK):
-        reason = "Permission denied"
-    else:
-        return
-    _error(f"{what}: cannot write {shown(path)}: {reason}")
+def _check_writable(
+    path: str,
+    what: str,
+    inputs: Sequence[outputs.Named] = (),
+    others: Sequence[outputs.Named] = (),
+) -> None:
+    """Before a long run: end the command if `path` cannot be an output
+    (an input of the run, another output, a folder, a device node, a FIFO;
+    its folder is missing or read-only; it is read-only)."""
+    try:
+        outputs.check_output(path, what, inputs, others)
+    except outputs.OutputError as err:
+        _fail(err)
+
+
+def _device_input(device: str) -> list[outputs.Named]:
+    """The profile file a --device names, when it names a file."""
+    return [outputs.Named(device, "the device profile")] if Path(device).is_file() else []
+
+
+_READ_OPTIONS = re.compile(r"^\s*(?:include\s+(?P<inc>\S.*?)|read_iolog\s*=\s*(?P<log>\S.*?))\s*$")
+
+
+def _job_inputs(job: str) -> list[outputs.Named]:
+    """A job file and the files its lines name for reading (include,
+    read_iolog), relative to its folder as fio reads them."""
+    found = [outputs.Named(job, "the job file")]
+    try:
+        with open(job, encoding="utf-8", errors="replace") as f:
+            lines = f.read(1 << 20).splitlines()
+    except OSError:
+        return found
+    folder = Path(job).parent
+    for line in lines:
+        m = _READ_OPTIONS.match(line)
+        if m:
+            name = m["inc"] or m["log"]
+            found.append(outputs.Named(str(folder / name), f"read by {job} ({line.strip()})"))
+    return found
 
 
 def _fail(err: FlashpathError) -> NoReturn:
@@ -165,8 +189,9 @@ def run_cmd(
     """Run fio job file JOB on a simulated machine."""
     if not Path(job).is_file():
         _error(f"{named(job)}: no such job file")
+    inputs = _job_inputs(job) + _device_input(device)
     if output:
-        _check_writable(output, "--output")
+        _check_writable(output, "--output", inputs)
     try:
         if parse_only:
             for note in _core.parse_only(job, device, list(overrides)):
@@ -181,6 +206,16 @@ def run_cmd(
         click.echo(note, err=True)
     # Logs the job asked for (write_lat_log, write_iolog), where fio writes
     # them: relative to the current directory.
+    _write_outputs(run, output, inputs)
+
+
+def _write_outputs(run: _core.JobRun, output: str | None, inputs: list[outputs.Named]) -> None:
+    """The run's logs and report (or the report on stdout), each checked
+    against the run's inputs and the other outputs before any is written."""
+    written = [outputs.Named(output, "--output")] if output else []
+    for log in run.logs:
+        _check_writable(log.name, log.option, inputs, written)
+        written.append(outputs.Named(log.name, log.option))
     for log in run.logs:
         _write(log.name, log.contents, log.option)
     if output:
@@ -262,7 +297,11 @@ def reproduce_cmd(
         # Before the grid runs.
         _check_image(plot_path, what)
     if report_path:
-        _check_writable(report_path, "--report")
+        others = [outputs.Named(plot_path, "--plot")] if plot_path else []
+        _check_writable(report_path, "--report", (), others)
+        folder = os.path.splitext(report_path)[0]
+        if os.path.exists(folder) and not os.path.isdir(folder):
+            _error(f"--report: {named(folder)}, the folder of its plots, is not a folder")
     workers = jobs or os.cpu_count() or 1
     ran = rp.Ran()
     try:
@@ -279,10 +318,13 @@ def reproduce_cmd(
     if plot_path:
         plotter = rp.PLOTTERS.get(name, rp.plot)
         try:
-            plotter(rows, plot_path)
+            with outputs.replacing(plot_path, what, default_suffix=".png") as tmp:
+                plotter(rows, tmp)
+        except outputs.OutputError as err:
+            _fail(err)
         except OSError as exc:
             _error(f"{what}: cannot write {shown(plot_path)}: {exc.strerror or exc}")
-        click.echo(f"plot written to {plot_path}", err=True)
+        click.echo(f"plot written to {_image_written(plot_path)}", err=True)
     if report_path:
         from flashpath import validation
 
@@ -291,6 +333,8 @@ def reproduce_cmd(
         wa = validation.ftl_wa_rows() if name == "all" else None
         try:
             validation.write_report(rows, report_path, wa)
+        except outputs.OutputError as err:
+            _fail(err)
         except OSError as exc:
             _error(f"--report: cannot write {shown(report_path)}: {exc.strerror or exc}")
         click.echo(f"validation page written to {report_path}", err=True)
@@ -349,7 +393,6 @@ def sweep_cmd(
     except SpecError as err:
         _error(str(err))
     out = out or f"{Path(spec_path).stem}.parquet"
-    _check_writable(out, "--out")
     workers = jobs or os.cpu_count() or 1
     try:
         outcome = run_sweep(
@@ -361,7 +404,7 @@ def sweep_cmd(
             extend=extend,
             show_progress=progress,
         )
-    except (SpecError, SweepError) as err:
+    except (SpecError, SweepError, outputs.OutputError) as err:
         _error(str(err))
     except KeyboardInterrupt:
         click.echo(
@@ -372,10 +415,19 @@ def sweep_cmd(
         sys.exit(130)
     except (ConnectionError, RuntimeError) as err:
         _error(f"--backend {backend}: {err}")
-    click.echo(summary(spec, outcome, backend, workers, out), err=True)
+    for note in outcome.notes:
+        click.echo(f"flashpath: {printable(note)}", err=True)
+    click.echo(summary(spec, outcome, backend, outcome.jobs, out), err=True)
 
 
-def _check_image(path: str, what: str) -> None:
+def _image_written(path: str) -> str:
+    """The file an image went to, as said to the user: a name without an
+    extension holds a PNG under that very name (not NAME.png, as
+    matplotlib's own savefig would make it)."""
+    return path if Path(path).suffix else f"{path} (PNG: the name has no extension)"
+
+
+def _check_image(path: str, what: str, inputs: Sequence[outputs.Named] = ()) -> None:
     """Before the work: matplotlib must know the format by the name's
     extension (none: PNG), and the file must be writable."""
     from flashpath import reproduce as rp
@@ -387,7 +439,7 @@ def _check_image(path: str, what: str) -> None:
             f"{what}: matplotlib cannot write '.{shown(kind)[1:-1]}' images "
             f"(it writes {', '.join(sorted(formats))})"
         )
-    _check_writable(path, what)
+    _check_writable(path, what, inputs)
 
 
 @main.command("plot")
@@ -422,14 +474,14 @@ def plot_cmd(
 
     if not Path(source).is_file():
         _error(f"{named(source)}: no such table")
-    _check_image(out, "--output")
+    _check_image(out, "--output", [outputs.Named(source, "the table")])
     try:
         plot(source, out, kind=kind, x=x, y=y, hue=hue, where=where)
-    except PlotError as err:
+    except (PlotError, outputs.OutputError) as err:
         _error(str(err))
     except OSError as exc:
         _error(f"--output: cannot write {shown(out)}: {exc.strerror or exc}")
-    click.echo(f"plot written to {out}", err=True)
+    click.echo(f"plot written to {_image_written(out)}", err=True)
 
 
 @main.command(
@@ -632,10 +684,12 @@ def replay_cmd(
         _error(f"--ioengine {shown(engine)}: not an ioengine name")
     if replay_align & (replay_align - 1):
         _error(f"--replay-align {replay_align}: not a power of two")
+    inputs = [outputs.Named(trace, "the trace"), *_device_input(device)]
     if output:
-        _check_writable(output, "--output")
+        _check_writable(output, "--output", inputs)
     if lat_csv:
-        _check_writable(lat_csv, "--lat-csv")
+        others = [outputs.Named(output, "--output")] if output else []
+        _check_writable(lat_csv, "--lat-csv", inputs, others)
     iolog = trace_format == "iolog" or (trace_format == "auto" and _is_iolog(trace))
     if lat_csv and iolog:
         _error("--lat-csv: a fio iolog records no completions; use write_lat_log in a job")
@@ -680,12 +734,7 @@ def replay_cmd(
         _fail(err)
     for note in run.notes:
         click.echo(note, err=True)
-    for log in run.logs:
-        _write(log.name, log.contents, log.option)
-    if output:
-        _write(output, run.text, "--output")
-    else:
-        click.echo(run.text, nl=False)
+    _write_outputs(run, output, inputs)
 
 
 _UFS_BENCH_JOB = (
@@ -792,10 +841,13 @@ def calibrate_group() -> None:
     help="The scratch file (2 GiB) the jobs read and WRITE: never a device or data you need.",
 )
 @click.option("--checks", is_flag=True, help="Also write jobs outside the plan, to check a fit.")
-def calibrate_plan(out: str, filename: str, checks: bool) -> None:
+@click.option("--force", is_flag=True, help="Overwrite the plan's files in an existing folder.")
+def calibrate_plan(out: str, filename: str, checks: bool, force: bool) -> None:
     """Write the fio jobs that identify a device, with a README."""
     try:
-        written = calibrate.write_plan(Path(out), filename, checks)
+        written = calibrate.write_plan(Path(out), filename, checks, force)
+    except (calibrate.CalibrateError, outputs.OutputError) as err:
+        _error(str(err))
     except OSError as exc:
         _error(f"--out: cannot write {shown(out)}: {exc.strerror or exc}")
     for path in written:
@@ -827,7 +879,8 @@ def calibrate_fit(host: str, out: str, jobs: int, runs: tuple[str, ...]) -> None
     except ImportError:
         _error("calibrate fit needs scipy: pip install 'flashpath[calibrate]'")
     measured = _runs(runs)
-    _check_writable(out, "--out")
+    inputs = [outputs.Named(r, "a run file") for r in runs] + _device_input(host)
+    _check_writable(out, "--out", inputs)
     try:
         result = _with_progress(lambda: calibrate.fit(measured, host, Path(out), jobs=jobs))
     except calibrate.CalibrateError as err:
@@ -856,14 +909,19 @@ def calibrate_check(profile: str, runs: tuple[str, ...], plot_path: str | None) 
     """Simulated vs measured, per job and figure, for fio JSON outputs RUNS."""
     measured = _runs(runs)
     if plot_path is not None:
-        _check_image(plot_path, "--plot")
+        inputs = [outputs.Named(r, "a run file") for r in runs] + _device_input(profile)
+        _check_image(plot_path, "--plot", inputs)
     try:
         rows = _with_progress(lambda: calibrate.check(profile, measured))
     except calibrate.CalibrateError as err:
         _error(str(err))
     click.echo(calibrate.table(rows), nl=False)
     if plot_path is not None:
-        calibrate.plot(rows, plot_path)
+        try:
+            calibrate.plot(rows, plot_path)
+        except outputs.OutputError as err:
+            _fail(err)
+        click.echo(f"plot written to {_image_written(plot_path)}", err=True)
 
 
 if __name__ == "__main__":

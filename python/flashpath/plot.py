@@ -22,28 +22,103 @@ class PlotError(Exception):
     """A plot that cannot be drawn: one message for the user."""
 
 
+# A run's fio JSON output is well under this (json+ histograms included).
+JSON_MAX = 64 << 20
+
+
+def _read_run(path: str) -> dict[str, Any]:
+    """A run's fio JSON document, checked for what the table's rows are
+    built from (`check_run`)."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(JSON_MAX + 1)
+        if len(raw) > JSON_MAX:
+            raise PlotError(f"{shown(path)}: longer than {JSON_MAX >> 20} MiB: not a run's output")
+        doc = json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        raise PlotError(f"{shown(path)}: not a fio JSON output: nested too deeply") from None
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise PlotError(f"{shown(path)}: not a fio JSON output: {exc}") from None
+    check_run(doc, path)
+    return doc
+
+
+def check_run(doc: Any, path: str) -> None:
+    """What a table built from a run's fio JSON needs (sweep_table.rows_of_run
+    and the json+ histograms): "jobs" a list of jobs, each with a text
+    jobname, an integer groupid, its directions tables with a whole
+    total_ios, and json+ bins of whole counts keyed by whole ns."""
+    name = shown(path)
+    if not isinstance(doc, dict) or not isinstance(doc.get("jobs"), list):
+        raise PlotError(f'{name}: not a fio JSON output (no "jobs")')
+    for i, job in enumerate(doc["jobs"]):
+        at = f"{name}: jobs[{i}]"
+        if not isinstance(job, dict):
+            raise PlotError(f"{at}: not a job (a JSON object)")
+        if not isinstance(job.get("jobname"), str):
+            raise PlotError(f"{at}: no jobname (text)")
+        groupid = job.get("groupid")
+        if isinstance(groupid, bool) or not isinstance(groupid, int):
+            raise PlotError(f"{at}: no groupid (an integer)")
+        for ddir in ("read", "write", "trim"):
+            d = job.get(ddir)
+            if d is None:
+                continue
+            if not isinstance(d, dict):
+                raise PlotError(f"{at}.{ddir}: not a table of figures")
+            ios = d.get("total_ios", 0)
+            if isinstance(ios, bool) or not isinstance(ios, int) or ios < 0:
+                raise PlotError(f"{at}.{ddir}.total_ios: not a count of I/Os")
+            for kind, lat in d.items():
+                if not isinstance(lat, dict) or "bins" not in lat:
+                    continue
+                bins = lat["bins"]
+                ok = isinstance(bins, dict) and all(
+                    k.isdigit() and isinstance(v, int) and not isinstance(v, bool) and v >= 0
+                    for k, v in bins.items()
+                )
+                if not ok:
+                    raise PlotError(
+                        f"{at}.{ddir}.{kind}.bins: not fio's json+ bins (ns -> count of I/Os)"
+                    )
+
+
 def load(path: str) -> Any:
     """A sweep's table (.parquet) or a run's fio JSON (`flashpath run
-    --output-format json`) as a DataFrame with the sweep table's columns."""
+    --output-format json`) as a DataFrame with the sweep table's columns;
+    a table without rows is refused."""
     import pandas as pd
 
     from flashpath.sweep_table import rows_of_run
 
     if Path(path).suffix.lower() == ".json":
-        try:
-            doc = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, ValueError, UnicodeDecodeError) as exc:
-            raise PlotError(f"{shown(path)}: not a fio JSON output: {exc}") from None
-        if not isinstance(doc, dict) or not isinstance(doc.get("jobs"), list):
-            raise PlotError(f'{shown(path)}: not a fio JSON output (no "jobs")')
-        return pd.DataFrame(rows_of_run(doc))
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+        df = pd.DataFrame(rows_of_run(_read_run(path)))
+    else:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
 
-    try:
-        return pq.read_table(path).to_pandas()
-    except (OSError, pa.ArrowInvalid) as exc:
-        raise PlotError(f"{shown(path)}: not a Parquet table: {exc}") from None
+        try:
+            df = pq.read_table(path).to_pandas()
+        except (OSError, pa.ArrowException, ValueError, RecursionError) as exc:
+            raise PlotError(f"{shown(path)}: not a Parquet table: {exc}") from None
+    if df.empty:
+        raise PlotError(f"{shown(path)}: the table has no rows: nothing to plot")
+    return df
+
+
+def _numeric(df: Any, column: str, what: str) -> None:
+    """Refuse a column that is not numbers (text, booleans, a mix): a plot
+    of it would fail inside matplotlib or pandas."""
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+    series = df[column]
+    if is_numeric_dtype(series) and not is_bool_dtype(series):
+        return
+    sample = next((v for v in series if v is not None), None)
+    raise PlotError(
+        f"{what} {shown(column)}: not a column of numbers (it holds values such as "
+        f"{shown(str(sample), limit=30)}); name a numeric column"
+    )
 
 
 def _column(df: Any, key: str, what: str) -> str:
@@ -77,6 +152,15 @@ def _ordered(values: Sequence[Any]) -> list[Any]:
     return distinct
 
 
+def _save(fig: Any, path: str) -> None:
+    """The image, written by the output rule (flashpath.outputs): whole,
+    under the very name given (a name without an extension holds a PNG)."""
+    from flashpath import outputs
+
+    with outputs.replacing(path, "--output", default_suffix=".png") as tmp:
+        fig.savefig(tmp)
+
+
 def _figure(width: float = 7.0, height: float = 4.5) -> tuple[Any, Any]:
     import matplotlib
 
@@ -91,6 +175,7 @@ def plot_line(df: Any, x: str, y: str, hue: str | None, path: str) -> Any:
     """Mean of Y against X, one line per HUE value; the band spans the
     smallest to the largest value at each X (seeds, jobs, directions)."""
     x, y = _column(df, x, "--x"), _column(df, y, "--y")
+    _numeric(df, y, "--y")
     hue = _column(df, hue, "--hue") if hue else None
     fig, ax = _figure()
     xs = _ordered(list(df[x]))
@@ -116,7 +201,7 @@ def plot_line(df: Any, x: str, y: str, hue: str | None, path: str) -> Any:
     if hue:
         ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path)
+    _save(fig, path)
     return fig
 
 
@@ -133,6 +218,8 @@ def plot_cdf(df: Any, latency: str, hue: str | None, path: str) -> Any:
             f"--y {shown(latency)}: no percentiles of that latency (the table has "
             f"{', '.join(kinds) or 'none'}; fio reports clat_ns, and lat_ns with lat_percentiles)"
         )
+    for c in columns:
+        _numeric(df, c, "--y")
     columns.sort(key=lambda c: float(_PERCENTILE.match(c)["p"]))  # type: ignore[index]
     fractions = [float(_PERCENTILE.match(c)["p"]) / 100 for c in columns]  # type: ignore[index]
     if hue:
@@ -163,7 +250,7 @@ def plot_cdf(df: Any, latency: str, hue: str | None, path: str) -> Any:
     if any(label for label, _ in series):
         ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path)
+    _save(fig, path)
     return fig
 
 
@@ -173,7 +260,7 @@ def _histogram(source: str, latency: str) -> dict[str, dict[int, int]] | None:
     run written without json+ bins."""
     if Path(source).suffix.lower() != ".json":
         return None
-    doc = json.loads(Path(source).read_text(encoding="utf-8"))
+    doc = _read_run(source)
     out: dict[str, dict[int, int]] = {}
     for job in doc["jobs"]:
         for ddir in ("read", "write", "trim"):
@@ -205,7 +292,7 @@ def plot_histogram_cdf(series: dict[str, dict[int, int]], latency: str, path: st
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path)
+    _save(fig, path)
     return fig
 
 
@@ -223,6 +310,8 @@ def plot_breakdown(df: Any, x: str | None, path: str) -> Any:
     layers = [(k, c) for k, c in layers if c in df.columns]
     if not layers:
         raise PlotError("the table has no fp.breakdown_ns_per_io columns")
+    for _, c in layers:
+        _numeric(df, c, "breakdown column")
     x = _column(df, x, "--x") if x else ("job" if "job" in df.columns else None)
     if x is None:
         raise PlotError("--x: name the column to put on the x axis")
@@ -241,7 +330,7 @@ def plot_breakdown(df: Any, x: str | None, path: str) -> Any:
     ax.set_ylabel("us per I/O")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
-    fig.savefig(path)
+    _save(fig, path)
     return fig
 
 
@@ -254,7 +343,12 @@ def plot(
     hue: str | None = None,
     where: Sequence[str] = (),
 ) -> Any:
-    """Draw `source` to `out`; returns the matplotlib Figure."""
+    """Draw `source` to `out`; returns the matplotlib Figure. `out` is
+    checked by the output rule (flashpath.outputs) first: never the
+    table itself, a folder or a device node."""
+    from flashpath import outputs
+
+    outputs.check_output(out, "--output", [outputs.Named(source, "the table")])
     df = select(load(source), where)
     if kind == "line":
         if not x or not y:

@@ -16,19 +16,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import socket
 import time
 from collections.abc import Callable
 from contextlib import chdir
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from flashpath import _core
+from flashpath import _core, outputs
 from flashpath._core import FlashpathError
 from flashpath._messages import shown
-from flashpath.engine import Done, Task, TaskFailed, run_tasks
+from flashpath.engine import BACKENDS, Done, Task, TaskFailed, run_tasks
 from flashpath.progress import Progress, rate
 from flashpath.sweep_spec import Point, Spec, check, explain, run_key
 from flashpath.sweep_table import (
@@ -39,7 +40,9 @@ from flashpath.sweep_table import (
     write_parquet,
 )
 
-PART_FORMAT = 1
+# 2: a part carries the digest of its figures (a resumed sweep reruns a
+# part whose figures no longer match it).
+PART_FORMAT = 2
 
 
 class SweepError(FlashpathError):
@@ -81,12 +84,56 @@ def point_task(spec: Spec, point: Point) -> Task:
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    outputs.write_text(path, text, "--out")
+
+
+def _digest(result: dict[str, Any]) -> str:
+    """The digest of a point's figures (rows, events, I/Os) as saved."""
+    blob = json.dumps(
+        {k: result.get(k) for k in ("rows", "events", "ios")},
+        sort_keys=True,
+        separators=(",", ":"),
+        allow_nan=True,
+    ).encode()
+    return hashlib.sha256(blob).hexdigest()
+
+
+def _cell_ok(v: Any) -> bool:
+    if v is None or isinstance(v, bool | str):
+        return True
+    if isinstance(v, int):
+        return True
+    return isinstance(v, float) and math.isfinite(v)
+
+
+def part_problem(doc: Any, key: str) -> str | None:
+    """Why a part file cannot stand for its point's run, or None: the
+    wrong layout or key, figures that are not what a run writes (a row
+    that is not a table of numbers and text, a count that is not a
+    non-negative integer), or figures that no longer match the digest
+    saved with them (edited or damaged)."""
+    if not isinstance(doc, dict):
+        return "not a JSON object"
+    if doc.get("format") != PART_FORMAT:
+        return f"format {doc.get('format')!r}, not {PART_FORMAT}"
+    if doc.get("key") != key:
+        return "written for another point"
+    for count in ("events", "ios"):
+        v = doc.get(count)
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            return f"{count} is not a count"
+    rows = doc.get("rows")
+    if not isinstance(rows, list):
+        return "no rows"
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            return f"row {i + 1} is not a table"
+        bad = next((k for k, v in row.items() if not _cell_ok(v)), None)
+        if bad is not None:
+            return f"row {i + 1}: {bad} is not a number or text"
+    if doc.get("digest") != _digest(doc):
+        return "its figures do not match the digest saved with them (edited or damaged)"
+    return None
 
 
 @dataclass
@@ -106,19 +153,28 @@ class Store:
     def part(self, key: str) -> Path:
         return self.folder / f"{key}.json"
 
-    def load(self, key: str) -> dict[str, Any] | None:
+    def load(self, key: str, stale: list[str] | None = None) -> dict[str, Any] | None:
+        """The part of `key`, or None to run the point again: missing, or
+        not a whole, unedited part (a file is only ever renamed into place
+        whole, but a user may have edited it). A part that exists but is
+        refused is named in `stale`."""
+        path = self.part(key)
         try:
-            doc = json.loads(self.part(key).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            # Missing, or not a whole part (a file is only ever renamed
-            # into place whole, but a user may have edited it): run again.
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
             return None
-        if doc.get("format") != PART_FORMAT or doc.get("key") != key:
+        except (OSError, ValueError, RecursionError) as exc:
+            problem: str | None = f"cannot be read: {exc}"
+        else:
+            problem = part_problem(doc, key)
+        if problem:
+            if stale is not None:
+                stale.append(f"{path.name}: {problem}")
             return None
         return doc
 
     def save(self, key: str, result: dict[str, Any]) -> None:
-        doc = {"format": PART_FORMAT, "key": key, **result}
+        doc = {"format": PART_FORMAT, "key": key, "digest": _digest(result), **result}
         _atomic_write(self.part(key), json.dumps(doc, separators=(",", ":")) + "\n")
 
 
@@ -140,10 +196,16 @@ def _open_store(out: Path, spec: Spec, keys: list[str], extend: bool) -> Store:
         old = json.loads(store.manifest.read_text(encoding="utf-8"))
     except FileNotFoundError:
         old = None
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise SweepError(f"{shown(str(store.manifest))}: not a sweep's record: {exc}") from None
+    if old is not None and (
+        not isinstance(old, dict)
+        or not isinstance(old.get("points"), list)
+        or not all(isinstance(p, list) and len(p) == 2 for p in old["points"])
+    ):
+        raise SweepError(f"{shown(str(store.manifest))}: not a sweep's record")
     if old is not None and old.get("fingerprint") != new["fingerprint"] and not extend:
-        old_keys = {k for _, k in old.get("points", [])}
+        old_keys = {str(k) for _, k in old["points"]}
         added = sum(1 for k in keys if k not in old_keys)
         gone = len(old_keys - set(keys))
         raise SweepError(
@@ -188,6 +250,47 @@ class Outcome:
     reused: int
     wall_s: float
     rows: int
+    # Worker processes used (--jobs as capped), and what the user should
+    # know about the run (a capped --jobs, parts run again).
+    jobs: int = 1
+    notes: list[str] = field(default_factory=list)
+
+
+def check_arguments(jobs: Any, backend: Any, address: Any, extend: Any) -> None:
+    """The checks `flashpath sweep`'s options get from the command line,
+    for callers of the Python API: one SweepError naming the argument."""
+    if isinstance(jobs, bool) or not isinstance(jobs, int):
+        raise SweepError(f"jobs: a whole number of worker processes, not {type(jobs).__name__}")
+    if jobs < 1:
+        raise SweepError(f"jobs: {jobs} worker processes: at least 1")
+    if not isinstance(backend, str) or backend not in BACKENDS:
+        raise SweepError(f"backend: {backend!r} is not one of {', '.join(BACKENDS)}")
+    if address is not None and not isinstance(address, str):
+        raise SweepError(f"address: a Ray cluster address (text), not {type(address).__name__}")
+    if address is not None and backend != "ray":
+        raise SweepError("address: a cluster address is for backend ray")
+    if not isinstance(extend, bool):
+        raise SweepError(f"extend: True or False, not {type(extend).__name__}")
+
+
+def capped_jobs(jobs: int, todo: int, backend: str, address: str | None) -> tuple[int, str | None]:
+    """`jobs` capped to the points to run and the machine's CPUs (more
+    workers than either only cost memory and start-up), with a note when
+    capped. A Ray cluster (an address) schedules by its own CPUs."""
+    if backend == "ray" and address:
+        return jobs, None
+    cpus = os.cpu_count() or 1
+    limit, why = (
+        (cpus, f"the machine's {cpus} CPUs")
+        if cpus <= max(todo, 1)
+        else (
+            max(todo, 1),
+            f"the {todo} points to run" if todo != 1 else "the 1 point to run",
+        )
+    )
+    if jobs <= limit:
+        return jobs, None
+    return limit, f"--jobs {jobs}: capped to {limit} worker{'s' if limit != 1 else ''} ({why})"
 
 
 def run_sweep(
@@ -204,14 +307,18 @@ def run_sweep(
     yet finished, write the Parquet table to `out` (when given) and
     return it as an Arrow table."""
     t0 = time.perf_counter()
+    check_arguments(jobs, backend, address, extend)
+    out_path = Path(out) if out is not None else None
+    if out_path is not None:
+        check_outputs(spec, out_path)
     check(spec)
     keys = [run_key(spec, p) for p in spec.points]
-    out_path = Path(out) if out is not None else None
     store = _open_store(out_path, spec, keys, extend) if out_path else None
     results: dict[str, dict[str, Any]] = {}
+    stale: list[str] = []
     if store:
         for key in keys:
-            part = store.load(key)
+            part = store.load(key, stale)
             if part is not None:
                 results[key] = part
     todo: dict[str, Point] = {}
@@ -219,6 +326,19 @@ def run_sweep(
         if key not in results:
             todo.setdefault(key, point)
     reused = sum(1 for k in keys if k in results)
+    notes = (
+        [
+            f"{shown(str(store.folder if store else ''))}: {len(stale)} part"
+            f"{'s' if len(stale) != 1 else ''} run again ({stale[0]}"
+            + (f"; and {len(stale) - 1} more" if len(stale) > 1 else "")
+            + ")"
+        ]
+        if stale
+        else []
+    )
+    jobs, capped = capped_jobs(jobs, len(todo), backend, address)
+    if capped:
+        notes.append(capped)
     log = _Log(out_path.with_name(out_path.name + ".log") if out_path else None)
     order = list(todo)
     progress = Progress(f"sweep {spec.name}", len(keys), reused, show_progress)
@@ -299,7 +419,25 @@ def run_sweep(
         )
     finally:
         log.close()
-    return Outcome(table, len(keys), len(todo), reused, wall, table.num_rows)
+    return Outcome(table, len(keys), len(todo), reused, wall, table.num_rows, jobs, notes)
+
+
+def check_outputs(spec: Spec, out: Path) -> None:
+    """The output rule (flashpath.outputs) for a sweep's table, its run
+    log and its parts folder: none may be a file the sweep reads, a
+    device node, a FIFO or (but the parts) a folder."""
+    inputs = [outputs.Named(str(p), what) for p, what in spec.inputs()]
+    log = out.with_name(out.name + ".log")
+    parts = out.with_name(out.name + ".parts")
+    outputs.check_output(out, "--out", inputs)
+    outputs.check_output(log, "--out's run log", inputs, [outputs.Named(str(out), "--out")])
+    if parts.exists() and not parts.is_dir():
+        raise SweepError(
+            f"--out: {shown(str(parts))}, the folder of the sweep's parts, is not a folder"
+        )
+    for p, what in spec.inputs():
+        if outputs.same_file(p.parent, parts):
+            raise SweepError(f"--out: {shown(str(parts))} holds {what} {shown(str(p))}")
 
 
 def summary(spec: Spec, outcome: Outcome, backend: str, jobs: int, out: str | None) -> str:

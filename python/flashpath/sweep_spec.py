@@ -107,6 +107,20 @@ class Spec:
     # the values of table i % points_tables.
     lines: dict[tuple[TablePath, str], int] = field(default_factory=dict)
     points_tables: int = 0
+    # The files a run reads, for the output rule (flashpath.outputs): the
+    # spec's own file (None for a spec given as text) and the base job's.
+    source: Path | None = None
+    job_file: Path | None = None
+
+    def inputs(self) -> list[tuple[Path, str]]:
+        """The files the sweep reads: (path, what it is)."""
+        found = [(self.source, "the sweep spec")] if self.source else []
+        if self.job_file:
+            found.append((self.job_file, "the sweep's base job"))
+        for device in dict.fromkeys(p.device for p in self.points):
+            if device.endswith(".toml") and (self.folder / device).is_file():
+                found.append((self.folder / device, "a device profile of the sweep"))
+        return [(Path(p), what) for p, what in found]
 
     def line(self, key: str, point: Point | None = None) -> int | None:
         table, line = self.where.get(key, ((), None))
@@ -278,17 +292,51 @@ def _dimension_of_list(
     if not values:
         raise r.fail(table, key, "an empty axis (no values: the sweep would have no points)")
     checked = [_check_value(r, table, key, v) for v in values]
-    seen: dict[str, int] = {}
+    seen: dict[tuple[str, Any], int] = {}
     for i, v in enumerate(checked):
-        text = f"{type(v).__name__}:{v!r}"
-        if text in seen:
+        same = canonical(v)
+        if same in seen:
+            first = checked[seen[same]]
+            what = (
+                f"value {_shown_value(v)} is listed twice"
+                if type(first) is type(v) and first == v
+                else f"value {_shown_value(v)} ({_kind(v)}) is the same value as "
+                f"{_shown_value(first)} ({_kind(first)})"
+            )
             raise r.fail(
                 table,
                 key,
-                f"value {_shown_value(v)} is listed twice (values {seen[text] + 1} and {i + 1})",
+                f"{what} (values {seen[same] + 1} and {i + 1}): each point would run twice; "
+                "write each value once",
             )
-        seen[text] = i
+        seen[same] = i
     return [{key: v} for v in checked]
+
+
+def canonical(v: Scalar) -> tuple[str, Any]:
+    """What a value means to the run, to find duplicates of different
+    types: a boolean is 0 or 1 (fio and --set take both), a number is its
+    value (4 and 4.0 are one), text that reads as a number or a boolean is
+    that number (fio and --set read "4" as 4); other text is itself.
+    Duplicates are refused, not normalised: which of `4` and `"4"` the
+    table's column should hold is the user's to say."""
+    if isinstance(v, bool):
+        return ("number", int(v))
+    if isinstance(v, int | float):
+        return ("number", v)
+    text = v.strip()
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return ("number", int(lowered == "true"))
+    try:
+        return ("number", int(text, 10))
+    except ValueError:
+        pass
+    try:
+        number = float(text)
+    except ValueError:
+        return ("text", text)
+    return ("number", number) if math.isfinite(number) else ("text", text)
 
 
 def _count(n: int) -> str:
@@ -335,7 +383,7 @@ def _read_dimensions(r: _Reader, doc: dict[str, Any]) -> list[list[dict[str, Sca
     if points:
         dim: list[dict[str, Scalar]] = []
         keys: list[str] | None = None
-        seen: dict[str, int] = {}
+        seen: dict[tuple[Any, ...], int] = {}
         for n, p in enumerate(points):
             table = ("points", n)
             row: dict[str, Scalar] = {}
@@ -358,10 +406,15 @@ def _read_dimensions(r: _Reader, doc: dict[str, Any]) -> list[list[dict[str, Sca
                     f"this point {what}: every [[points]] table names the same keys "
                     f"(the first names {', '.join(keys)})",
                 )
-            text = json.dumps([[k, type(row[k]).__name__, row[k]] for k in keys])
-            if text in seen:
-                raise r.fail(table, "", f"the same point as [[points]] number {seen[text] + 1}")
-            seen[text] = n
+            same = tuple((k, *canonical(row[k])) for k in keys)
+            if same in seen:
+                raise r.fail(
+                    table,
+                    "",
+                    f"the same point as [[points]] number {seen[same] + 1} (values equal as "
+                    "the run reads them, whatever their types)",
+                )
+            seen[same] = n
             dim.append({k: row[k] for k in keys})
         dims.append(dim)
     return dims
@@ -403,7 +456,9 @@ def load_spec(path: str | os.PathLike[str]) -> Spec:
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise SpecError(f"{shown_path}:{line}: the spec is not UTF-8 text") from None
-    return parse_spec(text, shown_path, Path(path).resolve().parent)
+    spec = parse_spec(text, shown_path, Path(path).resolve().parent)
+    spec.source = Path(path)
+    return spec
 
 
 def parse_spec(text: str, path: str, folder: Path) -> Spec:
@@ -518,6 +573,7 @@ def parse_spec(text: str, path: str, folder: Path) -> Spec:
         where=r.where,
         lines=r.lines,
         points_tables=len(doc.get("points", [])),
+        job_file=folder / job if job is not None else None,
     )
 
 

@@ -200,19 +200,14 @@ WRITER_SETTINGS: dict[str, Any] = {
 def write_parquet(table: Any, path: str) -> None:
     """Write `table` to `path` atomically (a temporary file beside it,
     then a rename), with the fixed writer settings."""
-    import os
-
     import pyarrow.parquet as pq
 
-    tmp = f"{path}.tmp-{os.getpid()}"
+    from flashpath import outputs
+
     settings = dict(WRITER_SETTINGS)
     row_group_size = settings.pop("row_group_size")
-    try:
+    with outputs.replacing(path, "--out") as tmp:
         pq.write_table(table, tmp, row_group_size=row_group_size, **settings)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def is_number(v: Any) -> bool:

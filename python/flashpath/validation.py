@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from flashpath import outputs
 from flashpath.reproduce import Row
 
 
@@ -261,7 +262,8 @@ def write_plots(
     def draw() -> None:
         for name, rs in per.items():
             path = os.path.join(folder, f"{name}.svg")
-            plotters.get(name, fallback)(rs, path)
+            with outputs.replacing(path, "--report") as tmp:
+                plotters.get(name, fallback)(rs, tmp)
             names[name] = path
 
     _with_fixed_date(draw)
@@ -346,7 +348,8 @@ def plot_ftl(wa: list[dict[str, float]], path: str) -> None:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path)
+    with outputs.replacing(path, "--report") as tmp:
+        fig.savefig(tmp)
     plt.close(fig)
 
 
@@ -378,6 +381,5 @@ def write_report(
         _with_fixed_date(lambda: plot_ftl(wa, ftl_plot))
         extra.append(ftl_section(wa, f"{folder_name}/ftl-wa.svg"))
     text = page(docs_for(rows), rows, links, extra)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
+    outputs.write_text(path, text, "--report")
     return text

@@ -171,9 +171,7 @@ def main() -> None:
     show_default=True,
     help="normal, json, json+, terse, or a comma list, as fio takes it.",
 )
-@click.option(
-    "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report here."
-)
+@click.option("--output", type=click.Path(), help="Write the report here.")
 @click.option(
     "--parse-only", is_flag=True, help="Check the job file and exit, as fio --parse-only."
 )
@@ -256,13 +254,11 @@ def profile_show(name: str, overrides: tuple[str, ...]) -> None:
     default="table",
     show_default=True,
 )
-@click.option(
-    "--plot", "plot_path", type=click.Path(dir_okay=False), help="Draw the result to this file."
-)
+@click.option("--plot", "plot_path", type=click.Path(), help="Draw the result to this file.")
 @click.option(
     "--report",
     "report_path",
-    type=click.Path(dir_okay=False),
+    type=click.Path(),
     help="Write the validation page (Markdown) here, its plots in the folder of the "
     "same name (docs/validation.md -> docs/validation/); with all, also the FTL's "
     "write amplification against the analytic curve.",
@@ -344,7 +340,7 @@ def reproduce_cmd(
 @click.argument("spec_path", metavar="SPEC.toml", type=click.Path(dir_okay=False))
 @click.option(
     "--out",
-    type=click.Path(dir_okay=False),
+    type=click.Path(),
     help="The Parquet table (default: SPEC's name .parquet, here); its parts and run "
     "log go beside it.",
 )
@@ -456,9 +452,7 @@ def _check_image(path: str, what: str, inputs: Sequence[outputs.Named] = ()) -> 
 @click.option("--y", "y", help="The metric (iops, clat_ns.p99, fp.driver.ftl.map_hit_ratio...).")
 @click.option("--hue", help="One line per value of this column.")
 @click.option("--where", multiple=True, metavar="KEY=VALUE", help="Only rows with KEY = VALUE.")
-@click.option(
-    "-o", "--output", "out", required=True, type=click.Path(dir_okay=False), help="PNG or SVG."
-)
+@click.option("-o", "--output", "out", required=True, type=click.Path(), help="PNG or SVG.")
 def plot_cmd(
     source: str,
     kind: str,
@@ -635,12 +629,10 @@ def _is_iolog(trace: str) -> bool:
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE")
 @click.option("--seed", default=0, show_default=True, type=SEED)
 @click.option("--output-format", default="normal", show_default=True)
-@click.option(
-    "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report here."
-)
+@click.option("--output", type=click.Path(), help="Write the report here.")
 @click.option(
     "--lat-csv",
-    type=click.Path(dir_okay=False, writable=True),
+    type=click.Path(),
     help="Write one row per replayed I/O: its recorded and simulated latency.",
 )
 def replay_cmd(

@@ -143,7 +143,11 @@ def test_two_outputs_of_one_run_are_refused(folder: Path) -> None:
 
 @pytest.mark.parametrize(
     ("target", "kind"),
-    [("/dev/null", "a character device"), ("fifo", "a FIFO"), ("sub", "is a directory")],
+    [
+        ("/dev/null", "a character device"),
+        ("fifo", "a FIFO"),
+        ("sub", "cannot write 'sub': Is a directory"),
+    ],
 )
 @pytest.mark.parametrize("command", ["sweep", "run", "plot"])
 def test_device_nodes_fifos_and_folders_are_never_outputs(

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from flashpath._core import FlashpathError
-from flashpath._messages import named
+from flashpath._messages import named, shown
 
 
 class OutputError(FlashpathError):
@@ -100,41 +100,43 @@ def check_output(
     problem = _name_problem(text)
     if problem:
         raise OutputError(f"{what}: {problem}")
-    shown = named(text)
+    quoted = shown(text)
     for i in inputs:
         if same_file(text, i.path):
             also = "" if os.fspath(i.path) == text else f" {named(os.fspath(i.path))}"
             raise OutputError(
-                f"{what} {shown}: is {i.what}{also}, an input of this run: writing it "
+                f"{what} {quoted}: is {i.what}{also}, an input of this run: writing it "
                 "would destroy it; choose another name"
             )
     for o in others:
         if same_file(text, o.path):
             raise OutputError(
-                f"{what} {shown}: {o.what} writes that file too; give each output its own name"
+                f"{what} {quoted}: {o.what} writes that file too; give each output its own name"
             )
     try:
         st = os.stat(text)
     except FileNotFoundError:
         st = None
     except OSError as exc:
-        raise OutputError(f"{what}: cannot write {shown}: {exc.strerror or exc}") from None
+        # ENOTDIR: a file where a folder of the path should be.
+        raise OutputError(f"{what}: cannot write {quoted}: {exc.strerror or exc}") from None
     if st is not None:
         kind = _kind(st.st_mode)
+        if kind == "a directory":
+            raise OutputError(f"{what}: cannot write {quoted}: Is a directory")
         if kind:
-            raise OutputError(f"{what} {shown}: {_not_regular(kind)}")
+            raise OutputError(f"{what} {quoted}: {_not_regular(kind)}")
         if not os.access(text, os.W_OK):
-            raise OutputError(f"{what}: cannot write {shown}: Permission denied")
+            raise OutputError(f"{what}: cannot write {quoted}: Permission denied")
     folder = Path(os.path.realpath(text)).parent
     if not folder.is_dir():
-        raise OutputError(f"{what}: cannot write {shown}: No such file or directory")
+        reason = "Not a directory" if folder.exists() else "No such file or directory"
+        raise OutputError(f"{what}: cannot write {quoted}: {reason}")
     if not os.access(folder, os.W_OK | os.X_OK):
-        raise OutputError(f"{what}: cannot write {shown}: Permission denied")
+        raise OutputError(f"{what}: cannot write {quoted}: Permission denied")
 
 
 def _not_regular(kind: str) -> str:
-    if kind == "a directory":
-        return "is a directory; name a file"
     return (
         f"is {kind}, not a regular file: flashpath writes an output whole (a temporary "
         "file beside it, renamed over it), which would replace the device node or "
@@ -171,7 +173,7 @@ def replacing(path: StrPath, what: str, default_suffix: str = "") -> Iterator[st
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{base[:64]}.", suffix=f".tmp{suffix}", dir=folder)
     except OSError as exc:
-        raise OutputError(f"{what}: cannot write {named(text)}: {exc.strerror or exc}") from None
+        raise OutputError(f"{what}: cannot write {shown(text)}: {exc.strerror or exc}") from None
     os.close(fd)
     try:
         yield tmp
@@ -181,11 +183,11 @@ def replacing(path: StrPath, what: str, default_suffix: str = "") -> Iterator[st
             st = None
         # Checked again: the target may have changed while the run ran.
         if st is not None and _kind(st.st_mode):
-            raise OutputError(f"{what} {named(text)}: {_not_regular(_kind(st.st_mode) or '')}")
+            raise OutputError(f"{what} {shown(text)}: {_not_regular(_kind(st.st_mode) or '')}")
         os.chmod(tmp, _mode_for(target))
         os.replace(tmp, target)
     except OSError as exc:
-        raise OutputError(f"{what}: cannot write {named(text)}: {exc.strerror or exc}") from None
+        raise OutputError(f"{what}: cannot write {shown(text)}: {exc.strerror or exc}") from None
     finally:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -222,7 +224,7 @@ def check_folder(
     except FileNotFoundError:
         st = None
     except OSError as exc:
-        raise OutputError(f"{what}: cannot write {named(text)}: {exc.strerror or exc}") from None
+        raise OutputError(f"{what}: cannot write {shown(text)}: {exc.strerror or exc}") from None
     if st is not None and not stat.S_ISDIR(st.st_mode):
         kind = _kind(st.st_mode) or "a regular file"
         raise OutputError(f"{what} {named(text)}: is {kind}, not a folder")

@@ -527,3 +527,61 @@ def test_a_malformed_run_is_refused_naming_the_record(
 ) -> None:
     (tmp_path / "r.json").write_text(json.dumps(doc))
     one_message(cli("plot", "r.json", "--kind", "cdf", "-o", "c.png", cwd=tmp_path), what)
+
+
+# --- 7. a point needs nothing of the worker's machine -------------------------
+
+
+def test_a_shipped_point_runs_with_the_spec_folder_gone(tmp_path: Path) -> None:
+    """What a Ray worker on another node sees: no spec folder. The point's
+    task carries its profile files (two levels of includes) and the job's
+    include and iolog, and gives the rows of the point run in place."""
+    from flashpath.engine import _call
+
+    spec_dir = tmp_path / "spec"
+    (spec_dir / "profiles").mkdir(parents=True)
+    (spec_dir / "jobs").mkdir()
+    (spec_dir / "profiles" / "base.toml").write_text(
+        '[profile]\nname = "base"\ninclude = ["nullblk.toml"]\n'
+        '[device]\ncompletion_nsec = { value = 30000, unit = "ns", source = "test" }\n'
+    )
+    (spec_dir / "profiles" / "dev.toml").write_text(
+        '[profile]\nname = "dev"\ndescription = "test"\ninclude = ["base.toml"]\n'
+    )
+    (spec_dir / "jobs" / "common.fio").write_text("ioengine=psync\ndirect=1\n")
+    (spec_dir / "jobs" / "trace.iolog").write_bytes(TRACE.read_bytes())
+    (spec_dir / "jobs" / "base.fio").write_text("[r]\ninclude common.fio\nread_iolog=trace.iolog\n")
+    (spec_dir / "s.toml").write_text(
+        'job = "jobs/base.fio"\ndevice = "profiles/dev.toml"\n[grid]\nseed = [1, 2]\n'
+    )
+    spec = load_spec(spec_dir / "s.toml")
+    from flashpath.sweep_run import point_files, point_task
+
+    shipped = point_files(spec, spec.points[0])
+    assert sorted(Path(p).name for p in shipped) == [
+        "base.toml",
+        "common.fio",
+        "dev.toml",
+        "trace.iolog",
+    ]
+    in_place = [_call(point_task(spec, p)).value for p in spec.points]
+    tasks = [point_task(spec, p, ship=True) for p in spec.points]
+    unshipped = point_task(spec, spec.points[0])
+    # The device's 30 us is in the run: the included profile was read.
+    assert in_place[0]["rows"][0]["clat_ns.mean"] > 30_000
+    before = hashes(spec_dir)
+    spec_dir.rename(tmp_path / "gone")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    cwd = os.getcwd()
+    os.chdir(elsewhere)
+    try:
+        shipped_runs = [_call(t).value for t in tasks]
+        # Without its files the same point cannot run there.
+        with pytest.raises(FileNotFoundError):
+            _call(unshipped)
+    finally:
+        os.chdir(cwd)
+    assert shipped_runs == in_place
+    assert not spec_dir.exists() and hashes(tmp_path / "gone") == before
+    assert list(elsewhere.iterdir()) == []

@@ -18,8 +18,11 @@ import hashlib
 import json
 import math
 import os
+import re
 import socket
+import tempfile
 import time
+import tomllib
 from collections.abc import Callable
 from contextlib import chdir
 from dataclasses import dataclass, field
@@ -49,6 +52,12 @@ class SweepError(FlashpathError):
     """A sweep that cannot go on: one message for the user."""
 
 
+# What a point may ship to a worker that cannot see the spec's folder
+# (a Ray cluster's other nodes): its profile files and the job's includes
+# and iologs, read whole. A sweep whose files are larger runs where they are.
+SHIP_MAX = 256 << 20
+
+
 def run_point(
     job_text: str,
     job_name: str,
@@ -57,17 +66,96 @@ def run_point(
     device: str,
     overrides: list[str],
     seed: int,
+    files: dict[str, bytes] | None = None,
 ) -> dict[str, Any]:
     """One point, in a worker: the run's rows and its event count. The
     spec's folder is the current directory, so a device given as a path
-    and the job's includes are found as the spec names them."""
-    with chdir(folder):
-        run = _core.run_job_text(job_text, job_name, job_folder, device, overrides, seed, "terse")
+    and the job's includes are found as the spec names them. With `files`
+    (absolute path -> contents: what `point_files` ships), the point runs
+    in a copy of those files under a scratch folder, at their own paths
+    below it, so it needs nothing of the machine it runs on."""
+    if files is None:
+        with chdir(folder):
+            run = _core.run_job_text(
+                job_text, job_name, job_folder, device, overrides, seed, "terse"
+            )
+    else:
+        with tempfile.TemporaryDirectory(prefix="flashpath-point-") as root:
+            for path, data in files.items():
+                copy = Path(root + path)
+                copy.parent.mkdir(parents=True, exist_ok=True)
+                copy.write_bytes(data)
+            # The folders as absolute paths without "..", as the files' keys.
+            here = root + os.path.abspath(folder)
+            there = root + os.path.abspath(job_folder)
+            for made in (here, there):
+                Path(made).mkdir(parents=True, exist_ok=True)
+            absolute = os.path.abspath(device) if os.path.isabs(device) else None
+            shipped_device = root + absolute if absolute in files else device
+            with chdir(here):
+                run = _core.run_job_text(
+                    job_text, job_name, there, shipped_device, overrides, seed, "terse"
+                )
     doc = json.loads(run.json_text)
     return {"rows": rows_of_run(doc), "events": run.events, "ios": run.completed_ios}
 
 
-def point_task(spec: Spec, point: Point) -> Task:
+_JOB_READS = re.compile(r"^\s*(?:include\s+(?P<inc>\S.*?)|read_iolog\s*=\s*(?P<log>\S.*?))\s*$")
+
+
+def _profile_includes(text: str) -> list[str]:
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return []
+    profile = doc.get("profile")
+    includes = profile.get("include") if isinstance(profile, dict) else None
+    return [i for i in includes if isinstance(i, str)] if isinstance(includes, list) else []
+
+
+def point_files(spec: Spec, point: Point) -> dict[str, bytes]:
+    """The files `point` reads, by absolute path: its device's profile file
+    and the profiles it includes (relative to the including file, as the
+    core resolves them: profile/mod.rs), and the files the job's include
+    and read_iolog lines name (relative to the job's folder). A name that
+    is no file here (a built-in profile) is left to the worker."""
+    files: dict[str, bytes] = {}
+    total = 0
+
+    def add(path: Path) -> bytes | None:
+        nonlocal total
+        key = os.path.abspath(path)
+        if key in files:
+            return None
+        if not path.is_file():
+            return None
+        data = path.read_bytes()
+        total += len(data)
+        if total > SHIP_MAX:
+            raise SweepError(
+                f"{shown(str(path))}: the files point {point.index} reads are over "
+                f"{SHIP_MAX >> 20} MiB: too much to ship to a worker"
+            )
+        files[key] = data
+        return data
+
+    pending = [spec.folder / point.device] if point.device.endswith(".toml") else []
+    while pending:
+        path = pending.pop()
+        data = add(path)
+        if data is not None:
+            text = data.decode("utf-8", errors="replace")
+            pending.extend(path.parent / inc for inc in _profile_includes(text))
+    for line in spec.composed(point).text.splitlines():
+        m = _JOB_READS.match(line)
+        if m:
+            add(spec.job_folder / (m["inc"] or m["log"]))
+    return files
+
+
+def point_task(spec: Spec, point: Point, ship: bool = False) -> Task:
+    """The task of one point; with `ship`, the files it reads travel with
+    it (`point_files`), for a worker that cannot see the spec's folder."""
     return Task(
         label=point.describe() or spec.name,
         fn=run_point,
@@ -79,6 +167,7 @@ def point_task(spec: Spec, point: Point) -> Task:
             point.device,
             list(point.overrides),
             point.seed,
+            point_files(spec, point) if ship else None,
         ),
     )
 
@@ -364,7 +453,8 @@ def run_sweep(
         if on_point:
             on_point(point.index, len(results))
 
-    tasks = [point_task(spec, todo[k]) for k in order]
+    # Ray's workers may run on nodes that cannot see the spec's folder.
+    tasks = [point_task(spec, todo[k], ship=backend == "ray") for k in order]
     try:
         try:
             run_tasks(tasks, finished, jobs=jobs, backend=backend, address=address)

@@ -166,7 +166,15 @@ def _run_ray(tasks: Sequence[Task], on_done: OnDone, jobs: int, address: str | N
                 ready, _ = ray.wait(list(refs), num_returns=1)
                 for ref in ready:
                     i = refs.pop(ref)
-                    _deliver(i, ray.get(ref), on_done)
+                    try:
+                        done = ray.get(ref)
+                    except ray.exceptions.RayError as exc:
+                        # A worker that died or raised outside the core
+                        # (a node without flashpath, a version apart): one
+                        # line, the cause's last, not Ray's traceback.
+                        last = str(exc).strip().splitlines()[-1:] or [type(exc).__name__]
+                        raise RuntimeError(f"a Ray worker failed: {last[0]}") from None
+                    _deliver(i, done, on_done)
                 top_up()
         except BaseException:
             for ref in refs:

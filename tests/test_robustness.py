@@ -135,7 +135,7 @@ def test_two_outputs_of_one_run_are_refused(folder: Path) -> None:
             "same.txt",
             cwd=folder,
         ),
-        "--lat-csv same.txt",
+        "--lat-csv 'same.txt'",
         "--output writes that file too",
     )
     assert hashes(folder) == before
@@ -376,6 +376,10 @@ def test_jobs_are_capped_to_the_points_and_cpus(folder: Path) -> None:
     cap = min(2, os.cpu_count() or 1)
     assert f"flashpath: --jobs 100000: capped to {cap} worker" in r.stderr, r.stderr
     assert f"on {cap} worker" in r.stderr.splitlines()[-1]
+    # The default (one per CPU) is capped to the points without a note.
+    r = cli("sweep", "s.toml", "--out", "u.parquet", cwd=folder)
+    assert r.returncode == 0 and "capped" not in r.stderr, r.stderr
+    assert len(r.stderr.splitlines()) == 1
 
 
 @pytest.mark.parametrize(

@@ -389,12 +389,11 @@ def sweep_cmd(
     except SpecError as err:
         _error(str(err))
     out = out or f"{Path(spec_path).stem}.parquet"
-    workers = jobs or os.cpu_count() or 1
     try:
         outcome = run_sweep(
             spec,
             out,
-            jobs=workers,
+            jobs=jobs,
             backend=backend,
             address=address,
             extend=extend,

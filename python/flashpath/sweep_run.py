@@ -385,7 +385,7 @@ def capped_jobs(jobs: int, todo: int, backend: str, address: str | None) -> tupl
 def run_sweep(
     spec: Spec,
     out: str | os.PathLike[str] | None = None,
-    jobs: int = 1,
+    jobs: int | None = 1,
     backend: str = "local",
     address: str | None = None,
     extend: bool = False,
@@ -396,6 +396,10 @@ def run_sweep(
     yet finished, write the Parquet table to `out` (when given) and
     return it as an Arrow table."""
     t0 = time.perf_counter()
+    # None: one worker per CPU, capped to the points without a note.
+    default_jobs = jobs is None
+    if jobs is None:
+        jobs = os.cpu_count() or 1
     check_arguments(jobs, backend, address, extend)
     out_path = Path(out) if out is not None else None
     if out_path is not None:
@@ -426,7 +430,7 @@ def run_sweep(
         else []
     )
     jobs, capped = capped_jobs(jobs, len(todo), backend, address)
-    if capped:
+    if capped and not default_jobs:
         notes.append(capped)
     log = _Log(out_path.with_name(out_path.name + ".log") if out_path else None)
     order = list(todo)

@@ -325,6 +325,9 @@ def canonical(v: Scalar) -> tuple[str, Any]:
     if isinstance(v, int | float):
         return ("number", v)
     text = v.strip()
+    if "_" in text:
+        # Python reads "1_000" as a number; fio and --set do not.
+        return ("text", text)
     lowered = text.lower()
     if lowered in ("true", "false"):
         return ("number", int(lowered == "true"))

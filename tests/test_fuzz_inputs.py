@@ -5,7 +5,7 @@ range, no duplicate points, one job line per option) or raises its one
 error type with a message; never another exception.
 
 The suite runs a few examples per target (FLASHPATH_FUZZ_EXAMPLES, default
-40); `.ci/fuzz` runs a longer campaign with more (docs/testing.md has a
+40; a quarter of that for plots); `.ci/fuzz` runs a longer campaign with more (docs/testing.md has a
 long campaign's counts)."""
 
 from __future__ import annotations
@@ -327,7 +327,9 @@ def check_plot(case: tuple[Any, str, str | None, str | None, str | None]) -> Non
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-@FUZZ
+# A plot is drawn by matplotlib (about a second each on a loaded machine):
+# a quarter of the examples keeps the suite fast.
+@settings(FUZZ, max_examples=max(EXAMPLES // 4, 5))
 @given(case=PLOTS)
 def test_fuzz_plot_table(case: tuple[Any, str, str | None, str | None, str | None]) -> None:
     check_plot(case)

@@ -106,6 +106,23 @@ def test_an_output_that_is_an_input_is_refused(folder: Path, args: list[str], wh
     )
 
 
+@pytest.mark.parametrize("target", ["common.fio", "trace.iolog", "base.toml"])
+def test_a_sweep_never_overwrites_what_its_points_read(folder: Path, target: str) -> None:
+    # The base job includes a file and replays an iolog; the device
+    # profile includes another: each is an input of the sweep.
+    (folder / "common.fio").write_text("ioengine=psync\ndirect=1\n")
+    (folder / "job.fio").write_text("[r]\ninclude common.fio\nread_iolog=trace.iolog\n")
+    (folder / "base.toml").write_text('[profile]\nname = "b"\ninclude = ["nullblk.toml"]\n')
+    (folder / "dev.toml").write_text('[profile]\nname = "d"\ninclude = ["base.toml"]\n')
+    (folder / "s.toml").write_text('job = "job.fio"\ndevice = "dev.toml"\n')
+    before = hashes(folder)
+    one_message(
+        cli("sweep", "s.toml", "--out", target, cwd=folder),
+        "is a file the sweep's points read",
+    )
+    assert hashes(folder) == before
+
+
 def test_a_log_the_job_asks_for_never_overwrites_its_job(folder: Path) -> None:
     # write_iolog names the job file itself: refused before anything is
     # written, and the report is not written either.

@@ -113,43 +113,45 @@ def _profile_includes(text: str) -> list[str]:
     return [i for i in includes if isinstance(i, str)] if isinstance(includes, list) else []
 
 
-def point_files(spec: Spec, point: Point) -> dict[str, bytes]:
+def point_files(spec: Spec, point: Point, contents: bool = True) -> dict[str, bytes]:
     """The files `point` reads, by absolute path: its device's profile file
     and the profiles it includes (relative to the including file, as the
     core resolves them: profile/mod.rs), and the files the job's include
     and read_iolog lines name (relative to the job's folder). A name that
-    is no file here (a built-in profile) is left to the worker."""
+    is no file here (a built-in profile) is left to the worker. Without
+    `contents`, only the paths (every value empty)."""
     files: dict[str, bytes] = {}
     total = 0
 
-    def add(path: Path) -> bytes | None:
+    def add(path: Path, profile: bool) -> bytes | None:
         nonlocal total
         key = os.path.abspath(path)
-        if key in files:
+        if key in files or not path.is_file():
             return None
-        if not path.is_file():
+        if not contents and not profile:
+            files[key] = b""
             return None
-        data = path.read_bytes()
-        total += len(data)
+        total += path.stat().st_size
         if total > SHIP_MAX:
             raise SweepError(
                 f"{shown(str(path))}: the files point {point.index} reads are over "
                 f"{SHIP_MAX >> 20} MiB: too much to ship to a worker"
             )
-        files[key] = data
+        data = path.read_bytes()
+        files[key] = data if contents else b""
         return data
 
     pending = [spec.folder / point.device] if point.device.endswith(".toml") else []
     while pending:
         path = pending.pop()
-        data = add(path)
+        data = add(path, profile=True)
         if data is not None:
             text = data.decode("utf-8", errors="replace")
             pending.extend(path.parent / inc for inc in _profile_includes(text))
     for line in spec.composed(point).text.splitlines():
         m = _JOB_READS.match(line)
         if m:
-            add(spec.job_folder / (m["inc"] or m["log"]))
+            add(spec.job_folder / (m["inc"] or m["log"]), profile=False)
     return files
 
 
@@ -521,6 +523,12 @@ def check_outputs(spec: Spec, out: Path) -> None:
     log and its parts folder: none may be a file the sweep reads, a
     device node, a FIFO or (but the parts) a folder."""
     inputs = [outputs.Named(str(p), what) for p, what in spec.inputs()]
+    # What the points read besides: the profiles a device includes, the
+    # job's includes and iologs (a fio axis cannot add a line, so one point
+    # per device names them all).
+    for point in {p.device: p for p in spec.points}.values():
+        for path in point_files(spec, point, contents=False):
+            inputs.append(outputs.Named(path, "a file the sweep's points read"))
     log = out.with_name(out.name + ".log")
     parts = out.with_name(out.name + ".parts")
     outputs.check_output(out, "--out", inputs)

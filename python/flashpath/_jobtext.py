@@ -3,6 +3,7 @@ file with options added to every job section (sweeps)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -22,6 +23,22 @@ def job_value_problem(value: str) -> str | None:
     except UnicodeEncodeError:
         return "it is not UTF-8"
     return None
+
+
+_READS = re.compile(r"^\s*(?:include\s+(?P<inc>\S.*?)|read_iolog\s*=\s*(?P<log>\S.*?))\s*$")
+
+
+def files_read(text: str) -> list[tuple[str, str]]:
+    """The files a job's lines name for reading, relative to its folder as
+    fio resolves them: (name, the line), for each `include FILE` (fio's
+    init.c) and `read_iolog=FILE`. For the output rule (flashpath.outputs)
+    and for shipping a sweep's point to a worker."""
+    found = []
+    for line in text.splitlines():
+        m = _READS.match(line)
+        if m:
+            found.append((m["inc"] or m["log"], line.strip()))
+    return found
 
 
 def _clean(raw: str) -> str:

@@ -15,7 +15,7 @@ import click
 
 from flashpath import _core, calibrate, outputs
 from flashpath._core import FlashpathError
-from flashpath._jobtext import job_value_problem
+from flashpath._jobtext import files_read, job_value_problem
 from flashpath._messages import named, printable, shown
 from flashpath.engine import BACKENDS
 
@@ -123,24 +123,18 @@ def _device_input(device: str) -> list[outputs.Named]:
     return [outputs.Named(device, "the device profile")] if Path(device).is_file() else []
 
 
-_READ_OPTIONS = re.compile(r"^\s*(?:include\s+(?P<inc>\S.*?)|read_iolog\s*=\s*(?P<log>\S.*?))\s*$")
-
-
 def _job_inputs(job: str) -> list[outputs.Named]:
     """A job file and the files its lines name for reading (include,
     read_iolog), relative to its folder as fio reads them."""
     found = [outputs.Named(job, "the job file")]
     try:
         with open(job, encoding="utf-8", errors="replace") as f:
-            lines = f.read(1 << 20).splitlines()
+            text = f.read(1 << 20)
     except OSError:
         return found
     folder = Path(job).parent
-    for line in lines:
-        m = _READ_OPTIONS.match(line)
-        if m:
-            name = m["inc"] or m["log"]
-            found.append(outputs.Named(str(folder / name), f"read by {job} ({line.strip()})"))
+    for name, line in files_read(text):
+        found.append(outputs.Named(str(folder / name), f"read by {job} ({line})"))
     return found
 
 

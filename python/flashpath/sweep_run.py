@@ -18,7 +18,6 @@ import hashlib
 import json
 import math
 import os
-import re
 import socket
 import tempfile
 import time
@@ -31,6 +30,7 @@ from typing import Any
 
 from flashpath import _core, outputs
 from flashpath._core import FlashpathError
+from flashpath._jobtext import files_read
 from flashpath._messages import shown
 from flashpath.engine import BACKENDS, Done, Task, TaskFailed, run_tasks
 from flashpath.progress import Progress, rate
@@ -100,9 +100,6 @@ def run_point(
     return {"rows": rows_of_run(doc), "events": run.events, "ios": run.completed_ios}
 
 
-_JOB_READS = re.compile(r"^\s*(?:include\s+(?P<inc>\S.*?)|read_iolog\s*=\s*(?P<log>\S.*?))\s*$")
-
-
 def _profile_includes(text: str) -> list[str]:
     try:
         doc = tomllib.loads(text)
@@ -148,10 +145,8 @@ def point_files(spec: Spec, point: Point, contents: bool = True) -> dict[str, by
         if data is not None:
             text = data.decode("utf-8", errors="replace")
             pending.extend(path.parent / inc for inc in _profile_includes(text))
-    for line in spec.composed(point).text.splitlines():
-        m = _JOB_READS.match(line)
-        if m:
-            add(spec.job_folder / (m["inc"] or m["log"]), profile=False)
+    for name, _line in files_read(spec.composed(point).text):
+        add(spec.job_folder / name, profile=False)
     return files
 
 

@@ -44,7 +44,8 @@ SCALARS = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True),
     st.booleans(),
     st.none(),
-    st.text(max_size=12),
+    # No lone surrogates: no TOML or JSON file can hold one.
+    st.text(st.characters(blacklist_categories=("Cs",)), max_size=12),
     st.sampled_from(["4", "4k", " 4", "true", "nan", "1e308", "a\nb", "x;y", "[j]", ""]),
 )
 JSON_VALUES = st.recursive(
@@ -58,6 +59,7 @@ JSON_VALUES = st.recursive(
 # --- sweep specs -----------------------------------------------------------
 
 KEYS = st.one_of(
+    st.sampled_from(["fio.iodepth", "fio.bs", "device.completion_nsec"]),
     st.sampled_from(
         [
             "seed",
@@ -78,7 +80,7 @@ KEYS = st.one_of(
 
 
 def _toml_key(key: str) -> str:
-    return ".".join(json.dumps(part) for part in key.split("."))
+    return ".".join(json.dumps(part, ensure_ascii=False) for part in key.split("."))
 
 
 def _toml_value(v: Any) -> str:
@@ -95,48 +97,76 @@ def _toml_value(v: Any) -> str:
             return "inf" if v > 0 else "-inf"
         return repr(v)
     if isinstance(v, int | str):
-        return json.dumps(v)
+        # Characters past U+FFFF as themselves: JSON's surrogate-pair
+        # escapes are no TOML escape.
+        return json.dumps(v, ensure_ascii=False)
     if isinstance(v, list):
         return "[" + ", ".join(_toml_value(x) for x in v) + "]"
     return "{" + ", ".join(f"{_toml_key(k or 'k')} = {_toml_value(x)}" for k, x in v.items()) + "}"
 
 
-AXIS_VALUES = st.lists(SCALARS, min_size=0, max_size=5)
+# Values a spec accepts, drawn as often as the awkward ones, so that
+# accepted specs (whose points the property checks) are common.
+GOOD = st.one_of(
+    st.integers(0, 64),
+    st.floats(0, 100, allow_nan=False),
+    st.booleans(),
+    st.sampled_from(["4k", "randread", "1", "true", "1.0", "01"]),
+)
+VALUES = st.one_of(GOOD, SCALARS)
+AXIS_VALUES = st.lists(VALUES, min_size=0, max_size=5)
+
+
+GOOD_KEYS = st.sampled_from(["fio.iodepth", "fio.bs", "device.completion_nsec", "seed"])
+SEEDS = st.integers(0, 2**64 - 1)
 
 
 @st.composite
 def specs(draw: st.DrawFn) -> str:
     """A spec's TOML text: the keys a spec has (and others), values of
-    every type, grids, zips and points of random shapes."""
+    every type, grids, zips and points of random shapes. Half are drawn
+    near a valid spec (a device, a base job, good keys and values, so that
+    many are accepted and their points checked), half anywhere."""
+    near = draw(st.booleans())
+    keys = GOOD_KEYS if near else KEYS
+    values = GOOD if near else VALUES
+    axis = st.lists(values, min_size=1 if near else 0, max_size=5)
     lines: list[str] = []
-    if draw(st.booleans()):
-        lines.append(f"device = {_toml_value(draw(st.sampled_from(['nullblk', 3, '', 'x.toml'])))}")
-    job = draw(st.sampled_from(["job_text", "job", "both", "none"]))
+    if near or draw(st.booleans()):
+        device = "nullblk" if near else draw(st.sampled_from(["nullblk"] * 6 + [3, "", "x.toml"]))
+        lines.append(f"device = {_toml_value(device)}")
+    job = "job_text" if near else draw(st.sampled_from(["job_text", "job", "both", "none"]))
     if job in ("job_text", "both"):
         lines.append('job_text = "[j]\\nrw=read\\n"')
     if job in ("job", "both"):
         lines.append(f"job = {_toml_value(draw(st.sampled_from(['j.fio', '', 'nope.fio', 4])))}")
-    for key in draw(
-        st.lists(st.sampled_from(["seed", "name", "description", "other"]), max_size=2)
-    ):
-        lines.append(f"{key} = {_toml_value(draw(SCALARS))}")
+    if not near:
+        top = st.sampled_from(["seed", "name", "description", "other"])
+        for key in draw(st.lists(top, max_size=2, unique=True)):
+            lines.append(f"{key} = {_toml_value(draw(SCALARS))}")
     if draw(st.booleans()):
         lines.append("[fixed]")
-        for key in draw(st.lists(KEYS, max_size=3, unique=True)):
-            lines.append(f"{_toml_key(key)} = {_toml_value(draw(SCALARS))}")
+        fixed = st.sampled_from(["fio.bs", "device.completion_nsec"]) if near else keys
+        for key in draw(st.lists(fixed, max_size=3, unique=True)):
+            lines.append(f"{_toml_key(key)} = {_toml_value(draw(values))}")
     if draw(st.booleans()):
         lines.append("[grid]")
-        for key in draw(st.lists(KEYS, max_size=3, unique=True)):
-            value = draw(st.one_of(AXIS_VALUES, SCALARS))
+        for key in draw(st.lists(keys, max_size=3, unique=True)):
+            value = draw(axis if near else st.one_of(axis, axis, SCALARS))
             lines.append(f"{_toml_key(key)} = {_toml_value(value)}")
-    for _ in range(draw(st.integers(0, 2))):
+    for _ in range(draw(st.integers(0, 1 if near else 2))):
         lines.append("[[zip]]")
-        for key in draw(st.lists(KEYS, max_size=3, unique=True)):
-            lines.append(f"{_toml_key(key)} = {_toml_value(draw(AXIS_VALUES))}")
+        length = draw(st.integers(1, 4))
+        same = st.lists(values, min_size=length, max_size=length)
+        for key in draw(st.lists(keys, min_size=1 if near else 0, max_size=3, unique=True)):
+            lines.append(f"{_toml_key(key)} = {_toml_value(draw(same if near else axis))}")
+    point_keys = draw(st.lists(keys, min_size=1, max_size=2, unique=True))
     for _ in range(draw(st.integers(0, 3))):
         lines.append("[[points]]")
-        for key in draw(st.lists(KEYS, max_size=2, unique=True)):
-            lines.append(f"{_toml_key(key)} = {_toml_value(draw(SCALARS))}")
+        mine = point_keys if near else draw(st.lists(keys, max_size=2, unique=True))
+        for key in mine:
+            value = draw(SEEDS if near and key == "seed" else values)
+            lines.append(f"{_toml_key(key)} = {_toml_value(value)}")
     return "\n".join(lines) + "\n"
 
 

@@ -166,7 +166,9 @@ def test_two_outputs_of_one_run_are_refused(folder: Path) -> None:
         ("sub", "cannot write 'sub': Is a directory"),
     ],
 )
-@pytest.mark.parametrize("command", ["sweep", "run", "plot"])
+@pytest.mark.parametrize(
+    "command", ["sweep", "run", "plot", "replay", "lat-csv", "reproduce", "report", "fit"]
+)
 def test_device_nodes_fifos_and_folders_are_never_outputs(
     folder: Path, target: str, kind: str, command: str
 ) -> None:
@@ -177,6 +179,12 @@ def test_device_nodes_fifos_and_folders_are_never_outputs(
         "sweep": ["sweep", "s.toml", "--out", target],
         "run": ["run", "job.fio", "--device", "nullblk", "--output", target],
         "plot": ["plot", "run.json", "--kind", "cdf", "-o", target],
+        "replay": ["replay", "trace.iolog", "--device", "nullblk", "--output", target],
+        "lat-csv": ["replay", "trace.iolog", "--device", "nullblk", "--lat-csv", target],
+        # Refused before the grid runs.
+        "reproduce": ["reproduce", "io-poll", "--plot", target],
+        "report": ["reproduce", "io-poll", "--report", target],
+        "fit": ["calibrate", "fit", "--host", "x86-generic", "--out", target, "run.json"],
     }[command]
     one_message(cli(*args, cwd=folder), kind)
     after = os.stat("/dev/null")

@@ -503,6 +503,16 @@ def test_plot_y_on_a_text_column_is_one_message(run_json: Path, tmp_path: Path) 
     assert not (tmp_path / "p.png").exists()
 
 
+def test_a_cdf_of_a_figure_that_is_no_latency_is_one_message(
+    run_json: Path, tmp_path: Path
+) -> None:
+    # Found by the plot_table fuzz target: --y iops on a run's json+ output
+    # raised AttributeError while looking for histogram bins.
+    r = cli("plot", str(run_json), "--kind", "cdf", "--y", "iops", "-o", "c.png", cwd=tmp_path)
+    one_message(r, "--y 'iops': no percentiles of that latency")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_plot_without_an_extension_writes_the_named_file(run_json: Path, tmp_path: Path) -> None:
     r = cli("plot", str(run_json), "--kind", "cdf", "-o", "noext", cwd=tmp_path)
     assert r.returncode == 0, r.stderr

@@ -264,7 +264,10 @@ def _histogram(source: str, latency: str) -> dict[str, dict[int, int]] | None:
     out: dict[str, dict[int, int]] = {}
     for job in doc["jobs"]:
         for ddir in ("read", "write", "trim"):
-            bins = (job.get(ddir) or {}).get(latency, {}).get("bins")
+            # `latency` names any figure (--y iops): only a latency's
+            # table has bins (check_run checked them).
+            figure = (job.get(ddir) or {}).get(latency)
+            bins = figure.get("bins") if isinstance(figure, dict) else None
             if bins:
                 out[f"{job['jobname']} {ddir}"] = {int(k): int(v) for k, v in bins.items()}
     return out or None

@@ -1045,5 +1045,5 @@ def plot(rows: list[CheckRow], path: str) -> None:
     fig.tight_layout()
     from flashpath import outputs
 
-    with outputs.replacing(path, "--plot", default_suffix=".png") as tmp:
+    with outputs.replacing(path, "--plot", image=True) as tmp:
         fig.savefig(tmp, dpi=110)

@@ -308,7 +308,7 @@ def reproduce_cmd(
     if plot_path:
         plotter = rp.PLOTTERS.get(name, rp.plot)
         try:
-            with outputs.replacing(plot_path, what, default_suffix=".png") as tmp:
+            with outputs.replacing(plot_path, what, image=True) as tmp:
                 plotter(rows, tmp)
         except outputs.OutputError as err:
             _fail(err)

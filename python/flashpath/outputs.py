@@ -156,22 +156,24 @@ def _mode_for(target: str) -> int:
 
 
 @contextlib.contextmanager
-def replacing(path: StrPath, what: str, default_suffix: str = "") -> Iterator[str]:
+def replacing(path: StrPath, what: str, image: bool = False) -> Iterator[str]:
     """A temporary file beside `path` (the target of a symbolic link is
-    the one replaced, so the link stays) with the same extension
-    (`default_suffix` when `path` has none: an image's format), for the
-    caller to write; renamed over `path` when the block ends without an
-    exception, removed otherwise. An OS error is an OutputError naming
-    `what` and the file."""
+    the one replaced, so the link stays), for the caller to write; renamed
+    over `path` when the block ends without an exception, removed
+    otherwise. Its name ends in ".tmp", so that a reader of the folder
+    (a sweep's parts) never takes a half-written file for a whole one;
+    for an `image` it ends in the target's extension (".png" when it has
+    none), which tells matplotlib the format. An OS error is an
+    OutputError naming `what` and the file."""
     text = os.fspath(path)
     problem = _name_problem(text)
     if problem:
         raise OutputError(f"{what}: {problem}")
     target = os.path.realpath(text)
     folder, base = os.path.split(target)
-    suffix = Path(base).suffix or default_suffix
+    suffix = ".tmp" + (Path(base).suffix or ".png") if image else ".tmp"
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{base[:64]}.", suffix=f".tmp{suffix}", dir=folder)
+        fd, tmp = tempfile.mkstemp(prefix=f".{base[:64]}.", suffix=suffix, dir=folder)
     except OSError as exc:
         raise OutputError(f"{what}: cannot write {shown(text)}: {exc.strerror or exc}") from None
     os.close(fd)

@@ -157,7 +157,7 @@ def _save(fig: Any, path: str) -> None:
     under the very name given (a name without an extension holds a PNG)."""
     from flashpath import outputs
 
-    with outputs.replacing(path, "--output", default_suffix=".png") as tmp:
+    with outputs.replacing(path, "--output", image=True) as tmp:
         fig.savefig(tmp)
 
 

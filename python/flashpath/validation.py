@@ -262,7 +262,7 @@ def write_plots(
     def draw() -> None:
         for name, rs in per.items():
             path = os.path.join(folder, f"{name}.svg")
-            with outputs.replacing(path, "--report") as tmp:
+            with outputs.replacing(path, "--report", image=True) as tmp:
                 plotters.get(name, fallback)(rs, tmp)
             names[name] = path
 
@@ -348,7 +348,7 @@ def plot_ftl(wa: list[dict[str, float]], path: str) -> None:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    with outputs.replacing(path, "--report") as tmp:
+    with outputs.replacing(path, "--report", image=True) as tmp:
         fig.savefig(tmp)
     plt.close(fig)
 

@@ -184,3 +184,41 @@ def test_an_address_past_the_device_names_the_record() -> None:
     assert out.returncode != 0
     assert "blktrace_viewer_sample.blktrace.0: record " in out.stderr
     assert "reaches past the end of the device" in out.stderr and "--remap" in out.stderr
+
+
+# Three 4 KiB reads one second apart (MQSim: time_ns device lba sectors type).
+_THREE_READS = "0 0 0 8 1\n1000000000 0 8 8 1\n2000000000 0 16 8 1\n"
+
+
+@pytest.mark.parametrize("delay", ["reap", "sleep"])
+def test_replay_latency_is_the_devices_unless_fio_333_is_asked(
+    tmp_path: Path, delay: str
+) -> None:
+    trace = tmp_path / "three.mqsim"
+    trace.write_text(_THREE_READS)
+    lat = tmp_path / "lat.csv"
+    out = cli(
+        "replay",
+        str(trace),
+        "--device",
+        "nullblk",
+        "--replay-delay",
+        delay,
+        "--output-format",
+        "json",
+        "--output",
+        str(tmp_path / "out.json"),
+        "--lat-csv",
+        str(lat),
+    )
+    assert out.returncode == 0, out.stderr
+    sim = [int(r["simulated_lat_ns"]) for r in csv.DictReader(lat.open())]
+    j = json.loads((tmp_path / "out.json").read_text())
+    assert j["flashpath"]["replay_delay"].startswith(delay)
+    if delay == "reap":
+        # fio 3.36: reaped as it completes, nullblk's tens of us.
+        assert max(sim) < 100_000, sim
+    else:
+        # fio 3.33: reaped after the last issue, so the gaps show.
+        assert 2.0e9 <= sim[0] < 2.001e9 and 1.0e9 <= sim[1] < 1.001e9, sim
+        assert sim[2] < 100_000, sim

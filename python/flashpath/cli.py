@@ -579,6 +579,15 @@ def _is_iolog(trace: str) -> bool:
     help="An address past the simulated device: error, wrap (modulo its size), scale "
     "(all offsets scaled onto it), offset:BYTES (all shifted).",
 )
+@click.option(
+    "--replay-delay",
+    type=click.Choice(["reap", "sleep"]),
+    default="reap",
+    show_default=True,
+    help="While waiting for the next I/O's time: reap completions as they come (fio 3.36 "
+    "and later, clat is the I/O's own) or sleep without reaping (fio 3.33: clat includes "
+    "the wait).",
+)
 @click.option("--ioengine", "engine", default="libaio", show_default=True)
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE")
 @click.option("--seed", default=0, show_default=True, type=SEED)
@@ -604,6 +613,7 @@ def replay_cmd(
     replay_align: int,
     trace_device: str | None,
     remap: str,
+    replay_delay: str,
     engine: str,
     overrides: tuple[str, ...],
     seed: int,
@@ -671,6 +681,7 @@ def replay_cmd(
                 absolute=mode == "as-recorded" and not iolog,
                 lat_csv=lat_csv,
                 recorded_depth=recorded_depth,
+                replay_delay=replay_delay,
             )
         )
     except FlashpathError as err:

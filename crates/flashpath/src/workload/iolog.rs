@@ -6,7 +6,8 @@
 //! `TIMESTAMP FILE ACTION [OFFSET LENGTH]`, timestamps in us since the job
 //! started; an entry's delay is its timestamp less the previous entry's,
 //! and fio sleeps that long after the previous issue before it issues the
-//! entry (`iolog_delay`), without reaping what is in flight. File actions
+//! entry (`iolog_delay`), without reaping what is in flight (fio 3.36
+//! reaps meanwhile: `trace::replay::ReplayDelay`). File actions
 //! (`add`, `open`, `close`) issue nothing; their delays are slept all the
 //! same, so here they fold into the next I/O's delay.
 

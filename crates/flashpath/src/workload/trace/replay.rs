@@ -14,7 +14,8 @@
 //! `--mode as-recorded`) issues each at its recorded time since the first
 //! one instead, so a slow device does not stretch the schedule (open
 //! loop). `replay_no_stall` drops the timing (closed loop at the job's
-//! iodepth).
+//! iodepth). While it waits, the thread reaps completions as they come
+//! (fio 3.36) or sleeps without reaping (fio 3.33): [`ReplayDelay`].
 
 use super::{Format, Op, TraceReader};
 use crate::error::{InputError, Result};
@@ -93,6 +94,7 @@ pub fn options_from_args(
     absolute: bool,
     lat_csv: Option<&str>,
     recorded_depth: bool,
+    delay: &str,
 ) -> Result<TraceOptions> {
     let format = match format {
         None | Some("auto") => {
@@ -119,7 +121,45 @@ pub fn options_from_args(
         absolute,
         lat_csv: lat_csv.map(str::to_string),
         recorded_depth,
+        delay: ReplayDelay::parse(delay).map_err(|m| InputError::new("--replay-delay", None, m))?,
     })
+}
+
+/// What a replay does while it waits for its next I/O's time (fio's
+/// iolog_delay, for fio iologs and every trace format alike).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ReplayDelay {
+    /// Reap each completion as it comes (fio 3.36 and later, commit
+    /// b85c01f7 "iolog.c: fix inaccurate clat when replay trace": the wait
+    /// spins on `io_u_queued_complete(td, 0)`), so clat is the I/O's own
+    /// completion time. `flashpath replay`'s default.
+    Reap,
+    /// Sleep without reaping (fio up to 3.35: `usec_sleep`): an I/O that
+    /// completes during the wait is reaped after it, and its clat holds
+    /// the rest of the wait. A job file's `read_iolog=` runs so, as the
+    /// fio flashpath follows (3.33) runs it.
+    #[default]
+    Sleep,
+}
+
+impl ReplayDelay {
+    pub fn parse(s: &str) -> std::result::Result<ReplayDelay, String> {
+        match s {
+            "reap" => Ok(ReplayDelay::Reap),
+            "sleep" => Ok(ReplayDelay::Sleep),
+            _ => Err(format!(
+                "replay delay {}: reap (fio 3.36 and later) or sleep (fio 3.33)",
+                crate::error::quote(s)
+            )),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ReplayDelay::Reap => "reap",
+            ReplayDelay::Sleep => "sleep",
+        }
+    }
 }
 
 /// How a job reads its trace (flashpath's own choices; fio has none).
@@ -138,6 +178,8 @@ pub struct TraceOptions {
     /// Set the job's iodepth to the trace's recorded queue depth (its
     /// most I/Os in flight): a closed loop at the recorded depth.
     pub recorded_depth: bool,
+    /// Reap or sleep while waiting for the next I/O's time.
+    pub delay: ReplayDelay,
 }
 
 /// A trace checked and summed before the run.

@@ -115,3 +115,108 @@ fn a_job_file_replays_as_fio_333() {
     // The first read waited 2 s to be reaped.
     assert!(max >= 2_000_000_000, "{max}");
 }
+
+fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/traces")
+        .join(rel)
+}
+
+fn read_all(path: &Path, format: &Format) -> flashpath::Result<Vec<trace::TraceRecord>> {
+    let mut r = trace::open(path, format)?;
+    let mut v = Vec::new();
+    while let Some(x) = r.next_record()? {
+        v.push(x);
+    }
+    Ok(v)
+}
+
+use flashpath::workload::trace;
+
+/// The binary sample with its records in reverse order (each record
+/// whole: 48 bytes and its little-endian pdu_len's payload) is the same
+/// I/O stream: the reorder window sorts it as blkparse sorts a stream.
+#[test]
+fn a_reversed_blktrace_stream_replays_as_recorded() {
+    let path = fixture("blktrace_bin/blktrace_viewer_sample.blktrace.0");
+    let bytes = std::fs::read(&path).unwrap();
+    let mut recs = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let pdu = u16::from_le_bytes([bytes[i + 46], bytes[i + 47]]) as usize;
+        recs.push(&bytes[i..i + 48 + pdu]);
+        i += 48 + pdu;
+    }
+    assert!(recs.len() > 1000 && recs.len() < trace::blktrace::REORDER_WINDOW);
+    let reversed: Vec<u8> = recs.iter().rev().flat_map(|r| r.iter().copied()).collect();
+    let p = scratch("reversed.bin", "");
+    std::fs::write(&p, reversed).unwrap();
+    let a = read_all(&path, &Format::Blktrace).unwrap();
+    let b = read_all(&p, &Format::Blktrace).unwrap();
+    assert_eq!(a.len(), b.len());
+    let key = |r: &trace::TraceRecord| (r.time_ns, r.offset, r.len, r.op, r.completion_ns);
+    assert!(a.iter().zip(&b).all(|(x, y)| key(x) == key(y)));
+    assert!(b.iter().all(|r| r.latency_ns().unwrap() > 0));
+}
+
+/// The text formats are one stream each: a line that goes back in time is
+/// refused, naming the file and the line.
+#[test]
+fn text_traces_whose_time_goes_back_are_refused_with_the_line() {
+    let cases: [(&str, &str, Format, &str); 4] = [
+        (
+            "back.mqsim",
+            "0 0 0 8 1\n2000 0 8 8 1\n1000 0 16 8 1\n",
+            Format::Mqsim,
+            "back.mqsim:3: column 0: time goes backwards, 1000 ns before line 2's",
+        ),
+        (
+            "back.msr",
+            "128166385295514663,hm,0,Write,0,4096,10\n\
+             128166385295514600,hm,0,Write,4096,4096,10\n",
+            Format::Msr,
+            "back.msr:2: column 0: time goes backwards, 6300 ns before line 1's",
+        ),
+        (
+            "back.csv",
+            "5,R,0,4096\n4,R,4096,4096\n",
+            Format::from_name("csv", Some("time=0:us,op=1:R/W,offset=2:bytes,len=3:bytes"))
+                .unwrap(),
+            "back.csv:2: column 0: time goes backwards, 1000 ns before line 1's",
+        ),
+        (
+            "back.blkparse",
+            "259,0    3        1     0.000000300  1867  Q   W 763360912 + 8 [fio]\n\
+             259,0    3        2     0.000000299  1867  C   W 763360912 + 8 [0]\n",
+            Format::Blkparse,
+            "back.blkparse:2: time 0.000000299 s is before line 1's 0.000000300 s",
+        ),
+    ];
+    for (name, text, format, needle) in cases {
+        let p = scratch(name, text);
+        let e = read_all(&p, &format).unwrap_err().to_string();
+        assert!(e.contains(needle), "{e}");
+    }
+}
+
+/// A fio iolog keeps fio's rule (an entry stamped before the previous one
+/// is issued at once, iolog.c delay_since_ttime), with a warning naming
+/// its line, not silently.
+#[test]
+fn an_iolog_going_back_in_time_is_warned_of() {
+    let p = scratch(
+        "back.iolog",
+        "fio version 3 iolog\n0 /dev/nullb0 add\n0 /dev/nullb0 open\n\
+         100 /dev/nullb0 read 0 4096\n50 /dev/nullb0 read 4096 4096\n\
+         40 /dev/nullb0 read 8192 4096\n200 /dev/nullb0 close\n",
+    );
+    let out = run::run_text(&job(&p, ""), "t", Path::new("."), "nullblk", &[], 0).unwrap();
+    let w = out
+        .notes
+        .iter()
+        .find(|n| n.contains("goes backwards"))
+        .expect("a warning");
+    assert!(w.contains("back.iolog:5: warning:"), "{w}");
+    assert!(w.contains("2 such entries"), "{w}");
+    assert_eq!(out.result.jobs[0].dirs[0].total_ios, 3);
+}

@@ -93,6 +93,20 @@ pub fn load_iologs(jobs: &JobFile, dir: &Path) -> Result<JobFile> {
             largest[i] = largest[i].max(u64::from(e.unit.len));
         }
         fit_job_to_log(spec, ios, largest);
+        if log.backwards.0 > 0 {
+            // fio's rule (iolog.c delay_since_ttime), said, not silent.
+            out.warnings.push(crate::error::Diagnostic {
+                file: path.display().to_string(),
+                line: Some(log.backwards.1),
+                message: format!(
+                    "the timestamp goes backwards ({} such entr{} in the log): fio issues \
+                     such an entry at once, with no delay (iolog.c delay_since_ttime), and so \
+                     does flashpath",
+                    log.backwards.0,
+                    if log.backwards.0 == 1 { "y" } else { "ies" }
+                ),
+            });
+        }
         spec.filename = Some(spec.replay_redirect.clone().unwrap_or(log.file.clone()));
         spec.size = Some(log.end);
         spec.offset = 0;

@@ -220,3 +220,88 @@ fn an_iolog_going_back_in_time_is_warned_of() {
     assert!(w.contains("2 such entries"), "{w}");
     assert_eq!(out.result.jobs[0].dirs[0].total_ios, 3);
 }
+
+/// O_DIRECT I/O that is not whole sectors is refused as a job's unaligned
+/// bs is (Linux's EINVAL), naming the record; replay_scale can make it
+/// (offsets 4096 / 3 = 1365); replay_align=512 rounds offsets down, as
+/// fio's does, and then the trace replays.
+#[test]
+fn unaligned_direct_io_from_a_trace_is_refused_with_the_record() {
+    let run_with = |name: &str, text: &str, extra: &str| {
+        let p = scratch(name, text);
+        let opts = TraceOptions {
+            format: Some(Format::Mqsim),
+            ..TraceOptions::default()
+        };
+        run::run_trace_text(
+            &job(&p, extra),
+            "t",
+            Path::new("."),
+            "nullblk",
+            &[],
+            0,
+            &opts,
+        )
+        .map_err(|e| e.to_string())
+    };
+    // (MQSim counts sectors; a CSV mapping in bytes gives a 100-byte
+    // write at offset 7.)
+    let p = scratch("odd.csv", "0,W,7,100\n");
+    let opts = TraceOptions {
+        format: Some(
+            Format::from_name("csv", Some("time=0:us,op=1:R/W,offset=2:bytes,len=3:bytes"))
+                .unwrap(),
+        ),
+        ..TraceOptions::default()
+    };
+    let e = run::run_trace_text(&job(&p, ""), "t", Path::new("."), "nullblk", &[], 0, &opts)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("odd.csv:1: a write of 100 bytes at offset 7"),
+        "{e}"
+    );
+    assert!(
+        e.contains("EINVAL") && e.contains("512-byte sectors"),
+        "{e}"
+    );
+    let e = run_with(
+        "scaled.mqsim",
+        "0 0 0 8 1\n10 0 8 8 1\n",
+        "replay_scale=3\n",
+    )
+    .err()
+    .unwrap();
+    assert!(
+        e.contains("scaled.mqsim:2: a read of 4096 bytes at offset 1365 (after replay_scale"),
+        "{e}"
+    );
+    assert!(e.contains("--replay-align 512"), "{e}");
+    let out = run_with(
+        "aligned.mqsim",
+        "0 0 0 8 1\n10 0 8 8 1\n",
+        "replay_scale=3\nreplay_align=512\n",
+    )
+    .unwrap();
+    assert_eq!(out.result.jobs[0].dirs[0].total_ios, 2);
+}
+
+/// A fio iolog's unaligned entry is refused the same way, with its line.
+#[test]
+fn unaligned_direct_io_from_an_iolog_is_refused_with_the_line() {
+    let p = scratch(
+        "odd.iolog",
+        "fio version 3 iolog\n0 /dev/nullb0 add\n0 /dev/nullb0 open\n\
+         1 /dev/nullb0 read 0 4096\n2 /dev/nullb0 write 7 100\n3 /dev/nullb0 close\n",
+    );
+    let e = run::run_text(&job(&p, ""), "t", Path::new("."), "nullblk", &[], 0)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("odd.iolog:5: a write of 100 bytes at offset 7"),
+        "{e}"
+    );
+    assert!(e.contains("EINVAL"), "{e}");
+}

@@ -83,6 +83,32 @@ pub fn load_iologs(jobs: &JobFile, dir: &Path) -> Result<JobFile> {
             &String::from_utf8_lossy(&text),
             &spec.replay,
         )?;
+        // O_DIRECT I/O must be whole sectors (Linux's EINVAL), as a job's
+        // bs must: the first entry that is not is named.
+        if spec.direct && spec.ioengine != crate::workload::fio::IoEngine::Null {
+            if let Some(e) = log
+                .entries
+                .iter()
+                .find(|e| e.unit.offset % 512 != 0 || e.unit.len % 512 != 0)
+            {
+                return Err(InputError::new(
+                    path.display().to_string(),
+                    Some(e.line),
+                    format!(
+                        "a {} of {} bytes at offset {}: O_DIRECT I/O must be whole 512-byte \
+                         sectors; fio's I/O fails with EINVAL (err=22){}",
+                        ["read", "write", "trim"][e.unit.ddir.index()],
+                        e.unit.len,
+                        e.unit.offset,
+                        if e.unit.offset % 512 != 0 {
+                            "; replay_align=512 rounds offsets down to a sector"
+                        } else {
+                            ""
+                        }
+                    ),
+                ));
+            }
+        }
         // fio reports the log's directions and raises max_bs to its
         // largest I/O per direction (iolog.c read_iolog).
         let mut ios = [0u64; 3];
@@ -139,6 +165,11 @@ fn load_trace(
 ) -> Result<()> {
     use crate::workload::trace::replay::TraceJob;
     let t = TraceJob::load(path, format, spec.trace_opts.clone(), spec.replay.clone())?;
+    if spec.direct && spec.ioengine != crate::workload::fio::IoEngine::Null {
+        if let Some(e) = t.unaligned_error() {
+            return Err(e);
+        }
+    }
     if spec.trace_opts.recorded_depth {
         if t.max_depth == 0 {
             return Err(InputError::new(

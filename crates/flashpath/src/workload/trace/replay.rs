@@ -208,6 +208,10 @@ pub struct TraceJob {
     /// The most replayed I/Os the trace had in flight at once (from the
     /// recorded completions; 0 when it has none).
     pub max_depth: u64,
+    /// The first replayed I/O that is not whole 512-byte sectors (after
+    /// replay_scale and replay_align): where it is, its direction, offset
+    /// and length. O_DIRECT refuses it ([`TraceJob::unaligned_error`]).
+    pub first_unaligned: Option<(u64, Ddir, u64, u64)>,
 }
 
 /// Two loads of the same file with the same options are the same job.
@@ -271,6 +275,7 @@ impl TraceJob {
             recorded: LatencyHist::default(),
             t0: 0,
             max_depth: 0,
+            first_unaligned: None,
         };
         let mut prev: Option<u64> = None;
         // Completion times of the I/Os in flight at the latest arrival.
@@ -294,13 +299,16 @@ impl TraceJob {
             }
             let (line, pre) = where_is(&job.format, rec.at);
             let err = |m: String| InputError::new(&name, line, format!("{pre}{m}"));
-            if rec.len > u64::from(u32::MAX) {
+            let len = round_len(job.format == Format::Blktrace, job.replay.align, rec.len);
+            if len > u64::from(u32::MAX) {
                 return Err(err(format!(
-                    "an I/O of {} bytes: flashpath replays I/Os below 4 GiB",
-                    rec.len
+                    "an I/O of {len} bytes: flashpath replays I/Os below 4 GiB"
                 )));
             }
             let offset = job.place(rec.offset).map_err(err)?;
+            if job.first_unaligned.is_none() && (offset % SECTOR != 0 || len % SECTOR != 0) {
+                job.first_unaligned = Some((rec.at, d, offset, len));
+            }
             if let Some(p) = prev {
                 let gap_us = rec.time_ns.saturating_sub(p) / 1_000;
                 if gap_us > MAX_PAUSE_US && !job.replay.no_stall && !job.opts.absolute {
@@ -329,9 +337,9 @@ impl TraceJob {
             }
             prev = Some(rec.time_ns);
             job.ios[d.index()] += 1;
-            job.largest[d.index()] = job.largest[d.index()].max(rec.len);
-            job.end = job.end.max(offset.saturating_add(rec.len));
-            job.bytes = job.bytes.saturating_add(rec.len);
+            job.largest[d.index()] = job.largest[d.index()].max(len);
+            job.end = job.end.max(offset.saturating_add(len));
+            job.bytes = job.bytes.saturating_add(len);
             if let Some(l) = rec.latency_ns() {
                 job.recorded.record(l);
                 while inflight.peek().is_some_and(|c| c.0 <= rec.time_ns) {
@@ -353,6 +361,35 @@ impl TraceJob {
             ));
         }
         Ok(job)
+    }
+
+    /// The first I/O O_DIRECT cannot do (not whole 512-byte sectors), as
+    /// the error that names it: Linux fails such a read or write with
+    /// EINVAL (fio's "first direct IO errored", err=22), as flashpath
+    /// refuses a job's unaligned `bs`.
+    pub fn unaligned_error(&self) -> Option<InputError> {
+        let (at, d, offset, len) = self.first_unaligned?;
+        let (line, pre) = where_is(&self.format, at);
+        let fix = if offset % SECTOR != 0 {
+            "; replay_align=512 (flashpath replay --replay-align 512) rounds offsets down to \
+             a sector, as fio's does"
+        } else {
+            ""
+        };
+        Some(InputError::new(
+            self.path.display().to_string(),
+            line,
+            format!(
+                "{pre}{} {len} bytes at offset {offset}{}: O_DIRECT I/O must be whole \
+                 {SECTOR}-byte sectors; fio's I/O fails with EINVAL (err=22){fix}",
+                describe(d),
+                if self.replay.offset_scale > 1 || self.replay.align > 0 {
+                    " (after replay_scale and replay_align)"
+                } else {
+                    ""
+                },
+            ),
+        ))
     }
 
     /// A record's offset after the shift, replay_scale and replay_align.
@@ -424,12 +461,26 @@ impl TraceJob {
                 replay: self.replay.clone(),
                 end: self.end,
                 t0: self.t0,
+                blktrace: self.format == Format::Blktrace,
             },
             start,
             len,
             prev: None,
             pace: Pace::None,
         })
+    }
+}
+
+/// The sector O_DIRECT I/O must be made of (the check a job's `bs` gets).
+const SECTOR: u64 = 512;
+
+/// A record's length as fio replays it: blktrace.c `t_bytes_align` rounds
+/// a blktrace I/O's bytes up to replay_align (its other logs keep theirs).
+fn round_len(blktrace: bool, align: u64, len: u64) -> u64 {
+    if blktrace && align > 0 {
+        len.div_ceil(align).saturating_mul(align)
+    } else {
+        len
     }
 }
 
@@ -441,6 +492,7 @@ struct TraceJobView {
     replay: ReplayOptions,
     end: u64,
     t0: u64,
+    blktrace: bool,
 }
 
 /// The replay of a trace, read as it goes.
@@ -461,10 +513,10 @@ impl TraceSource {
             return None;
         }
         let d = ddir_of(rec.op)?;
-        if rec.len == 0 || rec.len > u64::from(u32::MAX) || j.replay.skip & (1 << d.index()) != 0 {
+        let len = round_len(j.blktrace, j.replay.align, rec.len);
+        if len == 0 || len > u64::from(u32::MAX) || j.replay.skip & (1 << d.index()) != 0 {
             return None;
         }
-        let len = rec.len;
         let shifted = match j.remap {
             Remap::Shift(s) => u64::try_from(i128::from(rec.offset) + i128::from(s)).ok()?,
             _ => rec.offset,

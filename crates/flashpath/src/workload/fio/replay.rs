@@ -48,6 +48,8 @@ pub fn load_iologs(jobs: &JobFile, dir: &Path) -> Result<JobFile> {
             return Err(refuse("io_size or number_ios"));
         }
         let path = iolog_path(dir, &name);
+        // A FIFO or a device is no log (and opening a FIFO would block).
+        crate::workload::trace::check_regular(&path)?;
         // A block trace rather than fio's own log: fio reads blktrace
         // files here (it checks the magic); flashpath reads every format
         // it can tell, and the one `flashpath replay --format` names.

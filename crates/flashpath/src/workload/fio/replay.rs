@@ -91,7 +91,7 @@ pub fn load_iologs(jobs: &JobFile, dir: &Path) -> Result<JobFile> {
             if let Some(e) = log
                 .entries
                 .iter()
-                .find(|e| e.unit.offset % 512 != 0 || e.unit.len % 512 != 0)
+                .find(|e| !e.unit.offset.is_multiple_of(512) || !e.unit.len.is_multiple_of(512))
             {
                 return Err(InputError::new(
                     path.display().to_string(),
@@ -102,7 +102,7 @@ pub fn load_iologs(jobs: &JobFile, dir: &Path) -> Result<JobFile> {
                         ["read", "write", "trim"][e.unit.ddir.index()],
                         e.unit.len,
                         e.unit.offset,
-                        if e.unit.offset % 512 != 0 {
+                        if !e.unit.offset.is_multiple_of(512) {
                             "; replay_align=512 rounds offsets down to a sector"
                         } else {
                             ""

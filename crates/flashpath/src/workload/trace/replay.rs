@@ -86,6 +86,7 @@ pub fn parse_device(s: &str) -> std::result::Result<u32, String> {
 
 /// The trace options of `flashpath replay`, from its command-line words;
 /// a bad one is an error naming the option.
+#[allow(clippy::too_many_arguments)] // one per command-line option
 pub fn options_from_args(
     format: Option<&str>,
     columns: Option<&str>,
@@ -306,7 +307,9 @@ impl TraceJob {
                 )));
             }
             let offset = job.place(rec.offset).map_err(err)?;
-            if job.first_unaligned.is_none() && (offset % SECTOR != 0 || len % SECTOR != 0) {
+            if job.first_unaligned.is_none()
+                && (!offset.is_multiple_of(SECTOR) || !len.is_multiple_of(SECTOR))
+            {
                 job.first_unaligned = Some((rec.at, d, offset, len));
             }
             if let Some(p) = prev {
@@ -370,7 +373,7 @@ impl TraceJob {
     pub fn unaligned_error(&self) -> Option<InputError> {
         let (at, d, offset, len) = self.first_unaligned?;
         let (line, pre) = where_is(&self.format, at);
-        let fix = if offset % SECTOR != 0 {
+        let fix = if !offset.is_multiple_of(SECTOR) {
             "; replay_align=512 (flashpath replay --replay-align 512) rounds offsets down to \
              a sector, as fio's does"
         } else {

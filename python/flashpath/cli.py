@@ -530,7 +530,7 @@ def _trace_path_problem(trace: str) -> str | None:
     except FileNotFoundError:
         if _blktrace_stem_files(trace):
             return None
-        return "no such trace file (nor blktrace per-CPU files NAME.blktrace.N of this stem)"
+        return "no such trace file"
     except OSError as exc:
         return f"cannot read the trace: {exc.strerror or exc}"
     kinds = [

@@ -84,6 +84,7 @@ def run_trace_text(
     absolute: bool = False,
     lat_csv: str | None = None,
     recorded_depth: bool = False,
+    replay_delay: str | None = None,
 ) -> JobRun: ...
 def run_iozone(
     args: list[str], device: str, overrides: list[str] = ..., seed: int = 0

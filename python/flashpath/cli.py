@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import sys
 import threading
 import time
@@ -546,6 +547,53 @@ def _is_iolog(trace: str) -> bool:
         return False
 
 
+def _blktrace_stem_files(trace: str) -> list[Path]:
+    """blktrace's per-CPU files of the stem TRACE (`sdb` for
+    sdb.blktrace.0, .1, ...), as `blkparse -i sdb` reads them."""
+    p = Path(trace)
+    prefix = p.name + ".blktrace."
+    parent = p.parent
+    if not p.name or not parent.is_dir():
+        return []
+    return sorted(
+        q for q in parent.iterdir() if q.name.startswith(prefix) and q.name[len(prefix) :].isdigit()
+    )
+
+
+def _trace_path_problem(trace: str) -> str | None:
+    """What is wrong with TRACE as a trace path, or None. Checked with
+    stat, never by opening: a FIFO without a writer would block."""
+    p = Path(trace)
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        if _blktrace_stem_files(trace):
+            return None
+        return "no such trace file"
+    except OSError as exc:
+        return f"cannot read the trace: {exc.strerror or exc}"
+    kinds = [
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ]
+    for test, what in kinds:
+        if test(st.st_mode):
+            return (
+                f"is {what}, not a trace file: a trace is read twice (once to check it, once "
+                "as it replays), so it must be a regular file; copy it to one first"
+            )
+    try:
+        # A regular file: opening it cannot block.
+        with open(p, "rb"):
+            pass
+    except OSError as exc:
+        return f"cannot read the trace: {exc.strerror or exc}"
+    return None
+
+
 @main.command("replay")
 @click.argument("trace", type=click.Path(dir_okay=False))
 @click.option("--device", required=True, help="Profile name or .toml path.")
@@ -618,6 +666,15 @@ def _is_iolog(trace: str) -> bool:
     help="An address past the simulated device: error, wrap (modulo its size), scale "
     "(all offsets scaled onto it), offset:BYTES (all shifted).",
 )
+@click.option(
+    "--replay-delay",
+    type=click.Choice(["reap", "sleep"]),
+    default="reap",
+    show_default=True,
+    help="While waiting for the next I/O's time: reap completions as they come (fio 3.36 "
+    "and later, clat is the I/O's own) or sleep without reaping (fio 3.33: clat includes "
+    "the wait).",
+)
 @click.option("--ioengine", "engine", default="libaio", show_default=True)
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE")
 @click.option("--seed", default=0, show_default=True, type=SEED)
@@ -641,6 +698,7 @@ def replay_cmd(
     replay_align: int,
     trace_device: str | None,
     remap: str,
+    replay_delay: str,
     engine: str,
     overrides: tuple[str, ...],
     seed: int,
@@ -655,13 +713,9 @@ def replay_cmd(
     if mode and timing and mode != timing:
         _error(f"--mode {mode} and --timing {timing}: give one")
     mode = mode or timing or "as-recorded"
-    if not Path(trace).is_file():
-        _error(f"{named(trace)}: no such trace file")
-    try:
-        with open(trace, "rb"):
-            pass
-    except OSError as exc:
-        _error(f"{named(trace)}: cannot read the trace: {exc.strerror or exc}")
+    problem = _trace_path_problem(trace)
+    if problem:
+        _error(f"{named(trace)}: {problem}")
     problem = job_value_problem(str(Path(trace).resolve()))
     if problem:
         _error(f"{named(trace)}: flashpath cannot name this trace in fio's read_iolog: {problem}")
@@ -710,6 +764,7 @@ def replay_cmd(
                 absolute=mode == "as-recorded" and not iolog,
                 lat_csv=lat_csv,
                 recorded_depth=recorded_depth,
+                replay_delay=replay_delay,
             )
         )
     except FlashpathError as err:

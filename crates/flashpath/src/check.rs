@@ -307,6 +307,37 @@ pub fn trace_input(data: &[u8], sandbox: &Path) -> Outcome {
     Outcome::Ran(results)
 }
 
+/// `trace_columns` input: a column mapping (`flashpath replay --columns`)
+/// on the first line, a delimited trace after it. The mapping is parsed;
+/// when it parses, the trace is read with it, checked and replayed as
+/// [`trace_file`] does.
+pub fn trace_columns_input(data: &[u8], sandbox: &Path) -> Outcome {
+    use crate::workload::trace::{delimited::Mapping, Format};
+    clear_sandbox(sandbox);
+    let split = data.iter().position(|b| *b == b'\n').unwrap_or(data.len());
+    let Ok(map_text) = std::str::from_utf8(&data[..split]) else {
+        return Outcome::Skipped;
+    };
+    let body = data.get(split + 1..).unwrap_or(&[]);
+    let map = match Mapping::parse(map_text) {
+        Ok(m) => m,
+        // A refused mapping is a message, never a panic.
+        Err(m) => {
+            assert!(!m.is_empty(), "an empty message for mapping {map_text:?}");
+            return Outcome::Ran(vec![Err(crate::error::InputError::new(
+                "--columns",
+                None,
+                m,
+            ))]);
+        }
+    };
+    let path = sandbox.join("trace.csv");
+    if std::fs::write(&path, body).is_err() {
+        return Outcome::Skipped;
+    }
+    Outcome::Ran(vec![trace_file(&path, &Format::Csv(map))])
+}
+
 /// `iozone_args` input: one argument per line, run on `nullblk` (the
 /// cheapest machine to build: this target is about the command line and
 /// the jobs it makes; the device builders have their own targets)

@@ -352,6 +352,24 @@ impl Prepared<'_> {
         if !traces.as_array().is_none_or(|a| a.is_empty()) {
             extra["trace"] = traces;
         }
+        // What a paced replay did while it waited for its next I/O: it
+        // decides what clat means (fio 3.36 reaps, fio 3.33 sleeps; a job
+        // file runs as fio 3.33, flashpath replay reaps unless asked).
+        if let Some(spec) = jobs
+            .jobs
+            .iter()
+            .find(|j| j.read_iolog.is_some() && !j.replay.no_stall)
+        {
+            extra["replay_delay"] = serde_json::json!(match spec.trace_opts.delay {
+                crate::workload::trace::replay::ReplayDelay::Reap => {
+                    "reap: completions reaped while waiting for the next I/O (fio >= 3.36)"
+                }
+                crate::workload::trace::replay::ReplayDelay::Sleep => {
+                    "sleep: no reaping while waiting for the next I/O (fio 3.33); clat includes \
+                     the wait"
+                }
+            });
+        }
         extra["ignored_options"] = jobs
             .ignored
             .iter()

@@ -10,13 +10,14 @@
 use flashpath::check::{self, Outcome};
 use std::path::{Path, PathBuf};
 
-const TARGETS: [&str; 6] = [
+const TARGETS: [&str; 7] = [
     "fio_job",
     "profile",
     "set_override",
     "iolog",
     "iozone_args",
     "trace",
+    "trace_columns",
 ];
 
 fn regressions() -> PathBuf {
@@ -31,6 +32,7 @@ fn run(target: &str, data: &[u8], sandbox: &Path) -> Outcome {
         "iolog" => check::iolog_input(data, sandbox),
         "iozone_args" => check::iozone_args_input(data),
         "trace" => check::trace_input(data, sandbox),
+        "trace_columns" => check::trace_columns_input(data, sandbox),
         _ => unreachable!("{target}"),
     }
 }

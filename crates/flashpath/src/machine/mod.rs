@@ -51,6 +51,9 @@ pub enum Ev {
     Submit(u32),
     /// A hybrid poller's sleep timer fired.
     HybridWake(u32),
+    /// A replay's wait for its next I/O's time ended (fio 3.36's
+    /// iolog_delay, which reaps while it waits).
+    PaceWake(u32),
     /// The flusher's kworker runs a writeback pass.
     Flush,
     /// The periodic writeback timer (expired dirty data).
@@ -97,6 +100,11 @@ struct Thread {
     /// Hybrid poll: a completion posted (request, time) while the thread
     /// slept.
     hybrid_ready: Option<(u32, Ns)>,
+    /// A replay's reaping wait: until when it spins, if it spins now, and
+    /// the wake-up already scheduled (one event per wait, however often a
+    /// completion interrupts it).
+    pace_spin: Option<Ns>,
+    pace_timer: Option<Ns>,
     /// The open file's readahead state.
     ra: crate::mm::FileRa,
     /// The buffered call in progress, and what it sleeps on.
@@ -174,6 +182,8 @@ impl Machine {
             threads.push(Thread {
                 fio: FioThread::new(spec, plan, polled, parts.thp, seed),
                 hybrid_ready: None,
+                pace_spin: None,
+                pace_timer: None,
                 ra: match cache.as_ref() {
                     Some(c) => c.open_file(spec.fadvise_advice()),
                     None => crate::mm::FileRa::new(0, 0, crate::mm::readahead::Advice::Normal),
@@ -286,6 +296,7 @@ impl Machine {
                 Ev::Run(t) => self.thread_run(t, now, true),
                 Ev::Submit(t) => self.thread_run(t, now, false),
                 Ev::HybridWake(t) => self.hybrid_wake(t, now),
+                Ev::PaceWake(t) => self.pace_wake(t, now),
                 Ev::Flush => self.flush_work(now),
                 Ev::FlushTimer => self.flush_timer(now),
                 Ev::Background(c) => self.background_wake(c, now),

@@ -90,6 +90,19 @@ impl Machine {
                     self.sleep_timer(tid, now, at);
                     return;
                 }
+                Step::ReapUntil(at) => {
+                    if fio.inflight == 0 {
+                        // Nothing can complete: iolog_delay's loop spins
+                        // on the core until the time.
+                        let task = &mut self.host.tasks[ti];
+                        let spun = self.host.cpus[task.cpu as usize].spin_until(now, at);
+                        task.sys_ns += spun - now;
+                        now = spun;
+                        continue;
+                    }
+                    self.pace_spin(tid, now, at);
+                    return;
+                }
                 Step::Submit(unit) => {
                     if fio.buffered {
                         fio.count_think();
@@ -274,6 +287,60 @@ impl Machine {
         self.queue.schedule(next, Ev::Run(tid));
     }
 
+    /// fio 3.36's iolog_delay from `now`: the thread spins on its core,
+    /// calling getevents without waiting, until `at` or until one of its
+    /// I/Os completes (`device_completed` ends the spin then).
+    fn pace_spin(&mut self, tid: u32, now: Ns, at: Ns) {
+        let t = &mut self.threads[tid as usize];
+        t.pace_spin = Some(at);
+        if t.pace_timer != Some(at) {
+            t.pace_timer = Some(at);
+            self.queue.schedule(at, Ev::PaceWake(tid));
+        }
+        self.host.hold(tid, now);
+    }
+
+    /// The replay's wait ends at `now` (its time came, or a completion):
+    /// the spin since it began is system time on the core; threads that
+    /// became runnable there meanwhile run first, then the loop goes on
+    /// (it reaps what completed, or issues the I/O that was due).
+    fn pace_end(&mut self, tid: u32, now: Ns) {
+        let ti = tid as usize;
+        self.threads[ti].pace_spin = None;
+        let since = match self.host.tasks[ti].state {
+            TaskState::Polling(since) => since,
+            _ => now,
+        };
+        let cpu = self.host.tasks[ti].cpu;
+        let spun = self.host.cpus[cpu as usize].spin_until(since, now);
+        let task = &mut self.host.tasks[ti];
+        task.sys_ns += now.saturating_sub(since);
+        task.state = TaskState::Running;
+        let (queue, breakdown) = (&mut self.queue, &mut self.breakdown);
+        let next = self.host.release(cpu, spun, |other, resumed, ready| {
+            if let Some(ready) = ready {
+                breakdown.wakeup_ns += u128::from(resumed - ready);
+            }
+            queue.schedule(resumed, Ev::Run(other));
+        });
+        self.queue.schedule(next, Ev::Submit(tid));
+    }
+
+    /// The wake-up a replay's wait scheduled: ends the wait if the thread
+    /// still spins in it (a completion may have ended it already, and the
+    /// thread gone on).
+    pub(super) fn pace_wake(&mut self, tid: u32, now: Ns) {
+        let t = &mut self.threads[tid as usize];
+        if t.pace_timer == Some(now) {
+            t.pace_timer = None;
+        }
+        // (A wake-up of an earlier wait that a completion ended finds the
+        // thread in a later one, or none.)
+        if t.pace_spin == Some(now) {
+            self.pace_end(tid, now);
+        }
+    }
+
     /// The thread sleeps on a timer from `now` until `wake` (fio's
     /// usec_sleep); back from it, fio goes on submitting: nothing is reaped
     /// before the queue is full (a rate or thinktime sleep came after a
@@ -288,6 +355,11 @@ impl Machine {
     pub(super) fn device_completed(&mut self, key: u32, now: Ns) {
         match self.block.complete(key, now, blk_ctx!(self)) {
             Completion::Polled { thread } => match self.host.tasks[thread as usize].state {
+                // A replay's reaping wait polls too: the poller finds it.
+                TaskState::Polling(since) if self.threads[thread as usize].pace_spin.is_some() => {
+                    self.threads[thread as usize].pace_spin = None;
+                    self.poll_complete(thread, key, now, since)
+                }
                 TaskState::Polling(since) => self.poll_complete(thread, key, now, since),
                 _ => self.threads[thread as usize].hybrid_ready = Some((key, now)),
             },
@@ -300,6 +372,15 @@ impl Machine {
             } => {
                 let fio = &mut self.threads[thread as usize].fio;
                 fio.io_completed(key);
+                if self.threads[thread as usize].pace_spin.is_some() {
+                    // A replay waiting for its next I/O's time reaps it at
+                    // once (fio 3.36 iolog_delay): its getevents sees the
+                    // event as the interrupt's work ends.
+                    self.pace_end(thread, at);
+                    self.cpu_idle(cpu, at);
+                    return;
+                }
+                let fio = &self.threads[thread as usize].fio;
                 let wake_needed = self.host.tasks[thread as usize].state == TaskState::WaitIo
                     && fio.enough_to_wake();
                 if !wake_needed {

@@ -183,6 +183,12 @@ fn toml_line(text: &str, key_tail: &str) -> Option<u32> {
         .map(|i| i as u32 + 1)
 }
 
+/// What makes two profile labels the same file: the real path of a file,
+/// the label of a built-in (`<builtin>/NAME.toml`) or of text.
+fn identity(label: &str) -> PathBuf {
+    std::fs::canonicalize(label).unwrap_or_else(|_| PathBuf::from(label))
+}
+
 /// Files one profile may read, includes counted each time: the depth
 /// bound alone lets a file that includes itself several times expand
 /// exponentially. The shipped profiles read two.
@@ -207,7 +213,8 @@ impl Profile {
         let mut profile = Profile::empty();
         let (label, text, base) = Self::locate(name_or_path, None)?;
         let mut files_left = MAX_PROFILE_FILES;
-        profile.merge_file(&label, &text, base.as_deref(), 0, &mut files_left)?;
+        let mut chain = Vec::new();
+        profile.merge_file(&label, &text, base.as_deref(), &mut chain, &mut files_left)?;
         if profile.name.is_empty() {
             profile.name = name_or_path.to_string();
         }
@@ -219,7 +226,8 @@ impl Profile {
     pub fn from_text(label: &str, text: &str, base: Option<&Path>) -> Result<Profile> {
         let mut profile = Profile::empty();
         let mut files_left = MAX_PROFILE_FILES;
-        profile.merge_file(label, text, base, 0, &mut files_left)?;
+        let mut chain = Vec::new();
+        profile.merge_file(label, text, base, &mut chain, &mut files_left)?;
         if profile.name.is_empty() {
             profile.name = label.to_string();
         }
@@ -287,19 +295,35 @@ impl Profile {
         }
     }
 
+    /// Merge one file: its includes first (in order), then its own
+    /// parameters, name and description over theirs. `chain` holds the
+    /// files being merged, outermost first, to name a cycle.
     fn merge_file(
         &mut self,
         label: &str,
         text: &str,
         base: Option<&Path>,
-        depth: u32,
+        chain: &mut Vec<(PathBuf, String)>,
         files_left: &mut u32,
     ) -> Result<()> {
-        if depth > 8 {
+        let key = identity(label);
+        if let Some(i) = chain.iter().position(|(k, _)| *k == key) {
+            let cycle: Vec<&str> = chain[i..]
+                .iter()
+                .map(|(_, l)| l.as_str())
+                .chain(std::iter::once(label))
+                .collect();
+            return Err(InputError::new(
+                chain[chain.len() - 1].1.clone(),
+                None,
+                format!("profile include cycle: {}", cycle.join(" includes ")),
+            ));
+        }
+        if chain.len() > 8 {
             return Err(InputError::new(
                 label,
                 None,
-                "profile includes nest too deeply (a cycle?)",
+                "profile includes nest more than 8 deep",
             ));
         }
         let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| {
@@ -309,6 +333,8 @@ impl Profile {
             });
             InputError::new(label, line, format!("not valid TOML: {}", e.message()))
         })?;
+        let mut own_name = None;
+        let mut own_description = None;
         if let Some(meta) = doc.get("profile") {
             let meta = meta.as_table().ok_or_else(|| {
                 InputError::new(
@@ -319,42 +345,16 @@ impl Profile {
             })?;
             for (k, v) in meta {
                 match (k.as_str(), v) {
-                    ("include", toml::Value::Array(items)) => {
-                        for item in items {
-                            let inc = item.as_str().ok_or_else(|| {
-                                InputError::new(
-                                    label,
-                                    toml_line(text, "include"),
-                                    "include entries must be strings",
-                                )
-                            })?;
-                            // Too many files, or a file that cannot be
-                            // read, is the including file's error, at its
-                            // include line.
-                            if *files_left == 0 {
-                                return Err(InputError::new(
-                                    label,
-                                    toml_line(text, "include"),
-                                    format!(
-                                        "a profile reads at most {MAX_PROFILE_FILES} files, \
-                                         includes counted each time (files that include each \
-                                         other several times?)"
-                                    ),
-                                ));
-                            }
-                            *files_left -= 1;
-                            let (l, t, b) = Self::locate(inc, base).map_err(|e| {
-                                InputError::new(
-                                    label,
-                                    toml_line(text, "include"),
-                                    format!("include {}: {}", quote(inc), e.message),
-                                )
-                            })?;
-                            self.merge_file(&l, &t, b.as_deref(), depth + 1, files_left)?;
-                        }
+                    ("include", _) => {}
+                    ("name", toml::Value::String(s)) => own_name = Some(s.clone()),
+                    ("description", toml::Value::String(s)) => own_description = Some(s.clone()),
+                    ("name" | "description", _) => {
+                        return Err(InputError::new(
+                            label,
+                            toml_line(text, k),
+                            format!("[profile] {k} must be a string"),
+                        ))
                     }
-                    ("name", toml::Value::String(s)) => self.name = s.clone(),
-                    ("description", toml::Value::String(s)) => self.description = s.clone(),
                     _ => {
                         return Err(InputError::new(
                             label,
@@ -367,6 +367,61 @@ impl Profile {
                     }
                 }
             }
+            // The includes first, whatever the keys' order in the file
+            // (the table iterates them sorted, and `description` sorts
+            // before `include`): the file's own words win.
+            let includes: Vec<&toml::Value> = match meta.get("include") {
+                None => Vec::new(),
+                // One file may be given as a string: a list of one.
+                Some(v @ toml::Value::String(_)) => vec![v],
+                Some(toml::Value::Array(items)) => items.iter().collect(),
+                Some(_) => {
+                    return Err(InputError::new(
+                        label,
+                        toml_line(text, "include"),
+                        "include takes a list of profile files or names (include = \
+                         [\"host.toml\"]) or one as a string",
+                    ))
+                }
+            };
+            chain.push((key, label.to_string()));
+            for item in includes {
+                let inc = item.as_str().ok_or_else(|| {
+                    InputError::new(
+                        label,
+                        toml_line(text, "include"),
+                        "include entries must be strings",
+                    )
+                })?;
+                // Too many files, or a file that cannot be read, is the
+                // including file's error, at its include line.
+                if *files_left == 0 {
+                    return Err(InputError::new(
+                        label,
+                        toml_line(text, "include"),
+                        format!(
+                            "a profile reads at most {MAX_PROFILE_FILES} files, includes \
+                             counted each time (files that include each other several times?)"
+                        ),
+                    ));
+                }
+                *files_left -= 1;
+                let (l, t, b) = Self::locate(inc, base).map_err(|e| {
+                    InputError::new(
+                        label,
+                        toml_line(text, "include"),
+                        format!("include {}: {}", quote(inc), e.message),
+                    )
+                })?;
+                self.merge_file(&l, &t, b.as_deref(), chain, files_left)?;
+            }
+            chain.pop();
+        }
+        if let Some(n) = own_name {
+            self.name = n;
+        }
+        if let Some(d) = own_description {
+            self.description = d;
         }
         for (k, v) in &doc {
             if k == "profile" {

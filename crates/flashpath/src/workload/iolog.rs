@@ -6,7 +6,8 @@
 //! `TIMESTAMP FILE ACTION [OFFSET LENGTH]`, timestamps in us since the job
 //! started; an entry's delay is its timestamp less the previous entry's,
 //! and fio sleeps that long after the previous issue before it issues the
-//! entry (`iolog_delay`), without reaping what is in flight. File actions
+//! entry (`iolog_delay`), without reaping what is in flight (fio 3.36
+//! reaps meanwhile: `trace::replay::ReplayDelay`). File actions
 //! (`add`, `open`, `close`) issue nothing; their delays are slept all the
 //! same, so here they fold into the next I/O's delay.
 
@@ -70,6 +71,9 @@ pub struct Iolog {
     pub end: u64,
     /// Bytes of all I/Os (fio adds each entry's length to `size`).
     pub bytes: u64,
+    /// v3 timestamps that went backwards: how many, and the first's line
+    /// (fio issues such an entry at once; the run warns of it).
+    pub backwards: (u64, u32),
 }
 
 impl Iolog {
@@ -136,6 +140,7 @@ pub fn parse(file: &str, text: &str, opts: &ReplayOptions) -> Result<Iolog> {
         entries: Vec::new(),
         end: 0,
         bytes: 0,
+        backwards: (0, 0),
     };
     // Delay owed to the next I/O (v3: slept by file actions before it).
     let mut owed_us = 0u64;
@@ -157,6 +162,12 @@ pub fn parse(file: &str, text: &str, opts: &ReplayOptions) -> Result<Iolog> {
             })?;
             // iolog.c delay_since_ttime: nothing before the first stamp,
             // nothing when time runs backwards, scaled by 100/pct.
+            if ts < last_ts {
+                if log.backwards.0 == 0 {
+                    log.backwards.1 = line_u32;
+                }
+                log.backwards.0 += 1;
+            }
             let delay = if last_ts == 0 || opts.no_stall || ts < last_ts {
                 0
             } else {

@@ -48,6 +48,8 @@ pub fn load_iologs(jobs: &JobFile, dir: &Path) -> Result<JobFile> {
             return Err(refuse("io_size or number_ios"));
         }
         let path = iolog_path(dir, &name);
+        // A FIFO or a device is no log (and opening a FIFO would block).
+        crate::workload::trace::check_regular(&path)?;
         // A block trace rather than fio's own log: fio reads blktrace
         // files here (it checks the magic); flashpath reads every format
         // it can tell, and the one `flashpath replay --format` names.
@@ -83,6 +85,32 @@ pub fn load_iologs(jobs: &JobFile, dir: &Path) -> Result<JobFile> {
             &String::from_utf8_lossy(&text),
             &spec.replay,
         )?;
+        // O_DIRECT I/O must be whole sectors (Linux's EINVAL), as a job's
+        // bs must: the first entry that is not is named.
+        if spec.direct && spec.ioengine != crate::workload::fio::IoEngine::Null {
+            if let Some(e) = log
+                .entries
+                .iter()
+                .find(|e| !e.unit.offset.is_multiple_of(512) || !e.unit.len.is_multiple_of(512))
+            {
+                return Err(InputError::new(
+                    path.display().to_string(),
+                    Some(e.line),
+                    format!(
+                        "a {} of {} bytes at offset {}: O_DIRECT I/O must be whole 512-byte \
+                         sectors; fio's I/O fails with EINVAL (err=22){}",
+                        ["read", "write", "trim"][e.unit.ddir.index()],
+                        e.unit.len,
+                        e.unit.offset,
+                        if !e.unit.offset.is_multiple_of(512) {
+                            "; replay_align=512 rounds offsets down to a sector"
+                        } else {
+                            ""
+                        }
+                    ),
+                ));
+            }
+        }
         // fio reports the log's directions and raises max_bs to its
         // largest I/O per direction (iolog.c read_iolog).
         let mut ios = [0u64; 3];
@@ -93,6 +121,20 @@ pub fn load_iologs(jobs: &JobFile, dir: &Path) -> Result<JobFile> {
             largest[i] = largest[i].max(u64::from(e.unit.len));
         }
         fit_job_to_log(spec, ios, largest);
+        if log.backwards.0 > 0 {
+            // fio's rule (iolog.c delay_since_ttime), said, not silent.
+            out.warnings.push(crate::error::Diagnostic {
+                file: path.display().to_string(),
+                line: Some(log.backwards.1),
+                message: format!(
+                    "the timestamp goes backwards ({} such entr{} in the log): fio issues \
+                     such an entry at once, with no delay (iolog.c delay_since_ttime), and so \
+                     does flashpath",
+                    log.backwards.0,
+                    if log.backwards.0 == 1 { "y" } else { "ies" }
+                ),
+            });
+        }
         spec.filename = Some(spec.replay_redirect.clone().unwrap_or(log.file.clone()));
         spec.size = Some(log.end);
         spec.offset = 0;
@@ -125,6 +167,11 @@ fn load_trace(
 ) -> Result<()> {
     use crate::workload::trace::replay::TraceJob;
     let t = TraceJob::load(path, format, spec.trace_opts.clone(), spec.replay.clone())?;
+    if spec.direct && spec.ioengine != crate::workload::fio::IoEngine::Null {
+        if let Some(e) = t.unaligned_error() {
+            return Err(e);
+        }
+    }
     if spec.trace_opts.recorded_depth {
         if t.max_depth == 0 {
             return Err(InputError::new(

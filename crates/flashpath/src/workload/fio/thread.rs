@@ -14,6 +14,7 @@ use crate::report::{JobResult, LatSample};
 use crate::sim::rng::RngStream;
 use crate::sim::{Ns, NS_PER_MS};
 use crate::workload::fio::{BlockSize, IoEngine, JobSpec, RateProcess};
+use crate::workload::trace::replay::ReplayDelay;
 use crate::workload::{Ddir, IoSource, IoUnit, Pace};
 use std::collections::VecDeque;
 
@@ -54,6 +55,11 @@ pub enum Step {
     /// Sleep until `at` (a replay's timing or a rate limit), without
     /// reaping.
     SleepUntil(Ns),
+    /// A replay waits until `at` for its next I/O's time, reaping each
+    /// completion as it comes (fio 3.36's iolog_delay spins on
+    /// `io_u_queued_complete(td, 0)`, fio commit b85c01f7): the thread
+    /// holds its core until then or until one of its I/Os completes.
+    ReapUntil(Ns),
     /// Stop submitting: completions are ready, getevents returns at once.
     Reap,
     /// Stop submitting: wait for the I/O in flight.
@@ -115,6 +121,9 @@ pub struct FioThread {
     pending: Option<(IoUnit, Option<Ns>)>,
     /// A paced source's (log replay's) time for the pending I/O.
     paced_at: Option<Ns>,
+    /// A replay's wait for the next I/O reaps what completes meanwhile
+    /// (fio >= 3.36); false: it sleeps without reaping (fio 3.33).
+    reap_in_delay: bool,
     /// When the thread last issued an I/O (fio's td->last_issue).
     last_issue: Ns,
     file_start: u64,
@@ -231,6 +240,7 @@ impl FioThread {
             done: VecDeque::with_capacity(depth.min(PREALLOC_DEPTH) as usize),
             pending: None,
             paced_at: None,
+            reap_in_delay: spec.trace_opts.delay == ReplayDelay::Reap,
             last_issue: 0,
             file_start: plan.file_start,
             // A trace replay's per-I/O comparison needs the samples too.
@@ -329,12 +339,19 @@ impl FioThread {
             self.sync_due = false;
             return Step::Sync;
         }
-        // A log replay sleeps until the I/O's time inside get_io_u, leaving
-        // what is in flight unreaped (iolog.c: iolog_delay).
+        // A log replay waits until the I/O's time inside get_io_u
+        // (iolog.c: iolog_delay): fio 3.36 reaps meanwhile, what is done
+        // first; fio 3.33 sleeps, leaving what is in flight unreaped.
         if let Some(at) = self.paced_at {
             if at > now {
                 self.pending = Some((unit, due));
-                return Step::SleepUntil(at);
+                if !self.reap_in_delay {
+                    return Step::SleepUntil(at);
+                }
+                if !self.done.is_empty() {
+                    return Step::Reap;
+                }
+                return Step::ReapUntil(at);
             }
             self.paced_at = None;
         }

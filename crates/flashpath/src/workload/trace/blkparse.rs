@@ -81,6 +81,8 @@ pub struct BlkparseReader {
     asm: Assembler,
     /// The summary has begun: nothing after it is an event.
     summary: bool,
+    /// The previous event's time and line.
+    last: Option<(u64, u64)>,
 }
 
 impl BlkparseReader {
@@ -89,6 +91,7 @@ impl BlkparseReader {
             lines,
             asm: Assembler::default(),
             summary: false,
+            last: None,
         }
     }
 
@@ -137,6 +140,20 @@ impl BlkparseReader {
         let device = ((major as u32) << 20) | minor as u32;
         let time_ns = parse_decimal_ns(f[3], 1_000_000_000)
             .ok_or_else(|| err(format!("{} is not a time in seconds", quote_bytes(f[3]))))?;
+        // blkparse prints its merged events in time order (blkparse.c
+        // do_file merges the per-CPU streams by time): one that goes back
+        // was edited or concatenated, and pairing its Q and C would be
+        // wrong, so it is refused, not replayed out of order.
+        if let Some((prev, prev_line)) = self.last.filter(|(t, _)| time_ns < *t) {
+            return Err(err(format!(
+                "time {} s is before line {prev_line}'s {} s: blkparse prints events in time \
+                 order, so this text was edited or joined from several runs (replay the \
+                 blktrace binary files, or sort the events by time)",
+                String::from_utf8_lossy(f[3]),
+                seconds(prev)
+            )));
+        }
+        self.last = Some((time_ns, at));
         let action = f[5];
         if !ACTIONS.contains(&action) {
             return Err(err(format!(
@@ -199,6 +216,11 @@ impl BlkparseReader {
         });
         Ok(true)
     }
+}
+
+/// ns as blkparse prints seconds (`secs.nsecs`).
+fn seconds(ns: u64) -> String {
+    format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000)
 }
 
 /// The direction in an RWBS field (blk_fill_rwbs): an optional leading `F`

@@ -14,12 +14,17 @@
 //! action number in its low 16 bits (bit 8 the cgroup flag) and the
 //! categories (BLK_TC_*) above. Notes (category NOTIFY: process names,
 //! timestamps, messages) and payloads are skipped. Several per-CPU files
-//! are merged in time order, as blkparse does; the I/Os are then the queue
-//! events with their completions ([`super::events`]).
+//! are merged in time order, as blkparse does, each read through a
+//! bounded reorder window ([`REORDER_WINDOW`]) so a stream a little out of
+//! order comes out sorted; a record further back is refused, named. The
+//! I/Os are then the queue events with their completions
+//! ([`super::events`]).
 
 use super::events::{next_assembled, Assembler, Event, EventSteps, Kind};
 use super::{Op, TraceReader, TraceRecord, READ_BUFFER};
 use crate::error::{InputError, Result};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
@@ -70,6 +75,40 @@ struct Raw {
     record: u64,
 }
 
+/// Records of all files held for reordering, at most: split between the
+/// files, at least [`MIN_WINDOW`] each. blkparse reads a stream (`-i -`) in
+/// batches of 512 records, sorts them by time in a tree and prints a batch
+/// only after the next is read (blkparse.c do_pipe, show_entries_rb), so
+/// events a little out of order come out sorted; `blktrace -o -` writes
+/// each CPU's buffer in chunks (512 KiB, about 11,000 records, by
+/// default), so one stream needs a wider window than blkparse's. A
+/// per-CPU file is in time order (the kernel's per-CPU relay buffer); its
+/// window only forgives a little.
+pub const REORDER_WINDOW: usize = 1 << 16;
+/// The least window per file.
+const MIN_WINDOW: usize = 1024;
+
+/// A record ordered by time, then by its place in the file.
+#[derive(Clone, Copy, Debug)]
+struct ByTime(Raw);
+
+impl PartialEq for ByTime {
+    fn eq(&self, o: &ByTime) -> bool {
+        (self.0.time, self.0.record) == (o.0.time, o.0.record)
+    }
+}
+impl Eq for ByTime {}
+impl PartialOrd for ByTime {
+    fn partial_cmp(&self, o: &ByTime) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for ByTime {
+    fn cmp(&self, o: &ByTime) -> std::cmp::Ordering {
+        (self.0.time, self.0.record).cmp(&(o.0.time, o.0.record))
+    }
+}
+
 /// One input file.
 struct CpuFile {
     name: String,
@@ -78,6 +117,13 @@ struct CpuFile {
     records: u64,
     offset: u64,
     scratch: Vec<u8>,
+    /// Records read ahead, earliest first out.
+    window: BinaryHeap<Reverse<ByTime>>,
+    /// How many it may hold.
+    cap: usize,
+    ended: bool,
+    /// The last record taken out: (time, record).
+    out: Option<(u64, u64)>,
 }
 
 impl CpuFile {
@@ -170,6 +216,36 @@ impl CpuFile {
             device: u32_at(36),
             record,
         }))
+    }
+
+    /// The file's next record in time order (within its window); a
+    /// record earlier than one already taken out is refused, named.
+    fn next_sorted(&mut self) -> Result<Option<Raw>> {
+        while !self.ended && self.window.len() < self.cap {
+            match self.next()? {
+                Some(r) => self.window.push(Reverse(ByTime(r))),
+                None => self.ended = true,
+            }
+        }
+        let Some(Reverse(ByTime(r))) = self.window.pop() else {
+            return Ok(None);
+        };
+        if let Some((t, rec)) = self.out.filter(|(t, _)| r.time < *t) {
+            return Err(self.error(
+                r.record,
+                None,
+                format!(
+                    "time {} ns is {} ns before record {rec}'s, further back than the {} \
+                     records flashpath reorders (as blkparse sorts a stream in batches): the \
+                     file was joined or edited; give the per-CPU files as blktrace wrote them",
+                    r.time,
+                    t - r.time,
+                    self.cap
+                ),
+            ));
+        }
+        self.out = Some((r.time, r.record));
+        Ok(Some(r))
     }
 
     fn bad_magic(&self, record: u64, offset: u64, h: &[u8; RECORD]) -> InputError {
@@ -268,6 +344,7 @@ impl BlktraceReader {
 
     /// Merge the given inputs (name for messages, bytes).
     pub fn from_inputs(inputs: Vec<(String, Box<dyn Read>)>) -> Result<BlktraceReader> {
+        let cap = (REORDER_WINDOW / inputs.len().max(1)).max(MIN_WINDOW);
         let mut files: Vec<CpuFile> = inputs
             .into_iter()
             .map(|(name, input)| CpuFile {
@@ -277,11 +354,15 @@ impl BlktraceReader {
                 records: 0,
                 offset: 0,
                 scratch: Vec::new(),
+                window: BinaryHeap::new(),
+                cap,
+                ended: false,
+                out: None,
             })
             .collect();
         let mut heads = Vec::with_capacity(files.len());
         for f in &mut files {
-            heads.push(f.next()?);
+            heads.push(f.next_sorted()?);
         }
         Ok(BlktraceReader {
             files,
@@ -307,7 +388,7 @@ impl BlktraceReader {
         let Some(r) = self.heads[i] else {
             return Ok(false);
         };
-        self.heads[i] = self.files[i].next()?;
+        self.heads[i] = self.files[i].next_sorted()?;
         self.take(i, r)
     }
 
@@ -471,5 +552,32 @@ mod tests {
         b.truncate(50);
         let e = read(b).unwrap_err().to_string();
         assert!(e.contains("truncated: 2 of its 3-byte payload"), "{e}");
+    }
+
+    /// A stream a little out of order (a reversed Q and C) comes out
+    /// sorted, as blkparse sorts a stream; one that goes back further than
+    /// the window is refused, naming the record.
+    #[test]
+    fn time_going_back_is_sorted_within_the_window_else_refused() {
+        let q = TA_QUEUE | TC_WRITE;
+        let c = TA_COMPLETE | TC_WRITE;
+        let mut b = rec(false, 30, 64, 4096, c, &[]);
+        b.extend(rec(false, 10, 64, 4096, q, &[]));
+        let v = read(b).unwrap();
+        assert_eq!(v.len(), 1);
+        assert_eq!((v[0].time_ns, v[0].latency_ns()), (10, Some(20)));
+        // A record older than everything a full window let out.
+        let n = REORDER_WINDOW as u64 + 10;
+        let mut b = Vec::new();
+        for i in 0..n {
+            b.extend(rec(false, 1_000 + i, 8 * i, 4096, q, &[]));
+        }
+        b.extend(rec(false, 5, 0, 4096, q, &[]));
+        let e = read(b).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("t.bin: record {}: time 5 ns is", n + 1)),
+            "{e}"
+        );
+        assert!(e.contains("before record"), "{e}");
     }
 }

@@ -252,6 +252,8 @@ pub struct DelimitedReader {
     /// The columns a line must have.
     need: usize,
     in_header: bool,
+    /// The previous record's time and line.
+    last: Option<(u64, u64)>,
 }
 
 impl DelimitedReader {
@@ -270,6 +272,7 @@ impl DelimitedReader {
             map,
             need,
             in_header,
+            last: None,
         }
     }
 
@@ -420,6 +423,18 @@ impl TraceReader for DelimitedReader {
                 continue;
             }
             if let Some(r) = self.parse_line()? {
+                // One stream in time order (these formats have no per-CPU
+                // streams to merge): a record that goes back in time would
+                // be replayed at once and its gap lost, so it is refused.
+                if let Some((t, line)) = self.last.filter(|(t, _)| r.time_ns < *t) {
+                    return Err(self.lines.error(format!(
+                        "column {}: time goes backwards, {} ns before line {line}'s: a trace \
+                         replays in time order; sort it by its time column",
+                        self.map.time.0,
+                        t - r.time_ns
+                    )));
+                }
+                self.last = Some((r.time_ns, self.lines.line));
                 return Ok(Some(r));
             }
         }

@@ -210,6 +210,14 @@ const SNIFF_BYTES: usize = 64 * 1024;
 /// could be.
 pub fn detect(path: &Path) -> Result<Format> {
     let name = path.display().to_string();
+    // A blktrace stem (`sdb` for sdb.blktrace.N), as blkparse -i takes it.
+    if !path.exists()
+        && blktrace::trace_files(path)
+            .first()
+            .is_some_and(|p| p != path)
+    {
+        return Ok(Format::Blktrace);
+    }
     let mut head = Vec::with_capacity(SNIFF_BYTES);
     let file = open_file(path)?;
     file.take(SNIFF_BYTES as u64)
@@ -291,14 +299,61 @@ pub fn detect_bytes(name: &str, head: &[u8]) -> Result<Format> {
     }
 }
 
+/// What a path that exists but is no regular file is, for messages.
+fn not_a_file(meta: &std::fs::Metadata) -> Option<&'static str> {
+    let t = meta.file_type();
+    if t.is_file() {
+        return None;
+    }
+    if t.is_dir() {
+        return Some("a directory");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return Some("a FIFO (named pipe)");
+        }
+        if t.is_char_device() {
+            return Some("a character device");
+        }
+        if t.is_block_device() {
+            return Some("a block device");
+        }
+        if t.is_socket() {
+            return Some("a socket");
+        }
+    }
+    Some("not a regular file")
+}
+
+/// A trace must be a regular file: it is read twice (once to check it,
+/// once as it replays), which a FIFO cannot give and a device such as
+/// `/dev/zero` would not end. Checked with `stat` before any open, so a
+/// FIFO without a writer never blocks. A path that does not exist passes
+/// (its open says so, or it is a blktrace stem).
+pub fn check_regular(path: &Path) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(m) => match not_a_file(&m) {
+            None => Ok(()),
+            Some(what) => Err(InputError::new(
+                path.display().to_string(),
+                None,
+                format!(
+                    "is {what}, not a trace file: a trace is read twice (once to check it, \
+                     once as it replays), so it must be a regular file; copy it to one first"
+                ),
+            )),
+        },
+        Err(_) => Ok(()),
+    }
+}
+
 fn open_file(path: &Path) -> Result<std::fs::File> {
     let name = path.display().to_string();
-    let file = std::fs::File::open(path)
-        .map_err(|e| InputError::new(&name, None, format!("cannot open the trace: {e}")))?;
-    if file.metadata().map(|m| m.is_dir()).unwrap_or(false) {
-        return Err(InputError::new(&name, None, "is a directory, not a trace"));
-    }
-    Ok(file)
+    check_regular(path)?;
+    std::fs::File::open(path)
+        .map_err(|e| InputError::new(&name, None, format!("cannot open the trace: {e}")))
 }
 
 /// Buffer per open file: large reads keep the readers near memory speed.

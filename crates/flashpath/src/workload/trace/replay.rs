@@ -14,7 +14,8 @@
 //! `--mode as-recorded`) issues each at its recorded time since the first
 //! one instead, so a slow device does not stretch the schedule (open
 //! loop). `replay_no_stall` drops the timing (closed loop at the job's
-//! iodepth).
+//! iodepth). While it waits, the thread reaps completions as they come
+//! (fio 3.36) or sleeps without reaping (fio 3.33): [`ReplayDelay`].
 
 use super::{Format, Op, TraceReader};
 use crate::error::{InputError, Result};
@@ -85,6 +86,7 @@ pub fn parse_device(s: &str) -> std::result::Result<u32, String> {
 
 /// The trace options of `flashpath replay`, from its command-line words;
 /// a bad one is an error naming the option.
+#[allow(clippy::too_many_arguments)] // one per command-line option
 pub fn options_from_args(
     format: Option<&str>,
     columns: Option<&str>,
@@ -93,6 +95,7 @@ pub fn options_from_args(
     absolute: bool,
     lat_csv: Option<&str>,
     recorded_depth: bool,
+    delay: &str,
 ) -> Result<TraceOptions> {
     let format = match format {
         None | Some("auto") => {
@@ -119,7 +122,45 @@ pub fn options_from_args(
         absolute,
         lat_csv: lat_csv.map(str::to_string),
         recorded_depth,
+        delay: ReplayDelay::parse(delay).map_err(|m| InputError::new("--replay-delay", None, m))?,
     })
+}
+
+/// What a replay does while it waits for its next I/O's time (fio's
+/// iolog_delay, for fio iologs and every trace format alike).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ReplayDelay {
+    /// Reap each completion as it comes (fio 3.36 and later, commit
+    /// b85c01f7 "iolog.c: fix inaccurate clat when replay trace": the wait
+    /// spins on `io_u_queued_complete(td, 0)`), so clat is the I/O's own
+    /// completion time. `flashpath replay`'s default.
+    Reap,
+    /// Sleep without reaping (fio up to 3.35: `usec_sleep`): an I/O that
+    /// completes during the wait is reaped after it, and its clat holds
+    /// the rest of the wait. A job file's `read_iolog=` runs so, as the
+    /// fio flashpath follows (3.33) runs it.
+    #[default]
+    Sleep,
+}
+
+impl ReplayDelay {
+    pub fn parse(s: &str) -> std::result::Result<ReplayDelay, String> {
+        match s {
+            "reap" => Ok(ReplayDelay::Reap),
+            "sleep" => Ok(ReplayDelay::Sleep),
+            _ => Err(format!(
+                "replay delay {}: reap (fio 3.36 and later) or sleep (fio 3.33)",
+                crate::error::quote(s)
+            )),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ReplayDelay::Reap => "reap",
+            ReplayDelay::Sleep => "sleep",
+        }
+    }
 }
 
 /// How a job reads its trace (flashpath's own choices; fio has none).
@@ -138,6 +179,8 @@ pub struct TraceOptions {
     /// Set the job's iodepth to the trace's recorded queue depth (its
     /// most I/Os in flight): a closed loop at the recorded depth.
     pub recorded_depth: bool,
+    /// Reap or sleep while waiting for the next I/O's time.
+    pub delay: ReplayDelay,
 }
 
 /// A trace checked and summed before the run.
@@ -166,6 +209,10 @@ pub struct TraceJob {
     /// The most replayed I/Os the trace had in flight at once (from the
     /// recorded completions; 0 when it has none).
     pub max_depth: u64,
+    /// The first replayed I/O that is not whole 512-byte sectors (after
+    /// replay_scale and replay_align): where it is, its direction, offset
+    /// and length. O_DIRECT refuses it ([`TraceJob::unaligned_error`]).
+    pub first_unaligned: Option<(u64, Ddir, u64, u64)>,
 }
 
 /// Two loads of the same file with the same options are the same job.
@@ -229,6 +276,7 @@ impl TraceJob {
             recorded: LatencyHist::default(),
             t0: 0,
             max_depth: 0,
+            first_unaligned: None,
         };
         let mut prev: Option<u64> = None;
         // Completion times of the I/Os in flight at the latest arrival.
@@ -252,13 +300,18 @@ impl TraceJob {
             }
             let (line, pre) = where_is(&job.format, rec.at);
             let err = |m: String| InputError::new(&name, line, format!("{pre}{m}"));
-            if rec.len > u64::from(u32::MAX) {
+            let len = round_len(job.format == Format::Blktrace, job.replay.align, rec.len);
+            if len > u64::from(u32::MAX) {
                 return Err(err(format!(
-                    "an I/O of {} bytes: flashpath replays I/Os below 4 GiB",
-                    rec.len
+                    "an I/O of {len} bytes: flashpath replays I/Os below 4 GiB"
                 )));
             }
             let offset = job.place(rec.offset).map_err(err)?;
+            if job.first_unaligned.is_none()
+                && (!offset.is_multiple_of(SECTOR) || !len.is_multiple_of(SECTOR))
+            {
+                job.first_unaligned = Some((rec.at, d, offset, len));
+            }
             if let Some(p) = prev {
                 let gap_us = rec.time_ns.saturating_sub(p) / 1_000;
                 if gap_us > MAX_PAUSE_US && !job.replay.no_stall && !job.opts.absolute {
@@ -287,9 +340,9 @@ impl TraceJob {
             }
             prev = Some(rec.time_ns);
             job.ios[d.index()] += 1;
-            job.largest[d.index()] = job.largest[d.index()].max(rec.len);
-            job.end = job.end.max(offset.saturating_add(rec.len));
-            job.bytes = job.bytes.saturating_add(rec.len);
+            job.largest[d.index()] = job.largest[d.index()].max(len);
+            job.end = job.end.max(offset.saturating_add(len));
+            job.bytes = job.bytes.saturating_add(len);
             if let Some(l) = rec.latency_ns() {
                 job.recorded.record(l);
                 while inflight.peek().is_some_and(|c| c.0 <= rec.time_ns) {
@@ -311,6 +364,35 @@ impl TraceJob {
             ));
         }
         Ok(job)
+    }
+
+    /// The first I/O O_DIRECT cannot do (not whole 512-byte sectors), as
+    /// the error that names it: Linux fails such a read or write with
+    /// EINVAL (fio's "first direct IO errored", err=22), as flashpath
+    /// refuses a job's unaligned `bs`.
+    pub fn unaligned_error(&self) -> Option<InputError> {
+        let (at, d, offset, len) = self.first_unaligned?;
+        let (line, pre) = where_is(&self.format, at);
+        let fix = if !offset.is_multiple_of(SECTOR) {
+            "; replay_align=512 (flashpath replay --replay-align 512) rounds offsets down to \
+             a sector, as fio's does"
+        } else {
+            ""
+        };
+        Some(InputError::new(
+            self.path.display().to_string(),
+            line,
+            format!(
+                "{pre}{} {len} bytes at offset {offset}{}: O_DIRECT I/O must be whole \
+                 {SECTOR}-byte sectors; fio's I/O fails with EINVAL (err=22){fix}",
+                describe(d),
+                if self.replay.offset_scale > 1 || self.replay.align > 0 {
+                    " (after replay_scale and replay_align)"
+                } else {
+                    ""
+                },
+            ),
+        ))
     }
 
     /// A record's offset after the shift, replay_scale and replay_align.
@@ -382,12 +464,26 @@ impl TraceJob {
                 replay: self.replay.clone(),
                 end: self.end,
                 t0: self.t0,
+                blktrace: self.format == Format::Blktrace,
             },
             start,
             len,
             prev: None,
             pace: Pace::None,
         })
+    }
+}
+
+/// The sector O_DIRECT I/O must be made of (the check a job's `bs` gets).
+const SECTOR: u64 = 512;
+
+/// A record's length as fio replays it: blktrace.c `t_bytes_align` rounds
+/// a blktrace I/O's bytes up to replay_align (its other logs keep theirs).
+fn round_len(blktrace: bool, align: u64, len: u64) -> u64 {
+    if blktrace && align > 0 {
+        len.div_ceil(align).saturating_mul(align)
+    } else {
+        len
     }
 }
 
@@ -399,6 +495,7 @@ struct TraceJobView {
     replay: ReplayOptions,
     end: u64,
     t0: u64,
+    blktrace: bool,
 }
 
 /// The replay of a trace, read as it goes.
@@ -419,10 +516,10 @@ impl TraceSource {
             return None;
         }
         let d = ddir_of(rec.op)?;
-        if rec.len == 0 || rec.len > u64::from(u32::MAX) || j.replay.skip & (1 << d.index()) != 0 {
+        let len = round_len(j.blktrace, j.replay.align, rec.len);
+        if len == 0 || len > u64::from(u32::MAX) || j.replay.skip & (1 << d.index()) != 0 {
             return None;
         }
-        let len = rec.len;
         let shifted = match j.remap {
             Remap::Shift(s) => u64::try_from(i128::from(rec.offset) + i128::from(s)).ok()?,
             _ => rec.offset,

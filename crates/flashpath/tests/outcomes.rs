@@ -250,3 +250,48 @@ fn a_bad_badblocks_value_is_one_clear_message() {
         "{err}"
     );
 }
+
+#[test]
+fn a_sync_engine_that_goes_on_keeps_the_xfer_text() {
+    // fio_io_end records the error as "xfer" when nothing logged it first
+    // (real fio 3.33: `err= 5 (file:engines/sync.c:126, func=xfer, ...)`).
+    let job = "[j]\nrw=read\nbs=4k\nsize=64k\nioengine=psync\ndirect=1\ncontinue_on_error=read\n";
+    let out = run(job, "nullblk", &[BAD]);
+    assert_eq!(out.failed_jobs(), 0);
+    let normal = render(&out.result, OutputFormat::Normal);
+    assert!(
+        normal.contains(
+            "err= 5 (file:engines/sync.c:126, func=xfer, error=Input/output error): pid=1:"
+        ),
+        "{normal}"
+    );
+}
+
+#[test]
+fn ignored_trim_errors_are_all_counted() {
+    // As real fio 3.33 with `rw=trim ignore_error=,25` on a file whose
+    // BLKDISCARD fails: `errors    : total=16, first_error=25/<...>` and
+    // the td_io_queue text; here the error is null_blk's EOPNOTSUPP.
+    let job = "[j]\nrw=trim\nbs=4k\nsize=64k\nioengine=libaio\ndirect=1\nignore_error=,95\n";
+    let out = run(job, "nullblk", &[]);
+    assert_eq!(out.failed_jobs(), 0);
+    let normal = render(&out.result, OutputFormat::Normal);
+    assert!(
+        normal.contains(
+            "err=95 (file:ioengines.c:399, func=td_io_queue, error=Operation not supported)"
+        ),
+        "{normal}"
+    );
+    assert!(
+        normal.contains("errors    : total=16, first_error=95/<Operation not supported>"),
+        "{normal}"
+    );
+    assert!(normal.contains("issued rwts: total=0,0,16,0"), "{normal}");
+    for line in [
+        "  IO depths    : 1=100.0%, 2=0.0%, 4=0.0%, 8=0.0%, 16=0.0%, 32=0.0%, >=64=0.0%",
+        "     submit    : 0=0.0%, 4=100.0%, 8=0.0%, 16=0.0%, 32=0.0%, 64=0.0%, >=64=0.0%",
+        "     complete  : 0=0.0%, 4=100.0%, 8=0.0%, 16=0.0%, 32=0.0%, 64=0.0%, >=64=0.0%",
+    ] {
+        assert!(normal.contains(line), "{line}\n{normal}");
+    }
+}

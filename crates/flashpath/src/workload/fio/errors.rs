@@ -127,19 +127,14 @@ pub fn ddir_name(ddir: Ddir) -> &'static str {
     }
 }
 
-/// fio's verror for a job that stopped on `err`: `td_verror` records
-/// `file:LINE, func=FUNC, error=STRERROR`. A read or write error is
-/// recorded by __io_u_log_error (io_u.c:1876 in fio 3.33); a trim runs
-/// synchronously in every engine (do_io_u_trim) and is recorded by
-/// td_io_queue (ioengines.c:399), which logs no io_u error line for it.
-pub fn verror(ddir: Ddir, err: i32) -> String {
-    let at = if ddir == Ddir::Trim {
-        "file:ioengines.c:399, func=td_io_queue"
-    } else {
-        "file:io_u.c:1876, func=io_u error"
-    };
-    format!("{at}, error={}", strerror(err))
-}
+/// Where fio 3.33's `td_verror` calls record an I/O error (`file:LINE,
+/// func=FUNC`, then `, error=STRERROR`): __io_u_log_error when it logs
+/// the error; a synchronous engine's fio_io_end after it; td_io_queue for
+/// an engine's error it did not record (a trim: do_io_u_trim runs the
+/// ioctl in every engine and logs nothing).
+pub const AT_IO_U_ERROR: &str = "file:io_u.c:1876, func=io_u error";
+pub const AT_SYNC_XFER: &str = "file:engines/sync.c:126, func=xfer";
+pub const AT_TD_IO_QUEUE: &str = "file:ioengines.c:399, func=td_io_queue";
 
 /// __io_u_log_error's line (on stderr) for an I/O of `len` bytes at
 /// `offset` in `file` that failed with `err`.
@@ -196,13 +191,7 @@ mod tests {
             io_u_error_line("f", Ddir::Read, EIO, 16384, 4096),
             "fio: io_u error on file f: Input/output error: read offset=16384, buflen=4096"
         );
-        assert_eq!(
-            verror(Ddir::Read, EIO),
-            "file:io_u.c:1876, func=io_u error, error=Input/output error"
-        );
-        assert_eq!(
-            verror(Ddir::Trim, 95),
-            "file:ioengines.c:399, func=td_io_queue, error=Operation not supported"
-        );
+        assert_eq!(strerror(EIO), "Input/output error");
+        assert_eq!(strerror(95), "Operation not supported");
     }
 }

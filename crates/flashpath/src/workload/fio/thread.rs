@@ -153,6 +153,9 @@ pub struct FioThread {
     errors: ErrorPolicy,
     /// The job's file as fio names it in an io_u error line.
     file_name: String,
+    /// fio's td->error and td->verror.
+    td_error: i32,
+    verror: String,
 }
 
 impl FioThread {
@@ -272,6 +275,8 @@ impl FioThread {
                 Some(f) => f.split(':').next().unwrap_or(f).to_string(),
                 None => format!("{}.{}.0", spec.name, plan.clone),
             },
+            td_error: 0,
+            verror: String::new(),
         }
     }
 
@@ -567,16 +572,20 @@ impl FioThread {
     }
 
     /// fio's handling of an I/O that failed with `err` (io_u.c
-    /// io_completed and __io_u_log_error, backend.c break_on_this_error):
-    /// a non-fatal error (continue_on_error covers its type and it is in
-    /// the type's ignore list, EIO and EILSEQ by default) is counted and
-    /// the job goes on; a fatal one is logged, becomes the job's error and
-    /// stops it: nothing more is issued, what is in flight is reaped
-    /// (cleanup_pending_aio).
+    /// io_completed and __io_u_log_error, engines/sync.c fio_io_end,
+    /// ioengines.c td_io_queue, backend.c break_on_this_error): a
+    /// non-fatal error (continue_on_error covers its type and it is in the
+    /// type's ignore list, EIO and EILSEQ by default) is counted and the job
+    /// goes on; a fatal one stops it: nothing more is issued, what is in
+    /// flight is reaped (cleanup_pending_aio). `td_verror` records the
+    /// error text where fio's code would, first caller wins until a
+    /// non-fatal error clears td->error (td_clear_error leaves the text).
     fn on_error(&mut self, unit: IoUnit, err: i32) {
         let non_fatal = self.errors.non_fatal(unit.ddir, err);
-        // A trim's error is recorded by td_io_queue, which logs no line.
-        if unit.ddir != Ddir::Trim && (!non_fatal || self.errors.error_dump) {
+        // fio's trim is a synchronous ioctl in every engine: no io_u error
+        // line, td_io_queue records it.
+        let trim = unit.ddir == Ddir::Trim;
+        if !trim && (!non_fatal || self.errors.error_dump) {
             self.res.error_lines.push(super::errors::io_u_error_line(
                 &self.file_name,
                 unit.ddir,
@@ -584,23 +593,33 @@ impl FioThread {
                 unit.offset - self.file_start,
                 unit.len,
             ));
+            self.td_verror(err, super::errors::AT_IO_U_ERROR);
+        }
+        if trim {
+            self.td_verror(err, super::errors::AT_TD_IO_QUEUE);
+        } else if self.sync {
+            self.td_verror(err, super::errors::AT_SYNC_XFER);
         }
         if non_fatal {
             self.count_error(err);
+            self.td_error = 0;
             return;
-        }
-        if !self.res.failed {
-            self.res.failed = true;
-            self.res.error = err;
-            self.res.error_msg = super::errors::verror(unit.ddir, err);
         }
         // break_on_this_error, on the synchronous path (a sync engine's
         // I/O, any trim), counts a fatal error continue_on_error covers.
-        if (self.sync || unit.ddir == Ddir::Trim) && self.errors.covers(unit.ddir, err) {
+        if (self.sync || trim) && self.errors.covers(unit.ddir, err) {
             self.count_error(err);
         }
         self.exhausted = true;
         self.pending = None;
+    }
+
+    /// td_verror: the job's error and its text, unless one is set.
+    fn td_verror(&mut self, err: i32, at: &str) {
+        if self.td_error == 0 {
+            self.td_error = err;
+            self.verror = format!("{at}, error={}", super::errors::strerror(err));
+        }
     }
 
     /// update_error_count.
@@ -682,9 +701,13 @@ impl FioThread {
         // __show_run_stats: a job that went on past its errors reports the
         // first one, with td->verror cleared by td_clear_error.
         res.continue_on_error = self.errors.continue_on_error != 0;
-        if !res.failed && res.continue_on_error && res.first_error != 0 {
+        res.failed = self.td_error != 0;
+        if res.failed {
+            res.error = self.td_error;
+            res.error_msg = self.verror;
+        } else if res.continue_on_error && res.first_error != 0 {
             res.error = res.first_error;
-            res.error_msg.clear();
+            res.error_msg = self.verror;
         }
         let runtime = self.end.saturating_sub(self.stats_start);
         for d in Ddir::ALL {

@@ -215,6 +215,10 @@ def _write_outputs(run: _core.JobRun, output: str | None, inputs: list[outputs.N
         _write(output, run.text, "--output")
     else:
         click.echo(run.text, nl=False)
+    if run.failed_jobs:
+        # fio's exit status: one for each job that ended on an error
+        # (backend.c reap_threads), capped where an exit status ends.
+        sys.exit(min(run.failed_jobs, 255))
 
 
 @main.command("profiles")

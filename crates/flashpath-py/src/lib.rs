@@ -80,6 +80,8 @@ struct JobRun {
     /// The logs the job asked for (write_lat_log, write_iolog): the API
     /// returns them, the CLI writes them.
     logs: Vec<LogFile>,
+    /// Job clones that ended on an error: fio's exit status.
+    failed_jobs: u32,
 }
 
 /// A log a job asked for.
@@ -115,12 +117,20 @@ impl JobRun {
 
 /// Render a run's report in `formats`, with json+ for the Python API.
 fn job_run(out: run::RunOutput, formats: &[OutputFormat]) -> JobRun {
+    let mut notes = out.notes.clone();
+    if !formats.contains(&OutputFormat::Normal) {
+        // fio prints these on its standard output, ahead of a JSON or
+        // terse report; here they go with the notes (stderr), so that the
+        // report stays what its format parses as.
+        notes.extend(flashpath::report::normal::error_exit_lines(&out.result));
+    }
     JobRun {
+        failed_jobs: out.failed_jobs(),
         text: render_all(&out.result, formats),
         json_text: render_all(&out.result, &[OutputFormat::JsonPlus]),
         events: out.events,
         completed_ios: out.completed_ios,
-        notes: out.notes,
+        notes,
         logs: out
             .files
             .into_iter()

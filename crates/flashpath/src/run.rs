@@ -33,8 +33,17 @@ pub struct RunOutput {
     /// Files the jobs asked fio to write (`write_lat_log`, `write_iolog`).
     pub files: Vec<LogFile>,
     /// The job file's warnings and the options it lists as ignored, one
-    /// message each (what fio prints on stderr before the run).
+    /// message each (what fio prints on stderr before the run), then the
+    /// `fio: io_u error ...` lines the jobs printed during it.
     pub notes: Vec<String>,
+}
+
+impl RunOutput {
+    /// fio's exit status: one for each job clone that ended on an error
+    /// (backend.c reap_threads: `if (td->error) exit_value++`).
+    pub fn failed_jobs(&self) -> u32 {
+        self.result.jobs.iter().filter(|j| j.failed).count() as u32
+    }
 }
 
 /// The parser's view of the simulated machine: `$ncpus`, `$mb_memory` and
@@ -343,6 +352,10 @@ impl Prepared<'_> {
                 });
             }
         }
+        let error_lines: Vec<String> = job_results
+            .iter()
+            .flat_map(|j| j.error_lines.iter().cloned())
+            .collect();
         let mut files = crate::report::logs::log_files(jobs, &mut job_results);
         files.extend(csvs);
         extra["profile"] = serde_json::json!(profile_name);
@@ -398,6 +411,7 @@ impl Prepared<'_> {
                 .chain(jobs.ignored.iter())
                 .map(ToString::to_string)
                 .chain(trace_lines)
+                .chain(error_lines)
                 .collect(),
         })
     }

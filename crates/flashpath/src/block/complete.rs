@@ -8,7 +8,7 @@
 //! (`dma_unmap_sg`: swiotlb's copy back and release).
 
 use super::{BlkCtx, BlockEvent, BlockLayer, IrqCpu, RqKind};
-use crate::driver::{CompletionSignal, DeviceSignal};
+use crate::driver::{BlkStatus, CompletionSignal, DeviceSignal};
 use crate::host::task::{Host, TaskState};
 use crate::sim::Ns;
 use crate::workload::Ddir;
@@ -32,6 +32,21 @@ pub enum Completion {
     },
 }
 
+/// EOPNOTSUPP and EIO (include/uapi/asm-generic/errno*.h).
+pub const EOPNOTSUPP: i32 = 95;
+pub const EIO: i32 = 5;
+
+/// The errno of a request's status, as block/blk-core.c's `blk_errors`
+/// table gives it (`blk_status_to_errno`, negated: the positive errno a
+/// system call or an io_event's `res` carries).
+pub fn blk_status_to_errno(status: BlkStatus) -> i32 {
+    match status {
+        BlkStatus::Ok => 0,
+        BlkStatus::NotSupp => EOPNOTSUPP,
+        BlkStatus::IoErr => EIO,
+    }
+}
+
 impl BlockLayer {
     /// The CPU that takes the completion interrupt of a request submitted
     /// on `rq_cpu`, raised at `at`.
@@ -43,11 +58,20 @@ impl BlockLayer {
         }
     }
 
-    /// The device posted the completion of request `key` at `now`.
-    pub fn complete<E>(&mut self, key: u32, now: Ns, ctx: &mut BlkCtx<'_, E>) -> Completion
+    /// The device posted the completion of request `key` at `now`, ended
+    /// with `status` (blk_mq_end_request: the status becomes the errno the
+    /// submitter sees).
+    pub fn complete<E>(
+        &mut self,
+        key: u32,
+        status: BlkStatus,
+        now: Ns,
+        ctx: &mut BlkCtx<'_, E>,
+    ) -> Completion
     where
         E: From<BlockEvent> + From<DeviceSignal>,
     {
+        self.rqs.get_mut(key).error = blk_status_to_errno(status);
         let sent = self.dev_start[key as usize];
         let (tid, hctx, polled, rq_cpu, ddir, blk_start, kind) = {
             let rq = self.rqs.get(key);

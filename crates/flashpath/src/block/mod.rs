@@ -97,6 +97,9 @@ pub struct Request {
     pub contiguous: u64,
     /// Its buffer is mapped for DMA (swiotlb runs only).
     pub mapped: bool,
+    /// How it ended, as the errno its submitter sees (0: success;
+    /// `complete::blk_status_to_errno` of the driver's status).
+    pub error: i32,
 }
 
 impl Request {
@@ -125,6 +128,7 @@ impl Request {
             cpu,
             contiguous,
             mapped: false,
+            error: 0,
         }
     }
 }
@@ -211,6 +215,8 @@ pub struct BlockLayer {
     drv_costs: DriverCpuCosts,
     signal: CompletionSignal,
     irq_cpu: IrqCpu,
+    /// The driver's `max_discard_sectors` (0: the disk cannot discard).
+    pub max_discard_sectors: u64,
     /// The driver's `polled_irq` and `irq_delay`.
     polled_irq: bool,
     irq_delay: Ns,
@@ -252,6 +258,7 @@ impl BlockLayer {
             drv_costs: probed.cpu_costs,
             signal: probed.completion_signal,
             irq_cpu,
+            max_discard_sectors: u64::from(u32::MAX) >> 9,
             polled_irq,
             irq_delay,
             restarts: 0,

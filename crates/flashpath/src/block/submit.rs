@@ -5,11 +5,21 @@
 //! the next waiting request on through a restart run of the hardware queue.
 
 use super::{BlkCtx, BlockEvent, BlockLayer};
-use crate::driver::{DeviceSignal, DriverRq};
+use crate::driver::{BlkStatus, DeviceSignal, DriverRq};
 use crate::sim::Ns;
 use crate::workload::Ddir;
 
 impl BlockLayer {
+    /// The checks a request fails before it is queued, with the status it
+    /// ends with: a discard on a disk whose driver set no discard limit
+    /// (`bdev_max_discard_sectors(bdev) == 0`) fails with BLK_STS_NOTSUPP
+    /// in submit_bio_noacct (block/blk-core.c); BLKDISCARD, fio's trim,
+    /// returns EOPNOTSUPP even earlier, in blk_ioctl_discard
+    /// (block/ioctl.c). `None`: the request goes on.
+    pub fn fails_at_submit(&self, ddir: Ddir) -> Option<BlkStatus> {
+        (ddir == Ddir::Trim && self.max_discard_sectors == 0).then_some(BlkStatus::NotSupp)
+    }
+
     /// Request `key` leaves its submitter on `cpu` at `at`: with swiotlb,
     /// `dma_map_sg` in the driver's queue_rq runs inline on that core (in
     /// time order: the submitter holds its core) when the request will get

@@ -50,6 +50,7 @@
 //! stats() -> &FtlStats, reset_stats(), memory() -> MemoryUse
 //! ```
 
+pub mod badblocks;
 pub mod devfreq;
 pub mod emmc;
 pub mod flash;
@@ -64,6 +65,7 @@ pub mod ufs;
 pub use ftl::{FactoryLayout, FlashDevice, FtlStats, GcPolicy, MemoryUse, Ppn};
 pub use nand::{CellTiming, CellType, ChannelParams, Geometry, ReadByPageType};
 
+pub use badblocks::BadBlocks;
 pub use flash::{FlashParams, MAX_BLOCKS};
 
 use crate::sim::Ns;
@@ -79,9 +81,26 @@ pub enum Op {
     Flush,
     /// Deallocate the range (UNMAP, NVMe DSM deallocate, eMMC discard).
     Trim,
+    /// Write zeroes over the range without data (NVMe Write Zeroes, SCSI
+    /// WRITE SAME with UNMAP): REQ_OP_WRITE_ZEROES. No device here
+    /// advertises it (the kernel then writes zero pages instead,
+    /// blkdev_issue_zeroout's fallback in block/blk-lib.c).
+    WriteZeroes,
     /// A zone management command (ZBC/ZAC, NVMe ZNS, zoned UFS); no device
     /// is zoned yet.
     ZoneMgmt(ZoneAction),
+    /// Write at the zone's write pointer (NVMe ZNS Zone Append,
+    /// REQ_OP_ZONE_APPEND); the completion's result is the LBA written.
+    ZoneAppend,
+}
+
+impl Op {
+    /// An operation every conventional device here implements (read,
+    /// write, flush, trim); the others are answered "not supported" until a
+    /// device implements them.
+    pub fn conventional(self) -> bool {
+        matches!(self, Op::Read | Op::Write | Op::Flush | Op::Trim)
+    }
 }
 
 /// Zone management actions (NVMe ZNS Zone Management Send, ZBC).
@@ -145,22 +164,33 @@ impl Command {
 /// HPB entry).
 pub const UNIT: u64 = 4096;
 
-/// How a command ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How a command ended, as the device reports it (an NVMe completion
+/// entry's status field, a SCSI status with its sense key, an eMMC R1
+/// response's error bits); the driver turns it into the block layer's
+/// status (`driver::BlkStatus`), as nvme_error_status
+/// (drivers/nvme/host/core.c) and scsi_io_completion do.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Status {
+    #[default]
     Ok,
     /// The device does not implement the operation (a zone action on a
     /// conventional device): Invalid Command Opcode / ILLEGAL REQUEST.
     Unsupported,
+    /// The command failed on the medium or in the device (a bad block):
+    /// what null_blk's badblocks answer (BLK_STS_IOERR,
+    /// drivers/block/null_blk/main.c null_handle_badblocks).
+    IoError,
 }
 
 /// The device's answer: when it has done the command's work (read data
-/// ready to move, write data accepted, trim or flush done) and how it
-/// ended.
+/// ready to move, write data accepted, trim or flush done), how it ended
+/// and the value a command returns (the LBA a zone append wrote; `None`
+/// for every other command).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Completion {
     pub at: Ns,
     pub status: Status,
+    pub result: Option<u64>,
 }
 
 impl Completion {
@@ -168,13 +198,20 @@ impl Completion {
         Completion {
             at,
             status: Status::Ok,
+            result: None,
         }
     }
     pub fn unsupported(at: Ns) -> Completion {
         Completion {
             at,
             status: Status::Unsupported,
+            result: None,
         }
+    }
+    /// The same completion time with another status (a fault the device
+    /// reports for the command: see [`BadBlocks`]).
+    pub fn with_status(self, status: Status) -> Completion {
+        Completion { status, ..self }
     }
 }
 
@@ -201,7 +238,7 @@ impl BlockBackend for FlashDevice {
             Op::Write => Completion::ok(self.write(at, lpn, n)),
             Op::Trim => Completion::ok(self.trim(at, lpn, n)),
             Op::Flush => Completion::ok(self.flush(at)),
-            Op::ZoneMgmt(_) => Completion::unsupported(at),
+            Op::WriteZeroes | Op::ZoneMgmt(_) | Op::ZoneAppend => Completion::unsupported(at),
         }
     }
 }

@@ -78,7 +78,7 @@ impl BlockBackend for NvmeSsd {
         self.capacity
     }
     fn submit(&mut self, at: Ns, cmd: &Command) -> Completion {
-        if let Op::ZoneMgmt(_) = cmd.op {
+        if !cmd.op.conventional() {
             return Completion::unsupported(at);
         }
         let mut on_unit = self.on_unit_ns(cmd.op, cmd.len);

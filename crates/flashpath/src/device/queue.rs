@@ -111,7 +111,7 @@ impl QueueDevice {
         match op {
             Op::Read => self.params.read_fixed + self.transfer_ns(len),
             Op::Write => self.params.write_fixed + self.transfer_ns(len),
-            Op::Flush | Op::Trim | Op::ZoneMgmt(_) => self.params.write_fixed,
+            _ => self.params.write_fixed,
         }
     }
 
@@ -145,7 +145,7 @@ impl BlockBackend for QueueDevice {
         self.params.capacity
     }
     fn submit(&mut self, at: Ns, cmd: &Command) -> Completion {
-        if let Op::ZoneMgmt(_) = cmd.op {
+        if !cmd.op.conventional() {
             return Completion::unsupported(at);
         }
         let len = match cmd.op {

@@ -53,7 +53,9 @@ impl BlockBackend for SdCard {
         let ddir = match cmd.op {
             Op::Read => Ddir::Read,
             Op::Write | Op::Trim | Op::Flush => Ddir::Write,
-            Op::ZoneMgmt(_) => return Completion::unsupported(at),
+            Op::WriteZeroes | Op::ZoneMgmt(_) | Op::ZoneAppend => {
+                return Completion::unsupported(at)
+            }
         };
         Completion::ok(at + self.card_ns(ddir, u64::from(cmd.len)))
     }

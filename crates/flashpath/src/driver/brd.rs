@@ -19,9 +19,9 @@
 //! although brd completed it before the task could sleep (the inline
 //! completion path is shared with null_blk's `irqmode=0`).
 
-use super::{CompletionSignal, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverRq};
+use super::{BlkStatus, CompletionSignal, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverRq};
 use crate::device::ram::RamDevice;
-use crate::device::UNIT;
+use crate::device::{BadBlocks, Command, UNIT};
 use crate::profile::limits::{COST, RATE};
 use crate::profile::{range, Profile};
 use crate::workload::Ddir;
@@ -41,6 +41,7 @@ pub struct Brd {
     cpu: DriverCpuCosts,
     bios: u64,
     bytes_copied: u64,
+    badblocks: BadBlocks,
 }
 
 impl Brd {
@@ -69,6 +70,7 @@ impl Brd {
             },
             bios: 0,
             bytes_copied: 0,
+            badblocks: BadBlocks::from_profile(p)?,
         })
     }
 }
@@ -98,7 +100,12 @@ impl<E> Driver<E> for Brd {
         };
         let done = ctx.run_on_cpu(rq.cpu, ctx.now(), pages * self.page_lookup + copy);
         self.bios += 1;
-        ctx.complete(done, rq.tag);
+        // (brd itself has no bad blocks; `device.badblocks` fails the bio
+        // as null_blk's would, after the same work.)
+        let status = self
+            .badblocks
+            .status(&Command::new(rq.ddir, rq.offset, rq.len));
+        ctx.complete(done, rq.tag, BlkStatus::from_device(status));
     }
 
     fn counters(&self) -> serde_json::Value {

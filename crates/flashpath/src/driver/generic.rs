@@ -8,9 +8,9 @@
 //! firmware) is either in these two costs or in the device's fitted
 //! service time.
 
-use super::{DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverRq};
+use super::{BlkStatus, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverRq};
 use crate::device::queue::{Dispatch, QueueDevice, QueueParams};
-use crate::device::{BlockBackend, Command};
+use crate::device::{BadBlocks, BlockBackend, Command};
 use crate::error::Result;
 use crate::profile::limits::{CAPACITY, COST, QUEUES, QUEUE_DEPTH, RATE};
 use crate::profile::{range, Profile};
@@ -27,6 +27,7 @@ pub struct Generic {
     queue_depth: u32,
     hw_queues: u32,
     cpu: DriverCpuCosts,
+    badblocks: BadBlocks,
 }
 
 impl Generic {
@@ -73,6 +74,7 @@ impl Generic {
                 irq_handler: p.ns("driver.irq_handler", COST)?,
                 poll_iteration: 0,
             },
+            badblocks: BadBlocks::from_profile(p)?,
         })
     }
 }
@@ -85,10 +87,11 @@ impl<E> Driver<E> for Generic {
         }
     }
     fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {
+        let cmd = Command::new(rq.ddir, rq.offset, rq.len);
         let done = self
-            .dev
-            .submit(ctx.now(), &Command::new(rq.ddir, rq.offset, rq.len));
-        ctx.complete(done.at, rq.tag);
+            .badblocks
+            .outcome(&cmd, self.dev.submit(ctx.now(), &cmd));
+        ctx.complete(done.at, rq.tag, BlkStatus::from_device(done.status));
     }
     fn counters(&self) -> serde_json::Value {
         serde_json::json!({

@@ -61,15 +61,47 @@ impl From<mmc::Event> for DriverEvent {
     }
 }
 
+/// How a request ended, as a driver hands it to blk-mq
+/// (`blk_mq_end_request(rq, blk_status_t)`, include/linux/blk_types.h);
+/// the block layer turns it into the errno the submitter sees
+/// (`block::complete::blk_status_to_errno`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BlkStatus {
+    #[default]
+    Ok,
+    /// BLK_STS_NOTSUPP: the operation is not supported.
+    NotSupp,
+    /// BLK_STS_IOERR: the catch-all I/O error.
+    IoErr,
+}
+
+impl BlkStatus {
+    /// The block layer's status of a device's answer, as drivers map it:
+    /// nvme_error_status (drivers/nvme/host/core.c) turns Invalid Opcode
+    /// into BLK_STS_NOTSUPP and the rest into BLK_STS_IOERR; SCSI's
+    /// ILLEGAL REQUEST with an invalid opcode becomes BLK_STS_NOTSUPP
+    /// (scsi_io_completion_action); null_blk's bad blocks are
+    /// BLK_STS_IOERR (null_handle_badblocks).
+    pub fn from_device(s: crate::device::Status) -> BlkStatus {
+        match s {
+            crate::device::Status::Ok => BlkStatus::Ok,
+            crate::device::Status::Unsupported => BlkStatus::NotSupp,
+            crate::device::Status::IoError => BlkStatus::IoErr,
+        }
+    }
+}
+
 /// Events of the whole machine: the driver's are wrapped, completions are
 /// handed to the host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DeviceSignal {
     Driver(DriverEvent),
-    /// The device posted the completion of request `tag` now; deliver it to
-    /// the host (interrupt on `irq_cpu`, or to the poller).
+    /// The device posted the completion of request `tag` now, with how it
+    /// ended; deliver it to the host (interrupt on `irq_cpu`, or to the
+    /// poller).
     Completed {
         tag: u32,
+        status: BlkStatus,
     },
 }
 
@@ -197,10 +229,11 @@ impl<'a, E> DriverCtx<'a, E> {
     pub fn expires(&self, timer: &Timer) -> Option<Ns> {
         self.queue.expires(timer)
     }
-    /// The device posts request `tag`'s completion at `at`.
-    pub fn complete(&mut self, at: Ns, tag: u32) {
+    /// The device posts request `tag`'s completion at `at`, ended with
+    /// `status`.
+    pub fn complete(&mut self, at: Ns, tag: u32, status: BlkStatus) {
         self.queue
-            .schedule(at, (self.wrap)(DeviceSignal::Completed { tag }));
+            .schedule(at, (self.wrap)(DeviceSignal::Completed { tag, status }));
     }
 }
 
@@ -298,5 +331,13 @@ pub trait Driver<E> {
     /// `now` (`None` = none): the cpuidle governor's latency limit there.
     fn cpu_latency_limit(&self, _cpu: u32, _now: Ns) -> Option<Ns> {
         None
+    }
+    /// The queue limit `max_discard_sectors` the driver sets at probe
+    /// (`bdev_max_discard_sectors`); 0 means the disk cannot discard and
+    /// the kernel fails a discard before it reaches the driver
+    /// (blk_ioctl_discard / submit_bio_noacct: EOPNOTSUPP). Every device
+    /// here takes discards unless its driver says otherwise.
+    fn max_discard_sectors(&self) -> u64 {
+        u64::from(u32::MAX) >> 9
     }
 }

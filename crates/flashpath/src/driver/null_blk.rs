@@ -3,9 +3,11 @@
 //! kernel names them (Documentation/block/null_blk.rst): `completion_nsec`,
 //! `hw_queue_depth`, `submit_queues`, `irqmode`, `mbps`, `gb`.
 
-use super::{CompletionSignal, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
+use super::{
+    BlkStatus, CompletionSignal, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq,
+};
 use crate::device::ram::RamDevice;
-use crate::device::{BlockBackend, Command};
+use crate::device::{BadBlocks, BlockBackend, Command, Completion};
 use crate::profile::limits::{CAPACITY, COST, QUEUES, QUEUE_DEPTH};
 use crate::profile::{range, Profile};
 use crate::sim::{Ns, NS_PER_SEC};
@@ -41,6 +43,8 @@ pub struct NullBlk {
     cpu: DriverCpuCosts,
     completed: u64,
     throttle_waits: u64,
+    /// The configfs `badblocks` attribute (`device.badblocks`).
+    badblocks: BadBlocks,
 }
 
 impl NullBlk {
@@ -83,6 +87,7 @@ impl NullBlk {
             },
             completed: 0,
             throttle_waits: 0,
+            badblocks: BadBlocks::from_profile(p)?,
         })
     }
 
@@ -111,15 +116,18 @@ impl NullBlk {
         // after submission. Modes 0 and 1 complete at once (inline, or from
         // the submitting CPU's softirq): the host path adds those costs.
         let now = ctx.now();
+        let cmd = Command::new(rq.ddir, rq.offset, rq.len);
         let done = if self.irqmode == 2 {
-            self.dev
-                .submit(now, &Command::new(rq.ddir, rq.offset, rq.len))
-                .at
+            self.dev.submit(now, &cmd)
         } else {
-            now
+            Completion::ok(now)
         };
+        // null_handle_cmd: a command over a bad block ends with
+        // BLK_STS_IOERR (null_handle_badblocks), still completed by the
+        // irqmode's path.
+        let done = self.badblocks.outcome(&cmd, done);
         self.completed += 1;
-        ctx.complete(done, rq.tag);
+        ctx.complete(done.at, rq.tag, BlkStatus::from_device(done.status));
     }
 }
 
@@ -165,6 +173,13 @@ impl<E> Driver<E> for NullBlk {
             self.throttled.pop_front();
             self.start(rq, ctx);
         }
+    }
+    /// null_blk sets a discard limit only with `discard=1` on a
+    /// memory-backed device (null_config_discard: "discard option is
+    /// ignored without memory backing"); the device modelled here has no
+    /// memory backing, so it cannot discard.
+    fn max_discard_sectors(&self) -> u64 {
+        0
     }
     fn counters(&self) -> serde_json::Value {
         serde_json::json!({

@@ -18,9 +18,9 @@
 //! (`driver.classic_poll_irq`); with it off and no poll queues, the queue
 //! cannot poll (v5.0+: `REQ_HIPRI` needs a poll queue).
 
-use super::{CompletionSignal, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverRq};
+use super::{BlkStatus, CompletionSignal, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverRq};
 use crate::device::nvme::NvmeSsd;
-use crate::device::{BlockBackend, Command};
+use crate::device::{BadBlocks, BlockBackend, Command};
 use crate::link::pcie::Pcie;
 use crate::profile::limits::COST;
 use crate::profile::{range, Profile};
@@ -38,6 +38,8 @@ pub struct Nvme {
     commands: u64,
     polled_commands: u64,
     doorbells: u64,
+    /// `device.badblocks`: LBAs the namespace fails.
+    badblocks: BadBlocks,
 }
 
 impl Nvme {
@@ -75,6 +77,7 @@ impl Nvme {
             commands: 0,
             polled_commands: 0,
             doorbells: 0,
+            badblocks: BadBlocks::from_profile(p)?,
         })
     }
 
@@ -120,8 +123,10 @@ impl<E> Driver<E> for Nvme {
         }
         let (before, after) = self.link_ns(rq.len);
         let cmd = Command::new(rq.ddir, rq.offset, rq.len);
-        let done = self.ssd.submit(ctx.now() + before, &cmd).at;
-        ctx.complete(done + after, rq.tag);
+        let done = self
+            .badblocks
+            .outcome(&cmd, self.ssd.submit(ctx.now() + before, &cmd));
+        ctx.complete(done.at + after, rq.tag, BlkStatus::from_device(done.status));
     }
     fn counters(&self) -> serde_json::Value {
         serde_json::json!({

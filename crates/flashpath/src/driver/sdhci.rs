@@ -5,9 +5,9 @@
 //! request's time on bus and card is [`request_ns`]; the host's data-transfer-complete interrupt then goes to the guest's
 //! interrupt CPU.
 
-use super::{DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverRq};
+use super::{BlkStatus, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverRq};
 use crate::device::sd::SdCard;
-use crate::device::{BlockBackend, Command};
+use crate::device::{BadBlocks, BlockBackend, Command};
 use crate::error::Result;
 use crate::link::sd::SdBus;
 use crate::profile::limits::{COST, QUEUE_DEPTH};
@@ -34,6 +34,7 @@ pub struct Sdhci {
     free_at: Ns,
     completed: u64,
     busy_ns: u64,
+    badblocks: BadBlocks,
 }
 
 impl Sdhci {
@@ -52,6 +53,7 @@ impl Sdhci {
             free_at: 0,
             completed: 0,
             busy_ns: 0,
+            badblocks: BadBlocks::from_profile(p)?,
         })
     }
 }
@@ -66,7 +68,12 @@ impl<E> Driver<E> for Sdhci {
         self.free_at = start + t;
         self.busy_ns += t;
         self.completed += 1;
-        ctx.complete(self.free_at, rq.tag);
+        // The card's R1 error bits (a bad sector: an ECC failure) end the
+        // request with BLK_STS_IOERR (mmc_blk_mq_complete_rq).
+        let status = self
+            .badblocks
+            .status(&Command::new(rq.ddir, rq.offset, rq.len));
+        ctx.complete(self.free_at, rq.tag, BlkStatus::from_device(status));
     }
     fn counters(&self) -> serde_json::Value {
         serde_json::json!({

@@ -29,9 +29,9 @@
 //! vCPU has halted (nothing to run). A host with fewer physical CPUs than
 //! vCPUs (vCPUs time-sliced among themselves) is not simulated.
 
-use super::{DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverRq};
+use super::{BlkStatus, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverRq};
 use crate::device::ram::RamDevice;
-use crate::device::{BlockBackend, Command};
+use crate::device::{BadBlocks, BlockBackend, Command};
 use crate::error::Result;
 use crate::profile::limits::{CAPACITY, COST, QUEUES, RATE};
 use crate::profile::{range, Profile};
@@ -80,6 +80,9 @@ pub struct VirtioBlk {
     vcpu_wait_ns: u64,
     /// Wake-ups of the I/O thread that moved it to another vCPU's CPU.
     moves: u64,
+    /// `device.badblocks`: sectors the host's image fails (QEMU answers
+    /// VIRTIO_BLK_S_IOERR, which virtblk_result maps to BLK_STS_IOERR).
+    badblocks: BadBlocks,
 }
 
 impl VirtioBlk {
@@ -127,6 +130,7 @@ impl VirtioBlk {
             shared_ns: vec![0; vcpus as usize],
             vcpu_wait_ns: 0,
             moves: 0,
+            badblocks: BadBlocks::from_profile(p)?,
         })
     }
 
@@ -247,7 +251,12 @@ impl<E> Driver<E> for VirtioBlk {
             }
         };
         self.completed += 1;
-        ctx.complete(served.at + self.irq_inject, rq.tag);
+        let served = self.badblocks.outcome(&cmd, served);
+        ctx.complete(
+            served.at + self.irq_inject,
+            rq.tag,
+            BlkStatus::from_device(served.status),
+        );
     }
     fn counters(&self) -> serde_json::Value {
         serde_json::json!({

@@ -176,6 +176,7 @@ impl Machine {
                 // Order-0 page-cache pages.
                 contiguous: PAGE_SIZE,
                 mapped: false,
+                error: 0,
                 kind,
             });
             at = self.submit_rq(key, cpu, submitted);

@@ -200,7 +200,7 @@ impl Machine {
             .map(|t| t.fio.depth.min(PREALLOC_DEPTH) as usize)
             .sum::<usize>()
             .min(PREALLOCATED_INFLIGHT);
-        let block = BlockLayer::new(
+        let mut block = BlockLayer::new(
             &probed,
             parts.settings,
             parts.irq_cpu,
@@ -208,6 +208,7 @@ impl Machine {
             parts.driver.irq_delay(),
             max_inflight,
         );
+        block.max_discard_sectors = parts.driver.max_discard_sectors();
         Machine {
             queue: EventQueue::with_capacity(4 * max_inflight + 16),
             host: Host::new(
@@ -308,7 +309,9 @@ impl Machine {
                 Ev::Device(DeviceSignal::Driver(e)) => {
                     self.driver_call(|driver, ctx| driver.on_event(e, ctx))
                 }
-                Ev::Device(DeviceSignal::Completed { tag }) => self.device_completed(tag, now),
+                Ev::Device(DeviceSignal::Completed { tag, status }) => {
+                    self.device_completed(tag, status, now)
+                }
             }
         }
         debug_assert!(self.block.rqs.is_empty(), "requests left in flight");

@@ -7,7 +7,7 @@
 use super::{blk_ctx, Ev, Machine};
 use crate::block::complete::Completion;
 use crate::block::{Request, RqKind};
-use crate::driver::CompletionSignal;
+use crate::driver::{BlkStatus, CompletionSignal};
 use crate::host::task::TaskState;
 use crate::sim::Ns;
 use crate::workload::fio::{IoEngine, Step};
@@ -163,10 +163,30 @@ impl Machine {
         end
     }
 
+    /// An I/O the kernel fails before it reaches a queue (a discard on a
+    /// disk that cannot discard: blk_ioctl_discard returns EOPNOTSUPP):
+    /// fio's work and the system call, no request, and the I/O is done
+    /// with its error when the call returns (fio's trim runs
+    /// synchronously in every engine, do_io_u_trim).
+    fn failed_submit(&mut self, tid: u32, unit: IoUnit, status: BlkStatus, now: Ns) -> Ns {
+        let costs = self.host.costs;
+        let usr_end = self.host.run_task(tid, now, costs.fio_submit, 0);
+        let end = self
+            .host
+            .run_task(tid, usr_end, 0, costs.syscall_entry + costs.syscall_exit);
+        let err = crate::block::complete::blk_status_to_errno(status);
+        self.threads[tid as usize].fio.submit_failed(end, unit, err);
+        self.submitted_ios += 1;
+        end
+    }
+
     /// A direct I/O from `now`: fio's user-space work, then the system
     /// call into the block layer and the driver's queue_rq on the thread's
     /// core. Returns when the submitter is done.
     fn direct_submit(&mut self, tid: u32, unit: IoUnit, now: Ns) -> Ns {
+        if let Some(status) = self.block.fails_at_submit(unit.ddir) {
+            return self.failed_submit(tid, unit, status, now);
+        }
         let costs = self.host.costs;
         let fio = &mut self.threads[tid as usize].fio;
         let sync = fio.sync;
@@ -350,10 +370,11 @@ impl Machine {
         self.queue.schedule(resumed, Ev::Submit(tid));
     }
 
-    /// The device posted request `key`'s completion at `now`: the block
-    /// layer completes it; its thread (or the page cache) hears of it.
-    pub(super) fn device_completed(&mut self, key: u32, now: Ns) {
-        match self.block.complete(key, now, blk_ctx!(self)) {
+    /// The device posted request `key`'s completion at `now`, ended with
+    /// `status`: the block layer completes it; its thread (or the page
+    /// cache) hears of it.
+    pub(super) fn device_completed(&mut self, key: u32, status: BlkStatus, now: Ns) {
+        match self.block.complete(key, status, now, blk_ctx!(self)) {
             Completion::Polled { thread } => match self.host.tasks[thread as usize].state {
                 // A replay's reaping wait polls too: the poller finds it.
                 TaskState::Polling(since) if self.threads[thread as usize].pace_spin.is_some() => {
@@ -441,7 +462,11 @@ impl Machine {
             let rq = self.block.rqs.remove(key);
             self.completed_ios += 1;
             self.breakdown.ios += 1;
-            fio.record_io(now, rq.unit, rq.start, rq.issue);
+            if rq.error == 0 {
+                fio.record_io(now, rq.unit, rq.start, rq.issue);
+            } else {
+                fio.io_failed(now, rq.unit, Some(rq.issue - rq.start), rq.error);
+            }
         }
         fio.sample_bw(now);
         end

@@ -130,6 +130,19 @@ pub fn cfp(v: f64, prec: usize) -> String {
     format!("{:.*}", prec, v)
 }
 
+/// strerror(3) of glibc for the errors a run here can produce; others as
+/// glibc prints an unknown one.
+pub fn strerror(err: i32) -> String {
+    match err {
+        5 => "Input/output error".into(),
+        28 => "No space left on device".into(),
+        61 => "No data available".into(),
+        84 => "Invalid or incomplete multibyte or wide character".into(),
+        95 => "Operation not supported".into(),
+        _ => format!("Unknown error {err}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

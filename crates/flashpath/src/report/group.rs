@@ -143,6 +143,10 @@ pub struct ThreadStat {
     pub latency_window: u64,
     pub latency_percentile: f64,
     pub latency_depth: u32,
+    /// continue_on_error was set; errors counted and the first one.
+    pub continue_on_error: bool,
+    pub total_err: u64,
+    pub first_error: i32,
 }
 
 impl ThreadStat {
@@ -245,6 +249,9 @@ fn clone_stat(j: &JobResult, index: usize) -> ThreadStat {
         members: 1,
         error: j.error,
         verror: j.error_msg.clone(),
+        continue_on_error: j.continue_on_error,
+        total_err: j.total_err,
+        first_error: j.first_error,
         // fio prints the OS pid; a simulation has none, so the stand-in is
         // the clone's 1-based start position (deterministic).
         pid: j.pid.unwrap_or(index as u32 + 1),
@@ -333,6 +340,11 @@ fn sum_into(dst: &mut ThreadStat, src: &ThreadStat) {
         dst.error = src.error;
         dst.verror = src.verror.clone();
     }
+    // __show_run_stats: the error count sums, continue_on_error and
+    // first_error come from the last member.
+    dst.total_err += src.total_err;
+    dst.continue_on_error = src.continue_on_error;
+    dst.first_error = src.first_error;
     // __show_run_stats takes these from the last member.
     dst.latency_target = src.latency_target;
     dst.latency_window = src.latency_window;

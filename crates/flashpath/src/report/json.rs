@@ -274,6 +274,11 @@ pub fn job_obj(ts: &ThreadStat, rs: &GroupStats, elapsed: u64, plus: bool) -> JV
         }
         o.obj(name, b);
     }
+    // stat.c: only when continue_on_error is set.
+    if ts.continue_on_error {
+        o.int("total_err", ts.total_err)
+            .int("first_error", ts.first_error);
+    }
     if ts.latency_depth > 0 {
         o.int("latency_depth", ts.latency_depth)
             .int("latency_target", ts.latency_target)

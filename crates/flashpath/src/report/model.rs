@@ -101,6 +101,17 @@ pub struct JobResult {
     /// Process id printed in the normal output's job line; `None` prints a
     /// deterministic stand-in (see report::normal).
     pub pid: Option<u32>,
+    /// The job ended on an error (fio's td->error): fio prints
+    /// `fio: pid=N, err=E/VERROR` and counts it in its exit status.
+    pub failed: bool,
+    /// continue_on_error (or ignore_error) was set: fio then reports
+    /// `total_err` and `first_error` (stat.c).
+    pub continue_on_error: bool,
+    /// Errors counted by update_error_count, and the first of them.
+    pub total_err: u64,
+    pub first_error: i32,
+    /// The `fio: io_u error on file ...` lines fio printed on stderr.
+    pub error_lines: Vec<String>,
 }
 
 /// fio's io_u_lat_n / io_u_lat_u / io_u_lat_m counters (stat.h

@@ -4,7 +4,7 @@
 //! show_group_stats, print_disk_util), with fio 3.33's defaults:
 //! kb_base=1024, unit_base=bytes, sig_figs=4, percentile_precision=2.
 
-use super::fmt::{cfp, ctime, num2str, N2sUnit};
+use super::fmt::{cfp, ctime, num2str, strerror, N2sUnit};
 use super::group::{calc_lat, convert_agg, group_stats, ms_floor, GroupStats, ThreadStat};
 use super::model::RunResult;
 use crate::sim::hist::{LatencyHist, FIO_DEFAULT_PERCENTILES};
@@ -55,7 +55,30 @@ pub fn render_header(run: &RunResult) -> String {
         n,
         if n == 1 { "" } else { "es" }
     );
+    for line in error_exit_lines(run) {
+        out.push_str(&line);
+        out.push('\n');
+    }
     out
+}
+
+/// The line fio prints on its standard output when a job ends on an error
+/// (backend.c thread_main: `fio: pid=%d, err=%d/%s`), one per such job
+/// clone, with the pid stand-in of the job's report line.
+pub fn error_exit_lines(run: &RunResult) -> Vec<String> {
+    run.jobs
+        .iter()
+        .enumerate()
+        .filter(|(_, j)| j.failed)
+        .map(|(i, j)| {
+            format!(
+                "fio: pid={}, err={}/{}",
+                j.pid.unwrap_or(i as u32 + 1),
+                j.error,
+                j.error_msg
+            )
+        })
+        .collect()
 }
 
 /// stat.h nsec_to_msec / nsec_to_usec and display_lat.
@@ -317,6 +340,15 @@ pub fn job_block(ts: &ThreadStat, rs: &GroupStats, time: &str) -> String {
         d[1].drop_ios,
         d[2].drop_ios
     );
+    if ts.continue_on_error {
+        let _ = writeln!(
+            out,
+            "     errors    : total={}, first_error={}/<{}>",
+            ts.total_err,
+            ts.first_error,
+            strerror(ts.first_error)
+        );
+    }
     if ts.latency_depth > 0 {
         let _ = writeln!(
             out,

@@ -116,6 +116,11 @@ pub fn terse_line(ts: &ThreadStat, rs: &GroupStats, run: &RunResult) -> String {
             super::disk_util_pct(d)
         );
     }
+    // stat.c: the error count and first error when continue_on_error is
+    // set.
+    if ts.continue_on_error {
+        let _ = write!(out, ";{};{}", ts.total_err, ts.first_error);
+    }
     if !ts.description.is_empty() {
         out.push(';');
         out.push_str(&ts.description);

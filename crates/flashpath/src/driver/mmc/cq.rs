@@ -35,7 +35,7 @@
 //! partition switch (queue disable/enable), no CQHCI, no error paths.
 
 use super::{Mmc, BLOCK};
-use crate::driver::{DriverCtx, DriverRq};
+use crate::driver::{BlkStatus, DriverCtx, DriverRq};
 use crate::sim::queue::Timer;
 use crate::sim::Ns;
 use crate::workload::Ddir;
@@ -95,6 +95,8 @@ pub(super) struct Task {
     queued: Ns,
     /// Queue order, to execute the oldest ready task.
     seq: u64,
+    /// How it will end (`device.badblocks`).
+    status: BlkStatus,
 }
 
 /// What the mmc context was doing (logged in tests: never two at once).
@@ -124,8 +126,8 @@ pub(super) struct CqThread {
     /// Arrived requests not yet queued on the card, in arrival order.
     pub(super) pending: VecDeque<DriverRq>,
     /// Tasks whose data phase has ended (or ends at), awaiting completion
-    /// work: (tag, data end).
-    pub(super) finished: VecDeque<(u32, Ns)>,
+    /// work: (tag, data end, how it ended).
+    pub(super) finished: VecDeque<(u32, Ns, BlkStatus)>,
     /// Bit i: task i was ready in the last QSR read and is not executed.
     known_ready: u32,
     /// The context is busy until.
@@ -222,7 +224,7 @@ impl Mmc {
         }
         // Idle. A data phase in progress (without sync_data) ends with an
         // interrupt: completion work, and DAT is free for the next task.
-        let mut wake = self.cq.finished.front().map(|&(_, end)| end);
+        let mut wake = self.cq.finished.front().map(|&(_, end, _)| end);
         if self.cq.dat_free > now && (self.cq.known_ready != 0 || self.cq.queued() > 0) {
             wake = Some(wake.map_or(self.cq.dat_free, |w| w.min(self.cq.dat_free)));
         }
@@ -263,7 +265,7 @@ impl Mmc {
                 self.card.commit_write(de, task.lpn, task.n);
             }
             self.cq.dat_free = de;
-            self.cq.finished.push_back((task.tag, de));
+            self.cq.finished.push_back((task.tag, de, task.status));
             let end = if self.h.cq_sync_data { de } else { go };
             self.cq.record(t, end, Activity::Execute(task.tag));
             self.cq.free_at = end;
@@ -271,11 +273,11 @@ impl Mmc {
             return true;
         }
         // 2. Completion work of a finished data phase.
-        if let Some(&(tag, de)) = self.cq.finished.front() {
+        if let Some(&(tag, de, status)) = self.cq.finished.front() {
             if de <= t {
                 self.cq.finished.pop_front();
                 let end = t + self.h.done;
-                ctx.complete(end, tag);
+                ctx.complete(end, tag, status);
                 self.cq.record(t, end, Activity::Done(tag));
                 self.cq.free_at = end;
                 return true;
@@ -295,7 +297,8 @@ impl Mmc {
                     let d = self.card.trim(c, lpn, n);
                     let end = self.bus.busy(c, d);
                     self.cq.dat_free = end;
-                    self.cq.finished.push_back((rq.tag, end));
+                    let status = self.status_of(&rq);
+                    self.cq.finished.push_back((rq.tag, end, status));
                     self.cq.record(t, end, Activity::Trim(rq.tag));
                     self.cq.free_at = end;
                     return true;
@@ -323,6 +326,7 @@ impl Mmc {
                     ready,
                     queued,
                     seq: self.cq.seq,
+                    status: self.status_of(&rq),
                 });
                 // The card holds the task from CMD45's response; the
                 // context goes on once it has been woken.

@@ -38,9 +38,10 @@ mod tests;
 pub use crate::device::emmc::CardParams;
 pub use cq::{qsr_wait, Event};
 
-use super::{DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
+use super::{BlkStatus, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
 use crate::device::emmc::EmmcCard;
 use crate::device::nand::Timeline;
+use crate::device::{BadBlocks, Command};
 use crate::error::Result;
 use crate::link::emmc::{EmmcBus, EmmcBusParams};
 use crate::profile::limits::{COST, DELAY};
@@ -106,6 +107,10 @@ pub struct Mmc {
     /// The SW-CQ mmc context.
     cq: CqThread,
     c: Counters,
+    /// `device.badblocks`: the card answers a command over one with an
+    /// error in its R1 response (ECC failure), which mmc_blk_mq_complete_rq
+    /// ends with BLK_STS_IOERR.
+    pub badblocks: BadBlocks,
 }
 
 impl Mmc {
@@ -120,7 +125,16 @@ impl Mmc {
             last_data_end: 0,
             cq: CqThread::new(),
             c: Counters::default(),
+            badblocks: BadBlocks::none(),
         }
+    }
+
+    /// How request `rq` ends on this card.
+    fn status_of(&self, rq: &DriverRq) -> BlkStatus {
+        BlkStatus::from_device(
+            self.badblocks
+                .status(&Command::new(rq.ddir, rq.offset, rq.len)),
+        )
     }
 
     pub fn from_profile(p: &Profile, seed: u64) -> Result<Mmc> {
@@ -175,7 +189,9 @@ impl Mmc {
             poll_iteration: 0,
         };
         let card = EmmcCard::from_profile(p, seed)?;
-        Ok(Mmc::new(h, card, bp, cpu))
+        let mut mmc = Mmc::new(h, card, bp, cpu);
+        mmc.badblocks = BadBlocks::from_profile(p)?;
+        Ok(mmc)
     }
 
     /// One command: host software, then the CMD line; returns when the
@@ -267,7 +283,7 @@ impl<E> Driver<E> for Mmc {
         match self.h.mode {
             MmcMode::Legacy => {
                 let at = self.execute(ctx.now(), &rq);
-                ctx.complete(at, rq.tag);
+                ctx.complete(at, rq.tag, self.status_of(&rq));
             }
             MmcMode::SwCmdq => self.cq_arrive(ctx.now(), rq, ctx),
         }

@@ -98,7 +98,7 @@ fn run_cq(m: &mut Mmc, arrivals: &[(Ns, DriverRq)]) -> Vec<Ns> {
         match ev {
             TestEv::Arrive(i) => m.queue_rq(arrivals[i].1, &mut ctx),
             TestEv::Dev(DeviceSignal::Driver(e)) => m.on_event(e, &mut ctx),
-            TestEv::Dev(DeviceSignal::Completed { tag }) => {
+            TestEv::Dev(DeviceSignal::Completed { tag, .. }) => {
                 assert_eq!(done[tag as usize], 0, "completed twice: {tag}");
                 done[tag as usize] = ctx.now();
             }

@@ -22,8 +22,9 @@ mod clk_scaling;
 pub use clk_scaling::ClkScaling;
 
 use super::ufshpb::{Hpb, HpbParams, HpbRsp, Prep};
-use super::{DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
+use super::{BlkStatus, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
 use crate::device::ufs::{ReadStart, UfsDevice};
+use crate::device::{BadBlocks, Command};
 use crate::error::Result;
 use crate::link::ufs::{UfsLink, UfsLinkParams, HPB_SENSE_BYTES, UPIU_HEADER_BYTES};
 use crate::profile::limits::{COST, DELAY};
@@ -37,7 +38,7 @@ use clk_scaling::clk_scaling_from_profile;
 pub enum Event {
     /// Request `tag`'s RESPONSE UPIU arrived with HPB sense data
     /// (ufshpb_rsp_upiu before the completion).
-    HpbResponse { tag: u32 },
+    HpbResponse { tag: u32, status: BlkStatus },
     /// The map page deferred read `tag` waited for is in the device: its
     /// data read is issued now.
     MapReady { tag: u32 },
@@ -46,7 +47,7 @@ pub enum Event {
     /// The READ BUFFER of sub-region `srgn` (`Hpb::srgn_id`) completed.
     MapLoaded { srgn: u32 },
     /// Request `tag` completes under clock scaling (busy accounting first).
-    Done { tag: u32 },
+    Done { tag: u32, status: BlkStatus },
     /// A devfreq monitor evaluation.
     Devfreq,
 }
@@ -89,6 +90,10 @@ pub struct Ufs {
     pub clk: Option<ClkScaling>,
     /// The vendor ufs-qcom CPU PM QoS vote (`ufs.qcom_qos.*`).
     pub qos: Option<super::ufs_qcom_qos::QcomQos>,
+    /// `device.badblocks`: the device answers a command over one with
+    /// CHECK CONDITION, MEDIUM ERROR, which the SCSI midlayer ends with
+    /// an I/O error.
+    badblocks: BadBlocks,
 }
 
 impl Ufs {
@@ -152,6 +157,7 @@ impl Ufs {
             c: Counters::default(),
             clk: None,
             qos: super::ufs_qcom_qos::QcomQos::from_profile(p)?,
+            badblocks: BadBlocks::from_profile(p)?,
         }
         .with_clk_scaling(clk_scaling_from_profile(p, lp.gear)?))
     }
@@ -250,15 +256,20 @@ impl Ufs {
         (arrived, rsp)
     }
 
-    fn post(&mut self, at: Ns, rsp: HpbRsp, tag: u32, ctx: &mut DriverCtx<'_, impl Sized>) {
+    fn post(&mut self, at: Ns, rsp: HpbRsp, rq: &DriverRq, ctx: &mut DriverCtx<'_, impl Sized>) {
+        let tag = rq.tag;
+        let status = BlkStatus::from_device(
+            self.badblocks
+                .status(&Command::new(rq.ddir, rq.offset, rq.len)),
+        );
         if rsp.is_empty() && self.clk.is_some() {
-            ctx.schedule(at, Event::Done { tag });
+            ctx.schedule(at, Event::Done { tag, status });
         } else if rsp.is_empty() {
-            ctx.complete(at, tag);
+            ctx.complete(at, tag, status);
         } else {
             self.c.rsp_with_hpb += 1;
             self.pending_rsp.push((tag, rsp));
-            ctx.schedule(at, Event::HpbResponse { tag });
+            ctx.schedule(at, Event::HpbResponse { tag, status });
         }
     }
 
@@ -279,7 +290,7 @@ impl Ufs {
     fn handle(&mut self, ev: Event, ctx: &mut DriverCtx<'_, impl Sized>) {
         let now = ctx.now();
         match ev {
-            Event::HpbResponse { tag } => {
+            Event::HpbResponse { tag, status } => {
                 let i = self
                     .pending_rsp
                     .iter()
@@ -292,7 +303,7 @@ impl Ufs {
                     self.map_work_queued = true;
                     ctx.schedule(now + self.map_work_delay, Event::MapWork);
                 }
-                ctx.complete(now, tag);
+                ctx.complete(now, tag, status);
             }
             Event::MapReady { tag } => {
                 let i = self
@@ -305,7 +316,7 @@ impl Ufs {
                 let blocks = (u64::from(rq.len).div_ceil(BLOCK)) as u32;
                 let done = self.dev.read_mapped(now, lpn, blocks);
                 let (at, rsp) = self.finish_read(done, &rq);
-                self.post(at, rsp, rq.tag, ctx);
+                self.post(at, rsp, &rq, ctx);
             }
             Event::MapWork => {
                 self.map_work_queued = false;
@@ -334,9 +345,9 @@ impl Ufs {
                     past_end.fill(u32::MAX);
                 });
             }
-            Event::Done { tag } => {
+            Event::Done { tag, status } => {
                 self.end_busy(now);
-                ctx.complete(now, tag);
+                ctx.complete(now, tag, status);
             }
             Event::Devfreq => self.devfreq_eval(now, ctx),
         }
@@ -367,7 +378,7 @@ impl<E> Driver<E> for Ufs {
         }
         let start = self.start_busy(ctx.now(), ctx);
         match self.execute(start, &rq) {
-            Some((at, rsp)) => self.post(at, rsp, rq.tag, ctx),
+            Some((at, rsp)) => self.post(at, rsp, &rq, ctx),
             None => {
                 let &(_, ready) = self.deferred.last().unwrap();
                 ctx.schedule(ready, Event::MapReady { tag: rq.tag });

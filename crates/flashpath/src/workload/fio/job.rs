@@ -363,6 +363,8 @@ pub struct JobSpec {
     pub exit_what: String,
     /// cpus_allowed_policy=split: each clone gets one CPU of the set.
     pub cpus_allowed_split: bool,
+    /// continue_on_error, ignore_error, error_dump.
+    pub errors: super::errors::ErrorPolicy,
 }
 
 impl Default for JobSpec {
@@ -459,6 +461,7 @@ impl Default for JobSpec {
             wait_for: None,
             exit_what: "group".to_string(),
             cpus_allowed_split: false,
+            errors: Default::default(),
         }
     }
 }

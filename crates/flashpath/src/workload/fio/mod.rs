@@ -9,6 +9,7 @@
 mod bc;
 mod callbacks;
 mod draft;
+pub mod errors;
 mod ini;
 pub mod job;
 pub mod layout;

@@ -471,7 +471,13 @@ pub static OPTIONS: &[OptDef] = &[
     o("randrepeat", &[], BOOL, sets(|s, g| s.randrepeat = g.on())),
     o("randseed", &[], VAL, sets(|s, g| s.randseed = Some(g.n()))),
     o("norandommap", &[], SET, sets(|s, g| s.norandommap = g.on())),
-    o("ignore_error", &[], STR, Handling::Ignore).cb(Cb::IgnoreError),
+    o(
+        "ignore_error",
+        &[],
+        STR,
+        sets(|s, g| s.errors.set_ignore(g.v())),
+    )
+    .cb(Cb::IgnoreError),
     o(
         "rw_sequencer",
         &[],
@@ -1385,9 +1391,20 @@ pub static OPTIONS: &[OptDef] = &[
         "continue_on_error",
         &[],
         STR.values(&["none", "read", "write", "io", "verify", "all", "0", "1"]),
-        Handling::Ignore,
+        sets(|s, g| {
+            let v = posval_match(
+                &["none", "read", "write", "io", "verify", "all", "0", "1"],
+                g.v(),
+            );
+            s.errors.set_continue(v.unwrap_or("none"));
+        }),
     ),
-    o("error_dump", &[], BOOL, Handling::Ignore),
+    o(
+        "error_dump",
+        &[],
+        BOOL,
+        sets(|s, g| s.errors.error_dump = g.on()),
+    ),
     o("profile", &[], STORE, Handling::Refuse),
     o("cgroup", &[], STORE, Handling::Refuse),
     o("cgroup_nodelete", &[], BOOL, Handling::RefuseUnless(&["0"])),

@@ -13,6 +13,7 @@ use crate::mm::thp::{io_buffer_contiguous_bytes, ThpMode};
 use crate::report::{JobResult, LatSample};
 use crate::sim::rng::RngStream;
 use crate::sim::{Ns, NS_PER_MS};
+use crate::workload::fio::errors::ErrorPolicy;
 use crate::workload::fio::{BlockSize, IoEngine, JobSpec, RateProcess};
 use crate::workload::trace::replay::ReplayDelay;
 use crate::workload::{Ddir, IoSource, IoUnit, Pace};
@@ -157,6 +158,13 @@ pub struct FioThread {
     writes_since_sync: u32,
     sync_due: bool,
     sync_started: Option<Ns>,
+    /// continue_on_error, ignore_error, error_dump.
+    errors: ErrorPolicy,
+    /// The job's file as fio names it in an io_u error line.
+    file_name: String,
+    /// fio's td->error and td->verror.
+    td_error: i32,
+    verror: String,
 }
 
 impl FioThread {
@@ -270,6 +278,15 @@ impl FioThread {
             writes_since_sync: 0,
             sync_due: false,
             sync_started: None,
+            errors: spec.errors.clone(),
+            // fio's default file name is jobname.clone.filenum (filesetup.c
+            // set_name_idx); a filename= list names its first file.
+            file_name: match &spec.filename {
+                Some(f) => f.split(':').next().unwrap_or(f).to_string(),
+                None => format!("{}.{}.0", spec.name, plan.clone),
+            },
+            td_error: 0,
+            verror: String::new(),
         }
     }
 
@@ -543,6 +560,93 @@ impl FioThread {
             .record(now - issue);
     }
 
+    /// fio reaps at `now` an I/O of `unit` that failed with errno `err`
+    /// (`slat`: its submission latency, for an engine that records one):
+    /// issued and counted (total_ios, slat) but no bytes, clat, lat or
+    /// latency bucket (io_u.c io_completed accounts only an I/O without
+    /// error); then fio's error handling.
+    pub fn io_failed(&mut self, now: Ns, unit: IoUnit, slat: Option<Ns>, err: i32) {
+        if now >= self.stats_start {
+            let d = &mut self.res.dirs[unit.ddir.index()];
+            d.total_ios += 1;
+            if let Some(s) = slat.filter(|_| !self.sync && self.engine != IoEngine::Null) {
+                d.slat.record(s);
+            }
+        }
+        self.on_error(unit, err);
+    }
+
+    /// The system call of `unit` returned `err` at `now` before any
+    /// request was queued (fio's trim: do_io_u_trim's ioctl, FIO_Q_COMPLETED
+    /// in td_io_queue): counted at depth 1 as one submit and one complete
+    /// (libaio's io_u_mark_submit/io_u_mark_complete for a trim), then
+    /// fio's error handling.
+    pub fn submit_failed(&mut self, now: Ns, unit: IoUnit, err: i32) {
+        note_depth(&mut self.res, self.inflight + self.done.len() as u32 + 1);
+        self.res.iodepth_submit[batch_bucket(1)] += 1.0;
+        self.res.iodepth_complete[batch_bucket(1)] += 1.0;
+        self.io_failed(now, unit, None, err);
+    }
+
+    /// fio's handling of an I/O that failed with `err` (io_u.c
+    /// io_completed and __io_u_log_error, engines/sync.c fio_io_end,
+    /// ioengines.c td_io_queue, backend.c break_on_this_error): a
+    /// non-fatal error (continue_on_error covers its type and it is in the
+    /// type's ignore list, EIO and EILSEQ by default) is counted and the job
+    /// goes on; a fatal one stops it: nothing more is issued, what is in
+    /// flight is reaped (cleanup_pending_aio). `td_verror` records the
+    /// error text where fio's code would, first caller wins until a
+    /// non-fatal error clears td->error (td_clear_error leaves the text).
+    fn on_error(&mut self, unit: IoUnit, err: i32) {
+        let non_fatal = self.errors.non_fatal(unit.ddir, err);
+        // fio's trim is a synchronous ioctl in every engine: no io_u error
+        // line, td_io_queue records it.
+        let trim = unit.ddir == Ddir::Trim;
+        if !trim && (!non_fatal || self.errors.error_dump) {
+            self.res.error_lines.push(super::errors::io_u_error_line(
+                &self.file_name,
+                unit.ddir,
+                err,
+                unit.offset - self.file_start,
+                unit.len,
+            ));
+            self.td_verror(err, super::errors::AT_IO_U_ERROR);
+        }
+        if trim {
+            self.td_verror(err, super::errors::AT_TD_IO_QUEUE);
+        } else if self.sync {
+            self.td_verror(err, super::errors::AT_SYNC_XFER);
+        }
+        if non_fatal {
+            self.count_error(err);
+            self.td_error = 0;
+            return;
+        }
+        // break_on_this_error, on the synchronous path (a sync engine's
+        // I/O, any trim), counts a fatal error continue_on_error covers.
+        if (self.sync || trim) && self.errors.covers(unit.ddir, err) {
+            self.count_error(err);
+        }
+        self.exhausted = true;
+        self.pending = None;
+    }
+
+    /// td_verror: the job's error and its text, unless one is set.
+    fn td_verror(&mut self, err: i32, at: &str) {
+        if self.td_error == 0 {
+            self.td_error = err;
+            self.verror = format!("{at}, error={}", super::errors::strerror(err));
+        }
+    }
+
+    /// update_error_count.
+    fn count_error(&mut self, err: i32) {
+        self.res.total_err += 1;
+        if self.res.total_err == 1 {
+            self.res.first_error = err;
+        }
+    }
+
     /// fio's add_bw_samples/add_iops_samples: a sample every 500 ms of the
     /// bytes and I/Os since the previous one, over the time actually
     /// elapsed.
@@ -611,6 +715,17 @@ impl FioThread {
     /// I/Os (for flashpath's own section).
     pub fn into_result(self, usr_ns: Ns, sys_ns: Ns, ctx: u64) -> (JobResult, u64) {
         let mut res = self.res;
+        // __show_run_stats: a job that went on past its errors reports the
+        // first one, with td->verror cleared by td_clear_error.
+        res.continue_on_error = self.errors.continue_on_error != 0;
+        res.failed = self.td_error != 0;
+        if res.failed {
+            res.error = self.td_error;
+            res.error_msg = self.verror;
+        } else if res.continue_on_error && res.first_error != 0 {
+            res.error = res.first_error;
+            res.error_msg = self.verror;
+        }
         let runtime = self.end.saturating_sub(self.stats_start);
         for d in Ddir::ALL {
             let dr = &mut res.dirs[d.index()];

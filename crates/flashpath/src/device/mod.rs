@@ -56,6 +56,7 @@ pub mod flash;
 pub mod ftl;
 pub mod nand;
 pub mod nvme;
+pub mod nvme_flash;
 pub mod queue;
 pub mod ram;
 pub mod sd;

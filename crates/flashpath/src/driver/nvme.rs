@@ -1,5 +1,6 @@
 //! NVMe over PCIe (drivers/nvme/host/pci.c), driving a
-//! [`crate::device::nvme::NvmeSsd`].
+//! [`crate::device::nvme_flash::NvmeDevice`]: the service-time model or the
+//! flash SSD.
 //!
 //! One submission/completion queue pair per CPU (`driver.io_queues`
 //! interrupt-driven pairs, each with its own MSI-X vector routed to its
@@ -19,7 +20,7 @@
 //! cannot poll (v5.0+: `REQ_HIPRI` needs a poll queue).
 
 use super::{CompletionSignal, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverRq};
-use crate::device::nvme::NvmeSsd;
+use crate::device::nvme_flash::NvmeDevice;
 use crate::device::{BlockBackend, Command};
 use crate::link::pcie::Pcie;
 use crate::profile::limits::COST;
@@ -32,7 +33,7 @@ pub struct Nvme {
     io_queues: u32,
     poll_queues: u32,
     classic_poll_irq: bool,
-    ssd: NvmeSsd,
+    ssd: NvmeDevice,
     link: Pcie,
     cpu: DriverCpuCosts,
     commands: u64,
@@ -65,7 +66,7 @@ impl Nvme {
             io_queues,
             poll_queues: p.count_u32("driver.poll_queues", queue_ids)?,
             classic_poll_irq: p.flag("driver.classic_poll_irq")?,
-            ssd: NvmeSsd::from_profile(p)?,
+            ssd: NvmeDevice::from_profile(p)?,
             link: Pcie::from_profile(p)?,
             cpu: DriverCpuCosts {
                 submit: p.ns("driver.queue_rq", COST)?,
@@ -88,12 +89,16 @@ impl Nvme {
     }
 
     /// Time from the doorbell write leaving the CPU to the completion entry
-    /// being visible in host memory, for a command that finds a free unit:
-    /// (link before, on the device's unit, link after).
-    pub fn service_ns(&self, ddir: Ddir, len: u32) -> (Ns, Ns, Ns) {
+    /// being visible in host memory, for a command that finds a free unit
+    /// of the service-time model: (link before, on the device's unit, link
+    /// after). None for the flash SSD, whose time depends on its state.
+    pub fn service_ns(&self, ddir: Ddir, len: u32) -> Option<(Ns, Ns, Ns)> {
         let (before, after) = self.link_ns(len);
-        let on_unit = self.ssd.on_unit_ns(Command::new(ddir, 0, len).op, len);
-        (before, on_unit, after)
+        let on_unit = self
+            .ssd
+            .service()?
+            .on_unit_ns(Command::new(ddir, 0, len).op, len);
+        Some((before, on_unit, after))
     }
 }
 
@@ -124,12 +129,16 @@ impl<E> Driver<E> for Nvme {
         ctx.complete(done + after, rq.tag);
     }
     fn counters(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut v = serde_json::json!({
             "kind": "nvme", "commands": self.commands, "doorbells": self.doorbells,
             "poll_queue_commands": self.polled_commands,
             "io_queues": self.io_queues, "poll_queues": self.poll_queues,
             "interrupts_on_polled_io": self.poll_queues == 0 && self.classic_poll_irq,
-        })
+        });
+        if let Some(c) = self.ssd.flash_counters() {
+            v["device"] = c;
+        }
+        v
     }
 }
 
@@ -144,7 +153,7 @@ mod tests {
         p.apply_override("device.read_latency=4000").unwrap();
         p.apply_override("device.media_rate=4096").unwrap(); // MB/s
         let n = Nvme::from_profile(&p).unwrap();
-        let (before, on_unit, after) = n.service_ns(Ddir::Read, 4096);
+        let (before, on_unit, after) = n.service_ns(Ddir::Read, 4096).unwrap();
         // Doorbell (posted) + command fetch (round trip).
         assert_eq!(before, 3 * 500);
         // 4096 B at 4096 MB/s = 1000 ns.

@@ -1,0 +1,396 @@
+//! An NVMe flash SSD as engineers build one: the NVMe controller's front
+//! end over the shared FTL core ([`super::FlashDevice`]) over NAND, as
+//! MQSim splits host interface, FTL and PHY. A profile with
+//! `device.kind = "nvme"` and a `[device.flash]` section gets this device;
+//! without `[device.flash]` the NVMe device stays the service-time model
+//! ([`super::nvme::NvmeSsd`]). The PCIe link in front of it (doorbell,
+//! command fetch, data, completion entry) is the driver's.
+//!
+//! The front end (`device.nvme.*`):
+//!
+//! - **Command slots.** The controller works on at most `cmd_slots`
+//!   commands at once (MQSim's `Queue_Fetch_Size`: commands fetched from
+//!   the submission queues and not yet completed); one more waits for the
+//!   first slot to free.
+//! - **Command processing.** Each command takes `fw_cmd` on one of
+//!   `fw_cores` controller cores (decode, LBA checks, FTL dispatch), first
+//!   free core first.
+//! - **MDTS.** A data command larger than the controller's Maximum Data
+//!   Transfer Size (Identify Controller byte 77, NVMe Base Specification
+//!   2.0 section 5.17.2.1: a power of two of the minimum memory page size)
+//!   is served as MDTS-sized pieces, each a command of its own (a slot, a
+//!   decode). Linux splits at the same size before the command is built
+//!   (nvme_set_ctrl_limits sets max_hw_sectors from MDTS), so the pieces are
+//!   what the host would have sent.
+//! - **DRAM data cache.** Write data goes through the controller's DRAM
+//!   (one channel, FIFO, `dram_access` plus the bytes at `dram_rate`, as
+//!   MQSim's `estimate_dram_access_time` for an access within a DRAM row)
+//!   into the FTL's write buffer (`device.flash.write_buffer_units`, the
+//!   data cache's write share), which completes the write; reads of data
+//!   still in the buffer are served from DRAM.
+//! - **Volatile write cache.** With `volatile_write_cache` (Identify
+//!   Controller VWC bit 0) a Flush waits until every buffered write is on
+//!   NAND, and a FUA write ([`NvmeFlashSsd::write_fua`]) until its data is:
+//!   the model drains the whole buffer for it, as a Flush does. Without it
+//!   the buffer is power-loss protected (a datacentre drive's capacitors):
+//!   a Flush completes after its decode, and Linux does not send one
+//!   (nvme_set_queue_limits: no REQ_FLUSH without VWC).
+//!
+//! The block layer here sends reads, writes and discards only (no Flush or
+//! FUA through the driver yet); Flush is an [`Op`] of [`Command`] and FUA a
+//! method of this device, tested here.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use super::flash::flash_device_from_profile;
+use super::nvme::NvmeSsd;
+use super::{BlockBackend, Command, Completion, FlashDevice, Op, UNIT};
+use crate::error::Result;
+use crate::profile::limits::{COST, RATE};
+use crate::profile::{range, Profile};
+use crate::sim::Ns;
+
+/// The NVMe controller's front-end parameters, `device.nvme.*`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FrontEndParams {
+    /// Controller time per command on one core.
+    pub fw_cmd: Ns,
+    /// Controller cores that process commands.
+    pub fw_cores: u32,
+    /// Commands the controller works on at once.
+    pub cmd_slots: u32,
+    /// Maximum Data Transfer Size in bytes.
+    pub mdts: u64,
+    /// DRAM access latency (tRCD + tCL).
+    pub dram_access: Ns,
+    /// DRAM data rate in bytes per second.
+    pub dram_rate: f64,
+    /// The write cache is volatile (VWC = 1): Flush and FUA drain it.
+    pub volatile_write_cache: bool,
+}
+
+impl FrontEndParams {
+    pub fn from_profile(p: &Profile) -> Result<FrontEndParams> {
+        Ok(FrontEndParams {
+            fw_cmd: p.ns("device.nvme.fw_cmd", COST)?,
+            fw_cores: p.count_u32(
+                "device.nvme.fw_cores",
+                range(
+                    1.0,
+                    64.0,
+                    "controller cores that process commands: NVMe controllers have a few \
+                     (Samsung's Phoenix five ARM cores); 64 is past any",
+                ),
+            )?,
+            cmd_slots: p.count_u32(
+                "device.nvme.cmd_slots",
+                range(
+                    1.0,
+                    65536.0,
+                    "commands in the controller at once: at most 65535 queues of 65536 \
+                     entries are addressable, and the model keeps one time per slot",
+                ),
+            )?,
+            mdts: p.bytes(
+                "device.nvme.mdts",
+                range(
+                    4096.0,
+                    f64::from(1u32 << 30),
+                    "Maximum Data Transfer Size: at least one 4 KiB memory page (MDTS 0 \
+                     means no limit; give the drive's largest transfer), at most 1 GiB",
+                ),
+            )?,
+            dram_access: p.ns("device.nvme.dram_access", COST)?,
+            dram_rate: p.rate("device.nvme.dram_rate", RATE)?,
+            volatile_write_cache: p.flag("device.nvme.volatile_write_cache")?,
+        })
+    }
+}
+
+/// What the front end did, for the run's JSON.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FrontEndStats {
+    pub commands: u64,
+    /// Pieces served after MDTS splitting (commands when nothing split).
+    pub pieces: u64,
+    pub mdts_splits: u64,
+    /// Time commands waited for a free command slot.
+    pub slot_wait_ns: u64,
+    /// Time commands waited for a free controller core.
+    pub core_wait_ns: u64,
+    pub dram_accesses: u64,
+    pub dram_wait_ns: u64,
+    pub flushes: u64,
+    pub fua_writes: u64,
+    /// Units written to the data cache, and units read from it.
+    pub cache_write_units: u64,
+    pub cache_read_hits: u64,
+}
+
+pub struct NvmeFlashSsd {
+    p: FrontEndParams,
+    /// The back end: FTL over NAND.
+    pub ftl: FlashDevice,
+    /// When each command slot is free again (min-heap).
+    slots: BinaryHeap<Reverse<Ns>>,
+    /// When each controller core is free again.
+    cores: Vec<Ns>,
+    /// When the DRAM channel is free again.
+    dram_free: Ns,
+    pub stats: FrontEndStats,
+}
+
+impl NvmeFlashSsd {
+    pub fn new(p: FrontEndParams, ftl: FlashDevice) -> NvmeFlashSsd {
+        let mut slots = BinaryHeap::with_capacity(p.cmd_slots as usize + 1);
+        slots.extend((0..p.cmd_slots).map(|_| Reverse(0)));
+        NvmeFlashSsd {
+            cores: vec![0; p.fw_cores as usize],
+            p,
+            ftl,
+            slots,
+            dram_free: 0,
+            stats: FrontEndStats::default(),
+        }
+    }
+
+    /// `device.nvme.*` over `device.flash.*` (preconditioned as the
+    /// profile says).
+    pub fn from_profile(p: &Profile, seed: u64) -> Result<NvmeFlashSsd> {
+        let ftl = flash_device_from_profile(p, seed)?;
+        Ok(NvmeFlashSsd::new(FrontEndParams::from_profile(p)?, ftl))
+    }
+
+    pub fn params(&self) -> &FrontEndParams {
+        &self.p
+    }
+
+    /// One DRAM access of `bytes` from `t`: when it is done.
+    fn dram(&mut self, t: Ns, bytes: u64) -> Ns {
+        let start = t.max(self.dram_free);
+        self.stats.dram_accesses += 1;
+        self.stats.dram_wait_ns += start - t;
+        let end =
+            start + self.p.dram_access + (bytes as f64 * 1e9 / self.p.dram_rate).round() as Ns;
+        self.dram_free = end;
+        end
+    }
+
+    /// A piece takes a slot and a core from `at`: when its decode is done.
+    /// The slot is given back by [`Self::release`].
+    fn decode(&mut self, at: Ns) -> Ns {
+        let Reverse(free) = self.slots.pop().expect("cmd_slots >= 1");
+        let start = at.max(free);
+        self.stats.slot_wait_ns += start - at;
+        let (i, core) = self
+            .cores
+            .iter()
+            .copied()
+            .enumerate()
+            .min_by_key(|&(_, t)| t)
+            .expect("fw_cores >= 1");
+        let begin = start.max(core);
+        self.stats.core_wait_ns += begin - start;
+        let end = begin + self.p.fw_cmd;
+        self.cores[i] = end;
+        end
+    }
+
+    fn release(&mut self, done: Ns) {
+        self.slots.push(Reverse(done));
+    }
+
+    /// One piece (at most MDTS) of a data command, decoded by `t`.
+    fn piece(&mut self, t: Ns, op: Op, offset: u64, len: u32) -> Ns {
+        let cmd = Command {
+            op,
+            offset,
+            len,
+            hint: Default::default(),
+        };
+        let (lpn, n) = cmd.units();
+        match op {
+            Op::Read => {
+                let hits = self.ftl.stats().buffer_read_hits;
+                let done = self.ftl.read(t, lpn, n);
+                let hit = self.ftl.stats().buffer_read_hits - hits;
+                if hit > 0 {
+                    self.stats.cache_read_hits += hit;
+                    done.max(self.dram(t, hit * UNIT))
+                } else {
+                    done
+                }
+            }
+            Op::Write => {
+                self.stats.cache_write_units += u64::from(n);
+                let in_dram = self.dram(t, u64::from(len));
+                self.ftl.write(in_dram, lpn, n)
+            }
+            Op::Trim => self.ftl.trim(t, lpn, n),
+            Op::Flush | Op::ZoneMgmt(_) => unreachable!("not a data command"),
+        }
+    }
+
+    /// A data command (read, write, trim) from `at`, split at MDTS (a trim
+    /// carries no data and is one command).
+    fn data_command(&mut self, at: Ns, op: Op, offset: u64, len: u32) -> Ns {
+        self.stats.commands += 1;
+        let step = if op == Op::Trim {
+            u64::from(len).max(1)
+        } else {
+            self.p.mdts
+        };
+        let mut done = at;
+        let mut off = 0u64;
+        loop {
+            let l = (u64::from(len) - off).min(step) as u32;
+            self.stats.pieces += 1;
+            let t = self.decode(at);
+            let d = self.piece(t, op, offset + off, l);
+            self.release(d);
+            done = done.max(d);
+            off += u64::from(l);
+            if off >= u64::from(len) {
+                break;
+            }
+            self.stats.mdts_splits += 1;
+        }
+        done
+    }
+
+    /// Flush from `at`: with a volatile write cache, when every buffered
+    /// write is on NAND; else when the controller has decoded it.
+    pub fn flush(&mut self, at: Ns) -> Ns {
+        self.stats.commands += 1;
+        self.stats.pieces += 1;
+        self.stats.flushes += 1;
+        let t = self.decode(at);
+        let done = if self.p.volatile_write_cache {
+            self.ftl.flush(t)
+        } else {
+            t
+        };
+        self.release(done);
+        done
+    }
+
+    /// A write with Force Unit Access from `at`: complete when its data is
+    /// on NAND (a volatile cache is drained for it; a power-loss protected
+    /// one makes it an ordinary write).
+    pub fn write_fua(&mut self, at: Ns, offset: u64, len: u32) -> Ns {
+        self.stats.fua_writes += 1;
+        let buffered = self.data_command(at, Op::Write, offset, len);
+        if self.p.volatile_write_cache {
+            self.ftl.flush(buffered)
+        } else {
+            buffered
+        }
+    }
+
+    /// The front end's, the data cache's, the FTL's and NAND's counters,
+    /// as the run's JSON shows them.
+    pub fn counters(&self) -> serde_json::Value {
+        let s = &self.stats;
+        let f = self.ftl.stats();
+        serde_json::json!({
+            "front_end": {
+                "commands": s.commands,
+                "pieces": s.pieces,
+                "mdts_splits": s.mdts_splits,
+                "slot_wait_ns": s.slot_wait_ns,
+                "core_wait_ns": s.core_wait_ns,
+                "flushes": s.flushes,
+                "fua_writes": s.fua_writes,
+            },
+            "data_cache": {
+                "write_units": s.cache_write_units,
+                "read_hits": s.cache_read_hits,
+                "coalesced_writes": f.buffer_coalesced,
+                "dram_accesses": s.dram_accesses,
+                "dram_wait_ns": s.dram_wait_ns,
+                "write_stall_ns": f.write_stall_ns,
+            },
+            "ftl": self.ftl.ftl_counters(),
+            "gc": {
+                "runs": f.gc_runs,
+                "victims": f.gc_victims,
+                "units_programmed_host": f.units_programmed_host,
+                "units_programmed_gc": f.units_programmed_gc,
+                "units_padded": f.units_padded,
+                "erases": f.nand_erases,
+            },
+            "nand": self.ftl.nand_counters(UNIT),
+        })
+    }
+}
+
+impl BlockBackend for NvmeFlashSsd {
+    fn capacity(&self) -> u64 {
+        self.ftl.user_lpns() * UNIT
+    }
+    fn submit(&mut self, at: Ns, cmd: &Command) -> Completion {
+        match cmd.op {
+            Op::Read | Op::Write | Op::Trim => {
+                Completion::ok(self.data_command(at, cmd.op, cmd.offset, cmd.len))
+            }
+            Op::Flush => Completion::ok(self.flush(at)),
+            Op::ZoneMgmt(_) => Completion::unsupported(at),
+        }
+    }
+}
+
+/// The device behind the NVMe driver: the service-time model, or the
+/// flash SSD when the profile has a `[device.flash]` section.
+pub enum NvmeDevice {
+    Service(NvmeSsd),
+    Flash(Box<NvmeFlashSsd>),
+}
+
+impl NvmeDevice {
+    /// `device.flash.*` present: the flash SSD; else the service-time
+    /// model's `device.*` keys. The probe table builds devices without the
+    /// run seed (as the UFS device), and the FTL is deterministic.
+    pub fn from_profile(p: &Profile) -> Result<NvmeDevice> {
+        if p.params().any(|(k, _)| k.starts_with("device.flash.")) {
+            Ok(NvmeDevice::Flash(Box::new(NvmeFlashSsd::from_profile(
+                p, 0,
+            )?)))
+        } else {
+            Ok(NvmeDevice::Service(NvmeSsd::from_profile(p)?))
+        }
+    }
+
+    /// The service-time model, if that is the device.
+    pub fn service(&self) -> Option<&NvmeSsd> {
+        match self {
+            NvmeDevice::Service(s) => Some(s),
+            NvmeDevice::Flash(_) => None,
+        }
+    }
+
+    /// The flash SSD's counters (none for the service-time model, whose
+    /// JSON stays as it was).
+    pub fn flash_counters(&self) -> Option<serde_json::Value> {
+        match self {
+            NvmeDevice::Service(_) => None,
+            NvmeDevice::Flash(f) => Some(f.counters()),
+        }
+    }
+}
+
+impl BlockBackend for NvmeDevice {
+    fn capacity(&self) -> u64 {
+        match self {
+            NvmeDevice::Service(s) => s.capacity(),
+            NvmeDevice::Flash(f) => f.capacity(),
+        }
+    }
+    #[inline]
+    fn submit(&mut self, at: Ns, cmd: &Command) -> Completion {
+        match self {
+            NvmeDevice::Service(s) => s.submit(at, cmd),
+            NvmeDevice::Flash(f) => f.submit(at, cmd),
+        }
+    }
+}

@@ -44,6 +44,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::flash::flash_device_from_profile;
+use super::nand::Timeline;
 use super::nvme::NvmeSsd;
 use super::{BlockBackend, Command, Completion, FlashDevice, Op, UNIT};
 use crate::error::Result;
@@ -136,8 +137,14 @@ pub struct NvmeFlashSsd {
     slots: BinaryHeap<Reverse<Ns>>,
     /// When each controller core is free again.
     cores: Vec<Ns>,
-    /// When the DRAM channel is free again.
-    dram_free: Ns,
+    /// The DRAM channel's bookings. Work is booked in command order but
+    /// happens out of time order (a read behind a busy die finishes after
+    /// a later one), so each shared resource is a timeline that fills gaps.
+    dram: Timeline,
+    /// The controller's DMA engine towards the host (read data) and from
+    /// it (write data): the link's two directions.
+    up: Timeline,
+    down: Timeline,
     pub stats: FrontEndStats,
 }
 
@@ -150,7 +157,9 @@ impl NvmeFlashSsd {
             p,
             ftl,
             slots,
-            dram_free: 0,
+            dram: Timeline::new(),
+            up: Timeline::new(),
+            down: Timeline::new(),
             stats: FrontEndStats::default(),
         }
     }
@@ -168,13 +177,11 @@ impl NvmeFlashSsd {
 
     /// One DRAM access of `bytes` from `t`: when it is done.
     fn dram(&mut self, t: Ns, bytes: u64) -> Ns {
-        let start = t.max(self.dram_free);
+        let dur = self.p.dram_access + (bytes as f64 * 1e9 / self.p.dram_rate).round() as Ns;
+        let start = self.dram.reserve(t, dur);
         self.stats.dram_accesses += 1;
         self.stats.dram_wait_ns += start - t;
-        let end =
-            start + self.p.dram_access + (bytes as f64 * 1e9 / self.p.dram_rate).round() as Ns;
-        self.dram_free = end;
-        end
+        start + dur
     }
 
     /// A piece takes a slot and a core from `at`: when its decode is done.
@@ -201,8 +208,9 @@ impl NvmeFlashSsd {
         self.slots.push(Reverse(done));
     }
 
-    /// One piece (at most MDTS) of a data command, decoded by `t`.
-    fn piece(&mut self, t: Ns, op: Op, offset: u64, len: u32) -> Ns {
+    /// One piece (at most MDTS) of a data command, decoded by `t`; `xfer`
+    /// is its data's time on the link (None: the link is not booked here).
+    fn piece(&mut self, t: Ns, op: Op, offset: u64, len: u32, xfer: Option<Ns>) -> Ns {
         let cmd = Command {
             op,
             offset,
@@ -215,16 +223,27 @@ impl NvmeFlashSsd {
                 let hits = self.ftl.stats().buffer_read_hits;
                 let done = self.ftl.read(t, lpn, n);
                 let hit = self.ftl.stats().buffer_read_hits - hits;
-                if hit > 0 {
+                let done = if hit > 0 {
                     self.stats.cache_read_hits += hit;
                     done.max(self.dram(t, hit * UNIT))
                 } else {
                     done
+                };
+                // The data goes up the link behind earlier read data.
+                match xfer {
+                    Some(x) => self.up.reserve(done, x) + x,
+                    None => done,
                 }
             }
             Op::Write => {
+                // The controller fetches the data from host memory (behind
+                // earlier write data), then puts it in its DRAM.
+                let fetched = match xfer {
+                    Some(x) => self.down.reserve(t, x) + x,
+                    None => t,
+                };
                 self.stats.cache_write_units += u64::from(n);
-                let in_dram = self.dram(t, u64::from(len));
+                let in_dram = self.dram(fetched, u64::from(len));
                 self.ftl.write(in_dram, lpn, n)
             }
             Op::Trim => self.ftl.trim(t, lpn, n),
@@ -233,9 +252,15 @@ impl NvmeFlashSsd {
     }
 
     /// A data command (read, write, trim) from `at`, split at MDTS (a trim
-    /// carries no data and is one command).
-    fn data_command(&mut self, at: Ns, op: Op, offset: u64, len: u32) -> Ns {
+    /// carries no data and is one command). `xfer`: the whole command's
+    /// data time on the link, shared by its pieces in proportion.
+    fn data_command(&mut self, at: Ns, op: Op, offset: u64, len: u32, xfer: Option<Ns>) -> Ns {
         self.stats.commands += 1;
+        // Commands arrive in time order: bookings that ended before are
+        // forgotten.
+        self.dram.prune(at);
+        self.up.prune(at);
+        self.down.prune(at);
         let step = if op == Op::Trim {
             u64::from(len).max(1)
         } else {
@@ -247,7 +272,14 @@ impl NvmeFlashSsd {
             let l = (u64::from(len) - off).min(step) as u32;
             self.stats.pieces += 1;
             let t = self.decode(at);
-            let d = self.piece(t, op, offset + off, l);
+            let x = xfer.map(|x| {
+                if l == len {
+                    x
+                } else {
+                    (u128::from(x) * u128::from(l) / u128::from(len.max(1))) as Ns
+                }
+            });
+            let d = self.piece(t, op, offset + off, l, x);
             self.release(d);
             done = done.max(d);
             off += u64::from(l);
@@ -257,6 +289,22 @@ impl NvmeFlashSsd {
             self.stats.mdts_splits += 1;
         }
         done
+    }
+
+    /// A command that reached the controller at `at` whose data takes
+    /// `xfer` on the link: when its data has crossed the link (a read's up
+    /// to the host, a write's fetched and buffered), or its work is done.
+    /// The controller's DMA engine moves one command's data at a time in
+    /// each direction, so the link's bandwidth is shared.
+    pub fn submit_linked(&mut self, at: Ns, cmd: &Command, xfer: Ns) -> Completion {
+        match cmd.op {
+            Op::Read | Op::Write | Op::Trim => {
+                let x = (cmd.op != Op::Trim).then_some(xfer);
+                Completion::ok(self.data_command(at, cmd.op, cmd.offset, cmd.len, x))
+            }
+            Op::Flush => Completion::ok(self.flush(at)),
+            Op::ZoneMgmt(_) => Completion::unsupported(at),
+        }
     }
 
     /// Flush from `at`: with a volatile write cache, when every buffered
@@ -280,7 +328,7 @@ impl NvmeFlashSsd {
     /// one makes it an ordinary write).
     pub fn write_fua(&mut self, at: Ns, offset: u64, len: u32) -> Ns {
         self.stats.fua_writes += 1;
-        let buffered = self.data_command(at, Op::Write, offset, len);
+        let buffered = self.data_command(at, Op::Write, offset, len, None);
         if self.p.volatile_write_cache {
             self.ftl.flush(buffered)
         } else {
@@ -332,7 +380,7 @@ impl BlockBackend for NvmeFlashSsd {
     fn submit(&mut self, at: Ns, cmd: &Command) -> Completion {
         match cmd.op {
             Op::Read | Op::Write | Op::Trim => {
-                Completion::ok(self.data_command(at, cmd.op, cmd.offset, cmd.len))
+                Completion::ok(self.data_command(at, cmd.op, cmd.offset, cmd.len, None))
             }
             Op::Flush => Completion::ok(self.flush(at)),
             Op::ZoneMgmt(_) => Completion::unsupported(at),
@@ -375,6 +423,21 @@ impl NvmeDevice {
         match self {
             NvmeDevice::Service(_) => None,
             NvmeDevice::Flash(f) => Some(f.counters()),
+        }
+    }
+}
+
+impl NvmeDevice {
+    /// Serve a command that reached the controller at `at`, whose data
+    /// takes `xfer` on the link and whose completion entry takes `posted`:
+    /// when the completion entry is in host memory. The service-time model
+    /// adds the data time after its work, as it always has; the flash SSD
+    /// books its data on the link's two directions.
+    #[inline]
+    pub fn serve(&mut self, at: Ns, cmd: &Command, xfer: Ns, posted: Ns) -> Ns {
+        match self {
+            NvmeDevice::Service(s) => s.submit(at, cmd).at + xfer + posted,
+            NvmeDevice::Flash(f) => f.submit_linked(at, cmd, xfer).at + posted,
         }
     }
 }

@@ -123,10 +123,15 @@ impl<E> Driver<E> for Nvme {
         if rq.polled && self.poll_queues > 0 {
             self.polled_commands += 1;
         }
-        let (before, after) = self.link_ns(rq.len);
+        let (before, _) = self.link_ns(rq.len);
         let cmd = Command::new(rq.ddir, rq.offset, rq.len);
-        let done = self.ssd.submit(ctx.now() + before, &cmd).at;
-        ctx.complete(done + after, rq.tag);
+        let done = self.ssd.serve(
+            ctx.now() + before,
+            &cmd,
+            self.link.transfer_ns(rq.len),
+            self.link.posted(),
+        );
+        ctx.complete(done, rq.tag);
     }
     fn counters(&self) -> serde_json::Value {
         let mut v = serde_json::json!({

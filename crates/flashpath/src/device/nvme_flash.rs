@@ -165,9 +165,12 @@ impl NvmeFlashSsd {
     }
 
     /// `device.nvme.*` over `device.flash.*` (preconditioned as the
-    /// profile says).
+    /// profile says). A map cache that holds the whole map starts full:
+    /// the controller loads the map from NAND at power-on, before the
+    /// first command.
     pub fn from_profile(p: &Profile, seed: u64) -> Result<NvmeFlashSsd> {
-        let ftl = flash_device_from_profile(p, seed)?;
+        let mut ftl = flash_device_from_profile(p, seed)?;
+        ftl.load_whole_map();
         Ok(NvmeFlashSsd::new(FrontEndParams::from_profile(p)?, ftl))
     }
 

@@ -401,3 +401,34 @@ fn every_example_job_runs_on_every_nvme_flash_profile() {
         }
     }
 }
+
+fn builtin(name: &str) -> String {
+    flashpath::profile::BUILTIN
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, t)| t.to_string())
+        .unwrap()
+}
+
+#[test]
+fn a_flash_section_without_the_front_end_keys_or_with_service_keys_is_refused_by_name() {
+    // The front end's keys are required once [device.flash] is there.
+    let text = builtin("mqsim-default");
+    let without: String = text
+        .lines()
+        .filter(|l| !l.starts_with("fw_cmd"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let p = flashpath::profile::Profile::from_text("my-ssd.toml", &without, None).unwrap();
+    let err = NvmeDevice::from_profile(&p).err().expect("refused");
+    assert!(err.to_string().contains("device.nvme.fw_cmd"), "{err}");
+    // The service-time model's keys mean nothing to the flash SSD: a
+    // profile that keeps them is told which key nobody read.
+    let with = text.replace(
+        "[device]\n",
+        "[device]\nread_latency = { value = 10, unit = \"us\", source = \"test\" }\n",
+    );
+    let p = flashpath::profile::Profile::from_text("my-ssd.toml", &with, None).unwrap();
+    let err = flashpath::model::build_model(&p).err().expect("refused");
+    assert!(err.to_string().contains("device.read_latency"), "{err}");
+}

@@ -113,3 +113,11 @@ def test_bench_runs_the_hpb_workload_and_takes_ufs_overrides() -> None:
     bad = cli("bench", "--ios", "100", "--only", "whole model", "--set", "ufs.hpb.nope=1")
     assert bad.returncode != 0
     assert "ufs.hpb.nope" in bad.stderr
+
+
+def test_bench_runs_the_nvme_flash_workload() -> None:
+    r = cli("bench", "--ios", "3000", "--only", "NVMe flash")
+    assert r.returncode == 0, r.stderr
+    lines = [x for x in r.stdout.splitlines() if "I/Os" in x]
+    assert len(lines) == 1 and lines[0].startswith("mqsim-default"), lines
+    assert re.search(r"\b3000 I/Os\b", lines[0]), lines[0]

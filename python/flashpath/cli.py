@@ -803,6 +803,14 @@ BENCH_WORKLOADS = {
         _UFS_BENCH_JOB,
         ["ufs.hpb.enabled=1"],
     ),
+    # The NVMe flash SSD: front end (slots, DMA, data cache) over the FTL
+    # and NAND of MQSim's default device, random reads over all 476 GiB.
+    "mqsim-default randread 4k qd32 (NVMe flash)": (
+        "mqsim-default",
+        "[bench]\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\niodepth=32\n"
+        "filename=/dev/nvme0n1\nnorandommap\nnumber_ios={n}\n",
+        [],
+    ),
     # Buffered: page cache over 1 GiB of memory on a 4 GiB range, so reads
     # miss and reclaim, and writes are throttled and written back.
     "nullblk randrw 4k psync, page cache": (

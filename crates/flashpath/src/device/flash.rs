@@ -1,7 +1,8 @@
 //! The parameters of a flash device's back end (NAND geometry and timing,
 //! the FTL's map, buffer and GC), and their reader from a profile's
 //! `device.flash.*` keys. Every NAND-backed device (the UFS device, the
-//! eMMC card) builds its [`super::FlashDevice`] from one of these.
+//! eMMC card, the NVMe flash SSD) builds its [`super::FlashDevice`] from
+//! one of these; [`flash_device_from_profile`] also preconditions it.
 
 use super::ftl::GcPolicy;
 use super::nand::{CellTiming, ChannelParams, Geometry, ReadByPageType};
@@ -334,4 +335,27 @@ impl FlashParams {
             .map_err(|e| InputError::new(p.file_of(&k("channels")), None, e.message))?;
         Ok(fp)
     }
+}
+
+/// The FTL over NAND a profile's `device.flash.*` keys describe,
+/// preconditioned with `device.flash.precondition_random_overwrites`
+/// device capacities of random 4 KiB overwrites: the back end of every
+/// front end that reads the key (the UFS device, the NVMe flash SSD).
+pub fn flash_device_from_profile(p: &Profile, seed: u64) -> Result<super::FlashDevice> {
+    let fp = FlashParams::from_profile(p)?;
+    let mut ftl = super::FlashDevice::new(&fp, seed)?;
+    let overwrites = p.ratio(
+        "device.flash.precondition_random_overwrites",
+        range(
+            0.0,
+            4.0,
+            "random 4 KiB overwrites before the run, in device capacities: garbage \
+             collection reaches its steady state within a few, and each costs about 8 s \
+             per 64 GiB of device before the run starts",
+        ),
+    )?;
+    if overwrites > 0.0 {
+        ftl.precondition(true, overwrites, seed);
+    }
+    Ok(ftl)
 }

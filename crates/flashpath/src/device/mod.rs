@@ -10,6 +10,7 @@
 //! | [`ram::RamDevice`] | fixed latency, optional bandwidth | null_blk |
 //! | [`queue::QueueDevice`] | servers behind an IOPS and bandwidth throttle | generic |
 //! | [`nvme::NvmeSsd`] | parallel units, fixed + media time | nvme |
+//! | [`nvme_flash::NvmeFlashSsd`] | NVMe front end (slots, MDTS, DMA, data cache) over the FTL | nvme |
 //! | [`sd::SdCard`] | access time + internal rate, one at a time | sdhci |
 //! | [`emmc::EmmcCard`] | firmware, read-ahead cache, write commit over the FTL | mmc |
 //! | [`ufs::UfsDevice`] | firmware core, HPB device side over the FTL | ufs |
@@ -57,6 +58,7 @@ pub mod flash;
 pub mod ftl;
 pub mod nand;
 pub mod nvme;
+pub mod nvme_flash;
 pub mod queue;
 pub mod ram;
 pub mod sd;

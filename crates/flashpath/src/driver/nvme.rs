@@ -1,5 +1,6 @@
 //! NVMe over PCIe (drivers/nvme/host/pci.c), driving a
-//! [`crate::device::nvme::NvmeSsd`].
+//! [`crate::device::nvme_flash::NvmeDevice`]: the service-time model or the
+//! flash SSD.
 //!
 //! One submission/completion queue pair per CPU (`driver.io_queues`
 //! interrupt-driven pairs, each with its own MSI-X vector routed to its
@@ -19,7 +20,7 @@
 //! cannot poll (v5.0+: `REQ_HIPRI` needs a poll queue).
 
 use super::{BlkStatus, CompletionSignal, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverRq};
-use crate::device::nvme::NvmeSsd;
+use crate::device::nvme_flash::NvmeDevice;
 use crate::device::{BadBlocks, BlockBackend, Command};
 use crate::link::pcie::Pcie;
 use crate::profile::limits::COST;
@@ -32,7 +33,7 @@ pub struct Nvme {
     io_queues: u32,
     poll_queues: u32,
     classic_poll_irq: bool,
-    ssd: NvmeSsd,
+    ssd: NvmeDevice,
     link: Pcie,
     cpu: DriverCpuCosts,
     commands: u64,
@@ -67,7 +68,7 @@ impl Nvme {
             io_queues,
             poll_queues: p.count_u32("driver.poll_queues", queue_ids)?,
             classic_poll_irq: p.flag("driver.classic_poll_irq")?,
-            ssd: NvmeSsd::from_profile(p)?,
+            ssd: NvmeDevice::from_profile(p)?,
             link: Pcie::from_profile(p)?,
             cpu: DriverCpuCosts {
                 submit: p.ns("driver.queue_rq", COST)?,
@@ -91,12 +92,16 @@ impl Nvme {
     }
 
     /// Time from the doorbell write leaving the CPU to the completion entry
-    /// being visible in host memory, for a command that finds a free unit:
-    /// (link before, on the device's unit, link after).
-    pub fn service_ns(&self, ddir: Ddir, len: u32) -> (Ns, Ns, Ns) {
+    /// being visible in host memory, for a command that finds a free unit
+    /// of the service-time model: (link before, on the device's unit, link
+    /// after). None for the flash SSD, whose time depends on its state.
+    pub fn service_ns(&self, ddir: Ddir, len: u32) -> Option<(Ns, Ns, Ns)> {
         let (before, after) = self.link_ns(len);
-        let on_unit = self.ssd.on_unit_ns(Command::new(ddir, 0, len).op, len);
-        (before, on_unit, after)
+        let on_unit = self
+            .ssd
+            .service()?
+            .on_unit_ns(Command::new(ddir, 0, len).op, len);
+        Some((before, on_unit, after))
     }
 }
 
@@ -121,20 +126,30 @@ impl<E> Driver<E> for Nvme {
         if rq.polled && self.poll_queues > 0 {
             self.polled_commands += 1;
         }
-        let (before, after) = self.link_ns(rq.len);
+        let (before, _) = self.link_ns(rq.len);
         let cmd = Command::new(rq.ddir, rq.offset, rq.len);
-        let done = self
-            .badblocks
-            .outcome(&cmd, self.ssd.submit(ctx.now() + before, &cmd));
-        ctx.complete(done.at + after, rq.tag, BlkStatus::from_device(done.status));
+        let done = self.badblocks.outcome(
+            &cmd,
+            self.ssd.serve(
+                ctx.now() + before,
+                &cmd,
+                self.link.transfer_ns(rq.len),
+                self.link.posted(),
+            ),
+        );
+        ctx.complete(done.at, rq.tag, BlkStatus::from_device(done.status));
     }
     fn counters(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut v = serde_json::json!({
             "kind": "nvme", "commands": self.commands, "doorbells": self.doorbells,
             "poll_queue_commands": self.polled_commands,
             "io_queues": self.io_queues, "poll_queues": self.poll_queues,
             "interrupts_on_polled_io": self.poll_queues == 0 && self.classic_poll_irq,
-        })
+        });
+        if let Some(c) = self.ssd.flash_counters() {
+            v["device"] = c;
+        }
+        v
     }
 }
 
@@ -149,7 +164,7 @@ mod tests {
         p.apply_override("device.read_latency=4000").unwrap();
         p.apply_override("device.media_rate=4096").unwrap(); // MB/s
         let n = Nvme::from_profile(&p).unwrap();
-        let (before, on_unit, after) = n.service_ns(Ddir::Read, 4096);
+        let (before, on_unit, after) = n.service_ns(Ddir::Read, 4096).unwrap();
         // Doorbell (posted) + command fetch (round trip).
         assert_eq!(before, 3 * 500);
         // 4096 B at 4096 MB/s = 1000 ns.

@@ -19,6 +19,7 @@
 //! frontier).
 
 pub mod analytic;
+mod counters;
 mod gc;
 pub mod map_cache;
 pub mod sparse;

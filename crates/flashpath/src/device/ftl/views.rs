@@ -159,6 +159,20 @@ impl FlashDevice {
         &self.stats
     }
 
+    /// Read the whole map into the map cache at power-on, when all of it
+    /// fits (a drive whose DRAM is sized for the map loads it before it
+    /// takes commands): no timing, no counters. Returns whether it did.
+    pub fn load_whole_map(&mut self) -> bool {
+        let n = self.map_pages();
+        if self.cache.capacity() < n {
+            return false;
+        }
+        for mp in 0..n {
+            self.cache.access(mp, false);
+        }
+        true
+    }
+
     pub fn reset_stats(&mut self) {
         self.stats = FtlStats::default();
     }

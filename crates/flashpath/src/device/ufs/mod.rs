@@ -15,10 +15,10 @@ pub mod hpb;
 
 use self::hpb::{HpbDevice, HpbParams, HpbRsp};
 use super::nand::Timeline;
-use super::{FlashDevice, FlashParams, Ppn, UNIT};
+use super::{FlashDevice, Ppn, UNIT};
 use crate::error::Result;
 use crate::profile::limits::COST;
-use crate::profile::{range, Profile};
+use crate::profile::Profile;
 use crate::sim::Ns;
 
 /// How a normal read starts.
@@ -46,21 +46,7 @@ impl UfsDevice {
     /// `ufs.device.*` over `device.flash.*`, preconditioned as the profile
     /// says; with HPB when `hpb` is given.
     pub fn from_profile(p: &Profile, seed: u64, hpb: Option<HpbParams>) -> Result<UfsDevice> {
-        let fp = FlashParams::from_profile(p)?;
-        let mut ftl = FlashDevice::new(&fp, seed)?;
-        let overwrites = p.ratio(
-            "device.flash.precondition_random_overwrites",
-            range(
-                0.0,
-                4.0,
-                "random 4 KiB overwrites before the run, in device capacities: garbage \
-                 collection reaches its steady state within a few, and each costs about 8 s \
-                 per 64 GiB of device before the run starts",
-            ),
-        )?;
-        if overwrites > 0.0 {
-            ftl.precondition(true, overwrites, seed);
-        }
+        let ftl = super::flash::flash_device_from_profile(p, seed)?;
         Ok(UfsDevice {
             fw_cmd: p.ns("ufs.device.fw_cmd", COST)?,
             fw: Timeline::new(),

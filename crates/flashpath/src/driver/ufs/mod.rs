@@ -410,7 +410,6 @@ impl<E> Driver<E> for Ufs {
     }
     fn counters(&self) -> serde_json::Value {
         let ftl = &self.dev.ftl;
-        let s = ftl.stats();
         let per = |a: u64, n: u64| if n > 0 { a as f64 / n as f64 } else { 0.0 };
         let mut v = serde_json::json!({
             "driver": "ufshcd",
@@ -423,24 +422,8 @@ impl<E> Driver<E> for Ufs {
             "trims": self.c.trims,
             "link_bytes_down": self.link.bytes_down,
             "link_bytes_up": self.link.bytes_up,
-            "ftl": {
-                "map_hits": s.map_hits,
-                "map_misses": s.map_misses,
-                "map_hit_ratio": s.map_hit_ratio(),
-                "nand_reads_data": s.nand_reads_data,
-                "nand_reads_map": s.nand_reads_map,
-                "hpb_reads": s.hpb_reads,
-                "hpb_stale": s.hpb_stale,
-                "waf": s.waf(),
-                "gc_runs": s.gc_runs,
-            },
-            "nand": {
-                "reads": ftl.nand().waits.reads,
-                "die_wait_ns_per_read": per(ftl.nand().waits.die_wait_ns, ftl.nand().waits.reads),
-                "channel_wait_ns_per_read": per(ftl.nand().waits.channel_wait_ns, ftl.nand().waits.reads),
-                "t_read_ns": ftl.nand().timing.t_read,
-                "read_xfer_ns": ftl.nand().xfer_ns(BLOCK),
-            },
+            "ftl": ftl.ftl_counters(),
+            "nand": ftl.nand_counters(BLOCK),
             "hpb": serde_json::Value::Null,
         });
         if let Some(c) = &self.clk {

@@ -1,0 +1,468 @@
+//! An NVMe flash SSD as engineers build one: the NVMe controller's front
+//! end over the shared FTL core ([`super::FlashDevice`]) over NAND, as
+//! MQSim splits host interface, FTL and PHY. A profile with
+//! `device.kind = "nvme"` and a `[device.flash]` section gets this device;
+//! without `[device.flash]` the NVMe device stays the service-time model
+//! ([`super::nvme::NvmeSsd`]). The PCIe link in front of it (doorbell,
+//! command fetch, data, completion entry) is the driver's.
+//!
+//! The front end (`device.nvme.*`):
+//!
+//! - **Command slots.** The controller works on at most `cmd_slots`
+//!   commands at once (MQSim's `Queue_Fetch_Size`: commands fetched from
+//!   the submission queues and not yet completed); one more waits for the
+//!   first slot to free.
+//! - **Command processing.** Each command takes `fw_cmd` on one of
+//!   `fw_cores` controller cores (decode, LBA checks, FTL dispatch), first
+//!   free core first.
+//! - **MDTS.** A data command larger than the controller's Maximum Data
+//!   Transfer Size (Identify Controller byte 77, NVMe Base Specification
+//!   2.0 section 5.17.2.1: a power of two of the minimum memory page size)
+//!   is served as MDTS-sized pieces, each a command of its own (a slot, a
+//!   decode). Linux splits at the same size before the command is built
+//!   (nvme_set_ctrl_limits sets max_hw_sectors from MDTS), so the pieces are
+//!   what the host would have sent.
+//! - **DRAM data cache.** Write data goes through the controller's DRAM
+//!   (one channel, FIFO, `dram_access` plus the bytes at `dram_rate`, as
+//!   MQSim's `estimate_dram_access_time` for an access within a DRAM row)
+//!   into the FTL's write buffer (`device.flash.write_buffer_units`, the
+//!   data cache's write share), which completes the write; reads of data
+//!   still in the buffer are served from DRAM.
+//! - **Volatile write cache.** With `volatile_write_cache` (Identify
+//!   Controller VWC bit 0) a Flush waits until every buffered write is on
+//!   NAND, and a FUA write ([`NvmeFlashSsd::write_fua`]) until its data is:
+//!   the model drains the whole buffer for it, as a Flush does. Without it
+//!   the buffer is power-loss protected (a datacentre drive's capacitors):
+//!   a Flush completes after its decode, and Linux does not send one
+//!   (nvme_set_queue_limits: no REQ_FLUSH without VWC).
+//!
+//! The block layer here sends reads, writes and discards only (no Flush or
+//! FUA through the driver yet); Flush is an [`Op`] of [`Command`] and FUA a
+//! method of this device, tested here.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use super::flash::flash_device_from_profile;
+use super::nand::Timeline;
+use super::nvme::NvmeSsd;
+use super::{BlockBackend, Command, Completion, FlashDevice, Op, UNIT};
+use crate::error::Result;
+use crate::profile::limits::{COST, RATE};
+use crate::profile::{range, Profile};
+use crate::sim::Ns;
+
+/// The NVMe controller's front-end parameters, `device.nvme.*`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FrontEndParams {
+    /// Controller time per command on one core.
+    pub fw_cmd: Ns,
+    /// Controller cores that process commands.
+    pub fw_cores: u32,
+    /// Commands the controller works on at once.
+    pub cmd_slots: u32,
+    /// Maximum Data Transfer Size in bytes.
+    pub mdts: u64,
+    /// DRAM access latency (tRCD + tCL).
+    pub dram_access: Ns,
+    /// DRAM data rate in bytes per second.
+    pub dram_rate: f64,
+    /// The write cache is volatile (VWC = 1): Flush and FUA drain it.
+    pub volatile_write_cache: bool,
+}
+
+impl FrontEndParams {
+    pub fn from_profile(p: &Profile) -> Result<FrontEndParams> {
+        Ok(FrontEndParams {
+            fw_cmd: p.ns("device.nvme.fw_cmd", COST)?,
+            fw_cores: p.count_u32(
+                "device.nvme.fw_cores",
+                range(
+                    1.0,
+                    64.0,
+                    "controller cores that process commands: NVMe controllers have a few \
+                     (Samsung's Phoenix five ARM cores); 64 is past any",
+                ),
+            )?,
+            cmd_slots: p.count_u32(
+                "device.nvme.cmd_slots",
+                range(
+                    1.0,
+                    65536.0,
+                    "commands in the controller at once: at most 65535 queues of 65536 \
+                     entries are addressable, and the model keeps one time per slot",
+                ),
+            )?,
+            mdts: p.bytes(
+                "device.nvme.mdts",
+                range(
+                    4096.0,
+                    f64::from(1u32 << 30),
+                    "Maximum Data Transfer Size: at least one 4 KiB memory page (MDTS 0 \
+                     means no limit; give the drive's largest transfer), at most 1 GiB",
+                ),
+            )?,
+            dram_access: p.ns("device.nvme.dram_access", COST)?,
+            dram_rate: p.rate("device.nvme.dram_rate", RATE)?,
+            volatile_write_cache: p.flag("device.nvme.volatile_write_cache")?,
+        })
+    }
+}
+
+/// What the front end did, for the run's JSON.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FrontEndStats {
+    pub commands: u64,
+    /// Pieces served after MDTS splitting (commands when nothing split).
+    pub pieces: u64,
+    pub mdts_splits: u64,
+    /// Time commands waited for a free command slot.
+    pub slot_wait_ns: u64,
+    /// Time commands waited for a free controller core.
+    pub core_wait_ns: u64,
+    pub dram_accesses: u64,
+    pub dram_wait_ns: u64,
+    pub flushes: u64,
+    pub fua_writes: u64,
+    /// Units written to the data cache, and units read from it.
+    pub cache_write_units: u64,
+    pub cache_read_hits: u64,
+}
+
+pub struct NvmeFlashSsd {
+    p: FrontEndParams,
+    /// The back end: FTL over NAND.
+    pub ftl: FlashDevice,
+    /// When each command slot is free again (min-heap).
+    slots: BinaryHeap<Reverse<Ns>>,
+    /// When each controller core is free again.
+    cores: Vec<Ns>,
+    /// The DRAM channel's bookings. Work is booked in command order but
+    /// happens out of time order (a read behind a busy die finishes after
+    /// a later one), so each shared resource is a timeline that fills gaps.
+    dram: Timeline,
+    /// The controller's DMA engine towards the host (read data) and from
+    /// it (write data): the link's two directions.
+    up: Timeline,
+    down: Timeline,
+    pub stats: FrontEndStats,
+}
+
+impl NvmeFlashSsd {
+    pub fn new(p: FrontEndParams, ftl: FlashDevice) -> NvmeFlashSsd {
+        let mut slots = BinaryHeap::with_capacity(p.cmd_slots as usize + 1);
+        slots.extend((0..p.cmd_slots).map(|_| Reverse(0)));
+        NvmeFlashSsd {
+            cores: vec![0; p.fw_cores as usize],
+            p,
+            ftl,
+            slots,
+            dram: Timeline::new(),
+            up: Timeline::new(),
+            down: Timeline::new(),
+            stats: FrontEndStats::default(),
+        }
+    }
+
+    /// `device.nvme.*` over `device.flash.*` (preconditioned as the
+    /// profile says). A map cache that holds the whole map starts full:
+    /// the controller loads the map from NAND at power-on, before the
+    /// first command.
+    pub fn from_profile(p: &Profile, seed: u64) -> Result<NvmeFlashSsd> {
+        let mut ftl = flash_device_from_profile(p, seed)?;
+        ftl.load_whole_map();
+        Ok(NvmeFlashSsd::new(FrontEndParams::from_profile(p)?, ftl))
+    }
+
+    pub fn params(&self) -> &FrontEndParams {
+        &self.p
+    }
+
+    /// One DRAM access of `bytes` from `t`: when it is done.
+    fn dram(&mut self, t: Ns, bytes: u64) -> Ns {
+        let dur = self.p.dram_access + (bytes as f64 * 1e9 / self.p.dram_rate).round() as Ns;
+        let start = self.dram.reserve(t, dur);
+        self.stats.dram_accesses += 1;
+        self.stats.dram_wait_ns += start - t;
+        start + dur
+    }
+
+    /// A piece takes a slot and a core from `at`: when its decode is done.
+    /// The slot is given back by [`Self::release`].
+    fn decode(&mut self, at: Ns) -> Ns {
+        let Reverse(free) = self.slots.pop().expect("cmd_slots >= 1");
+        let start = at.max(free);
+        self.stats.slot_wait_ns += start - at;
+        let (i, core) = self
+            .cores
+            .iter()
+            .copied()
+            .enumerate()
+            .min_by_key(|&(_, t)| t)
+            .expect("fw_cores >= 1");
+        let begin = start.max(core);
+        self.stats.core_wait_ns += begin - start;
+        let end = begin + self.p.fw_cmd;
+        self.cores[i] = end;
+        end
+    }
+
+    fn release(&mut self, done: Ns) {
+        self.slots.push(Reverse(done));
+    }
+
+    /// One piece (at most MDTS) of a data command, decoded by `t`; `xfer`
+    /// is its data's time on the link (None: the link is not booked here).
+    fn piece(&mut self, t: Ns, op: Op, offset: u64, len: u32, xfer: Option<Ns>) -> Ns {
+        let cmd = Command {
+            op,
+            offset,
+            len,
+            hint: Default::default(),
+        };
+        let (lpn, n) = cmd.units();
+        match op {
+            Op::Read => {
+                let hits = self.ftl.stats().buffer_read_hits;
+                let done = self.ftl.read(t, lpn, n);
+                let hit = self.ftl.stats().buffer_read_hits - hits;
+                let done = if hit > 0 {
+                    self.stats.cache_read_hits += hit;
+                    done.max(self.dram(t, hit * UNIT))
+                } else {
+                    done
+                };
+                // The data goes up the link behind earlier read data.
+                match xfer {
+                    Some(x) => self.up.reserve(done, x) + x,
+                    None => done,
+                }
+            }
+            Op::Write => {
+                // The controller fetches the data from host memory (behind
+                // earlier write data), then puts it in its DRAM.
+                let fetched = match xfer {
+                    Some(x) => self.down.reserve(t, x) + x,
+                    None => t,
+                };
+                self.stats.cache_write_units += u64::from(n);
+                let in_dram = self.dram(fetched, u64::from(len));
+                self.ftl.write(in_dram, lpn, n)
+            }
+            Op::Trim => self.ftl.trim(t, lpn, n),
+            Op::Flush | Op::WriteZeroes | Op::ZoneMgmt(_) | Op::ZoneAppend => {
+                unreachable!("not a data command")
+            }
+        }
+    }
+
+    /// A data command (read, write, trim) from `at`, split at MDTS (a trim
+    /// carries no data and is one command). `xfer`: the whole command's
+    /// data time on the link, shared by its pieces in proportion.
+    fn data_command(&mut self, at: Ns, op: Op, offset: u64, len: u32, xfer: Option<Ns>) -> Ns {
+        self.stats.commands += 1;
+        // Commands arrive in time order: bookings that ended before are
+        // forgotten.
+        self.dram.prune(at);
+        self.up.prune(at);
+        self.down.prune(at);
+        let step = if op == Op::Trim {
+            u64::from(len).max(1)
+        } else {
+            self.p.mdts
+        };
+        let mut done = at;
+        let mut off = 0u64;
+        loop {
+            let l = (u64::from(len) - off).min(step) as u32;
+            self.stats.pieces += 1;
+            let t = self.decode(at);
+            let x = xfer.map(|x| {
+                if l == len {
+                    x
+                } else {
+                    (u128::from(x) * u128::from(l) / u128::from(len.max(1))) as Ns
+                }
+            });
+            let d = self.piece(t, op, offset + off, l, x);
+            self.release(d);
+            done = done.max(d);
+            off += u64::from(l);
+            if off >= u64::from(len) {
+                break;
+            }
+            self.stats.mdts_splits += 1;
+        }
+        done
+    }
+
+    /// A command that reached the controller at `at` whose data takes
+    /// `xfer` on the link: when its data has crossed the link (a read's up
+    /// to the host, a write's fetched and buffered), or its work is done.
+    /// The controller's DMA engine moves one command's data at a time in
+    /// each direction, so the link's bandwidth is shared.
+    pub fn submit_linked(&mut self, at: Ns, cmd: &Command, xfer: Ns) -> Completion {
+        match cmd.op {
+            Op::Read | Op::Write | Op::Trim => {
+                let x = (cmd.op != Op::Trim).then_some(xfer);
+                Completion::ok(self.data_command(at, cmd.op, cmd.offset, cmd.len, x))
+            }
+            Op::Flush => Completion::ok(self.flush(at)),
+            Op::WriteZeroes | Op::ZoneMgmt(_) | Op::ZoneAppend => Completion::unsupported(at),
+        }
+    }
+
+    /// Flush from `at`: with a volatile write cache, when every buffered
+    /// write is on NAND; else when the controller has decoded it.
+    pub fn flush(&mut self, at: Ns) -> Ns {
+        self.stats.commands += 1;
+        self.stats.pieces += 1;
+        self.stats.flushes += 1;
+        let t = self.decode(at);
+        let done = if self.p.volatile_write_cache {
+            self.ftl.flush(t)
+        } else {
+            t
+        };
+        self.release(done);
+        done
+    }
+
+    /// A write with Force Unit Access from `at`: complete when its data is
+    /// on NAND (a volatile cache is drained for it; a power-loss protected
+    /// one makes it an ordinary write).
+    pub fn write_fua(&mut self, at: Ns, offset: u64, len: u32) -> Ns {
+        self.stats.fua_writes += 1;
+        let buffered = self.data_command(at, Op::Write, offset, len, None);
+        if self.p.volatile_write_cache {
+            self.ftl.flush(buffered)
+        } else {
+            buffered
+        }
+    }
+
+    /// The front end's, the data cache's, the FTL's and NAND's counters,
+    /// as the run's JSON shows them.
+    pub fn counters(&self) -> serde_json::Value {
+        let s = &self.stats;
+        let f = self.ftl.stats();
+        serde_json::json!({
+            "front_end": {
+                "commands": s.commands,
+                "pieces": s.pieces,
+                "mdts_splits": s.mdts_splits,
+                "slot_wait_ns": s.slot_wait_ns,
+                "core_wait_ns": s.core_wait_ns,
+                "flushes": s.flushes,
+                "fua_writes": s.fua_writes,
+            },
+            "data_cache": {
+                "write_units": s.cache_write_units,
+                "read_hits": s.cache_read_hits,
+                "coalesced_writes": f.buffer_coalesced,
+                "dram_accesses": s.dram_accesses,
+                "dram_wait_ns": s.dram_wait_ns,
+                "write_stall_ns": f.write_stall_ns,
+            },
+            "ftl": self.ftl.ftl_counters(),
+            "gc": {
+                "runs": f.gc_runs,
+                "victims": f.gc_victims,
+                "units_programmed_host": f.units_programmed_host,
+                "units_programmed_gc": f.units_programmed_gc,
+                "units_padded": f.units_padded,
+                "erases": f.nand_erases,
+            },
+            "nand": self.ftl.nand_counters(UNIT),
+        })
+    }
+}
+
+impl BlockBackend for NvmeFlashSsd {
+    fn capacity(&self) -> u64 {
+        self.ftl.user_lpns() * UNIT
+    }
+    fn submit(&mut self, at: Ns, cmd: &Command) -> Completion {
+        match cmd.op {
+            Op::Read | Op::Write | Op::Trim => {
+                Completion::ok(self.data_command(at, cmd.op, cmd.offset, cmd.len, None))
+            }
+            Op::Flush => Completion::ok(self.flush(at)),
+            Op::WriteZeroes | Op::ZoneMgmt(_) | Op::ZoneAppend => Completion::unsupported(at),
+        }
+    }
+}
+
+/// The device behind the NVMe driver: the service-time model, or the
+/// flash SSD when the profile has a `[device.flash]` section.
+pub enum NvmeDevice {
+    Service(NvmeSsd),
+    Flash(Box<NvmeFlashSsd>),
+}
+
+impl NvmeDevice {
+    /// `device.flash.*` present: the flash SSD; else the service-time
+    /// model's `device.*` keys. The probe table builds devices without the
+    /// run seed (as the UFS device), and the FTL is deterministic.
+    pub fn from_profile(p: &Profile) -> Result<NvmeDevice> {
+        if p.params().any(|(k, _)| k.starts_with("device.flash.")) {
+            Ok(NvmeDevice::Flash(Box::new(NvmeFlashSsd::from_profile(
+                p, 0,
+            )?)))
+        } else {
+            Ok(NvmeDevice::Service(NvmeSsd::from_profile(p)?))
+        }
+    }
+
+    /// The service-time model, if that is the device.
+    pub fn service(&self) -> Option<&NvmeSsd> {
+        match self {
+            NvmeDevice::Service(s) => Some(s),
+            NvmeDevice::Flash(_) => None,
+        }
+    }
+
+    /// The flash SSD's counters (none for the service-time model, whose
+    /// JSON stays as it was).
+    pub fn flash_counters(&self) -> Option<serde_json::Value> {
+        match self {
+            NvmeDevice::Service(_) => None,
+            NvmeDevice::Flash(f) => Some(f.counters()),
+        }
+    }
+}
+
+impl NvmeDevice {
+    /// Serve a command that reached the controller at `at`, whose data
+    /// takes `xfer` on the link and whose completion entry takes `posted`:
+    /// when the completion entry is in host memory. The service-time model
+    /// adds the data time after its work, as it always has; the flash SSD
+    /// books its data on the link's two directions.
+    #[inline]
+    pub fn serve(&mut self, at: Ns, cmd: &Command, xfer: Ns, posted: Ns) -> Completion {
+        let (done, after) = match self {
+            NvmeDevice::Service(s) => (s.submit(at, cmd), xfer + posted),
+            NvmeDevice::Flash(f) => (f.submit_linked(at, cmd, xfer), posted),
+        };
+        Completion {
+            at: done.at + after,
+            ..done
+        }
+    }
+}
+
+impl BlockBackend for NvmeDevice {
+    fn capacity(&self) -> u64 {
+        match self {
+            NvmeDevice::Service(s) => s.capacity(),
+            NvmeDevice::Flash(f) => f.capacity(),
+        }
+    }
+    #[inline]
+    fn submit(&mut self, at: Ns, cmd: &Command) -> Completion {
+        match self {
+            NvmeDevice::Service(s) => s.submit(at, cmd),
+            NvmeDevice::Flash(f) => f.submit(at, cmd),
+        }
+    }
+}

@@ -234,22 +234,37 @@ def test_flashpath_result_weights_latency_by_ios() -> None:
         cmp.flashpath_result(json.dumps(empty), "x")
 
 
-def test_mqsim_result_reads_the_flow_attributes(tmp_path: Path) -> None:
-    # The shape of MQSim's <workload>_scenario_1.xml: Host, then one
-    # IO_Flow element per flow with the statistics as attributes
+def test_mqsim_result_reads_the_flow_statistics(tmp_path: Path) -> None:
+    # The shape of MQSim's <workload>_scenario_1.xml (XmlWriter writes each
+    # "attribute" as a child element): Host, then one Host.IO_Flow per flow
     # (Host_System::Report_results_in_XML, IO_Flow_Base.cpp).
-    p = tmp_path / "w_scenario_1.xml"
-    p.write_text(
-        '<?xml version="1.0" encoding="us-ascii"?>\n<MQSim_Results><Host>'
-        '<Host.IO_Flow Name="Host.IO_Flow.Synth.No_0" Request_Count="300" IOPS="1500.5" '
-        'Device_Response_Time="10" End_to_End_Request_Delay="20"/>'
-        '<Host.IO_Flow Name="Host.IO_Flow.Synth.No_1" Request_Count="100" IOPS="499.5" '
-        'Device_Response_Time="30" End_to_End_Request_Delay="60"/>'
-        "</Host><SSDDevice/></MQSim_Results>\n"
-    )
-    assert cmp.mqsim_result(p) == (2000.0, 30.0)
+    def result(delay: str) -> Path:
+        p = tmp_path / "w_scenario_1.xml"
+        p.write_text(
+            '<?xml version="1.0" encoding="us-ascii"?>\n<MQSim_Results><Host>'
+            "<Host.IO_Flow><Name>Host.IO_Flow.Synth.No_0</Name>"
+            "<Request_Count>300</Request_Count><IOPS>inf</IOPS>"
+            "<Device_Response_Time>10</Device_Response_Time>"
+            f"<End_to_End_Request_Delay>{delay}</End_to_End_Request_Delay></Host.IO_Flow>"
+            "<Host.IO_Flow><Name>Host.IO_Flow.Synth.No_1</Name>"
+            "<Request_Count>100</Request_Count><IOPS>100.000000</IOPS>"
+            "<Device_Response_Time>30</Device_Response_Time>"
+            "<End_to_End_Request_Delay>64</End_to_End_Request_Delay></Host.IO_Flow>"
+            "</Host><SSDDevice/></MQSim_Results>\n"
+        )
+        return p
+
+    # Little's law on each closed queue: 32 in flight, 20 us and 64 us each;
+    # MQSim's own IOPS (whole-second division) is not used.
+    iops, delay = cmp.mqsim_result(result("20"), 32)
+    assert iops == pytest.approx(32 / 20e-6 + 32 / 64e-6)
+    assert delay == (300 * 20 + 100 * 64) / 400
+    with pytest.raises(cmp.BenchError, match="bad Host.IO_Flow statistic"):
+        cmp.mqsim_result(result("lots"), 32)
+    with pytest.raises(cmp.BenchError, match="End_to_End_Request_Delay 0.0, not above 0"):
+        cmp.mqsim_result(result("0"), 32)
     with pytest.raises(cmp.BenchError, match="cannot read MQSim's results"):
-        cmp.mqsim_result(tmp_path / "missing.xml")
+        cmp.mqsim_result(tmp_path / "missing.xml", 32)
 
 
 def test_table_medians_and_ratios() -> None:

@@ -241,26 +241,39 @@ def flashpath_result(text: str, where: str) -> tuple[float, float]:
     return iops, lat_sum / ios / 1000.0
 
 
-def mqsim_result(path: Path) -> tuple[float, float]:
+def mqsim_result(path: Path, qd: int) -> tuple[float, float]:
     """(IOPS, mean end-to-end request delay in us) of the flows in MQSim's
-    results file (Host.IO_Flow attributes, IO_Flow_Base.cpp)."""
+    results file: one Host.IO_Flow element per flow, each statistic a child
+    element (IO_Flow_Base::Report_results_in_XML). MQSim's own IOPS divides
+    by the simulated time in whole seconds (an integer division of
+    nanoseconds, IO_Flow_Base.cpp), inf under 1 s and up to 2x off under
+    2 s; so the IOPS here is Little's law on the closed queue its
+    QUEUE_DEPTH generator keeps, `qd` requests in flight per flow:
+    qd / mean end-to-end delay."""
     try:
         root = ET.parse(path).getroot()
     except (OSError, ET.ParseError) as exc:
         raise BenchError(f"{path}: cannot read MQSim's results: {exc}") from exc
-    flows = [e for e in root.iter() if e.get("IOPS") is not None]
+    flows = root.findall("./Host/Host.IO_Flow")
     if not flows:
-        raise BenchError(f"{path}: no IO_Flow with an IOPS attribute")
-    try:
-        iops = sum(float(f.get("IOPS", "")) for f in flows)
-        reqs = [int(f.get("Request_Count", "")) for f in flows]
-        delays = [float(f.get("End_to_End_Request_Delay", "")) for f in flows]
-    except ValueError as exc:
-        raise BenchError(f"{path}: bad IO_Flow attribute ({exc})") from exc
-    total = sum(reqs)
+        raise BenchError(f"{path}: no Host/Host.IO_Flow element")
+    iops = 0.0
+    delay_sum = 0.0
+    total = 0
+    for f in flows:
+        try:
+            count = int(f.findtext("Request_Count", ""))
+            delay = float(f.findtext("End_to_End_Request_Delay", ""))
+        except ValueError as exc:
+            raise BenchError(f"{path}: bad Host.IO_Flow statistic ({exc})") from exc
+        if delay <= 0:
+            raise BenchError(f"{path}: End_to_End_Request_Delay {delay}, not above 0")
+        iops += qd / (delay * 1e-6)
+        delay_sum += count * delay
+        total += count
     if total == 0:
         raise BenchError(f"{path}: MQSim serviced no request")
-    return iops, sum(r * d for r, d in zip(reqs, delays, strict=True)) / total
+    return iops, delay_sum / total
 
 
 def fmt_wall(s: float) -> str:
@@ -409,6 +422,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="folder for inputs, outputs and results.json (default: a new temporary one)",
     )
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="make -j for MQSim")
+    p.add_argument(
+        "--precondition-all",
+        action="store_true",
+        help="MQSim preconditions every workload (Initial_Occupancy_Percentage 100), so its "
+        "device is as full as flashpath's prefilled one; default: the steady-state row only",
+    )
     p.add_argument("--write-only", action="store_true", help="write the inputs to --work and stop")
     a = p.parse_args(argv)
     if a.requests is None:
@@ -466,8 +485,8 @@ def run_flashpath(
     return Sample(wall, rss, iops, lat)
 
 
-def run_mqsim(binary: Path, work: Path, tag: str, w: Workload) -> Sample:
-    config = "ssdconfig-precondition.xml" if w.steady else "ssdconfig.xml"
+def run_mqsim(binary: Path, work: Path, tag: str, w: Workload, qd: int, fill: bool) -> Sample:
+    config = "ssdconfig-precondition.xml" if w.steady or fill else "ssdconfig.xml"
     # MQSim names its results after the workload file (main.cpp).
     result = work / f"{w.name}_scenario_1.xml"
     result.unlink(missing_ok=True)
@@ -476,7 +495,7 @@ def run_mqsim(binary: Path, work: Path, tag: str, w: Workload) -> Sample:
     wall, rss, rc = timed(argv, work, out, work / f"{tag}.err")
     if rc != 0:
         raise BenchError(f"MQSim failed on {w.name} (exit {rc}): see {out}")
-    iops, lat = mqsim_result(result)
+    iops, lat = mqsim_result(result, qd)
     result.rename(work / f"{tag}.result.xml")
     return Sample(wall, rss, iops, lat)
 
@@ -511,7 +530,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         sample = run_flashpath(fp, work, tag, w, device, sets)
                         samples[w.name][0].append(sample)
                     else:
-                        sample = run_mqsim(binary, work, tag, w)
+                        sample = run_mqsim(binary, work, tag, w, a.qd, a.precondition_all)
                         samples[w.name][1].append(sample)
                     print(
                         f"{tag}: {sample.wall_s:.2f} s, {sample.rss_mib:.0f} MiB", file=sys.stderr
@@ -524,6 +543,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "device": device,
             "sets": [*base, *a.sets],
             "mqsim_commit": commit,
+            "mqsim_precondition_all": a.precondition_all,
             "samples": {
                 k: {"flashpath": [asdict(s) for s in f], "mqsim": [asdict(s) for s in m]}
                 for k, (f, m) in samples.items()
@@ -534,7 +554,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(
             f"{a.requests:,} requests at QD{a.qd}, median of {a.runs} alternating run(s); "
             f"flashpath --device {device}{f' with {n_sets} --set' if n_sets else ''}; "
-            f"MQSim {commit} on its ssdconfig.xml. Inputs and outputs: {work}\n"
+            f"MQSim {commit} on its ssdconfig.xml"
+            f"{', preconditioned on every row' if a.precondition_all else ''}. "
+            f"Inputs and outputs: {work}\n"
         )
         print(table([(w.label, *samples[w.name]) for w in a.selected]), end="")
     except BenchError as err:

@@ -319,3 +319,65 @@ def test_options_and_bad_input(checkout: Path, capsys: pytest.CaptureFixture[str
     assert cmp.main([str(checkout.parent / "nowhere"), "--quick"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not an MQSim checkout" in err
+
+
+# A stand-in for MQSim, built by a Makefile as compare.py builds MQSim: it
+# reads the workload it is given and writes a results file in MQSim's shape
+# (QD 4 requests in flight, each 50 us end to end), logging the config.
+FAKE_MQSIM = """#!PYTHON
+import sys, xml.etree.ElementTree as ET
+args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+flow = ET.parse(args["-w"]).getroot().find("IO_Scenario/IO_Flow_Parameter_Set_Synthetic")
+n = flow.findtext("Total_Requests_To_Generate")
+with open("fake.log", "a") as log:
+    log.write(args["-i"] + " " + args["-w"] + "\\n")
+out = args["-w"].rsplit(".", 1)[0] + "_scenario_1.xml"
+open(out, "w").write(
+    "<MQSim_Results><Host><Host.IO_Flow><Request_Count>" + n + "</Request_Count>"
+    "<IOPS>inf</IOPS><End_to_End_Request_Delay>50</End_to_End_Request_Delay>"
+    "</Host.IO_Flow></Host></MQSim_Results>"
+)
+sys.stdin.read()
+"""
+
+
+def test_main_runs_both_tools_alternately(
+    checkout: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (checkout / "src").mkdir()
+    (checkout / "src" / "main.cpp").write_text("")
+    (checkout / "fake.py").write_text(FAKE_MQSIM.replace("PYTHON", sys.executable))
+    (checkout / "Makefile").write_text(
+        "CC_FLAGS := -O3\nall:\n\tcp fake.py MQSim\n\tchmod +x MQSim\n"
+    )
+    work = tmp_path / "work"
+    argv = [str(checkout), "--workloads", "randread,seqread", "--requests", "200"]
+    rc = cmp.main([*argv, "--qd", "4", "--runs", "2", "--work", str(work), "--precondition-all"])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    rows = [ln for ln in out.splitlines() if ln.startswith("| 4 KiB") or ln.startswith("| 128")]
+    assert len(rows) == 2
+    # Little's law on the stand-in's closed queue: 4 / 50 us.
+    assert all("| 80,000, 50 us |" in r for r in rows)
+    record = json.loads((work / "results.json").read_text())
+    for name in ("randread", "seqread"):
+        for tool in ("flashpath", "mqsim"):
+            assert len(record["samples"][name][tool]) == 2
+    fp = record["samples"]["randread"]["flashpath"][0]
+    assert fp["wall_s"] > 0 and fp["rss_mib"] > 10 and fp["iops"] > 0
+    # Every MQSim run got the preconditioned config, as asked.
+    log = (work / "fake.log").read_text().splitlines()
+    assert (
+        log
+        == ["ssdconfig-precondition.xml randread.xml", "ssdconfig-precondition.xml seqread.xml"] * 2
+    )
+
+    # The order flips every round: flashpath first in round 0, MQSim in 1.
+    def t(name: str) -> int:
+        return (work / name).stat().st_mtime_ns
+
+    assert t("randread.flashpath.0.json") < t("randread.mqsim.0.out")
+    assert t("randread.mqsim.1.out") < t("randread.flashpath.1.json")
+    # A second run into the same folder would mix results: refused.
+    assert cmp.main([*argv, "--work", str(work)]) == 1
+    assert "holds results of an earlier run" in capsys.readouterr().err

@@ -319,6 +319,18 @@ def test_options_and_bad_input(checkout: Path, capsys: pytest.CaptureFixture[str
     assert cmp.main([str(checkout.parent / "nowhere"), "--quick"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not an MQSim checkout" in err
+    a_file = checkout / "ssdconfig.xml"
+    assert cmp.main([str(checkout), "--quick", "--work", str(a_file)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--work {a_file}: cannot write" in err
+    assert (
+        cmp.main([str(checkout), "--quick", "--work", str(checkout / "w"), "--flashpath", "/no/fp"])
+        == 1
+    )
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot run /no/fp" in err
+    a = cmp.parse_args([str(checkout), "--precondition-all"])
+    assert a.precondition_all and not cmp.parse_args([str(checkout)]).precondition_all
 
 
 # A stand-in for MQSim, built by a Makefile as compare.py builds MQSim: it

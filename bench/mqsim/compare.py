@@ -326,7 +326,10 @@ def timed(argv: Sequence[str], cwd: Path, stdout: Path, stderr: Path) -> tuple[f
         t0 = time.perf_counter()
         # MQSim waits for a key press at its end (cin.get() in main.cpp):
         # stdin at end of file lets it exit.
-        proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+        try:
+            proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+        except OSError as exc:
+            raise BenchError(f"cannot run {argv[0]}: {exc.strerror or exc}") from exc
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -345,7 +348,10 @@ def flashpath_command(given: str | None) -> list[str]:
 
 
 def profiles(fp: list[str]) -> list[str]:
-    res = subprocess.run([*fp, "profiles"], capture_output=True, text=True)
+    try:
+        res = subprocess.run([*fp, "profiles"], capture_output=True, text=True)
+    except OSError as exc:
+        raise BenchError(f"cannot run {fp[0]}: {exc.strerror or exc}") from exc
     if res.returncode != 0:
         raise BenchError(f"{shlex.join(fp)} profiles failed: {res.stderr.strip()}")
     return [line.split()[0] for line in res.stdout.splitlines() if line.strip()]
@@ -372,7 +378,10 @@ def build_mqsim(src: Path, jobs: int) -> Path:
         raise BenchError(f"{src}: not an MQSim checkout (no Makefile and src/main.cpp)")
     if "-O3" not in makefile.read_text(errors="replace"):
         print(f"warning: {makefile} does not build with -O3", file=sys.stderr)
-    res = subprocess.run(["make", "-C", str(src), f"-j{jobs}"], capture_output=True, text=True)
+    try:
+        res = subprocess.run(["make", "-C", str(src), f"-j{jobs}"], capture_output=True, text=True)
+    except OSError as exc:
+        raise BenchError(f"cannot run make: {exc.strerror or exc}") from exc
     binary = src / "MQSim"
     if res.returncode != 0 or not binary.is_file():
         tail = "\n".join(res.stderr.strip().splitlines()[-5:])
@@ -509,7 +518,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         work = (a.work or Path(tempfile.mkdtemp(prefix="mqsim-bench-"))).resolve()
         if any(work.glob("*.result.xml")) and not a.write_only:
             raise BenchError(f"{work}: holds results of an earlier run; give an empty --work")
-        write_inputs(work, src, a.selected, a.requests, a.qd)
+        try:
+            write_inputs(work, src, a.selected, a.requests, a.qd)
+        except OSError as exc:
+            raise BenchError(f"--work {work}: cannot write: {exc.strerror or exc}") from exc
         if a.write_only:
             print(f"inputs written to {work}")
             return 0

@@ -283,6 +283,32 @@ pub struct Prepared<'a> {
     disk_capacity: u64,
 }
 
+/// A fault the profile injects (`device.badblocks`) reaches fio only on
+/// its direct I/O: the page cache's readahead and writeback requests do
+/// not carry a request's error back to a read, a write or an fsync in
+/// flashpath yet, so a buffered job with faults is refused rather than
+/// run as if nothing failed.
+fn check_faults_direct(jobs: &JobFile, profile: &Profile) -> Result<()> {
+    if crate::device::BadBlocks::from_profile(profile)?.is_empty() {
+        return Ok(());
+    }
+    let buffered = jobs
+        .jobs
+        .iter()
+        .find(|s| !s.direct && s.ioengine != crate::workload::fio::IoEngine::Null);
+    match buffered {
+        None => Ok(()),
+        Some(spec) => Err(InputError::new(
+            jobs.path.clone(),
+            Some(spec.line),
+            format!(
+                "job '{}': direct=0 goes through the page cache, which does not pass a                  device's I/O errors on to fio in flashpath; device.badblocks needs direct=1",
+                spec.name
+            ),
+        )),
+    }
+}
+
 /// Everything [`run_jobs`] does before it simulates: read the iologs,
 pub fn prepare<'a>(
     jobs: &'a JobFile,
@@ -300,6 +326,7 @@ pub fn prepare<'a>(
     check_fio_setup(jobs)?;
     check_modelled(jobs)?;
     let model = build_model(profile)?;
+    check_faults_direct(jobs, profile)?;
     let disk = model.driver.info();
     check_iologs_within(jobs, base_dir, disk.capacity)?;
     let cache = model.page_cache(jobs, disk.capacity)?;

@@ -295,3 +295,16 @@ fn ignored_trim_errors_are_all_counted() {
         assert!(normal.contains(line), "{line}\n{normal}");
     }
 }
+
+#[test]
+fn a_buffered_job_with_faults_is_refused_by_name() {
+    let job = "[j]\nrw=read\nbs=4k\nsize=64k\nioengine=psync\ndirect=0\n";
+    let o = vec![BAD.to_string()];
+    let err = match run_text(job, "job.fio", Path::new("."), "nullblk", &o, 1) {
+        Ok(_) => panic!("the page cache does not pass errors on: refuse"),
+        Err(e) => e.to_string(),
+    };
+    assert!(err.contains("job.fio") && err.contains("direct=0"), "{err}");
+    // Without faults the same job runs.
+    run(job, "nullblk", &[]);
+}

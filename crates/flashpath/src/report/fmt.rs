@@ -134,6 +134,7 @@ pub fn cfp(v: f64, prec: usize) -> String {
 /// glibc prints an unknown one.
 pub fn strerror(err: i32) -> String {
     match err {
+        0 => "Success".into(),
         5 => "Input/output error".into(),
         28 => "No space left on device".into(),
         61 => "No data available".into(),

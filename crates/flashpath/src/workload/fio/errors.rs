@@ -192,6 +192,9 @@ mod tests {
             "fio: io_u error on file f: Input/output error: read offset=16384, buflen=4096"
         );
         assert_eq!(strerror(EIO), "Input/output error");
+        // A job whose continue_on_error covered no error it met prints
+        // `first_error=0/<Success>`.
+        assert_eq!(strerror(0), "Success");
         assert_eq!(strerror(95), "Operation not supported");
     }
 }

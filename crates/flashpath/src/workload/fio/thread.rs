@@ -715,8 +715,9 @@ impl FioThread {
     /// I/Os (for flashpath's own section).
     pub fn into_result(self, usr_ns: Ns, sys_ns: Ns, ctx: u64) -> (JobResult, u64) {
         let mut res = self.res;
-        // __show_run_stats: a job that went on past its errors reports the
-        // first one, with td->verror cleared by td_clear_error.
+        // __show_run_stats: a job that ended on an error reports it with
+        // its text; one that went on past its errors reports the first of
+        // them with the text td_verror last recorded (empty if none did).
         res.continue_on_error = self.errors.continue_on_error != 0;
         res.failed = self.td_error != 0;
         if res.failed {

@@ -93,11 +93,14 @@ def _error(message: str) -> NoReturn:
     sys.exit(2)
 
 
-def _write(path: str, text: str, what: str) -> None:
-    """Write `text` to `path` (asked for by `what`); a failure ends the
-    command with one message naming both and the OS error."""
+def _write(path: str, text: str, what: str, append: bool = False) -> None:
+    """Write `text` to `path` (asked for by `what`), or add it to the end
+    of `path` (`append`, as fio does with a shared per_job_logs=0 log); a
+    failure ends the command with one message naming both and the OS
+    error."""
     try:
-        Path(path).write_text(text, encoding="utf-8")
+        with open(path, "a" if append else "w", encoding="utf-8") as f:
+            f.write(text)
     except OSError as exc:
         _error(f"{what}: cannot write {shown(path)}: {exc.strerror or exc}")
 
@@ -182,7 +185,7 @@ def run_cmd(
     # Logs the job asked for (write_lat_log, write_iolog), where fio writes
     # them: relative to the current directory.
     for log in run.logs:
-        _write(log.name, log.contents, log.option)
+        _write(log.name, log.contents, log.option, log.append)
     if output:
         _write(output, run.text, "--output")
     else:
@@ -681,7 +684,7 @@ def replay_cmd(
     for note in run.notes:
         click.echo(note, err=True)
     for log in run.logs:
-        _write(log.name, log.contents, log.option)
+        _write(log.name, log.contents, log.option, log.append)
     if output:
         _write(output, run.text, "--output")
     else:

@@ -7,7 +7,7 @@
 use super::fmt::{cfp, ctime, num2str, N2sUnit};
 use super::group::{calc_lat, convert_agg, group_stats, ms_floor, GroupStats, ThreadStat};
 use super::model::RunResult;
-use crate::sim::hist::{LatencyHist, FIO_DEFAULT_PERCENTILES};
+use crate::sim::hist::LatencyHist;
 use std::fmt::Write;
 
 const SIG_FIGS: usize = 4;
@@ -90,9 +90,18 @@ fn display_lat(out: &mut String, name: &str, v: (u64, u64, f64, f64)) {
 
 /// show_clat_percentiles: unit chosen from the smallest and largest
 /// percentile value, values rounded up to that unit, columns sized to the
-/// widest value.
-pub fn clat_percentiles(out: &mut String, h: &LatencyHist, pre: &str) {
-    let list = &FIO_DEFAULT_PERCENTILES;
+/// widest value; `list` is the job's percentile_list (already cut at its
+/// first 0 and sorted) printed with `precision` digits after the point.
+pub fn clat_percentiles(
+    out: &mut String,
+    h: &LatencyHist,
+    list: &[f64],
+    precision: usize,
+    pre: &str,
+) {
+    if list.is_empty() {
+        return;
+    }
     let mut vals = h.percentiles(list);
     let minv = vals.iter().copied().min().unwrap_or(0);
     let maxv = vals.iter().copied().max().unwrap_or(0);
@@ -112,7 +121,6 @@ pub fn clat_percentiles(out: &mut String, h: &LatencyHist, pre: &str) {
         ((scaled as f64).log10() + 1.0) as usize
     };
     let time_width = digits.max(5);
-    let precision = 2usize;
     let per_line = (80 - 7) / (precision + 10 + time_width);
     for (j, p) in list.iter().enumerate() {
         if j != 0 && j % per_line == 0 {
@@ -155,7 +163,11 @@ fn ddir_status(out: &mut String, ts: &ThreadStat, rs: &GroupStats, k: usize) {
     let _ = writeln!(
         out,
         "  {}: IOPS={}, BW={} ({})({}/{}msec){}",
-        ["read", "write", "trim"][k],
+        if ts.mixed() {
+            "mixed"
+        } else {
+            ["read", "write", "trim"][k]
+        },
         num2str(iops, SIG_FIGS, 1, false, N2sUnit::None),
         num2str(bw, SIG_FIGS, 1, true, N2sUnit::BytePerSec),
         num2str(bw, SIG_FIGS, 1, false, N2sUnit::BytePerSec),
@@ -172,8 +184,17 @@ fn ddir_status(out: &mut String, ts: &ThreadStat, rs: &GroupStats, k: usize) {
     if let Some(v) = calc_lat(&d.lat) {
         display_lat(out, " lat", v);
     }
-    if d.clat.samples() > 0 {
-        clat_percentiles(out, &d.clat, "clat");
+    // show_ddir_status: each kind's table when its option is on.
+    let st = &ts.stat;
+    let (list, prec) = (&st.percentile_list[..], st.percentile_precision);
+    if st.slat_percentiles && d.slat.samples() > 0 {
+        clat_percentiles(out, &d.slat, list, prec, "slat");
+    }
+    if st.clat_percentiles && d.clat.samples() > 0 {
+        clat_percentiles(out, &d.clat, list, prec, "clat");
+    }
+    if st.lat_percentiles && d.lat.samples() > 0 {
+        clat_percentiles(out, &d.lat, list, prec, "lat");
     }
     if let Some((min, max, mean, dev)) = d.bw.calc() {
         let p_of_agg = convert_agg(mean, rs.agg[k]);
@@ -282,7 +303,14 @@ pub fn job_block(ts: &ThreadStat, rs: &GroupStats, time: &str) -> String {
     if let Some(v) = calc_lat(&ts.sync) {
         out.push_str("  fsync/fdatasync/sync_file_range:\n");
         display_lat(&mut out, "sync", v);
-        clat_percentiles(&mut out, &ts.sync, "sync");
+        let st = &ts.stat;
+        clat_percentiles(
+            &mut out,
+            &ts.sync,
+            &st.percentile_list,
+            st.percentile_precision,
+            "sync",
+        );
     }
     let _ = writeln!(
         out,
@@ -339,7 +367,11 @@ pub fn group_block(rs: &GroupStats) -> String {
         let _ = writeln!(
             out,
             "{}: bw={} ({}), {}-{} ({}-{}), io={} ({}), run={}-{}msec",
-            ["   READ", "  WRITE", "   TRIM"][k],
+            if rs.mixed() {
+                "  MIXED"
+            } else {
+                ["   READ", "  WRITE", "   TRIM"][k]
+            },
             b(rs.agg[k], true),
             b(rs.agg[k], false),
             b(rs.min_bw[k], true),
@@ -392,6 +424,7 @@ pub fn render_results(run: &RunResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::hist::FIO_DEFAULT_PERCENTILES;
 
     #[test]
     fn display_lat_picks_units_like_fio() {
@@ -419,7 +452,7 @@ mod tests {
             h.record(v);
         }
         let mut out = String::new();
-        clat_percentiles(&mut out, &h, "clat");
+        clat_percentiles(&mut out, &h, &FIO_DEFAULT_PERCENTILES, 2, "clat");
         let first = out.lines().nth(1).unwrap();
         assert_eq!(first.matches("th=[").count(), 3, "{out}");
         assert!(out.starts_with("    clat percentiles (nsec):\n     |  1.00th=[    498],"));

@@ -337,6 +337,10 @@ pub struct JobSpec {
     pub bs_unaligned: bool,
     /// Output-only options, recorded for the reporter.
     pub percentile_list: Option<Vec<f64>>,
+    /// Digits after the point in the printed percentiles (parse.c
+    /// FIO_OPT_FLOAT_LIST: the longest run of digits after a '.' in the
+    /// list's text; 2 for fio's default list).
+    pub percentile_precision: usize,
     pub clat_percentiles: bool,
     pub lat_percentiles: bool,
     pub slat_percentiles: bool,
@@ -446,6 +450,7 @@ impl Default for JobSpec {
             kb_base: 1024,
             bs_unaligned: false,
             percentile_list: None,
+            percentile_precision: 2,
             clat_percentiles: true,
             lat_percentiles: false,
             slat_percentiles: false,
@@ -476,6 +481,10 @@ pub struct JobFile {
     pub ignored: Vec<crate::error::Diagnostic>,
     /// fio quirks read as fio reads them (e.g. `bs= 8k` is 8 bytes).
     pub warnings: Vec<crate::error::Diagnostic>,
+    /// Lines fio 3.33 itself prints on stderr for this file while
+    /// accepting it, word for word (parse.c log_err of a value part that
+    /// failed: `iodepth: min value out of range: -1 (1 min)`).
+    pub fio_messages: Vec<String>,
 }
 
 impl JobSpec {

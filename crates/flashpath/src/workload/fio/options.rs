@@ -521,7 +521,14 @@ pub static OPTIONS: &[OptDef] = &[
         "iodepth",
         &[],
         INT.min(1),
-        sets(|s, g| s.iodepth = g.n() as u32),
+        // A value whose first part fails (`-1`: "-1" is out of range, the
+        // "1" after the '-' is read as a second part) stores nothing:
+        // iodepth keeps its default, as in fio.
+        sets(|s, g| {
+            if let Some(v) = g.parsed.first() {
+                s.iodepth = v as u32;
+            }
+        }),
     ),
     o(
         "iodepth_batch",
@@ -1347,7 +1354,18 @@ pub static OPTIONS: &[OptDef] = &[
         "percentile_list",
         &[],
         FLOATS.max_len(20).fp(0.0, 100.0),
-        records(|s, g| s.percentile_list = Some(g.parsed.floats.clone())),
+        records(|s, g| {
+            s.percentile_list = Some(g.parsed.floats.clone());
+            // parse.c: each entry counts the digits after the first '.' at
+            // or after it; the largest count is the precision.
+            s.percentile_precision = g
+                .v()
+                .split('.')
+                .skip(1)
+                .map(|rest| rest.bytes().take_while(u8::is_ascii_digit).count())
+                .max()
+                .unwrap_or(0);
+        }),
     ),
     o(
         "significant_figures",

@@ -220,7 +220,6 @@ pub fn check_memory(jobs: &JobFile, regions: &[Vec<(u64, u64)>], memory: u64) ->
 /// option named, rather than simulated wrongly.
 pub fn check_modelled(jobs: &JobFile) -> Result<()> {
     for spec in &jobs.jobs {
-        let logs = spec.logs_per_io() || spec.write_iolog.is_some();
         let unmodelled = [
             (spec.size_percent.is_some(), "size=N%"),
             (spec.offset_percent.is_some(), "offset=N%"),
@@ -228,10 +227,6 @@ pub fn check_modelled(jobs: &JobFile) -> Result<()> {
             (spec.exitall, "exitall"),
             (spec.wait_for.is_some(), "wait_for"),
             (spec.cpus_allowed_split, "cpus_allowed_policy=split"),
-            (
-                logs && !spec.per_job_logs,
-                "per_job_logs=0 (one shared log)",
-            ),
             (
                 spec.write_iolog.is_some() && spec.numjobs > 1,
                 "write_iolog with numjobs > 1",

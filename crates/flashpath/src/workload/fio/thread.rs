@@ -10,7 +10,7 @@
 //! `completed_inline`, `io_completed`, `record_io`).
 
 use crate::mm::thp::{io_buffer_contiguous_bytes, ThpMode};
-use crate::report::{JobResult, LatSample};
+use crate::report::{JobResult, LatSample, StatOpts, UnifiedRw};
 use crate::sim::rng::RngStream;
 use crate::sim::{Ns, NS_PER_MS};
 use crate::workload::fio::{BlockSize, IoEngine, JobSpec, RateProcess};
@@ -150,6 +150,27 @@ pub struct FioThread {
     sync_started: Option<Ns>,
 }
 
+/// The job's reporting options as fio's thread_stat carries them
+/// (init.c setup_job copies them from the job's options).
+fn stat_opts(spec: &JobSpec) -> StatOpts {
+    let mut st = StatOpts {
+        clat_percentiles: spec.clat_percentiles,
+        lat_percentiles: spec.lat_percentiles,
+        slat_percentiles: spec.slat_percentiles,
+        unified_rw: match spec.unified_rw_reporting.as_str() {
+            "mixed" => UnifiedRw::Mixed,
+            "both" => UnifiedRw::Both,
+            _ => UnifiedRw::Split,
+        },
+        ..StatOpts::default()
+    };
+    if let Some(list) = &spec.percentile_list {
+        st.percentile_list = StatOpts::effective_list(list);
+        st.percentile_precision = spec.percentile_precision;
+    }
+    st
+}
+
 impl FioThread {
     /// The clone `plan` of job `spec`; `polled` says whether its I/Os
     /// complete by polling, `thp` how contiguous its buffers are.
@@ -173,6 +194,7 @@ impl FioThread {
             rw: spec.rw.fio_name().to_string(),
             ioengine: spec.ioengine.fio_name().to_string(),
             iodepth: spec.iodepth,
+            stat: stat_opts(spec),
             ..JobResult::default()
         };
         for d in Ddir::ALL {
@@ -502,7 +524,10 @@ impl FioThread {
         let d = &mut self.res.dirs[unit.ddir.index()];
         d.io_bytes += u64::from(unit.len);
         d.total_ios += 1;
-        let has_slat = !self.sync && self.engine != IoEngine::Null;
+        // engines/null.c null_init: at iodepth 1 the null engine is
+        // FIO_SYNCIO (no submission latency); deeper, its commit sets the
+        // issue time (FIO_ASYNCIO_SETS_ISSUE_TIME) and fio records slat.
+        let has_slat = !self.sync && !(self.engine == IoEngine::Null && self.depth == 1);
         if has_slat {
             d.slat.record(issue - start);
         }

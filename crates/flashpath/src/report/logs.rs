@@ -207,7 +207,11 @@ pub fn log_files(jobs: &JobFile, results: &mut [JobResult]) -> Vec<LogFile> {
                 let _ = writeln!(text, "{at_us} {file} {action} {} {}", u.offset, u.len);
             }
             let _ = writeln!(text, "{} {file} close", res.job_runtime / 1_000);
-            files.push(log(name.clone(), text, "write_iolog", name));
+            // iolog.c init_iolog_write opens the file with "a": a log
+            // already there keeps its lines, this run's follow them.
+            let mut iolog = log(name.clone(), text, "write_iolog", name);
+            iolog.append = true;
+            add_log(&mut files, iolog);
         }
     }
     files

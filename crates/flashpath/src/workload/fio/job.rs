@@ -308,6 +308,10 @@ pub struct JobSpec {
     pub randrepeat: bool,
     pub randseed: Option<u64>,
     pub norandommap: bool,
+    /// random_generator=lfsr: every block once per pass, with or without
+    /// the random map (filesetup.c init_random_map sets up the LFSR instead
+    /// of the map).
+    pub lfsr: bool,
 
     /// CPUs this job may run on (None: any).
     pub cpus_allowed: Option<Vec<u32>>,
@@ -436,6 +440,7 @@ impl Default for JobSpec {
             randrepeat: true,
             randseed: None,
             norandommap: false,
+            lfsr: false,
             cpus_allowed: None,
             group_reporting: false,
             stonewall: false,

@@ -27,7 +27,7 @@ pub use job::*;
 pub use number::fio_resolved_number;
 pub use parse::{parse_job_file, parse_job_str};
 pub use stream::IoStream;
-pub use thread::{FioThread, Step, ThreadPlan};
+pub use thread::{ExitWhat, FioThread, Step, ThreadPlan};
 
 impl crate::workload::IoSource for IoStream {
     fn next_io(&mut self) -> Option<crate::workload::IoUnit> {

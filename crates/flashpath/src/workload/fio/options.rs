@@ -672,7 +672,12 @@ pub static OPTIONS: &[OptDef] = &[
         "random_generator",
         &[],
         STR.values(&["tausworthe", "lfsr", "tausworthe64"]),
-        Handling::Ignore,
+        // tausworthe and tausworthe64 differ only in their numbers
+        // (flashpath draws from its own streams); lfsr changes which
+        // offsets come: each block once per pass.
+        sets(|s, g| {
+            s.lfsr = posval_match(&["tausworthe", "lfsr", "tausworthe64"], g.v()) == Some("lfsr")
+        }),
     ),
     o(
         "random_distribution",

@@ -63,6 +63,18 @@ pub enum Step {
     Done { end_fsync: bool },
 }
 
+/// What a job's end terminates when a job file has `exitall` (fio's
+/// `exit_what`; backend.c fio_terminate_threads).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitWhat {
+    /// The jobs of its reporting group (TERMINATE_GROUP, the default).
+    Group,
+    /// The jobs running now (TERMINATE_STONEWALL).
+    Stonewall,
+    /// Every job, those not started included (TERMINATE_ALL).
+    All,
+}
+
 /// One fio job clone's loop state and results.
 pub struct FioThread {
     /// The job section and the clone.
@@ -71,6 +83,12 @@ pub struct FioThread {
     /// Its stonewall wave and start delay.
     pub wave: u32,
     pub startdelay: Ns,
+    /// The job's name, the job it waits for (`wait_for`), its reporting
+    /// group, and what its end terminates under `exitall` (`exit_what`).
+    pub name: String,
+    pub wait_for: Option<String>,
+    pub groupid: u32,
+    pub exit_what: ExitWhat,
     source: Box<dyn IoSource>,
     pub engine: IoEngine,
     /// A synchronous engine: one I/O per call, the call returns with it.
@@ -210,6 +228,14 @@ impl FioThread {
             clone: plan.clone,
             wave: plan.wave,
             startdelay: spec.startdelay,
+            name: spec.name.clone(),
+            wait_for: spec.wait_for.clone(),
+            groupid: plan.groupid,
+            exit_what: match spec.exit_what.as_str() {
+                "stonewall" => ExitWhat::Stonewall,
+                "all" => ExitWhat::All,
+                _ => ExitWhat::Group,
+            },
             source: plan.source,
             engine: spec.ioengine,
             sync,
@@ -392,6 +418,13 @@ impl FioThread {
             self.res.io_log.push((at_us, in_file));
         }
         Step::Submit(unit)
+    }
+
+    /// fio_terminate_threads set td->terminate: the loop issues nothing
+    /// more, reaps what is in flight and ends.
+    pub fn terminate(&mut self) {
+        self.exhausted = true;
+        self.pending = None;
     }
 
     /// The loop stops submitting (the queue is full, a quiesce, the end, or

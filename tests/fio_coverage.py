@@ -27,7 +27,7 @@ import shutil
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,7 +98,8 @@ def cause_of(message: str) -> str:
     return line[:120]
 
 
-def judge(job: Path, flashpath: list[str]) -> Verdict:
+def fio_verdict(job: Path) -> tuple[bool, tuple[str, ...]]:
+    """Whether fio 3.33 accepts the job file, and its engines."""
     fio = subprocess.run(
         ["fio", "--parse-only", job.name],
         cwd=job.parent,
@@ -106,23 +107,55 @@ def judge(job: Path, flashpath: list[str]) -> Verdict:
         text=True,
         timeout=60,
     )
-    eng = engines(job)
-    local = all(e in LOCAL_ENGINES for e in eng)
+    if fio.returncode != 0:
+        return False, ()
+    return True, engines(job)
+
+
+def cli_verdict(job: Path) -> str | None:
+    """`flashpath run --parse-only JOB --device nullblk` as a user runs
+    it, in the job's folder: None when accepted, else its message."""
     ours = subprocess.run(
-        [*flashpath, "run", "--parse-only", job.name, "--device", "nullblk"],
+        [sys.executable, "-m", "flashpath.cli", "run", "--parse-only", job.name]
+        + ["--device", "nullblk"],
         cwd=job.parent,
         capture_output=True,
         text=True,
         timeout=120,
     )
-    ok = ours.returncode == 0
-    return Verdict(job, fio.returncode == 0, eng, local, ok, "" if ok else cause_of(ours.stderr))
+    return None if ours.returncode == 0 else ours.stderr
 
 
-def survey(flashpath: list[str], jobs: Iterable[Path] | None = None) -> list[Verdict]:
+def core_verdict(job: Path) -> str | None:
+    """The same check in this process (what the CLI calls), for the test."""
+    import os
+
+    from flashpath import _core
+
+    here = os.getcwd()
+    os.chdir(job.parent)
+    try:
+        _core.parse_only(job.name, "nullblk", [])
+        return None
+    except Exception as exc:  # the core raises FlashpathError, a ValueError
+        return str(exc.args[0] if exc.args else exc)
+    finally:
+        os.chdir(here)
+
+
+def survey(
+    verdict: Callable[[Path], str | None] = cli_verdict, jobs: Iterable[Path] | None = None
+) -> list[Verdict]:
     todo = sorted(jobs if jobs is not None else FIO_FIXTURES.rglob("*.fio"))
     with ThreadPoolExecutor(max_workers=2) as pool:
-        return list(pool.map(lambda j: judge(j, flashpath), todo))
+        fio = list(pool.map(fio_verdict, todo))
+    out = []
+    for job, (fio_ok, eng) in zip(todo, fio, strict=True):
+        local = all(e in LOCAL_ENGINES for e in eng)
+        why = verdict(job) if fio_ok and local else None
+        cause = "" if why is None else cause_of(why)
+        out.append(Verdict(job, fio_ok, eng, local, why is None, cause))
+    return out
 
 
 def table(verdicts: list[Verdict]) -> str:
@@ -147,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     if shutil.which("fio") is None:
         print("fio_coverage: the real fio is needed (apt-get install fio)", file=sys.stderr)
         return 2
-    verdicts = survey([sys.executable, "-m", "flashpath.cli"])
+    verdicts = survey()
     sys.stdout.write(table(verdicts))
     if args.jobs:
         print()

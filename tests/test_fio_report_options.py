@@ -173,9 +173,7 @@ def test_report_shape_matches_the_real_fio(tmp_path: Path, name: str) -> None:
 def test_out_of_range_iodepth_is_printed_and_runs_at_depth_one(tmp_path: Path) -> None:
     path = job(tmp_path, "rw=randread\niodepth=-1\n")
     r = cli("run", str(path), "--device", "nullblk")
-    f = subprocess.run(
-        [FIO, path.name], cwd=tmp_path, capture_output=True, text=True, timeout=120
-    )
+    f = subprocess.run([FIO, path.name], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and f.returncode == 0
     assert r.stderr == f.stderr == "iodepth: min value out of range: -1 (1 min)\n"
     head = r"^job: \(g=0\):.*iodepth=(\d+)$"

@@ -102,6 +102,7 @@ CASES = {
     "list-cut-at-zero": "rw=randread\npercentile_list=90:0:50\n",
     "mixed": "rw=randrw\nunified_rw_reporting=1\nlat_percentiles=1\n",
     "mixed-word": "rw=randrw\nunified_rw_reporting=mixed\n",
+    "both": "rw=randrw\nunified_rw_reporting=both\n",
 }
 
 
@@ -141,6 +142,15 @@ def test_report_shape_follows_stat_c(tmp_path: Path, name: str) -> None:
         # calc_clat_percentiles reads the list up to its first 0.
         assert s["read"]["clat_ns"][1] == ["90.000000"]
         assert ("clat", ["90"]) in t
+    elif name == "both":
+        # The split entries, then the mixed one (show_mixed_ddir_status,
+        # add_mixed_ddir_status_json, show_mixed_group_stats).
+        j = doc["jobs"][0]
+        assert list(s) == ["read", "write", "trim", "mixed"]
+        assert j["mixed"]["total_ios"] == j["read"]["total_ios"] + j["write"]["total_ios"] == 256
+        kinds = [k for k, _ in t if k in ("read", "write", "mixed", "READ", "WRITE", "MIXED")]
+        assert kinds == ["read", "write", "mixed", "READ", "WRITE", "MIXED"]
+        assert len(ours(path, "terse").strip().split(";")) == 121 + 41
     else:
         j = doc["jobs"][0]
         assert list(s) == ["mixed"] and not {"read", "write", "trim"} & set(j)

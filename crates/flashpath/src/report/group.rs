@@ -305,6 +305,15 @@ fn clone_stat(j: &JobResult, index: usize) -> ThreadStat {
     ts
 }
 
+/// gen_mixed_ddir_stats_from_ts: the entry with its directions summed
+/// into one `mixed` direction (for unified_rw_reporting=both).
+pub fn mixed_view(ts: &ThreadStat) -> ThreadStat {
+    let mut m = ts.clone();
+    m.stat.unified_rw = UnifiedRw::Mixed;
+    collapse_mixed(&mut m);
+    m
+}
+
 /// stat.c sum_thread_stats under UNIFIED_MIXED: every direction of a
 /// member is summed into the first (latencies merged, bandwidth and IOPS
 /// samples pure-summed, the longest runtime kept).

@@ -10,8 +10,8 @@
 //! newer fio added (job_start, latency_target_ns, read_sectors, ...).
 
 use super::fmt::{cf, ctime};
-use super::group::{calc_lat, group_stats, ms_floor, GroupStats, ThreadStat};
-use super::model::RunResult;
+use super::group::{calc_lat, group_stats, mixed_view, ms_floor, GroupStats, ThreadStat};
+use super::model::{RunResult, UnifiedRw};
 use crate::sim::hist::LatencyHist;
 
 /// A JSON value that keeps insertion order and fio's number kinds.
@@ -261,6 +261,10 @@ pub fn job_obj(ts: &ThreadStat, rs: &GroupStats, elapsed: u64, plus: bool) -> JV
     let on = st.clat_percentiles || st.lat_percentiles;
     sync.obj("lat_ns", lat_obj(&ts.sync, &st.percentile_list, on, plus));
     o.obj("sync", sync);
+    if st.unified_rw == UnifiedRw::Both {
+        // add_mixed_ddir_status_json: the summed directions after sync.
+        o.obj("mixed", ddir_obj(&mixed_view(ts), rs, 0, plus));
+    }
     o.int("job_runtime", ts.total_run_time)
         .float("usr_cpu", ts.usr_cpu())
         .float("sys_cpu", ts.sys_cpu())

@@ -114,7 +114,7 @@ pub enum UnifiedRw {
     Split,
     /// Reads, writes and trims summed into one `mixed` entry.
     Mixed,
-    /// Both (not yet reported as fio does: flashpath prints the split form).
+    /// The split entries, then the `mixed` one (`both`).
     Both,
 }
 

@@ -5,8 +5,10 @@
 //! kb_base=1024, unit_base=bytes, sig_figs=4, percentile_precision=2.
 
 use super::fmt::{cfp, ctime, num2str, N2sUnit};
-use super::group::{calc_lat, convert_agg, group_stats, ms_floor, GroupStats, ThreadStat};
-use super::model::RunResult;
+use super::group::{
+    calc_lat, convert_agg, group_stats, mixed_view, ms_floor, GroupStats, ThreadStat,
+};
+use super::model::{RunResult, UnifiedRw};
 use crate::sim::hist::LatencyHist;
 use std::fmt::Write;
 
@@ -296,6 +298,10 @@ pub fn job_block(ts: &ThreadStat, rs: &GroupStats, time: &str) -> String {
             ddir_status(&mut out, ts, rs, k);
         }
     }
+    if ts.stat.unified_rw == UnifiedRw::Both {
+        // show_mixed_ddir_status: the directions summed, after them.
+        ddir_status(&mut out, &mixed_view(ts), rs, 0);
+    }
     let (n, u, m) = ts.lat_dist();
     show_lat(&mut out, &n, "nsec");
     show_lat(&mut out, &u, "usec");
@@ -382,6 +388,35 @@ pub fn group_block(rs: &GroupStats) -> String {
             num2str(rs.iobytes[k], SIG_FIGS, 1, false, N2sUnit::Byte),
             rs.min_run[k],
             rs.max_run[k]
+        );
+    }
+    if rs.unified_rw == 2 {
+        // show_mixed_group_stats: the directions' sums, smallest and
+        // largest.
+        let (mut io, mut agg, mut min_bw, mut max_bw) = (0u64, 0u64, u64::MAX, 0u64);
+        let (mut min_run, mut max_run) = (u64::MAX, 0u64);
+        for k in (0..3).filter(|k| rs.max_run[*k] > 0) {
+            io += rs.iobytes[k];
+            agg += rs.agg[k];
+            min_bw = min_bw.min(rs.min_bw[k]);
+            max_bw = max_bw.max(rs.max_bw[k]);
+            min_run = min_run.min(rs.min_run[k]);
+            max_run = max_run.max(rs.max_run[k]);
+        }
+        let b = |v: u64, pow2: bool| num2str(v, SIG_FIGS, 1, pow2, N2sUnit::BytePerSec);
+        let _ = writeln!(
+            out,
+            "  MIXED: bw={} ({}), {}-{} ({}-{}), io={} ({}), run={}-{}msec",
+            b(agg, true),
+            b(agg, false),
+            b(min_bw, true),
+            b(max_bw, true),
+            b(min_bw, false),
+            b(max_bw, false),
+            num2str(io, SIG_FIGS, 1, true, N2sUnit::Byte),
+            num2str(io, SIG_FIGS, 1, false, N2sUnit::Byte),
+            min_run,
+            max_run
         );
     }
     out

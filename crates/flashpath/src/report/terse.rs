@@ -7,8 +7,10 @@
 //! one more when the job has a description.
 
 use super::fmt::cf;
-use super::group::{bw_agg_terse, calc_lat, group_stats, ms_floor, GroupStats, ThreadStat};
-use super::model::RunResult;
+use super::group::{
+    bw_agg_terse, calc_lat, group_stats, mixed_view, ms_floor, GroupStats, ThreadStat,
+};
+use super::model::{RunResult, UnifiedRw};
 use std::fmt::Write;
 
 /// fio's FIO_IO_U_LIST_MAX_LEN: terse always prints 20 percentile slots.
@@ -87,6 +89,10 @@ pub fn terse_line(ts: &ThreadStat, rs: &GroupStats, run: &RunResult) -> String {
     ddir(&mut out, ts, rs, 0);
     if !ts.mixed() {
         ddir(&mut out, ts, rs, 1);
+    }
+    if ts.stat.unified_rw == UnifiedRw::Both {
+        // show_mixed_ddir_status_terse: the summed directions after them.
+        ddir(&mut out, &mixed_view(ts), rs, 0);
     }
     let _ = write!(
         out,

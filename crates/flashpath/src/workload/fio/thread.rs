@@ -560,7 +560,8 @@ impl FioThread {
         // engines/null.c null_init: at iodepth 1 the null engine is
         // FIO_SYNCIO (no submission latency); deeper, its commit sets the
         // issue time (FIO_ASYNCIO_SETS_ISSUE_TIME) and fio records slat.
-        let has_slat = !self.sync && !(self.engine == IoEngine::Null && self.depth == 1);
+        let null_sync = self.engine == IoEngine::Null && self.depth == 1;
+        let has_slat = !(self.sync || null_sync);
         if has_slat {
             d.slat.record(issue - start);
         }

@@ -329,3 +329,42 @@ def test_wait_for_refused_as_fio_refuses_it(tmp_path: Path, text: str, message: 
     if FIO is not None:
         f = subprocess.run([FIO, "job.fio"], cwd=tmp_path, capture_output=True, text=True)
         assert f.returncode != 0 and message in f.stdout + f.stderr
+
+
+LOG_NAMES = """[job]
+ioengine=null
+size=16k
+write_bw_log=basic
+write_lat_log
+write_iops_log=x
+[two]
+ioengine=null
+size=16k
+write_bw_log=basic
+"""
+
+
+def test_log_names_follow_gen_log_name(tmp_path: Path) -> None:
+    # init.c gen_log_name: "<name>_<type>.<job number>.log"; a bare option
+    # takes the job's name.
+    (tmp_path / "job.fio").write_text(LOG_NAMES)
+    run_ours(tmp_path / "job.fio")
+    assert sorted(logs_of(tmp_path)) == [
+        "basic_bw.1.log",
+        "basic_bw.2.log",
+        "job_clat.1.log",
+        "job_lat.1.log",
+        "job_slat.1.log",
+        "x_iops.1.log",
+    ]
+
+
+@need_fio
+def test_log_names_match_the_real_fio(tmp_path: Path) -> None:
+    ours, real = tmp_path / "ours", tmp_path / "real"
+    for d in (ours, real):
+        d.mkdir()
+        (d / "job.fio").write_text(LOG_NAMES)
+    run_ours(ours / "job.fio")
+    run_fio(real / "job.fio")
+    assert logs_of(ours) == logs_of(real)

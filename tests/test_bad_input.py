@@ -29,10 +29,10 @@ CASES = [
         ["job.fio:5", "merge_blktrace_file"],
     ),
     (
-        "one shared log",
-        "[j]\nioengine=psync\ndirect=1\nsize=1m\nwrite_lat_log=x\nper_job_logs=0\n",
+        "a startdelay range (checked when jobs are set up)",
+        "[j]\nioengine=psync\ndirect=1\nsize=1m\nstartdelay=1-3\n",
         [],
-        ["job.fio:1", "per_job_logs=0"],
+        ["job.fio:1", "a startdelay range"],
     ),
     (
         "missing iolog",

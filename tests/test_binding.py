@@ -22,13 +22,17 @@ def test_run_job_result_has_named_fields(tmp_path: Path) -> None:
     assert doc["jobs"][0]["read"]["total_ios"] == run.completed_ios == 256
     assert run.events > run.completed_ios
     assert run.text.startswith("3;fio-3.33;j;")
-    assert any("write_hist_log" in n for n in run.notes)
+    # An ignored option is listed in the JSON, not in the notes (stderr).
+    assert any("write_hist_log" in n for n in doc["flashpath"]["ignored_options"])
+    assert not any("write_hist_log" in n for n in run.notes)
     [log] = run.logs
     assert isinstance(log, _core.LogFile)
     assert log.name == "j.iolog"
     assert log.option == f"{job}:1: job 'j': write_iolog=j.iolog"
     assert log.contents.startswith("fio version 3 iolog\n")
     assert log.contents.count(" read ") == 256
+    # fio opens write_iolog with "a" (iolog.c init_iolog_write).
+    assert log.append
     assert "completed_ios=256" in repr(run)
 
 

@@ -141,9 +141,10 @@ def test_the_table_has_axes_fio_figures_breakdown_and_counters(tmp_path: Path) -
 
 def _sweep_files(tmp_path: Path, ios: int, points: int = 12) -> Path:
     """A spec of `points` points (queue depth x seed) of random reads on
-    UFS, where the seed moves the numbers (map-cache hits)."""
+    UFS, where the seed moves the numbers (map-cache hits): randrepeat=0
+    makes the run seed draw the offsets, as fio draws them afresh."""
     (tmp_path / "j.fio").write_text(
-        "[r]\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\nsize=8g\nnorandommap\n"
+        "[r]\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\nsize=8g\nnorandommap\nrandrepeat=0\n"
         f"filename=/dev/sda\nnumber_ios={ios}\n"
     )
     seeds = ", ".join(str(s) for s in range(1, points // 2 + 1))

@@ -94,12 +94,17 @@ def _error(message: str) -> NoReturn:
     sys.exit(2)
 
 
-def _write(path: str, text: str, what: str) -> None:
+def _write(path: str, text: str, what: str, append: bool = False) -> None:
     """Write `text` to `path` (asked for by `what`) by the output rule
-    (flashpath.outputs: whole, never over a device node); a failure ends
-    the command with one message naming both and the OS error."""
+    (flashpath.outputs: whole, never over a device node), or add it to the
+    end of `path` (`append`, as fio does with a shared per_job_logs=0 log
+    and write_iolog); a failure ends the command with one message naming
+    both and the OS error."""
     try:
-        outputs.write_text(path, text, what)
+        if append:
+            outputs.append_text(path, text, what)
+        else:
+            outputs.write_text(path, text, what)
     except outputs.OutputError as err:
         _fail(err)
 
@@ -210,7 +215,7 @@ def _write_outputs(run: _core.JobRun, output: str | None, inputs: list[outputs.N
         _check_writable(log.name, log.option, inputs, written)
         written.append(outputs.Named(log.name, log.option))
     for log in run.logs:
-        _write(log.name, log.contents, log.option)
+        _write(log.name, log.contents, log.option, log.append)
     if output:
         _write(output, run.text, "--output")
     else:

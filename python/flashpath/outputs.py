@@ -206,6 +206,22 @@ def write_text(path: StrPath, text: str, what: str) -> None:
     write_bytes(path, text.encode("utf-8"), what)
 
 
+def append_text(path: StrPath, text: str, what: str) -> None:
+    """Add `text` (UTF-8) to the end of `path`, as fio opens a shared log
+    or an I/O log with "a": the old lines and the new are written whole
+    together (see `replacing`), so a failed run leaves the file as it was."""
+    try:
+        with open(path, "rb") as f:
+            old = f.read()
+    except FileNotFoundError:
+        old = b""
+    except OSError as exc:
+        raise OutputError(
+            f"{what}: cannot read {shown(os.fspath(path))}: {exc.strerror or exc}"
+        ) from None
+    write_bytes(path, old + text.encode("utf-8"), what)
+
+
 def check_folder(
     folder: StrPath,
     names: Sequence[str],

@@ -93,6 +93,8 @@ struct LogFile {
     contents: String,
     /// The option that asked for it: `job.fio:3: job 'j': write_iolog=x`.
     option: String,
+    /// Add to the end of an existing file (a shared per_job_logs=0 log).
+    append: bool,
 }
 
 #[pymethods]
@@ -138,6 +140,7 @@ fn job_run(out: run::RunOutput, formats: &[OutputFormat]) -> JobRun {
                 name: f.name,
                 contents: f.contents,
                 option: f.option,
+                append: f.append,
             })
             .collect(),
     }
@@ -339,10 +342,15 @@ fn parse_only(
     guarded(py, move || {
         let jobs = run::parse_only(&job, &device.0, &strings(overrides))?;
         Ok(jobs
-            .warnings
+            .fio_messages
             .iter()
-            .chain(jobs.ignored.iter())
-            .map(ToString::to_string)
+            .cloned()
+            .chain(
+                jobs.warnings
+                    .iter()
+                    .chain(jobs.ignored.iter())
+                    .map(ToString::to_string),
+            )
             .collect())
     })
 }

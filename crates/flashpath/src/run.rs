@@ -376,6 +376,7 @@ impl Prepared<'_> {
                         disk_capacity,
                     )?,
                     option: format!("--lat-csv {name}"),
+                    append: false,
                 });
             }
         }
@@ -425,18 +426,33 @@ impl Prepared<'_> {
                 jobs: job_results,
                 global_options: jobs.global_options.clone(),
                 end_time: end,
-                disks: vec![disk],
+                // fio keeps disk stats only for the devices of jobs whose
+                // engine does device I/O (diskutil.c init_disk_util skips a
+                // FIO_DISKLESSIO engine: null).
+                disks: if jobs
+                    .jobs
+                    .iter()
+                    .all(|j| j.ioengine == crate::workload::fio::IoEngine::Null)
+                {
+                    Vec::new()
+                } else {
+                    vec![disk]
+                },
                 flashpath: extra,
             },
             events,
             completed_ios: completed,
             submitted_ios: submitted,
             files,
+            // fio's own messages, then flashpath's warnings; the options
+            // flashpath ignores are not printed (fio prints nothing for
+            // them): they are in the JSON's flashpath.ignored_options and
+            // in --parse-only's list.
             notes: jobs
-                .warnings
+                .fio_messages
                 .iter()
-                .chain(jobs.ignored.iter())
-                .map(ToString::to_string)
+                .cloned()
+                .chain(jobs.warnings.iter().map(ToString::to_string))
                 .chain(trace_lines)
                 .chain(error_lines)
                 .collect(),

@@ -200,10 +200,10 @@ fn direct_io_needs_whole_sectors() {
 fn parse_only_refuses_what_the_run_refuses() {
     let path = write(
         "job.fio",
-        "[j]\nioengine=psync\ndirect=1\nsize=1m\nwrite_lat_log=x\nper_job_logs=0\n",
+        "[j]\nioengine=psync\ndirect=1\nsize=1m\nstartdelay=1-3\n",
     );
     let e = parse_only(&path, "nullblk", &[]).unwrap_err();
-    assert!(e.message.contains("per_job_logs=0"), "{e}");
+    assert!(e.message.contains("a startdelay range"), "{e}");
     assert!(e.message.contains("not modelled by flashpath"), "{e}");
     let path = write("job.fio", "[j]\nioengine=psync\ndirect=1\nsize=100\n");
     let e = parse_only(&path, "nullblk", &[]).unwrap_err();

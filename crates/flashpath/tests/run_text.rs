@@ -47,7 +47,9 @@ fn includes_and_iologs_are_relative_to_the_base_dir() {
 }
 
 #[test]
-fn notes_carry_the_ignored_options() {
+fn ignored_options_are_listed_in_the_json_not_in_the_notes() {
+    // fio prints nothing for an option flashpath ignores, so the notes
+    // (printed on stderr) leave it out; the JSON's flashpath section lists it.
     let out = run_text(
         &format!("{JOB}write_hist_log=h\n"),
         "<job text>",
@@ -59,12 +61,39 @@ fn notes_carry_the_ignored_options() {
     .unwrap();
     assert_eq!(out.completed_ios, 256);
     assert!(
-        out.notes
-            .iter()
-            .any(|n| n.starts_with("<job text>:") && n.contains("write_hist_log")),
+        !out.notes.iter().any(|n| n.contains("write_hist_log")),
         "{:?}",
         out.notes
     );
+    let listed = out.result.flashpath["ignored_options"]
+        .as_array()
+        .expect("ignored_options is a list");
+    assert!(
+        listed.iter().any(|n| n
+            .as_str()
+            .is_some_and(|n| n.starts_with("<job text>:") && n.contains("write_hist_log"))),
+        "{listed:?}"
+    );
+}
+
+#[test]
+fn a_value_part_out_of_range_is_printed_as_fio_prints_it() {
+    // iodepth=-1: parse.c reads "-1" (out of range, printed), then the "1"
+    // after the '-', and keeps iodepth's default of 1.
+    let out = run_text(
+        "[a]\nioengine=libaio\ndirect=1\nsize=64k\niodepth=-1\n",
+        "<job text>",
+        Path::new("."),
+        "nullblk",
+        &[],
+        0,
+    )
+    .unwrap();
+    assert_eq!(
+        out.notes,
+        vec!["iodepth: min value out of range: -1 (1 min)".to_string()]
+    );
+    assert_eq!(out.result.jobs[0].iodepth, 1);
 }
 
 #[test]

@@ -110,6 +110,9 @@ struct Thread {
     /// The buffered call in progress, and what it sleeps on.
     bop: Option<BufferedOp>,
     cache_wait: Option<CacheWait>,
+    /// Its start is scheduled (a `wait_for` job starts when its waitee
+    /// ends, once).
+    start_scheduled: bool,
 }
 
 pub struct Machine {
@@ -121,6 +124,9 @@ pub struct Machine {
     dma: Option<SwiotlbPath>,
     threads: Vec<Thread>,
     current_wave: u32,
+    /// A job has `exitall`: then every job's end terminates others (fio's
+    /// global exitall_on_terminate, set by any job's exitall).
+    exitall: bool,
     threads_done: usize,
     pub breakdown: Breakdown,
     /// Completed I/Os (for the conservation check and benchmarks).
@@ -190,6 +196,7 @@ impl Machine {
                 },
                 bop: None,
                 cache_wait: None,
+                start_scheduled: false,
             });
         }
         // Room reserved up front for the I/O in flight, capped: fio takes
@@ -223,6 +230,7 @@ impl Machine {
             dma: parts.dma,
             threads,
             current_wave: 0,
+            exitall: specs.iter().any(|s| s.exitall),
             threads_done: 0,
             breakdown: Breakdown::default(),
             completed_ios: 0,

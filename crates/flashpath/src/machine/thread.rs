@@ -10,21 +10,85 @@ use crate::block::{Request, RqKind};
 use crate::driver::{BlkStatus, CompletionSignal};
 use crate::host::task::TaskState;
 use crate::sim::Ns;
-use crate::workload::fio::{IoEngine, Step};
+use crate::workload::fio::{ExitWhat, IoEngine, Step};
 use crate::workload::IoUnit;
 
 impl Machine {
     pub(super) fn start_wave(&mut self, wave: u32, now: Ns) {
         self.current_wave = wave;
-        for (i, (t, task)) in self.threads.iter().zip(&self.host.tasks).enumerate() {
-            if t.fio.wave == wave && task.state == TaskState::NotStarted {
-                self.queue
-                    .schedule(now + t.fio.startdelay, Ev::Start(i as u32));
+        self.start_ready(now);
+    }
+
+    /// Schedules the start of every thread of the current wave that has
+    /// not started and waits for no running job (backend.c run_threads:
+    /// a job whose `wait_for` waitee has not exited is passed over and
+    /// started once it has).
+    fn start_ready(&mut self, now: Ns) {
+        for i in 0..self.threads.len() {
+            let t = &self.threads[i];
+            if t.fio.wave != self.current_wave
+                || t.start_scheduled
+                || self.host.tasks[i].state != TaskState::NotStarted
+                || self.waitee_running(i)
+            {
+                continue;
+            }
+            self.threads[i].start_scheduled = true;
+            self.queue
+                .schedule(now + self.threads[i].fio.startdelay, Ev::Start(i as u32));
+        }
+    }
+
+    /// backend.c waitee_running: a clone of the job this thread's job
+    /// waits for has not exited.
+    fn waitee_running(&self, i: usize) -> bool {
+        let Some(waitee) = self.threads[i].fio.wait_for.as_deref() else {
+            return false;
+        };
+        self.threads
+            .iter()
+            .zip(&self.host.tasks)
+            .any(|(t, task)| t.fio.name == waitee && task.state != TaskState::Done)
+    }
+
+    /// fio_terminate_threads after the thread `tid` exits under `exitall`:
+    /// by its `exit_what`, the jobs of its group, the running jobs, or all.
+    /// A running job stops at its next pass through fio's loop (it issues
+    /// no more I/O and reaps what is in flight); one not started never
+    /// starts (run_threads skips a terminated job).
+    fn terminate_others(&mut self, tid: u32) {
+        let (what, group) = {
+            let f = &self.threads[tid as usize].fio;
+            (f.exit_what, f.groupid)
+        };
+        for i in 0..self.threads.len() {
+            let state = self.host.tasks[i].state;
+            if state == TaskState::Done {
+                continue;
+            }
+            let started = state != TaskState::NotStarted;
+            let hit = match what {
+                ExitWhat::Group => self.threads[i].fio.groupid == group,
+                ExitWhat::Stonewall => started,
+                ExitWhat::All => true,
+            };
+            if !hit {
+                continue;
+            }
+            self.threads[i].fio.terminate();
+            if !started {
+                self.threads[i].start_scheduled = true;
+                self.host.tasks[i].state = TaskState::Done;
+                self.threads_done += 1;
             }
         }
     }
 
     pub(super) fn thread_start(&mut self, tid: u32, now: Ns) {
+        if self.host.tasks[tid as usize].state == TaskState::Done {
+            // Terminated before it started (exitall).
+            return;
+        }
         self.host.tasks[tid as usize].state = TaskState::Running;
         let fio = &mut self.threads[tid as usize].fio;
         fio.start(now);
@@ -482,6 +546,11 @@ impl Machine {
         let cpu = task.cpu;
         self.host.cpus[cpu as usize].runnable -= 1;
         self.cpu_idle(cpu, now);
+        if self.exitall {
+            self.terminate_others(tid);
+        }
+        // A job waiting for this one may start now.
+        self.start_ready(now);
         let wave = self.current_wave;
         let wave_done = self
             .threads

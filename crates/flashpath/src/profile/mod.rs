@@ -162,6 +162,54 @@ fn unit_factor(unit: &str) -> Option<(&'static str, f64)> {
     })
 }
 
+/// A unit suffix a user writes on a `--set` value: the profile's own unit
+/// names ([`unit_factor`]) and the other SI and IEC spellings of each
+/// family. Bytes: `KiB`..`PiB` are powers of 1024 and `kB`/`KB`..`PB`
+/// powers of 1000 (IEC 80000-13; the profiles' `MB`/`GB` are already
+/// decimal, as datasheets give capacities); a bare `K`, `M`, `G`, `T`,
+/// `P` (either case) is a power of 1024, as fio reads a bare suffix
+/// (parse.c get_mult_bytes with its default kb_base=1024). Times also take
+/// fio's spellings (`nsec`, `usec`, `msec`, `sec`) and `min`, `h`; rates
+/// take the byte prefixes over `/s`; ratios take `%`.
+fn suffix_factor(suffix: &str) -> Option<(&'static str, f64)> {
+    if let Some(u) = unit_factor(suffix) {
+        return Some(u);
+    }
+    fn bytes(prefix: &str) -> Option<f64> {
+        const K: f64 = 1024.0;
+        Some(match prefix {
+            "B" => 1.0,
+            "K" | "k" | "KiB" => K,
+            "M" | "m" | "MiB" => K * K,
+            "G" | "g" | "GiB" => K * K * K,
+            "T" | "t" | "TiB" => K * K * K * K,
+            "P" | "p" | "PiB" => K * K * K * K * K,
+            "kB" | "KB" => 1e3,
+            "MB" => 1e6,
+            "GB" => 1e9,
+            "TB" => 1e12,
+            "PB" => 1e15,
+            _ => return None,
+        })
+    }
+    if let Some(prefix) = suffix.strip_suffix("/s") {
+        return bytes(prefix).map(|f| ("rate", f));
+    }
+    if let Some(f) = bytes(suffix) {
+        return Some(("bytes", f));
+    }
+    Some(match suffix {
+        "nsec" => ("time", 1.0),
+        "usec" => ("time", 1e3),
+        "msec" => ("time", 1e6),
+        "sec" => ("time", 1e9),
+        "min" => ("time", 60e9),
+        "h" => ("time", 3600e9),
+        "%" => ("ratio", 0.01),
+        _ => return None,
+    })
+}
+
 /// A loaded profile: a flat map of parameters plus what the model read.
 #[derive(Clone, Debug)]
 pub struct Profile {
@@ -813,8 +861,8 @@ fn parse_override_value(
             let x = if suffix.is_empty() {
                 x
             } else {
-                let (fam, f) =
-                    unit_factor(suffix).ok_or_else(|| format!("unknown unit {}", quote(suffix)))?;
+                let (fam, f) = suffix_factor(suffix)
+                    .ok_or_else(|| format!("unknown unit {}", quote(suffix)))?;
                 let (want_fam, want_f) = unit_factor(unit).expect("checked");
                 if fam != want_fam {
                     return Err(format!("unit '{suffix}' is not a {want_fam} like '{unit}'"));
@@ -880,6 +928,55 @@ hw_queue_depth = { value = 64, unit = "count", source = "null_blk default" }
         );
         let e = p.apply_override("device.hw_queue_depth=4KiB").unwrap_err();
         assert!(e.message.contains("not a count"), "{e}");
+    }
+
+    #[test]
+    fn overrides_take_si_iec_and_fio_suffixes() {
+        const SIZES: &str = r#"
+[profile]
+name = "t"
+[device]
+capacity = { value = 250, unit = "GB", source = "test" }
+completion_nsec = { value = 10, unit = "us", source = "test" }
+bw = { value = 1, unit = "MB/s", source = "test" }
+share = { value = 50, unit = "percent", source = "test" }
+"#;
+        const T: u64 = 1 << 40;
+        for (v, want) in [
+            ("16TB", 16_000_000_000_000u64),
+            ("16000GB", 16_000_000_000_000),
+            ("16TiB", 16 * T),
+            // A bare suffix is fio's: powers of 1024 (kb_base=1024).
+            ("16T", 16 * T),
+            ("16t", 16 * T),
+            ("1P", 1024 * T),
+            ("1PB", 1_000_000_000_000_000),
+            ("512K", 512 * 1024),
+            ("512kB", 512_000),
+            ("512KB", 512_000),
+        ] {
+            let mut p = from_text(SIZES).unwrap();
+            p.apply_override(&format!("device.capacity={v}")).unwrap();
+            assert_eq!(p.bytes("device.capacity", ANY).unwrap(), want, "{v}");
+        }
+        for (v, want) in [
+            ("3usec", 3_000u64),
+            ("2msec", 2_000_000),
+            ("1min", 60_000_000_000),
+        ] {
+            let mut p = from_text(SIZES).unwrap();
+            p.apply_override(&format!("device.completion_nsec={v}"))
+                .unwrap();
+            assert_eq!(p.ns("device.completion_nsec", ANY).unwrap(), want, "{v}");
+        }
+        let mut p = from_text(SIZES).unwrap();
+        p.apply_override("device.bw=2GiB/s").unwrap();
+        p.apply_override("device.share=25%").unwrap();
+        // A size suffix on a time, or an unknown one, is refused by name.
+        let e = p.apply_override("device.completion_nsec=4T").unwrap_err();
+        assert!(e.message.contains("not a time"), "{e}");
+        let e = p.apply_override("device.capacity=4XB").unwrap_err();
+        assert!(e.message.contains("unknown unit 'XB'"), "{e}");
     }
 
     const DEPTH: Range = range(1.0, 1024.0, "a test depth");

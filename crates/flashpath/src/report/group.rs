@@ -18,7 +18,7 @@
 //!
 //! Units become fio's here: runtimes in ms, bandwidth samples in KiB/s.
 
-use super::model::{IoULat, JobResult, LatencyTarget, RunResult};
+use super::model::{IoULat, JobResult, LatencyTarget, RunResult, StatOpts, UnifiedRw};
 use crate::sim::hist::LatencyHist;
 use crate::sim::Ns;
 
@@ -147,9 +147,17 @@ pub struct ThreadStat {
     pub continue_on_error: bool,
     pub total_err: u64,
     pub first_error: i32,
+    /// The reporting options (the last member's, as __show_run_stats
+    /// takes them).
+    pub stat: StatOpts,
 }
 
 impl ThreadStat {
+    /// Whether the directions are reported as one `mixed` entry.
+    pub fn mixed(&self) -> bool {
+        self.stat.unified_rw == UnifiedRw::Mixed
+    }
+
     /// fio's ddir_rw_sum(total_io_u).
     pub fn total_ios(&self) -> u64 {
         self.dirs.iter().map(|d| d.total_ios).sum()
@@ -297,7 +305,40 @@ fn clone_stat(j: &JobResult, index: usize) -> ThreadStat {
         d.bw = SampleStat::from_samples(&src.bw_samples);
         d.iops = SampleStat::from_samples(&src.iops_samples);
     }
+    ts.stat = j.stat.clone();
+    if ts.mixed() {
+        collapse_mixed(&mut ts);
+    }
     ts
+}
+
+/// gen_mixed_ddir_stats_from_ts: the entry with its directions summed
+/// into one `mixed` direction (for unified_rw_reporting=both).
+pub fn mixed_view(ts: &ThreadStat) -> ThreadStat {
+    let mut m = ts.clone();
+    m.stat.unified_rw = UnifiedRw::Mixed;
+    collapse_mixed(&mut m);
+    m
+}
+
+/// stat.c sum_thread_stats under UNIFIED_MIXED: every direction of a
+/// member is summed into the first (latencies merged, bandwidth and IOPS
+/// samples pure-summed, the longest runtime kept).
+fn collapse_mixed(ts: &mut ThreadStat) {
+    let mut m = DirStat::default();
+    for d in &ts.dirs {
+        m.clat.merge(&d.clat);
+        m.slat.merge(&d.slat);
+        m.lat.merge(&d.lat);
+        m.bw.pure_sum(&d.bw);
+        m.iops.pure_sum(&d.iops);
+        m.io_bytes += d.io_bytes;
+        m.runtime = m.runtime.max(d.runtime);
+        m.total_ios += d.total_ios;
+        m.short_ios += d.short_ios;
+        m.drop_ios += d.drop_ios;
+    }
+    ts.dirs = [m, DirStat::default(), DirStat::default()];
 }
 
 /// sum_thread_stats(dst, src) plus the per-member bookkeeping of
@@ -350,6 +391,7 @@ fn sum_into(dst: &mut ThreadStat, src: &ThreadStat) {
     dst.latency_window = src.latency_window;
     dst.latency_percentile = src.latency_percentile;
     dst.latency_depth = src.latency_depth;
+    dst.stat = src.stat.clone();
     dst.members += 1;
 }
 
@@ -390,6 +432,16 @@ pub struct GroupStats {
     pub iobytes: [u64; 3],
     /// Aggregate bandwidth, B/s.
     pub agg: [u64; 3],
+    /// The entries' unified_rw_reporting ORed (stat.c __show_run_stats:
+    /// 1 is mixed, 2 both; a group with both kinds is neither).
+    pub unified_rw: u8,
+}
+
+impl GroupStats {
+    /// show_group_stats names the one direction MIXED.
+    pub fn mixed(&self) -> bool {
+        self.unified_rw == 1
+    }
 }
 
 /// One GroupStats per group id from 0 to the highest (fio prints every
@@ -405,6 +457,11 @@ pub fn group_stats(ts: &[ThreadStat]) -> Vec<GroupStats> {
         .collect();
     for t in ts {
         let rs = &mut gs[t.groupid as usize];
+        rs.unified_rw |= match t.stat.unified_rw {
+            UnifiedRw::Split => 0,
+            UnifiedRw::Mixed => 1,
+            UnifiedRw::Both => 2,
+        };
         for (k, d) in t.dirs.iter().enumerate() {
             if d.runtime == 0 {
                 continue;

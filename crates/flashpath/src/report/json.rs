@@ -10,9 +10,9 @@
 //! newer fio added (job_start, latency_target_ns, read_sectors, ...).
 
 use super::fmt::{cf, ctime};
-use super::group::{calc_lat, group_stats, ms_floor, GroupStats, ThreadStat};
-use super::model::RunResult;
-use crate::sim::hist::{LatencyHist, FIO_DEFAULT_PERCENTILES};
+use super::group::{calc_lat, group_stats, mixed_view, ms_floor, GroupStats, ThreadStat};
+use super::model::{RunResult, UnifiedRw};
+use crate::sim::hist::LatencyHist;
 
 /// A JSON value that keeps insertion order and fio's number kinds.
 #[derive(Clone, Debug)]
@@ -146,8 +146,9 @@ fn add_opts(o: &mut O, name: &str, opts: &[(String, String)]) {
 }
 
 /// add_ddir_lat_json: min/max/mean/stddev/N, and with samples the
-/// percentile map (and json+ bins) when `percentiles` is on.
-fn lat_obj(h: &LatencyHist, percentiles: bool, plus: bool) -> O {
+/// percentile map over the job's percentile_list (and json+ bins) when
+/// `percentiles` is on.
+fn lat_obj(h: &LatencyHist, list: &[f64], percentiles: bool, plus: bool) -> O {
     let (min, max, mean, dev) = calc_lat(h).unwrap_or((0, 0, 0.0, 0.0));
     let mut o = O::new();
     o.int("min", min)
@@ -156,9 +157,9 @@ fn lat_obj(h: &LatencyHist, percentiles: bool, plus: bool) -> O {
         .float("stddev", dev)
         .int("N", h.samples());
     if percentiles && h.samples() > 0 {
-        let vals = h.percentiles(&FIO_DEFAULT_PERCENTILES);
+        let vals = h.percentiles(list);
         let mut p = O::new();
-        for (pc, v) in FIO_DEFAULT_PERCENTILES.iter().zip(vals) {
+        for (pc, v) in list.iter().zip(vals) {
             p.int(&cf(*pc), v);
         }
         o.obj("percentile", p);
@@ -191,10 +192,11 @@ fn ddir_obj(ts: &ThreadStat, rs: &GroupStats, k: usize, plus: bool) -> O {
         .int("total_ios", d.total_ios)
         .int("short_ios", d.short_ios)
         .int("drop_ios", d.drop_ios);
-    // fio defaults: slat_percentiles=0, clat_percentiles=1, lat_percentiles=0.
-    o.obj("slat_ns", lat_obj(&d.slat, false, plus));
-    o.obj("clat_ns", lat_obj(&d.clat, true, plus));
-    o.obj("lat_ns", lat_obj(&d.lat, false, plus));
+    let st = &ts.stat;
+    let list = &st.percentile_list[..];
+    o.obj("slat_ns", lat_obj(&d.slat, list, st.slat_percentiles, plus));
+    o.obj("clat_ns", lat_obj(&d.clat, list, st.clat_percentiles, plus));
+    o.obj("lat_ns", lat_obj(&d.lat, list, st.lat_percentiles, plus));
     let (min, max, agg, mean, dev) = match d.bw.calc() {
         Some((mn, mx, mean, dev)) => (
             mn,
@@ -241,14 +243,28 @@ pub fn job_obj(ts: &ThreadStat, rs: &GroupStats, elapsed: u64, plus: bool) -> JV
         .int("eta", i32::MAX)
         .int("elapsed", elapsed);
     add_opts(&mut o, "job options", &ts.own_options);
+    // add_ddir_status_json: with unified_rw_reporting=mixed only the first
+    // direction, named "mixed", holding all of them.
     for (k, name) in ["read", "write", "trim"].iter().enumerate() {
+        if ts.mixed() {
+            if k == 0 {
+                o.obj("mixed", ddir_obj(ts, rs, k, plus));
+            }
+            continue;
+        }
         o.obj(name, ddir_obj(ts, rs, k, plus));
     }
     let mut sync = O::new();
     sync.int("total_ios", ts.sync.samples());
     // lat_ns of sync gets percentiles when clat or lat percentiles are on.
-    sync.obj("lat_ns", lat_obj(&ts.sync, true, plus));
+    let st = &ts.stat;
+    let on = st.clat_percentiles || st.lat_percentiles;
+    sync.obj("lat_ns", lat_obj(&ts.sync, &st.percentile_list, on, plus));
     o.obj("sync", sync);
+    if st.unified_rw == UnifiedRw::Both {
+        // add_mixed_ddir_status_json: the summed directions after sync.
+        o.obj("mixed", ddir_obj(&mixed_view(ts), rs, 0, plus));
+    }
     o.int("job_runtime", ts.total_run_time)
         .float("usr_cpu", ts.usr_cpu())
         .float("sys_cpu", ts.sys_cpu())

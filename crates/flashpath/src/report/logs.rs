@@ -16,6 +16,9 @@ pub struct LogFile {
     /// The option that asked for it, for messages: `job.fio:3: job 'j':
     /// write_lat_log=lat` (file, the job's line, job, option as written).
     pub option: String,
+    /// Added to the end of an existing file instead of replacing it: fio
+    /// opens a shared log (per_job_logs=0) with "a" (iolog.c flush_log).
+    pub append: bool,
 }
 
 /// A log averaged over `log_avg_msec` windows (stat.c), as fio writes it:
@@ -112,6 +115,19 @@ fn averaged_log(kind: &str, samples: &[LatSample], spec: &JobSpec, end_ms: u64) 
 /// The log files fio writes at the end of a job, taken out of the results
 /// (stat.c flush_samples for the latency logs, iolog.c for the I/O log).
 /// Job numbers count clones in order from 1, as fio's thread_number.
+/// A log joins the run's files; a shared log (per_job_logs=0) another job
+/// already writes gets this job's lines after that job's. fio appends each
+/// job's lines as the job exits; flashpath appends in the jobs' order.
+fn add_log(files: &mut Vec<LogFile>, log: LogFile) {
+    if log.append {
+        if let Some(f) = files.iter_mut().find(|f| f.append && f.name == log.name) {
+            f.contents.push_str(&log.contents);
+            return;
+        }
+    }
+    files.push(log);
+}
+
 pub fn log_files(jobs: &JobFile, results: &mut [JobResult]) -> Vec<LogFile> {
     let mut files = Vec::new();
     for (i, res) in results.iter_mut().enumerate() {
@@ -123,6 +139,16 @@ pub fn log_files(jobs: &JobFile, results: &mut [JobResult]) -> Vec<LogFile> {
                 "{}:{}: job '{}': {option}={value}",
                 jobs.path, spec.line, spec.name
             ),
+            append: !spec.per_job_logs,
+        };
+        // init.c gen_log_name: "<name>_<type>.<job number>.log", or with
+        // per_job_logs=0 "<name>_<type>.log", one file every job appends to.
+        let log_name = |prefix: &str, kind: &str| {
+            if spec.per_job_logs {
+                format!("{prefix}_{kind}.{}.log", i + 1)
+            } else {
+                format!("{prefix}_{kind}.log")
+            }
         };
         let samples = std::mem::take(&mut res.lat_log);
         // stat.c: lat/clat/slat samples per completion; per-I/O bw samples
@@ -138,11 +164,11 @@ pub fn log_files(jobs: &JobFile, results: &mut [JobResult]) -> Vec<LogFile> {
             let Some(prefix) = asked else {
                 continue;
             };
-            let name = format!("{prefix}_{kind}.{}.log", i + 1);
+            let name = log_name(prefix, kind);
             if spec.log_avg_msec > 0 {
                 let end_ms = (res.job_runtime + spec.ramp_time) / 1_000_000;
                 let text = averaged_log(kind, &samples, spec, end_ms);
-                files.push(log(name, text, option, prefix));
+                add_log(&mut files, log(name, text, option, prefix));
                 continue;
             }
             let mut text = String::new();
@@ -163,7 +189,7 @@ pub fn log_files(jobs: &JobFile, results: &mut [JobResult]) -> Vec<LogFile> {
                 }
                 text.push_str("0\n");
             }
-            files.push(log(name, text, option, prefix));
+            add_log(&mut files, log(name, text, option, prefix));
         }
         let issued = std::mem::take(&mut res.io_log);
         if let Some(name) = &spec.write_iolog {
@@ -181,7 +207,11 @@ pub fn log_files(jobs: &JobFile, results: &mut [JobResult]) -> Vec<LogFile> {
                 let _ = writeln!(text, "{at_us} {file} {action} {} {}", u.offset, u.len);
             }
             let _ = writeln!(text, "{} {file} close", res.job_runtime / 1_000);
-            files.push(log(name.clone(), text, "write_iolog", name));
+            // iolog.c init_iolog_write opens the file with "a": a log
+            // already there keeps its lines, this run's follow them.
+            let mut iolog = log(name.clone(), text, "write_iolog", name);
+            iolog.append = true;
+            add_log(&mut files, iolog);
         }
     }
     files

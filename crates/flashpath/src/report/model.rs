@@ -112,6 +112,63 @@ pub struct JobResult {
     pub first_error: i32,
     /// The `fio: io_u error on file ...` lines fio printed on stderr.
     pub error_lines: Vec<String>,
+    /// The job's options that change how its latencies are reported.
+    pub stat: StatOpts,
+}
+
+/// fio's `unified_rw_reporting` (options.c; stat.h UNIFIED_SPLIT,
+/// UNIFIED_MIXED, UNIFIED_BOTH).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum UnifiedRw {
+    /// One entry per direction (fio's default, `none`).
+    #[default]
+    Split,
+    /// Reads, writes and trims summed into one `mixed` entry.
+    Mixed,
+    /// The split entries, then the `mixed` one (`both`).
+    Both,
+}
+
+/// The options that change what fio prints about a job's latencies
+/// (options.c `clat_percentiles`, `lat_percentiles`, `slat_percentiles`,
+/// `percentile_list`, `unified_rw_reporting`), as thread_stat carries them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StatOpts {
+    pub clat_percentiles: bool,
+    pub lat_percentiles: bool,
+    pub slat_percentiles: bool,
+    /// The percentiles as stat.c calc_clat_percentiles reads the list: up
+    /// to its first 0 entry, sorted.
+    pub percentile_list: Vec<f64>,
+    /// Digits printed after the point: the most any entry of the list was
+    /// written with (parse.c, FIO_OPT_FLOAT_LIST into percentile_precision).
+    pub percentile_precision: usize,
+    pub unified_rw: UnifiedRw,
+}
+
+impl StatOpts {
+    /// calc_clat_percentiles' view of a percentile list: entries up to the
+    /// first 0.0, sorted (it qsorts them in place).
+    pub fn effective_list(list: &[f64]) -> Vec<f64> {
+        let mut v: Vec<f64> = list.iter().copied().take_while(|p| *p != 0.0).collect();
+        v.sort_by(|a, b| a.total_cmp(b));
+        v
+    }
+}
+
+impl Default for StatOpts {
+    /// fio's defaults: clat percentiles on, lat and slat off, the default
+    /// list "1:5:10:...:99.99" (precision 2), split directions.
+    fn default() -> Self {
+        StatOpts {
+            clat_percentiles: true,
+            lat_percentiles: false,
+            slat_percentiles: false,
+            percentile_list: crate::sim::hist::FIO_DEFAULT_PERCENTILES.to_vec(),
+            percentile_precision: 2,
+            unified_rw: UnifiedRw::Split,
+        }
+    }
 }
 
 /// fio's io_u_lat_n / io_u_lat_u / io_u_lat_m counters (stat.h

@@ -5,9 +5,11 @@
 //! kb_base=1024, unit_base=bytes, sig_figs=4, percentile_precision=2.
 
 use super::fmt::{cfp, ctime, num2str, strerror, N2sUnit};
-use super::group::{calc_lat, convert_agg, group_stats, ms_floor, GroupStats, ThreadStat};
-use super::model::RunResult;
-use crate::sim::hist::{LatencyHist, FIO_DEFAULT_PERCENTILES};
+use super::group::{
+    calc_lat, convert_agg, group_stats, mixed_view, ms_floor, GroupStats, ThreadStat,
+};
+use super::model::{RunResult, UnifiedRw};
+use crate::sim::hist::LatencyHist;
 use std::fmt::Write;
 
 const SIG_FIGS: usize = 4;
@@ -113,9 +115,18 @@ fn display_lat(out: &mut String, name: &str, v: (u64, u64, f64, f64)) {
 
 /// show_clat_percentiles: unit chosen from the smallest and largest
 /// percentile value, values rounded up to that unit, columns sized to the
-/// widest value.
-pub fn clat_percentiles(out: &mut String, h: &LatencyHist, pre: &str) {
-    let list = &FIO_DEFAULT_PERCENTILES;
+/// widest value; `list` is the job's percentile_list (already cut at its
+/// first 0 and sorted) printed with `precision` digits after the point.
+pub fn clat_percentiles(
+    out: &mut String,
+    h: &LatencyHist,
+    list: &[f64],
+    precision: usize,
+    pre: &str,
+) {
+    if list.is_empty() {
+        return;
+    }
     let mut vals = h.percentiles(list);
     let minv = vals.iter().copied().min().unwrap_or(0);
     let maxv = vals.iter().copied().max().unwrap_or(0);
@@ -135,7 +146,6 @@ pub fn clat_percentiles(out: &mut String, h: &LatencyHist, pre: &str) {
         ((scaled as f64).log10() + 1.0) as usize
     };
     let time_width = digits.max(5);
-    let precision = 2usize;
     let per_line = (80 - 7) / (precision + 10 + time_width);
     for (j, p) in list.iter().enumerate() {
         if j != 0 && j % per_line == 0 {
@@ -178,7 +188,11 @@ fn ddir_status(out: &mut String, ts: &ThreadStat, rs: &GroupStats, k: usize) {
     let _ = writeln!(
         out,
         "  {}: IOPS={}, BW={} ({})({}/{}msec){}",
-        ["read", "write", "trim"][k],
+        if ts.mixed() {
+            "mixed"
+        } else {
+            ["read", "write", "trim"][k]
+        },
         num2str(iops, SIG_FIGS, 1, false, N2sUnit::None),
         num2str(bw, SIG_FIGS, 1, true, N2sUnit::BytePerSec),
         num2str(bw, SIG_FIGS, 1, false, N2sUnit::BytePerSec),
@@ -195,8 +209,17 @@ fn ddir_status(out: &mut String, ts: &ThreadStat, rs: &GroupStats, k: usize) {
     if let Some(v) = calc_lat(&d.lat) {
         display_lat(out, " lat", v);
     }
-    if d.clat.samples() > 0 {
-        clat_percentiles(out, &d.clat, "clat");
+    // show_ddir_status: each kind's table when its option is on.
+    let st = &ts.stat;
+    let (list, prec) = (&st.percentile_list[..], st.percentile_precision);
+    if st.slat_percentiles && d.slat.samples() > 0 {
+        clat_percentiles(out, &d.slat, list, prec, "slat");
+    }
+    if st.clat_percentiles && d.clat.samples() > 0 {
+        clat_percentiles(out, &d.clat, list, prec, "clat");
+    }
+    if st.lat_percentiles && d.lat.samples() > 0 {
+        clat_percentiles(out, &d.lat, list, prec, "lat");
     }
     if let Some((min, max, mean, dev)) = d.bw.calc() {
         let p_of_agg = convert_agg(mean, rs.agg[k]);
@@ -298,6 +321,10 @@ pub fn job_block(ts: &ThreadStat, rs: &GroupStats, time: &str) -> String {
             ddir_status(&mut out, ts, rs, k);
         }
     }
+    if ts.stat.unified_rw == UnifiedRw::Both {
+        // show_mixed_ddir_status: the directions summed, after them.
+        ddir_status(&mut out, &mixed_view(ts), rs, 0);
+    }
     let (n, u, m) = ts.lat_dist();
     show_lat(&mut out, &n, "nsec");
     show_lat(&mut out, &u, "usec");
@@ -305,7 +332,14 @@ pub fn job_block(ts: &ThreadStat, rs: &GroupStats, time: &str) -> String {
     if let Some(v) = calc_lat(&ts.sync) {
         out.push_str("  fsync/fdatasync/sync_file_range:\n");
         display_lat(&mut out, "sync", v);
-        clat_percentiles(&mut out, &ts.sync, "sync");
+        let st = &ts.stat;
+        clat_percentiles(
+            &mut out,
+            &ts.sync,
+            &st.percentile_list,
+            st.percentile_precision,
+            "sync",
+        );
     }
     let _ = writeln!(
         out,
@@ -371,7 +405,11 @@ pub fn group_block(rs: &GroupStats) -> String {
         let _ = writeln!(
             out,
             "{}: bw={} ({}), {}-{} ({}-{}), io={} ({}), run={}-{}msec",
-            ["   READ", "  WRITE", "   TRIM"][k],
+            if rs.mixed() {
+                "  MIXED"
+            } else {
+                ["   READ", "  WRITE", "   TRIM"][k]
+            },
             b(rs.agg[k], true),
             b(rs.agg[k], false),
             b(rs.min_bw[k], true),
@@ -382,6 +420,35 @@ pub fn group_block(rs: &GroupStats) -> String {
             num2str(rs.iobytes[k], SIG_FIGS, 1, false, N2sUnit::Byte),
             rs.min_run[k],
             rs.max_run[k]
+        );
+    }
+    if rs.unified_rw == 2 {
+        // show_mixed_group_stats: the directions' sums, smallest and
+        // largest.
+        let (mut io, mut agg, mut min_bw, mut max_bw) = (0u64, 0u64, u64::MAX, 0u64);
+        let (mut min_run, mut max_run) = (u64::MAX, 0u64);
+        for k in (0..3).filter(|k| rs.max_run[*k] > 0) {
+            io += rs.iobytes[k];
+            agg += rs.agg[k];
+            min_bw = min_bw.min(rs.min_bw[k]);
+            max_bw = max_bw.max(rs.max_bw[k]);
+            min_run = min_run.min(rs.min_run[k]);
+            max_run = max_run.max(rs.max_run[k]);
+        }
+        let b = |v: u64, pow2: bool| num2str(v, SIG_FIGS, 1, pow2, N2sUnit::BytePerSec);
+        let _ = writeln!(
+            out,
+            "  MIXED: bw={} ({}), {}-{} ({}-{}), io={} ({}), run={}-{}msec",
+            b(agg, true),
+            b(agg, false),
+            b(min_bw, true),
+            b(max_bw, true),
+            b(min_bw, false),
+            b(max_bw, false),
+            num2str(io, SIG_FIGS, 1, true, N2sUnit::Byte),
+            num2str(io, SIG_FIGS, 1, false, N2sUnit::Byte),
+            min_run,
+            max_run
         );
     }
     out
@@ -424,6 +491,7 @@ pub fn render_results(run: &RunResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::hist::FIO_DEFAULT_PERCENTILES;
 
     #[test]
     fn display_lat_picks_units_like_fio() {
@@ -451,7 +519,7 @@ mod tests {
             h.record(v);
         }
         let mut out = String::new();
-        clat_percentiles(&mut out, &h, "clat");
+        clat_percentiles(&mut out, &h, &FIO_DEFAULT_PERCENTILES, 2, "clat");
         let first = out.lines().nth(1).unwrap();
         assert_eq!(first.matches("th=[").count(), 3, "{out}");
         assert!(out.starts_with("    clat percentiles (nsec):\n     |  1.00th=[    498],"));

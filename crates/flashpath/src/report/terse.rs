@@ -7,9 +7,10 @@
 //! one more when the job has a description.
 
 use super::fmt::cf;
-use super::group::{bw_agg_terse, calc_lat, group_stats, ms_floor, GroupStats, ThreadStat};
-use super::model::RunResult;
-use crate::sim::hist::FIO_DEFAULT_PERCENTILES;
+use super::group::{
+    bw_agg_terse, calc_lat, group_stats, mixed_view, ms_floor, GroupStats, ThreadStat,
+};
+use super::model::{RunResult, UnifiedRw};
 use std::fmt::Write;
 
 /// fio's FIO_IO_U_LIST_MAX_LEN: terse always prints 20 percentile slots.
@@ -37,11 +38,19 @@ fn ddir(out: &mut String, ts: &ThreadStat, rs: &GroupStats, k: usize) {
     let _ = write!(out, ";{};{};{};{}", d.io_bytes >> 10, bw, iops, d.runtime);
     lat4(out, calc_lat(&d.slat));
     lat4(out, calc_lat(&d.clat));
-    // calc_clat_percentiles fills every slot even without samples (all
-    // values are then bucket 0), so the 17 defaults always print.
-    let vals = d.clat.percentiles(&FIO_DEFAULT_PERCENTILES);
+    // show_ddir_status_terse: lat percentiles if on, else clat ones if on,
+    // else none. calc_clat_percentiles fills every slot even without
+    // samples (all values are then bucket 0), so the list always prints.
+    let st = &ts.stat;
+    let list: &[f64] = if st.lat_percentiles || st.clat_percentiles {
+        &st.percentile_list
+    } else {
+        &[]
+    };
+    let h = if st.lat_percentiles { &d.lat } else { &d.clat };
+    let vals = h.percentiles(list);
     for i in 0..LIST_MAX_LEN {
-        match (FIO_DEFAULT_PERCENTILES.get(i), vals.get(i)) {
+        match (list.get(i), vals.get(i)) {
             (Some(p), Some(v)) => {
                 let _ = write!(out, ";{}%={}", cf(*p), v / 1000);
             }
@@ -76,8 +85,15 @@ pub fn terse_line(ts: &ThreadStat, rs: &GroupStats, run: &RunResult) -> String {
         ts.groupid,
         ts.error
     );
+    // Read status, or mixed with unified_rw_reporting=mixed and no other.
     ddir(&mut out, ts, rs, 0);
-    ddir(&mut out, ts, rs, 1);
+    if !ts.mixed() {
+        ddir(&mut out, ts, rs, 1);
+    }
+    if ts.stat.unified_rw == UnifiedRw::Both {
+        // show_mixed_ddir_status_terse: the summed directions after them.
+        ddir(&mut out, &mixed_view(ts), rs, 0);
+    }
     let _ = write!(
         out,
         ";{}%;{}%;{};{};{}",

@@ -336,6 +336,7 @@ pub fn build_jobs(a: &IozoneArgs) -> (Vec<Phase>, JobFile) {
             global_options: None,
             ignored: Vec::new(),
             warnings: Vec::new(),
+            fio_messages: Vec::new(),
         },
     )
 }

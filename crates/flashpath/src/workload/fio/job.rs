@@ -308,6 +308,10 @@ pub struct JobSpec {
     pub randrepeat: bool,
     pub randseed: Option<u64>,
     pub norandommap: bool,
+    /// random_generator=lfsr: every block once per pass, with or without
+    /// the random map (filesetup.c init_random_map sets up the LFSR instead
+    /// of the map).
+    pub lfsr: bool,
 
     /// CPUs this job may run on (None: any).
     pub cpus_allowed: Option<Vec<u32>>,
@@ -337,6 +341,10 @@ pub struct JobSpec {
     pub bs_unaligned: bool,
     /// Output-only options, recorded for the reporter.
     pub percentile_list: Option<Vec<f64>>,
+    /// Digits after the point in the printed percentiles (parse.c
+    /// FIO_OPT_FLOAT_LIST: the longest run of digits after a '.' in the
+    /// list's text; 2 for fio's default list).
+    pub percentile_precision: usize,
     pub clat_percentiles: bool,
     pub lat_percentiles: bool,
     pub slat_percentiles: bool,
@@ -434,6 +442,7 @@ impl Default for JobSpec {
             randrepeat: true,
             randseed: None,
             norandommap: false,
+            lfsr: false,
             cpus_allowed: None,
             group_reporting: false,
             stonewall: false,
@@ -448,6 +457,7 @@ impl Default for JobSpec {
             kb_base: 1024,
             bs_unaligned: false,
             percentile_list: None,
+            percentile_precision: 2,
             clat_percentiles: true,
             lat_percentiles: false,
             slat_percentiles: false,
@@ -479,6 +489,10 @@ pub struct JobFile {
     pub ignored: Vec<crate::error::Diagnostic>,
     /// fio quirks read as fio reads them (e.g. `bs= 8k` is 8 bytes).
     pub warnings: Vec<crate::error::Diagnostic>,
+    /// Lines fio 3.33 itself prints on stderr for this file while
+    /// accepting it, word for word (parse.c log_err of a value part that
+    /// failed: `iodepth: min value out of range: -1 (1 min)`).
+    pub fio_messages: Vec<String>,
 }
 
 impl JobSpec {

@@ -2,86 +2,81 @@
 //! them out before it runs (filesetup.c): one region per distinct file.
 
 use crate::error::{InputError, Result};
-use crate::workload::fio::{IoEngine, JobFile};
+use crate::workload::fio::{IoEngine, JobFile, JobSpec};
 use std::collections::BTreeMap;
 
 /// Where a job's files live on the device: consecutive regions, one per
 /// distinct file name, in order of first use. A job on a raw device path
 /// (`/dev/...`) without a size uses the whole device.
+///
+/// A file shared by several jobs is as long as the farthest any of them
+/// reaches (offset + size): fio extends a regular file a later job needs
+/// past its end (filesetup.c setup_files: `f->file_offset + f->io_size >
+/// f->real_file_size` makes it extend the file). A file that only
+/// null-engine jobs use needs no room on the device (engines/null.c does no
+/// I/O and opens nothing, FIO_DISKLESSIO): it is laid out in an address
+/// space of its own, past the device's end, whatever its size.
 pub fn layout(jobs: &JobFile, capacity: u64) -> Result<Vec<Vec<(u64, u64)>>> {
     const ALIGN: u64 = 1 << 20;
+    // Pass 1: each file's extent over every clone that uses it, and
+    // whether only the null engine touches it.
+    let mut extent: BTreeMap<String, (u64, bool)> = BTreeMap::new();
+    for spec in &jobs.jobs {
+        for clone in 0..spec.numjobs.max(1) {
+            let (key, raw_device, size) = file_of(jobs, spec, clone, capacity)?;
+            let reach = clone_offset(spec, clone).saturating_add(size);
+            let null = spec.ioengine == IoEngine::Null && !raw_device;
+            let e = extent.entry(key).or_insert((0, true));
+            e.0 = e.0.max(reach);
+            e.1 &= null;
+        }
+    }
     let mut files: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     let mut next = 0u64;
+    // Diskless files start past the largest device address, so that no
+    // offset of theirs can be mistaken for the device's.
+    let mut next_diskless = capacity.div_ceil(ALIGN).saturating_mul(ALIGN);
     let mut out = Vec::new();
     for spec in &jobs.jobs {
         let mut per_clone = Vec::new();
         for clone in 0..spec.numjobs.max(1) {
-            let (key, raw_device) = match &spec.filename {
-                Some(f) => (f.clone(), f.starts_with("/dev/")),
-                None => (format!("{}.{}.0", spec.name, clone), false),
-            };
-            let size = match (spec.size, spec.filesize) {
-                (Some(s), _) => s,
-                (None, Some(f)) => f * u64::from(spec.nrfiles.max(1)),
-                (None, None) if raw_device => capacity.saturating_sub(spec.offset),
-                (None, None) => {
-                    return Err(InputError::new(
-                        jobs.path.clone(),
-                        Some(spec.line),
-                        format!(
-                        "job '{}': you need to specify size= (fio: \"you need to specify size=\")",
-                        spec.name
-                    ),
-                    ))
-                }
-            };
+            let (key, raw_device, size) = file_of(jobs, spec, clone, capacity)?;
             let region = match files.get(&key) {
                 Some(r) => *r,
                 None => {
-                    // The file holds every clone's area: offset_increment
-                    // places clone i at offset + i * increment (fio's
-                    // get_start_offset).
-                    let span = spec
-                        .offset
-                        .saturating_add(
-                            u64::from(spec.numjobs.max(1) - 1)
-                                .saturating_mul(spec.offset_increment),
-                        )
-                        .saturating_add(size);
+                    let (reach, diskless) = extent[&key];
                     let len = if raw_device {
                         capacity
                     } else {
-                        span.div_ceil(ALIGN).saturating_mul(ALIGN)
+                        reach.div_ceil(ALIGN).saturating_mul(ALIGN)
                     };
-                    let start = if raw_device { 0 } else { next };
-                    if start.saturating_add(len) > capacity {
-                        // fio's null engine needs no space (it does no
-                        // I/O); flashpath still lays its files out.
-                        let why = if spec.ioengine == IoEngine::Null {
-                            "; a null-engine file larger than the simulated device is not \
-                             modelled by flashpath"
-                        } else {
-                            ""
-                        };
+                    let start = if raw_device {
+                        0
+                    } else if diskless {
+                        next_diskless
+                    } else {
+                        next
+                    };
+                    if !diskless && start.saturating_add(len) > capacity {
                         return Err(InputError::new(
                             jobs.path.clone(),
                             Some(spec.line),
                             format!(
-                                "job '{}': its files need {} bytes past offset {} but the device has {} bytes{why}",
+                                "job '{}': its files need {} bytes past offset {} but the device has {} bytes",
                                 spec.name, len, start, capacity
                             ),
                         ));
                     }
-                    if !raw_device {
+                    if diskless {
+                        next_diskless = start.saturating_add(len);
+                    } else if !raw_device {
                         next = start + len;
                     }
                     files.insert(key, (start, len));
                     (start, len)
                 }
             };
-            let offset = spec
-                .offset
-                .saturating_add(u64::from(clone).saturating_mul(spec.offset_increment));
+            let offset = clone_offset(spec, clone);
             let len = size.min(region.1.saturating_sub(offset));
             if len == 0 {
                 return Err(InputError::new(
@@ -100,4 +95,41 @@ pub fn layout(jobs: &JobFile, capacity: u64) -> Result<Vec<Vec<(u64, u64)>>> {
         out.push(per_clone);
     }
     Ok(out)
+}
+
+/// Where clone `clone` starts in its file: offset_increment places clone i
+/// at offset + i * increment (fio's get_start_offset).
+fn clone_offset(spec: &JobSpec, clone: u32) -> u64 {
+    spec.offset
+        .saturating_add(u64::from(clone).saturating_mul(spec.offset_increment))
+}
+
+/// A clone's file: its name, whether it is a raw device, and the bytes the
+/// clone does in it.
+fn file_of(
+    jobs: &JobFile,
+    spec: &JobSpec,
+    clone: u32,
+    capacity: u64,
+) -> Result<(String, bool, u64)> {
+    let (key, raw_device) = match &spec.filename {
+        Some(f) => (f.clone(), f.starts_with("/dev/")),
+        None => (format!("{}.{}.0", spec.name, clone), false),
+    };
+    let size = match (spec.size, spec.filesize) {
+        (Some(s), _) => s,
+        (None, Some(f)) => f.saturating_mul(u64::from(spec.nrfiles.max(1))),
+        (None, None) if raw_device => capacity.saturating_sub(spec.offset),
+        (None, None) => {
+            return Err(InputError::new(
+                jobs.path.clone(),
+                Some(spec.line),
+                format!(
+                    "job '{}': you need to specify size= (fio: \"you need to specify size=\")",
+                    spec.name
+                ),
+            ))
+        }
+    };
+    Ok((key, raw_device, size))
 }

@@ -26,9 +26,10 @@ mod value;
 pub use ini::ParseContext;
 pub use job::*;
 pub use number::fio_resolved_number;
+pub use options::options_markdown;
 pub use parse::{parse_job_file, parse_job_str};
 pub use stream::IoStream;
-pub use thread::{FioThread, Step, ThreadPlan};
+pub use thread::{ExitWhat, FioThread, Step, ThreadPlan};
 
 impl crate::workload::IoSource for IoStream {
     fn next_io(&mut self) -> Option<crate::workload::IoUnit> {

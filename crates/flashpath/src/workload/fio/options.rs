@@ -527,7 +527,14 @@ pub static OPTIONS: &[OptDef] = &[
         "iodepth",
         &[],
         INT.min(1),
-        sets(|s, g| s.iodepth = g.n() as u32),
+        // A value whose first part fails (`-1`: "-1" is out of range, the
+        // "1" after the '-' is read as a second part) stores nothing:
+        // iodepth keeps its default, as in fio.
+        sets(|s, g| {
+            if let Some(v) = g.parsed.first() {
+                s.iodepth = v as u32;
+            }
+        }),
     ),
     o(
         "iodepth_batch",
@@ -671,7 +678,12 @@ pub static OPTIONS: &[OptDef] = &[
         "random_generator",
         &[],
         STR.values(&["tausworthe", "lfsr", "tausworthe64"]),
-        Handling::Ignore,
+        // tausworthe and tausworthe64 differ only in their numbers
+        // (flashpath draws from its own streams); lfsr changes which
+        // offsets come: each block once per pass.
+        sets(|s, g| {
+            s.lfsr = posval_match(&["tausworthe", "lfsr", "tausworthe64"], g.v()) == Some("lfsr")
+        }),
     ),
     o(
         "random_distribution",
@@ -1353,7 +1365,18 @@ pub static OPTIONS: &[OptDef] = &[
         "percentile_list",
         &[],
         FLOATS.max_len(20).fp(0.0, 100.0),
-        records(|s, g| s.percentile_list = Some(g.parsed.floats.clone())),
+        records(|s, g| {
+            s.percentile_list = Some(g.parsed.floats.clone());
+            // parse.c: each entry counts the digits after the first '.' at
+            // or after it; the largest count is the precision.
+            s.percentile_precision = g
+                .v()
+                .split('.')
+                .skip(1)
+                .map(|rest| rest.bytes().take_while(u8::is_ascii_digit).count())
+                .max()
+                .unwrap_or(0);
+        }),
     ),
     o(
         "significant_figures",
@@ -1608,9 +1631,103 @@ pub static KNOWN_ENGINES: &[&str] = &[
     "libpmem",
 ];
 
+/// docs/fio-options.md: every option of the table with its type and what
+/// flashpath does with it, made from the table so that it cannot drift
+/// (the test `fio_options_doc_is_current` compares it; run it with
+/// `FLASHPATH_UPDATE_DOCS=1` to rewrite the page).
+pub fn options_markdown() -> String {
+    use std::fmt::Write as _;
+    let mut out = String::from(
+        "# fio 3.33 options in flashpath\n\n\
+         Made from the option table (`crates/flashpath/src/workload/fio/options.rs`) by\n\
+         `FLASHPATH_UPDATE_DOCS=1 cargo test -p flashpath --lib fio_options_doc_is_current`;\n\
+         a test fails when this page and the table differ. Every value is first\n\
+         checked as fio 3.33 checks it (type, limits, the option's callback), whatever\n\
+         flashpath does with the option afterwards.\n\n\
+         What flashpath does with an option:\n\n\
+         - **modelled**: the value shapes the simulated I/O (a value flashpath does not\n\
+         \x20 simulate is refused with the reason);\n\
+         - **report**: the value shapes the report (output-only);\n\
+         - **ignored**: it cannot change the simulated I/O (logging, file creation,\n\
+         \x20 buffer contents, page-cache hints, process or thread choice); listed by\n\
+         \x20 `--parse-only` and in the JSON's `flashpath.ignored_options`;\n\
+         - **ignored unless X**: it acts only when option X is on, and every value of\n\
+         \x20 X that turns it on is refused;\n\
+         - **only V**: accepted at these values (fio's default or \"off\"), where it\n\
+         \x20 changes nothing; any other value is refused by name;\n\
+         - **refused**: it could change the simulated I/O and is not modelled.\n\n\
+         Some modelled options are refused in combinations the job set-up checks\n\
+         (`workload/fio/setup.rs`), each with its reason.\n\n\
+         | option | aliases | type | engines | flashpath |\n\
+         |---|---|---|---|---|\n",
+    );
+    let mut defs: Vec<&OptDef> = OPTIONS.iter().collect();
+    defs.sort_by_key(|d| d.name);
+    for d in defs {
+        let ty = match d.kind.ty {
+            Ty::Str | Ty::StrUll | Ty::StrMulti if !d.kind.values.is_empty() => {
+                format!("one of {}", d.kind.values.join(", "))
+            }
+            Ty::Str | Ty::StrUll | Ty::StrMulti | Ty::Store => "text".to_string(),
+            Ty::Int | Ty::Ull | Ty::Val => "number".to_string(),
+            Ty::Zone => "number or zones".to_string(),
+            Ty::Time => "time".to_string(),
+            Ty::Range => "range".to_string(),
+            Ty::Bool => "0 or 1".to_string(),
+            Ty::Set => "flag".to_string(),
+            Ty::Floats => "list of numbers".to_string(),
+            Ty::Deprecated => "deprecated (refused)".to_string(),
+            Ty::SoftDeprecated => "deprecated (no effect)".to_string(),
+        };
+        let what = match d.handling {
+            Handling::Model(_) => "modelled".to_string(),
+            Handling::Record(_) => "report".to_string(),
+            Handling::Ignore => "ignored".to_string(),
+            Handling::Inert(master) => format!("ignored unless `{master}`"),
+            Handling::RefuseUnless(vals) => format!(
+                "only {}",
+                vals.iter()
+                    .map(|v| format!("`{v}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Handling::Refuse => "refused".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} | {} |",
+            d.name,
+            d.aliases
+                .iter()
+                .map(|a| format!("`{a}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            ty.replace('|', "\\|"),
+            d.engines.map(|e| e.join(", ")).unwrap_or_default(),
+            what
+        );
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fio_options_doc_is_current() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/fio-options.md");
+        let want = options_markdown();
+        if std::env::var_os("FLASHPATH_UPDATE_DOCS").is_some() {
+            std::fs::write(path, &want).unwrap();
+        }
+        let have = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            have == want,
+            "docs/fio-options.md is not the option table's; rewrite it with \
+             FLASHPATH_UPDATE_DOCS=1 cargo test -p flashpath --lib fio_options_doc_is_current"
+        );
+    }
 
     #[test]
     fn every_table_name_is_unique() {

@@ -206,6 +206,17 @@ fn apply(
     let num_check = |v: u64| numeric_callback(def, v, ncpus);
     let parsed = handle_option(&def.kind, value, kb, Some(&num_check)).map_err(|w| bad(&w))?;
     callback(def, value, kb, ncpus, base_dir).map_err(|w| bad(&w))?;
+    // parse.c prints a failing part's range error and goes on when another
+    // part succeeds (handle_option keeps the first success); an integer's
+    // message starts with the option's name, a boolean's does not.
+    for e in &parsed.part_errors {
+        if e.starts_with("min value out of range") || e.starts_with("max value out of range") {
+            jf.fio_messages.push(match def.kind.ty {
+                Ty::Bool | Ty::Set => e.clone(),
+                _ => format!("{}: {e}", def.name),
+            });
+        }
+    }
 
     // The bs= quirk: a blank after '=' hides the unit suffix.
     if let Some(v) = value {

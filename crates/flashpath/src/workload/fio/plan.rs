@@ -11,9 +11,24 @@ use crate::workload::IoSource;
 /// seed, clone index)`.
 pub type SourceFactory<'a> = &'a dyn Fn(&JobSpec, u64, u64, u64, u32) -> Box<dyn IoSource>;
 
+/// The seed of a job's workload (offsets, block sizes, read/write mix), as
+/// fio seeds it (init.c setup_random_seeds): from `randseed` whenever
+/// `randrepeat` is on (fio's default) or `randseed` is given, so the run's
+/// seed, which drives the simulated machine, does not move the offsets;
+/// only `randrepeat=0` without `randseed` takes the run's seed, where fio
+/// takes fresh entropy (init_random_seeds). Without `randseed` the seed is
+/// 0, not fio's default 0x89: flashpath's streams are not fio's
+/// tausworthe generator, so fio's value would not give fio's numbers.
+pub fn workload_seed(spec: &JobSpec, run_seed: u64) -> u64 {
+    if spec.randrepeat || spec.randseed.is_some() {
+        spec.randseed.unwrap_or(0)
+    } else {
+        run_seed
+    }
+}
+
 /// The I/O source of a fio job clone: the replay of its `read_iolog`, else
-/// its `IoStream`, seeded by its randseed when it names one, else by the
-/// run's seed.
+/// its `IoStream`, seeded by [`workload_seed`].
 pub fn fio_source(
     spec: &JobSpec,
     start: u64,
@@ -31,7 +46,7 @@ pub fn fio_source(
         spec,
         start,
         len,
-        spec.randseed.unwrap_or(seed),
+        workload_seed(spec, seed),
         clone,
     ))
 }

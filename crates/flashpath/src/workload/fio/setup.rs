@@ -189,8 +189,10 @@ pub fn check_memory(jobs: &JobFile, regions: &[Vec<(u64, u64)>], memory: u64) ->
             .unwrap_or(4096)
             .max(1);
         let buffers = u64::from(spec.iodepth).saturating_mul(IO_U_BYTES.saturating_add(max_bs));
+        // An LFSR job has no map (filesetup.c init_random_map).
         let map = if spec.rw.is_random()
             && !spec.norandommap
+            && !spec.lfsr
             && spec.random_distribution == RandomDistribution::Random
         {
             regions[si].first().map_or(0, |r| r.1 / min_bs / 8)
@@ -219,19 +221,33 @@ pub fn check_memory(jobs: &JobFile, regions: &[Vec<(u64, u64)>], memory: u64) ->
 /// What fio runs but flashpath does not simulate (yet): refused with the
 /// option named, rather than simulated wrongly.
 pub fn check_modelled(jobs: &JobFile) -> Result<()> {
-    for spec in &jobs.jobs {
-        let logs = spec.logs_per_io() || spec.write_iolog.is_some();
+    for (si, spec) in jobs.jobs.iter().enumerate() {
+        // init.c wait_for_ok: the waitee is one job defined before this one.
+        if let Some(w) = &spec.wait_for {
+            let name = &spec.name;
+            let earlier = jobs.jobs[..si].iter().filter(|j| j.name == *w).count();
+            let why = if w == name {
+                Some(format!(
+                    "{name}: a job cannot wait for itself (wait_for={w})."
+                ))
+            } else if earlier == 0 {
+                Some(format!("{name}: waitee job {w} unknown."))
+            } else if earlier > 1 {
+                Some(format!(
+                    "{name}: multiple waitees {w} found, please avoid duplicates when using wait_for option."
+                ))
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Err(InputError::new(jobs.path.clone(), Some(spec.line), why));
+            }
+        }
         let unmodelled = [
             (spec.size_percent.is_some(), "size=N%"),
             (spec.offset_percent.is_some(), "offset=N%"),
             (spec.startdelay_high.is_some(), "a startdelay range"),
-            (spec.exitall, "exitall"),
-            (spec.wait_for.is_some(), "wait_for"),
             (spec.cpus_allowed_split, "cpus_allowed_policy=split"),
-            (
-                logs && !spec.per_job_logs,
-                "per_job_logs=0 (one shared log)",
-            ),
             (
                 spec.write_iolog.is_some() && spec.numjobs > 1,
                 "write_iolog with numjobs > 1",

@@ -249,9 +249,12 @@ impl IoStream {
         // fio uses the random map only for uniform random offsets: with a
         // skewed distribution the map would push hits away from the hot
         // blocks (io_u.c get_next_rand_block checks the map; lib/zipf.c
-        // draws ranks without it).
+        // draws ranks without it). random_generator=lfsr gives each block
+        // once per pass even with norandommap (lib/lfsr.c walks every
+        // value of its period once); flashpath gets the same set of
+        // offsets from the map, in another order than fio's LFSR.
         let use_map = rw.is_random()
-            && !spec.norandommap
+            && (!spec.norandommap || spec.lfsr)
             && matches!(spec.random_distribution, RandomDistribution::Random);
         let words = if use_map { nblocks.div_ceil(64) } else { 0 };
         IoStream {

@@ -10,7 +10,7 @@
 //! `completed_inline`, `io_completed`, `record_io`).
 
 use crate::mm::thp::{io_buffer_contiguous_bytes, ThpMode};
-use crate::report::{JobResult, LatSample};
+use crate::report::{JobResult, LatSample, StatOpts, UnifiedRw};
 use crate::sim::rng::RngStream;
 use crate::sim::{Ns, NS_PER_MS};
 use crate::workload::fio::errors::ErrorPolicy;
@@ -70,6 +70,18 @@ pub enum Step {
     Done { end_fsync: bool },
 }
 
+/// What a job's end terminates when a job file has `exitall` (fio's
+/// `exit_what`; backend.c fio_terminate_threads).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitWhat {
+    /// The jobs of its reporting group (TERMINATE_GROUP, the default).
+    Group,
+    /// The jobs running now (TERMINATE_STONEWALL).
+    Stonewall,
+    /// Every job, those not started included (TERMINATE_ALL).
+    All,
+}
+
 /// One fio job clone's loop state and results.
 pub struct FioThread {
     /// The job section and the clone.
@@ -78,6 +90,12 @@ pub struct FioThread {
     /// Its stonewall wave and start delay.
     pub wave: u32,
     pub startdelay: Ns,
+    /// The job's name, the job it waits for (`wait_for`), its reporting
+    /// group, and what its end terminates under `exitall` (`exit_what`).
+    pub name: String,
+    pub wait_for: Option<String>,
+    pub groupid: u32,
+    pub exit_what: ExitWhat,
     source: Box<dyn IoSource>,
     pub engine: IoEngine,
     /// A synchronous engine: one I/O per call, the call returns with it.
@@ -167,6 +185,27 @@ pub struct FioThread {
     verror: String,
 }
 
+/// The job's reporting options as fio's thread_stat carries them
+/// (init.c setup_job copies them from the job's options).
+fn stat_opts(spec: &JobSpec) -> StatOpts {
+    let mut st = StatOpts {
+        clat_percentiles: spec.clat_percentiles,
+        lat_percentiles: spec.lat_percentiles,
+        slat_percentiles: spec.slat_percentiles,
+        unified_rw: match spec.unified_rw_reporting.as_str() {
+            "mixed" => UnifiedRw::Mixed,
+            "both" => UnifiedRw::Both,
+            _ => UnifiedRw::Split,
+        },
+        ..StatOpts::default()
+    };
+    if let Some(list) = &spec.percentile_list {
+        st.percentile_list = StatOpts::effective_list(list);
+        st.percentile_precision = spec.percentile_precision;
+    }
+    st
+}
+
 impl FioThread {
     /// The clone `plan` of job `spec`; `polled` says whether its I/Os
     /// complete by polling, `thp` how contiguous its buffers are.
@@ -190,6 +229,7 @@ impl FioThread {
             rw: spec.rw.fio_name().to_string(),
             ioengine: spec.ioengine.fio_name().to_string(),
             iodepth: spec.iodepth,
+            stat: stat_opts(spec),
             ..JobResult::default()
         };
         for d in Ddir::ALL {
@@ -205,6 +245,14 @@ impl FioThread {
             clone: plan.clone,
             wave: plan.wave,
             startdelay: spec.startdelay,
+            name: spec.name.clone(),
+            wait_for: spec.wait_for.clone(),
+            groupid: plan.groupid,
+            exit_what: match spec.exit_what.as_str() {
+                "stonewall" => ExitWhat::Stonewall,
+                "all" => ExitWhat::All,
+                _ => ExitWhat::Group,
+            },
             source: plan.source,
             engine: spec.ioengine,
             sync,
@@ -406,6 +454,13 @@ impl FioThread {
         Step::Submit(unit)
     }
 
+    /// fio_terminate_threads set td->terminate: the loop issues nothing
+    /// more, reaps what is in flight and ends.
+    pub fn terminate(&mut self) {
+        self.exhausted = true;
+        self.pending = None;
+    }
+
     /// The loop stops submitting (the queue is full, a quiesce, the end, or
     /// after a synchronous call): reap what is ready, wait for what is in
     /// flight, or end.
@@ -536,7 +591,11 @@ impl FioThread {
         let d = &mut self.res.dirs[unit.ddir.index()];
         d.io_bytes += u64::from(unit.len);
         d.total_ios += 1;
-        let has_slat = !self.sync && self.engine != IoEngine::Null;
+        // engines/null.c null_init: at iodepth 1 the null engine is
+        // FIO_SYNCIO (no submission latency); deeper, its commit sets the
+        // issue time (FIO_ASYNCIO_SETS_ISSUE_TIME) and fio records slat.
+        let null_sync = self.engine == IoEngine::Null && self.depth == 1;
+        let has_slat = !(self.sync || null_sync);
         if has_slat {
             d.slat.record(issue - start);
         }

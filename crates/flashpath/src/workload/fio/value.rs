@@ -23,6 +23,11 @@ pub(crate) struct Parsed {
     /// The number the first part reads as, before any range check (what
     /// `fio --debug=parse` prints as `out=`).
     pub read: Option<u64>,
+    /// Why the parts that failed failed, when another part made the value
+    /// acceptable: fio has printed each (log_err) and goes on with what
+    /// the good parts stored (`iodepth=-1` fails on "-1", reads "1" after
+    /// the '-', and keeps iodepth's default).
+    pub part_errors: Vec<String>,
 }
 
 impl Parsed {
@@ -361,6 +366,7 @@ pub(super) fn handle_option(
         ) {
             Ok(()) => any_ok = true,
             Err(e) => {
+                out.part_errors.push(e.clone());
                 first_error.get_or_insert(e);
             }
         }
@@ -375,6 +381,7 @@ pub(super) fn handle_option(
     if any_ok {
         Ok(out)
     } else {
+        out.part_errors.clear();
         Err(first_error.unwrap_or_default())
     }
 }

@@ -368,3 +368,29 @@ def test_log_names_match_the_real_fio(tmp_path: Path) -> None:
     run_ours(ours / "job.fio")
     run_fio(real / "job.fio")
     assert logs_of(ours) == logs_of(real)
+
+
+# (extra job lines, I/Os fio 3.33 does): a sequential pass that reaches the
+# end of its file ends the job unless time_based, io_size or loops ask for
+# another (io_u.c get_next_seq_offset, backend.c keep_running).
+END_OF_FILE = [
+    ("filesize=64k\nsize=64k\noffset=32k\nrw=read", 8),
+    ("filesize=64k\nio_size=64k\noffset=32k\nrw=read", 16),
+    ("size=64k\nrw=read:8k", 6),
+    ("size=64k\nrw=read:8k\nloops=2", 12),
+    ("size=64k\nrw=read:4k", 16),
+    ("size=64k\nrw=read\nio_size=100k", 25),
+]
+
+
+@pytest.mark.parametrize("extra,n", END_OF_FILE)
+def test_a_sequential_job_stops_at_the_end_of_its_file(tmp_path: Path, extra: str, n: int) -> None:
+    (tmp_path / "job.fio").write_text(f"[job]\nioengine=null\nbs=4k\n{extra}\n")
+    assert ios(run_ours(tmp_path / "job.fio"), "read")[0][1] == n
+
+
+@need_fio
+@pytest.mark.parametrize("extra,n", END_OF_FILE)
+def test_the_real_fio_stops_at_the_end_of_the_file_too(tmp_path: Path, extra: str, n: int) -> None:
+    (tmp_path / "job.fio").write_text(f"[job]\nioengine=null\nbs=4k\n{extra}\n")
+    assert ios(run_fio(tmp_path / "job.fio"), "read")[0][1] == n

@@ -69,6 +69,14 @@ pub struct IoStream {
     dist: Dist,
     budget: Option<u64>,
     bytes_done: u64,
+    /// A sequential pass that reaches the end of its file starts over
+    /// only while this allows it: time_based, or io_size (backend.c
+    /// keep_running loops until io_size is done), else `loops` passes.
+    wrap_always: bool,
+    passes_left: u32,
+    /// The file's end ended the job (keep_running: the files are done
+    /// and no io_size asks for more).
+    ended: bool,
     ios_left: Option<u64>,
     io_issues: [u64; 3],
     rwmix_ddir: Ddir,
@@ -167,7 +175,14 @@ impl IoStream {
             .map_or(spec.offset, pct)
             .saturating_add(u64::from(clone_index).saturating_mul(spec.offset_increment))
             .min(region_len);
-        let avail = region_len - start;
+        // The file ends at filesize when one is given (the region may be
+        // larger: another job's offset extends it, or the layout rounds
+        // it up); fio's I/O stops at the file's real size.
+        let file_end = match spec.filesize {
+            Some(fs) if spec.nrfiles.max(1) == 1 => region_len.min(fs.max(start)),
+            _ => region_len,
+        };
+        let avail = file_end - start;
         let total = match (spec.size, spec.size_percent) {
             (Some(s), _) => s,
             (None, Some(p)) => pct(p),
@@ -279,6 +294,9 @@ impl IoStream {
             dist,
             budget,
             bytes_done: 0,
+            wrap_always: spec.time_based || spec.io_size.is_some() || nfiles > 1,
+            passes_left: spec.loops.max(1) - 1,
+            ended: false,
             ios_left: spec.number_ios,
             io_issues: [0; 3],
             rwmix_ddir: Ddir::Read,
@@ -334,7 +352,10 @@ impl IoStream {
             self.io_issues[Ddir::Write.index()] += 1;
             return Some(w);
         }
-        if self.budget.is_some_and(|b| self.bytes_done >= b) || self.ios_left == Some(0) {
+        if self.ended
+            || self.budget.is_some_and(|b| self.bytes_done >= b)
+            || self.ios_left == Some(0)
+        {
             return self.next_verify();
         }
         let ddir = self.next_ddir();
@@ -349,7 +370,13 @@ impl IoStream {
         let off = if random {
             self.random_offset(f, ddir, &mut len)
         } else {
-            self.seq_offset(f, ddir, len)
+            match self.seq_offset(f, ddir, len) {
+                Some(off) => off,
+                None => {
+                    self.ended = true;
+                    return self.next_verify();
+                }
+            }
         };
         let len = len.min(self.file_len - off);
         self.last_pos[f as usize][ddir.index()] = off + len;
@@ -463,10 +490,16 @@ impl IoStream {
     }
 
     /// io_u.c get_next_seq_offset, with ddir_seq_add holes and backwards
-    /// wrapping.
-    fn seq_offset(&mut self, f: u64, ddir: Ddir, len: u64) -> u64 {
+    /// wrapping; None when the file's end ends the job.
+    fn seq_offset(&mut self, f: u64, ddir: Ddir, len: u64) -> Option<u64> {
         let last = self.last_pos[f as usize][ddir.index()];
         let fl = i128::from(self.file_len);
+        // get_next_seq_offset: a file whose last I/O reached its end has
+        // no next offset; the pass is over (keep_running then ends the job
+        // unless time_based, io_size or loops ask for another pass).
+        if i128::from(last) >= fl {
+            return self.next_pass().then_some(0);
+        }
         let mut pos = i128::from(last);
         if last != 0 && self.seq_add != 0 {
             pos += i128::from(self.seq_add);
@@ -479,10 +512,26 @@ impl IoStream {
             }
         }
         if pos + i128::from(len) > fl {
-            // End of the file: start over (a new pass or loop).
+            // A block that would pass the end (a size from bsrange or
+            // bssplit) starts over at the file's start. (fio picks a size
+            // that fits instead, io_u.c io_u_fits; a difference kept so
+            // that such jobs' offsets do not move here.)
             pos = 0;
         }
-        pos as u64
+        Some(pos as u64)
+    }
+
+    /// Whether a sequential pass that reached the file's end goes on with
+    /// another (and counts it).
+    fn next_pass(&mut self) -> bool {
+        if self.wrap_always {
+            return true;
+        }
+        if self.passes_left > 0 {
+            self.passes_left -= 1;
+            return true;
+        }
+        false
     }
 
     fn random_offset(&mut self, f: u64, ddir: Ddir, len: &mut u64) -> u64 {

@@ -30,10 +30,17 @@ impl FlashDevice {
             let off = (l % CHUNK as u64) as usize;
             let take = (CHUNK - off).min(out.len() - k);
             let dst = &mut out[k..k + take];
-            match self.l2p.chunk(ci) {
-                Some(c) => dst.copy_from_slice(&c[off..off + take]),
-                None if self.p.prefilled => self.factory_ppns_into(l, dst),
-                None => dst.fill(NONE),
+            // The default run, then the chunk's stored differences from it
+            // (see `l2p_get`).
+            if self.p.prefilled {
+                self.factory_ppns_into(l, dst);
+            } else {
+                dst.fill(NONE);
+            }
+            if let Some(c) = self.l2p.chunk(ci) {
+                for (o, &x) in dst.iter_mut().zip(&c[off..off + take]) {
+                    *o ^= x;
+                }
             }
             k += take;
             l += take as u64;
@@ -144,7 +151,7 @@ impl FlashDevice {
         self.stats.units_programmed_host += 1;
         self.clock += 1;
         let ver = if self.p.check_integrity {
-            let v = self.lpn_ver.get_mut_or_init(l, |_| 0);
+            let v = self.lpn_ver.get_mut(l);
             *v = v.wrapping_add(1);
             *v
         } else {

@@ -16,7 +16,7 @@ impl FlashDevice {
             self.stats.host_write_units += 1;
             self.clock += 1;
             if self.p.check_integrity {
-                let v = self.lpn_ver.get_mut_or_init(l, |_| 0);
+                let v = self.lpn_ver.get_mut(l);
                 *v = v.wrapping_add(1);
             }
             if self.in_buffer(l) {

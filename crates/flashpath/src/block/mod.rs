@@ -33,23 +33,8 @@ use crate::sim::Ns;
 use crate::workload::IoUnit;
 use std::collections::VecDeque;
 
+pub use crate::host::config::IrqCpu;
 pub use crate::host::pm_qos::{DevFreqQos, QosAction};
-
-/// Which CPU takes a device's completion interrupt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum IrqCpu {
-    /// The CPU that submitted the request (per-CPU completion queues with
-    /// matching MSI-X affinity, as NVMe sets up).
-    Submitter,
-    /// A fixed CPU (a single-vector controller).
-    Fixed(u32),
-    /// GIC 1-of-N routing over a set of CPUs (bit c = CPU c): the
-    /// distributor sends the interrupt to a CPU of the set that is not
-    /// asleep, and wakes one only when all are (Qualcomm's
-    /// `drivers/soc/qcom/gic_intr_routing.c` sets InterruptRoutingMode for
-    /// an SPI whose affinity is a whole CPU class; GIC-600/700).
-    OneOfN(u64),
-}
 
 /// The block layer's own timed work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

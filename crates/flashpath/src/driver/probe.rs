@@ -13,7 +13,6 @@ use super::ufs::Ufs;
 use super::virtio::VirtioBlk;
 use super::Driver;
 use crate::error::Result;
-use crate::machine::Ev;
 use crate::profile::Profile;
 
 /// The `device.kind` names, in the order a "did you mean" lists them.
@@ -29,7 +28,7 @@ pub const KINDS: [&str; 8] = [
 ];
 
 /// Build the driver `device.kind` names, with the device behind it.
-pub fn probe(p: &Profile) -> Result<Box<dyn Driver<Ev>>> {
+pub fn probe<E: 'static>(p: &Profile) -> Result<Box<dyn Driver<E>>> {
     let kind = p.choice("device.kind", &KINDS)?;
     match kind.as_str() {
         "null_blk" => Ok(Box::new(NullBlk::from_profile(p)?)),

@@ -2,8 +2,8 @@
 //! is a thread with its CPU, its wave (jobs after a `stonewall` start when
 //! the previous wave is done), its reporting group and its I/O source.
 
+use super::ThreadPlan;
 use crate::error::{InputError, Result};
-use crate::machine::ThreadPlan;
 use crate::workload::fio::{IoStream, JobFile, JobSpec};
 use crate::workload::IoSource;
 

@@ -513,6 +513,18 @@ def test_a_cdf_of_a_figure_that_is_no_latency_is_one_message(
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_run_whose_disk_util_is_no_list_is_one_message(run_json: Path, tmp_path: Path) -> None:
+    # Found by the plot_table fuzz campaign in CI: "disk_util": -1 raised
+    # TypeError while the table's rows were built.
+    doc = json.loads(run_json.read_text())
+    doc["disk_util"] = -1
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    r = cli("plot", str(bad), "--x", "job", "--y", "read.iops", "-o", "p.png", cwd=tmp_path)
+    one_message(r, "disk_util: not a list of disks")
+    assert not (tmp_path / "p.png").exists()
+
+
 def test_plot_without_an_extension_writes_the_named_file(run_json: Path, tmp_path: Path) -> None:
     r = cli("plot", str(run_json), "--kind", "cdf", "-o", "noext", cwd=tmp_path)
     assert r.returncode == 0, r.stderr

@@ -51,6 +51,8 @@ def check_run(doc: Any, path: str) -> None:
     name = shown(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("jobs"), list):
         raise PlotError(f'{name}: not a fio JSON output (no "jobs")')
+    if not isinstance(doc.get("disk_util") or [], list):
+        raise PlotError(f"{name}: disk_util: not a list of disks")
     for i, job in enumerate(doc["jobs"]):
         at = f"{name}: jobs[{i}]"
         if not isinstance(job, dict):

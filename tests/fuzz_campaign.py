@@ -4,7 +4,7 @@ tables).
 
     python3 tests/fuzz_campaign.py [SECONDS_PER_TARGET]   (default 10)
 
-Each target runs batches of fresh random examples until its time is up;
+Each target runs batches of examples (batch k with seed k) until its time is up;
 the first failing input is shrunk and printed, and the exit status is 1.
 One line per target: the inputs run and the failures, as .ci/fuzz prints
 for the libFuzzer targets. docs/testing.md has a long campaign's counts."""
@@ -19,33 +19,41 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
 from test_fuzz_inputs import TARGETS  # noqa: E402
 
 BATCH = 10
 
 
 def campaign(name: str, check: Any, strategy: Any, seconds: float) -> tuple[int, int]:
-    """Run `check` on inputs of `strategy` for `seconds`: (inputs, failures)."""
+    """Run `check` on inputs of `strategy` for `seconds`: (inputs, failures).
+    Batch k draws with seed k, so every machine runs the same inputs in the
+    same order (as .ci/fuzz's libFuzzer targets run with -seed=1) and a
+    failure CI meets is one a developer meets too."""
     count = 0
 
-    @settings(
-        max_examples=BATCH,
-        deadline=None,
-        database=None,
-        derandomize=False,
-        suppress_health_check=list(HealthCheck),
-    )
-    @given(strategy)
-    def batch(value: Any) -> None:
-        nonlocal count
-        count += 1
-        check(value)
+    def batch(k: int) -> None:
+        @seed(k)
+        @settings(
+            max_examples=BATCH,
+            deadline=None,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+        )
+        @given(strategy)
+        def run(value: Any) -> None:
+            nonlocal count
+            count += 1
+            check(value)
+
+        run()
 
     end = time.monotonic() + seconds
+    k = 0
     while time.monotonic() < end:
+        k += 1
         try:
-            batch()
+            batch(k)
         except Exception:
             print(f"fuzz: {name} FAILED", flush=True)
             traceback.print_exc()

@@ -3,8 +3,9 @@
 //! error. A Rust panic is caught and raised as `FlashpathError`, never as a
 //! crash of the interpreter.
 
+use flashpath::profile::{Profile, Value};
 use flashpath::report::{render_all, OutputFormat};
-use flashpath::{profile::Profile, run, InputError};
+use flashpath::{run, InputError};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -383,6 +384,80 @@ fn profile_show(py: Python<'_>, name: Text, overrides: Vec<Text>) -> PyResult<St
     })
 }
 
+/// A profile value from Python: a bool, an int (64-bit), a float, a str or
+/// a list of them, nested at most `depth` lists deep (a profile's lists
+/// are flat; the bound keeps a self-nested list from overflowing the
+/// stack).
+fn profile_value(key: &str, ob: &Bound<'_, PyAny>, depth: u32) -> Result<Value, InputError> {
+    use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyString};
+    let wrong =
+        |what: &str| InputError::new("profile writer", None, format!("parameter '{key}': {what}"));
+    if ob.is_instance_of::<PyBool>() {
+        return Ok(Value::Bool(ob.extract().map_err(|_| wrong("not a bool"))?));
+    }
+    if ob.is_instance_of::<PyInt>() {
+        let i: i64 = ob
+            .extract()
+            .map_err(|_| wrong("an integer outside 64 bits"))?;
+        return Ok(Value::Int(i));
+    }
+    if ob.is_instance_of::<PyFloat>() {
+        return Ok(Value::Float(
+            ob.extract().map_err(|_| wrong("not a float"))?,
+        ));
+    }
+    if ob.is_instance_of::<PyString>() {
+        let t: Text = ob.extract().map_err(|_| wrong("not text"))?;
+        return Ok(Value::Str(t.0));
+    }
+    if let Ok(list) = ob.downcast::<PyList>() {
+        if depth == 0 {
+            return Err(wrong("lists nested too deeply"));
+        }
+        return list
+            .iter()
+            .map(|item| profile_value(key, &item, depth - 1))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Value::List);
+    }
+    Err(wrong(
+        "a value is a bool, int, float, str or a list of them",
+    ))
+}
+
+/// A profile's text from its header and `(key, value, unit, source)`
+/// parameters, by the core's writer (profile/write.rs): `flashpath
+/// calibrate fit` writes the profile it fitted with it.
+#[pyfunction]
+#[pyo3(signature = (name, description, include, params, comments=Vec::new()))]
+fn write_profile(
+    py: Python<'_>,
+    name: Text,
+    description: Text,
+    include: Vec<Text>,
+    params: Vec<(Text, Bound<'_, PyAny>, Text, Text)>,
+    comments: Vec<Text>,
+) -> PyResult<String> {
+    use flashpath::profile::write::{write, Entry, Header};
+    let mut entries = Vec::with_capacity(params.len());
+    for (key, value, unit, source) in params {
+        let value = profile_value(&key.0, &value, 4).map_err(to_py)?;
+        entries.push(Entry {
+            key: key.0,
+            value,
+            unit: unit.0,
+            source: source.0,
+        });
+    }
+    let header = Header {
+        comments: strings(comments),
+        name: name.0,
+        description: description.0,
+        include: strings(include),
+    };
+    guarded(py, move || write(&header, &entries))
+}
+
 /// Scenario files shipped with flashpath: (name, TOML text).
 #[pyfunction]
 fn scenario_files() -> Vec<(String, String)> {
@@ -451,6 +526,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(profile_description, m)?)?;
     m.add_function(wrap_pyfunction!(profile_show, m)?)?;
+    m.add_function(wrap_pyfunction!(write_profile, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_files, m)?)?;
     m.add_function(wrap_pyfunction!(build_profile, m)?)?;
     m.add_function(wrap_pyfunction!(ftl_wa_table, m)?)?;

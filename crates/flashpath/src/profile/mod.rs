@@ -15,6 +15,8 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+pub mod write;
+
 /// Profiles shipped with flashpath, embedded at build time (build.rs) so
 /// the installed package carries them: (name, file text).
 pub const BUILTIN: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/builtin_profiles.rs"));

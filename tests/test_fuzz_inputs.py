@@ -1,8 +1,8 @@
 """Hypothesis fuzz targets for the Python surfaces' inputs (issue 31):
-sweep specs, calibration run files and plot tables. Each target holds one
-property: a reader returns what its callers may use (finite figures in
-range, no duplicate points, one job line per option) or raises its one
-error type with a message; never another exception.
+sweep specs, calibration run files, fio JSON documents and plot tables.
+Each target holds one property: a reader returns what its callers may use
+(finite figures in range, no duplicate points, one job line per option) or
+raises its one error type with a message; never another exception.
 
 The suite runs a few examples per target (FLASHPATH_FUZZ_EXAMPLES, default
 40; a quarter of that for plots); `.ci/fuzz` runs a longer campaign with more (docs/testing.md has a
@@ -306,6 +306,74 @@ def test_fuzz_calibration_run_any_json(doc: Any) -> None:
     check_run(doc)
 
 
+# --- the fio JSON reader ----------------------------------------------------
+
+# A real fio 3.33 json+ run of four jobs reading and writing, with slat,
+# clat percentiles and the "sync" section (tests/fixtures/fio/real-runs).
+FIO_RUN = json.loads(
+    (FIXTURES / "fio" / "real-runs" / "randrw70-4jobs-grouped" / "out.jsonplus.json").read_text()
+)
+# Every value but the histograms' bins: the percentiles are the reader's too.
+FIO_PATHS = [p for p in _paths(FIO_RUN) if "bins" not in p and len(p) <= 6]
+
+
+@st.composite
+def fio_docs(draw: st.DrawFn) -> Any:
+    doc = json.loads(json.dumps(FIO_RUN))
+    for _ in range(draw(st.integers(1, 4))):
+        path = draw(st.sampled_from(FIO_PATHS))
+        if not path:
+            continue
+        parent = doc
+        try:
+            for part in path[:-1]:
+                parent = parent[part]
+            if draw(st.integers(0, 5)) == 0 and isinstance(parent, dict):
+                parent.pop(path[-1], None)
+            else:
+                parent[path[-1]] = draw(JSON_VALUES)
+        except (KeyError, IndexError, TypeError):
+            continue
+    return doc
+
+
+def check_fio_json(doc: Any) -> None:
+    """The reader takes a document or refuses it with one line naming the
+    file; every figure it gives is a number in fio's range, and
+    reproduce's extractors over it are finite."""
+    from flashpath import fiojson, reproduce
+
+    try:
+        run = fiojson.read(doc, "run.json")
+        metrics = [job.metrics() for job in run.jobs]
+        stats = [
+            reproduce.extract(doc, f"{d}.{stat}")
+            for d in fiojson.DIRECTIONS
+            for stat in fiojson.EXTRACTORS
+        ]
+    except fiojson.FioJsonError as err:
+        assert str(err).startswith("run.json: "), err
+        assert "\n" not in str(err), err
+        return
+    for m in metrics:
+        for name, v in m.items():
+            assert name.split(".")[0] in fiojson.ALL_DIRECTIONS, name
+            assert isinstance(v, float) and 0 <= v < 2**64, (name, v)
+    assert all(isinstance(v, float) and 0 <= v < 2**64 for v in stats), stats
+
+
+@FUZZ
+@given(doc=fio_docs())
+def test_fuzz_fio_json(doc: Any) -> None:
+    check_fio_json(doc)
+
+
+@FUZZ
+@given(doc=JSON_VALUES)
+def test_fuzz_fio_json_any_json(doc: Any) -> None:
+    check_fio_json(doc)
+
+
 # --- plot tables ------------------------------------------------------------
 
 PLOT_RUN = RUN
@@ -371,5 +439,7 @@ TARGETS: dict[str, tuple[Any, Any]] = {
     "sweep_spec_text": (check_spec, st.text(max_size=200)),
     "calibration_run": (check_run, runs()),
     "calibration_run_json": (check_run, JSON_VALUES),
+    "fio_json": (check_fio_json, fio_docs()),
+    "fio_json_any": (check_fio_json, JSON_VALUES),
     "plot_table": (check_plot, PLOTS),
 }

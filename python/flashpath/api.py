@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from flashpath import _core
+from flashpath import _core, fiojson
 from flashpath._core import FlashpathError
 
 
@@ -30,6 +30,25 @@ class RunResult:
         """The result as fio's json+ output, parsed."""
         return json.loads(self.json_text)
 
+    def run(self) -> fiojson.FioRun:
+        """The result read by the fio JSON reader (docs/fio-json.md): its
+        jobs, their directions and figures, the "flashpath" section."""
+        return fiojson.read(self.fio_json(), "<run>")
+
+    def metric(self, name: str, job: int = 0) -> float:
+        """One figure of job `job` by its name in the namespace
+        (docs/fio-json.md: `read.iops`, `read.clat.p99`, `write.lat.mean`;
+        the sweep table's old names with the direction in front, such as
+        `read.clat_ns.p99`, are read too). A figure the run does not have
+        (a direction that did no I/O, a percentile the job did not ask
+        for) is a KeyError naming it."""
+        ddir, _, rest = name.partition(".")
+        key = fiojson.new_name(rest, ddir)
+        metrics = self.run().jobs[job].metrics()
+        if key not in metrics:
+            raise KeyError(f"{name}: not a figure of job {job} (it has {', '.join(metrics)})")
+        return metrics[key]
+
     def breakdown(self) -> dict[str, float]:
         """Mean ns per I/O spent in each layer of the path."""
         return dict(self.fio_json()["flashpath"]["breakdown_ns_per_io"])
@@ -39,24 +58,25 @@ class RunResult:
         import pandas as pd
 
         rows = []
-        for job in self.fio_json()["jobs"]:
-            for ddir in ("read", "write", "trim"):
-                d = job[ddir]
-                if d["total_ios"] == 0:
+        for job in self.run().jobs:
+            for ddir in fiojson.DIRECTIONS:
+                d = job.direction(ddir)
+                if d is None:
                     continue
+                m = d.metrics()
                 rows.append(
                     {
-                        "job": job["jobname"],
-                        "groupid": job["groupid"],
+                        "job": job.name,
+                        "groupid": job.groupid,
                         "ddir": ddir,
-                        "io_bytes": d["io_bytes"],
-                        "total_ios": d["total_ios"],
-                        "runtime_ms": d["runtime"],
-                        "bw_KiBps": d["bw"],
-                        "iops": d["iops"],
-                        "clat_mean_ns": d["clat_ns"]["mean"],
-                        "clat_p99_ns": d["clat_ns"].get("percentile", {}).get("99.000000"),
-                        "lat_mean_ns": d["lat_ns"]["mean"],
+                        "io_bytes": job.raw[ddir]["io_bytes"],
+                        "total_ios": job.raw[ddir]["total_ios"],
+                        "runtime_ms": job.raw[ddir]["runtime"],
+                        "bw_KiBps": job.raw[ddir]["bw"],
+                        "iops": m[f"{ddir}.iops"],
+                        "clat_mean_ns": m[f"{ddir}.clat.mean"],
+                        "clat_p99_ns": m.get(f"{ddir}.clat.p99"),
+                        "lat_mean_ns": m[f"{ddir}.lat.mean"],
                     }
                 )
         return pd.DataFrame(rows)

@@ -9,11 +9,12 @@ job by job.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from flashpath import fiojson
 
 
 @dataclass(frozen=True)
@@ -215,85 +216,29 @@ class Measured:
         return self.options.get(key, default)
 
 
-# fio's JSON layout since 3.0 (commit "Switch to nanoseconds"): per
-# direction, lat_ns / clat_ns with percentiles keyed "99.000000".
-_NEEDED = ("iops", "total_ios", "lat_ns", "clat_ns")
 DIRECTIONS = ("read", "write")
 
 
-# fio keeps I/O counts and nanosecond latencies in 64-bit unsigned
-# integers (stat.h: uint64_t total_io_u, struct io_stat's u64 min/max and
-# double mean of u64 samples), so no figure of a real run reaches 2^64.
-U64_LIMIT = 2.0**64
-
-
-def _number(file: str, job: str, field: str, v: object, integer: bool = False) -> float:
-    """A figure of a run file: a JSON number (not a boolean or text),
-    finite, not negative, below 2^64 (an integer when `integer`); anything
-    else is a CalibrateError naming the file, the job and the field."""
-    at = f"{file}: job {job!r}: {field}"
-    if isinstance(v, bool) or not isinstance(v, int | float):
-        raise CalibrateError(f"{at}: {_brief(v)} is not a number")
-    if isinstance(v, float) and not math.isfinite(v):
-        raise CalibrateError(f"{at}: {v} is not a finite number")
-    if v < 0:
-        raise CalibrateError(f"{at}: {v} is negative")
-    if v >= U64_LIMIT:
-        raise CalibrateError(f"{at}: {v:g} is out of range (fio's figures are below 2^64)")
-    if integer and float(v) != int(v):
-        raise CalibrateError(f"{at}: {v} is not a whole number")
-    return float(v)
-
-
 def _brief(v: object) -> str:
-    import json
-
-    try:
-        text = json.dumps(v)
-    except (TypeError, ValueError, RecursionError):
-        text = type(v).__name__
-    return text if len(text) <= 40 else text[:40] + "..."
+    return fiojson.brief(v)
 
 
 def _figures(file: str, job: str, ddir: str, d: object) -> Figures | None:
-    """One direction's figures, each checked (`_number`): the I/O count,
-    IOPS at most 1000 per I/O (fio's iops is total_ios over the runtime in
-    ms, times 1000, and a runtime is at least 1 ms: stat.c
-    show_ddir_status), latencies above zero when I/Os were done."""
-    if not isinstance(d, dict):
-        raise CalibrateError(f"{file}: job {job!r}: no {ddir!r} section (not fio 3.x JSON)")
-    missing = [k for k in _NEEDED if k not in d]
-    if missing:
-        raise CalibrateError(
-            f"{file}: job {job!r}: {ddir} has no {', '.join(missing)}: a fio JSON layout "
-            "other than fio 3.x's (lat_ns, clat_ns); run fio 3.x with --output-format=json+"
-        )
-    ios = _number(file, job, f"{ddir}.total_ios", d["total_ios"], integer=True)
-    if not ios:
+    """One direction's figures as the reader checks them
+    (fiojson.read_direction): IOPS, mean total latency, p99 clat."""
+    try:
+        got = fiojson.read_direction(file, job, ddir, d)
+    except fiojson.FioJsonError as err:
+        raise CalibrateError(str(err)) from None
+    if got is None:
         return None
-    iops = _number(file, job, f"{ddir}.iops", d["iops"])
-    if iops <= 0 or iops > 1000 * ios:
-        raise CalibrateError(
-            f"{file}: job {job!r}: {ddir}.iops: {iops:g} with {ios:.0f} I/Os is out of "
-            f"range (above 0 and at most 1000 per I/O: fio's runtime is at least 1 ms)"
-        )
-    lat, clat = d["lat_ns"], d["clat_ns"]
-    if not isinstance(lat, dict) or "mean" not in lat:
-        raise CalibrateError(f"{file}: job {job!r}: {ddir}.lat_ns has no mean")
-    mean = _number(file, job, f"{ddir}.lat_ns.mean", lat["mean"])
-    if mean <= 0:
-        raise CalibrateError(
-            f"{file}: job {job!r}: {ddir}.lat_ns.mean: 0 for {ios:.0f} I/Os (an I/O takes time)"
-        )
-    p99 = None
-    if not isinstance(clat, dict):
-        raise CalibrateError(f"{file}: job {job!r}: {ddir}.clat_ns is not a table")
-    percentiles = clat.get("percentile")
-    if percentiles is not None and not isinstance(percentiles, dict):
-        raise CalibrateError(f"{file}: job {job!r}: {ddir}.clat_ns.percentile is not a table")
-    if percentiles and percentiles.get("99.000000") is not None:
-        p99 = _number(file, job, f"{ddir}.clat_ns.percentile.99.000000", percentiles["99.000000"])
-    return Figures(iops, mean, p99)
+    return _figures_of(got)
+
+
+def _figures_of(d: fiojson.Direction) -> Figures:
+    assert d.iops is not None and d.lat is not None and d.lat.mean is not None
+    p99 = d.clat.percentiles.get("p99") if d.clat is not None else None
+    return Figures(d.iops, d.lat.mean, p99)
 
 
 _OPTION_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
@@ -347,85 +292,33 @@ def load_runs(paths: list[str]) -> list[Measured]:
     finite, non-negative number in range is a CalibrateError naming the
     file, the job and the field. `flashpath calibrate` and the Python API
     both read runs here."""
-    import json
-
     if isinstance(paths, str | bytes) or not paths:
         raise CalibrateError("no fio JSON outputs given (a list of paths)")
     runs: list[Measured] = []
-    for path in paths:
-        if not isinstance(path, str | os.PathLike):
-            raise CalibrateError(f"{path!r}: a run file is a path")
-        path = os.fspath(path)
-        try:
-            with open(path, "rb") as f:
-                raw = f.read(RUN_FILE_MAX + 1)
-            if len(raw) > RUN_FILE_MAX:
-                raise CalibrateError(
-                    f"{path}: longer than {RUN_FILE_MAX >> 20} MiB: not one fio JSON output"
-                )
-            text = raw.decode("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            raise CalibrateError(f"{path}: cannot read: {reason}") from None
-        # fio may put notes ("fio: ...") before the JSON in its --output
-        # file; the document starts at the first line that opens it.
-        start = text.find("{") if text.lstrip().startswith("fio") else 0
-        try:
-            doc = json.loads(text[max(start, 0) :])
-        except RecursionError:
-            raise CalibrateError(
-                f"{path}: not fio JSON output: nested too deeply to read"
-            ) from None
-        except ValueError as exc:
-            raise CalibrateError(
-                f"{path}: not fio JSON output ({exc}); run fio with "
-                "--output-format=json+ --output=FILE"
-            ) from None
-        if not isinstance(doc, dict) or "jobs" not in doc or "fio version" not in doc:
-            raise CalibrateError(f"{path}: not fio JSON output: no 'fio version' and 'jobs'")
-        version = str(doc["fio version"])
-        if not version.startswith("fio-3."):
-            raise CalibrateError(
-                f"{path}: written by {version[:40]}: only fio 3.x's JSON layout is read"
-            )
-        if not isinstance(doc["jobs"], list) or not doc["jobs"]:
-            raise CalibrateError(f"{path}: no jobs in the fio output")
-        for job in doc["jobs"]:
-            if not isinstance(job, dict) or "jobname" not in job:
-                raise CalibrateError(f"{path}: a job without a name: not fio JSON output")
-            if not isinstance(job["jobname"], str) or job_value_problem_name(job["jobname"]):
-                raise CalibrateError(
-                    f"{path}: job {_brief(job['jobname'])}: not a fio job name "
-                    "(text without brackets or control characters)"
-                )
-            name = job["jobname"]
-            error = job.get("error", 0)
-            if error:
-                raise CalibrateError(
-                    f"{path}: job {name!r} ended with error {_brief(error)} ({os_error(error)}): "
-                    "its figures measure nothing; fix the job and run it again"
-                )
-            options = _options(path, name, doc, job)
-            dirs = {}
-            for ddir in DIRECTIONS:
-                figs = _figures(path, name, ddir, job.get(ddir))
-                if figs is not None:
-                    dirs[ddir] = figs
-            if not dirs:
-                raise CalibrateError(f"{path}: job {name!r} completed no I/O")
-            runs.append(Measured(path, name, options, dirs))
+    try:
+        for path in paths:
+            doc = fiojson.load_document(path)
+            path = os.fspath(path)
+            for job in fiojson.jobs(doc, path):
+                name = job.name
+                if job.error:
+                    raise CalibrateError(
+                        f"{path}: job {name!r} ended with error {_brief(job.error)} "
+                        f"({os_error(job.error)}): its figures measure nothing; fix the job "
+                        "and run it again"
+                    )
+                options = _options(path, name, doc, job.raw)
+                dirs = {}
+                for ddir in DIRECTIONS:
+                    got = job.direction(ddir)
+                    if got is not None:
+                        dirs[ddir] = _figures_of(got)
+                if not dirs:
+                    raise CalibrateError(f"{path}: job {name!r} completed no I/O")
+                runs.append(Measured(path, name, options, dirs))
+    except fiojson.FioJsonError as err:
+        raise CalibrateError(str(err)) from None
     return runs
-
-
-# A fio JSON output of the plan's jobs is some tens of KiB (json+ adds
-# the histograms, still well under 1 MiB); a file past this is not one.
-RUN_FILE_MAX = 64 << 20
-
-
-def job_value_problem_name(name: str) -> bool:
-    """Whether `name` cannot be a job section's name in the simulated job
-    (`[NAME]`): empty, a bracket, a control character."""
-    return not name or "]" in name or "[" in name or any(ord(c) < 32 or ord(c) == 127 for c in name)
 
 
 def os_error(code: object) -> str:
@@ -533,14 +426,35 @@ class Candidate:
         ]
 
 
-# The driver's own costs are not fitted (the runs see them only summed
-# with the device's service time); a virtio-blk guest's, as
+# The profile's fixed parameters: (key, value, unit, source). The
+# driver's own costs are not fitted (the runs see them only summed with
+# the device's service time); a virtio-blk guest's, as
 # profiles/virtio-ramdisk.toml estimates them.
-DRIVER = """\
-[driver]
-queue_rq = {{ value = 3000, unit = "ns", source = "assumption, not fitted: virtio_queue_rq ~1 us plus the kick's VM exit ~2 us (profiles/virtio-ramdisk.toml); the fitted service times absorb any difference" }}
-irq_handler = {{ value = 2000, unit = "ns", source = "assumption, not fitted: vring_interrupt + virtblk_done with the EOI's exit in a guest (profiles/virtio-ramdisk.toml)" }}
-"""
+BLOCK: list[tuple[str, bool | int | float | str | list[object], str, str]] = [
+    ("block.io_poll", 0, "bool", "no poll queues assumed for a device of unknown inside"),
+    ("block.io_poll_delay", -1, "count", "io_poll_delay default -1 (block/blk-mq.c)"),
+    ("block.nr_requests", 256, "count", "blk-mq's default with the none scheduler: the tag set depth (block/blk-mq.c)"),
+]
+DEVICE: list[tuple[str, bool | int | float | str | list[object], str, str]] = [
+    ("device.badblocks", [], "count", "none: bad sector ranges [first, last, ...] (512-byte sectors) that fail with EIO, as null_blk's configfs badblocks attribute (drivers/block/null_blk/main.c null_handle_badblocks); a fault to inject, not a property of the device"),
+    ("device.kind", "generic", "name", "a device whose inside is unknown: the generic queueing model (crates/flashpath/src/device/queue.rs)"),
+    ("device.capacity", 256, "GiB", "assumption: only bounds the jobs' offsets"),
+    ("device.queue_depth", 256, "count", "assumption: the tag set depth of a virtio-blk queue (QEMU queue-size 256); the runs go no deeper"),
+    ("device.hw_queues", 1, "count", "assumption: one queue, as a one-job fio run uses"),
+]
+DRIVER: list[tuple[str, bool | int | float | str | list[object], str, str]] = [
+    ("driver.queue_rq", 3000, "ns", "assumption, not fitted: virtio_queue_rq ~1 us plus the kick's VM exit ~2 us (profiles/virtio-ramdisk.toml); the fitted service times absorb any difference"),
+    ("driver.irq_handler", 2000, "ns", "assumption, not fitted: vring_interrupt + virtblk_done with the EOI's exit in a guest (profiles/virtio-ramdisk.toml)"),
+]
+HEADER = [
+    "Written by flashpath calibrate fit: the generic queueing device",
+    '(device.kind = "generic", docs/calibrate.md) fitted to fio runs.',
+]
+
+
+def _fixed(x: float, digits: int) -> float:
+    """`x` at `digits` decimals, as the profile states it."""
+    return float(f"{x:.{digits}f}")
 
 
 def profile_text(
@@ -549,50 +463,30 @@ def profile_text(
     sources: dict[str, str],
     name: str = "calibrated",
     description: str = "a device fitted to fio runs (flashpath calibrate)",
+    notes: tuple[str, ...] = (),
 ) -> str:
     """A generic-device profile over the host profile `host_include`;
-    `sources` gives each fitted key's source."""
+    `sources` gives each fitted key's source; `notes` are comment lines
+    after the header's. The core's profile writer (profile/write.rs)
+    writes it and checks that it reads back."""
+    from flashpath import _core
 
-    def src(key: str, default: str) -> str:
-        return _toml_str(sources.get(key, default))
+    def src(key: str) -> str:
+        return sources.get(key, "fitted")
 
-    bw_value = f"{cand.bandwidth_cap / 1e6:.3f}"
-    return f"""\
-# Written by flashpath calibrate fit: the generic queueing device
-# (device.kind = "generic", docs/calibrate.md) fitted to fio runs.
-
-[profile]
-name = {_toml_str(name)}
-description = {_toml_str(description)}
-include = [{_toml_str(host_include)}]
-
-[block]
-io_poll = {{ value = 0, unit = "bool", source = "no poll queues assumed for a device of unknown inside" }}
-io_poll_delay = {{ value = -1, unit = "count", source = "io_poll_delay default -1 (block/blk-mq.c)" }}
-nr_requests = {{ value = 256, unit = "count", source = "blk-mq's default with the none scheduler: the tag set depth (block/blk-mq.c)" }}
-
-[device]
-kind = {{ value = "generic", unit = "name", source = "a device whose inside is unknown: the generic queueing model (crates/flashpath/src/device/queue.rs)" }}
-capacity = {{ value = 256, unit = "GiB", source = "assumption: only bounds the jobs' offsets" }}
-queue_depth = {{ value = 256, unit = "count", source = "assumption: the tag set depth of a virtio-blk queue (QEMU queue-size 256); the runs go no deeper" }}
-hw_queues = {{ value = 1, unit = "count", source = "assumption: one queue, as a one-job fio run uses" }}
-servers = {{ value = {cand.servers}, unit = "count", source = {src("device.servers", "fitted")} }}
-dispatch = {{ value = {_toml_str(cand.dispatch)}, unit = "name", source = {src("device.dispatch", "fitted")} }}
-service_cv = {{ value = {cand.service_cv:.4f}, unit = "ratio", source = {src("device.service_cv", "fitted")} }}
-read_fixed = {{ value = {cand.read_fixed_ns / 1e3:.3f}, unit = "us", source = {src("device.read_fixed", "fitted")} }}
-write_fixed = {{ value = {cand.write_fixed_ns / 1e3:.3f}, unit = "us", source = {src("device.write_fixed", "fitted")} }}
-transfer_rate = {{ value = {cand.transfer_rate / 1e6:.3f}, unit = "MB/s", source = {src("device.transfer_rate", "fitted")} }}
-iops_cap = {{ value = {cand.iops_cap:.0f}, unit = "count", source = {src("device.iops_cap", "fitted")} }}
-bandwidth_cap = {{ value = {bw_value}, unit = "MB/s", source = {src("device.bandwidth_cap", "fitted")} }}
-
-""" + DRIVER.format()
-
-
-def _toml_str(text: str) -> str:
-    import json
-
-    # A JSON string is a TOML basic string (same escapes).
-    return json.dumps(text, ensure_ascii=False)
+    fitted: list[tuple[str, bool | int | float | str | list[object], str, str]] = [
+        ("device.servers", cand.servers, "count", src("device.servers")),
+        ("device.dispatch", cand.dispatch, "name", src("device.dispatch")),
+        ("device.service_cv", _fixed(cand.service_cv, 4), "ratio", src("device.service_cv")),
+        ("device.read_fixed", _fixed(cand.read_fixed_ns / 1e3, 3), "us", src("device.read_fixed")),
+        ("device.write_fixed", _fixed(cand.write_fixed_ns / 1e3, 3), "us", src("device.write_fixed")),
+        ("device.transfer_rate", _fixed(cand.transfer_rate / 1e6, 3), "MB/s", src("device.transfer_rate")),
+        ("device.iops_cap", int(f"{cand.iops_cap:.0f}"), "count", src("device.iops_cap")),
+        ("device.bandwidth_cap", _fixed(cand.bandwidth_cap / 1e6, 3), "MB/s", src("device.bandwidth_cap")),
+    ]
+    return _core.write_profile(
+        name, description, [host_include], BLOCK + DEVICE + fitted + DRIVER, HEADER + list(notes)
+    )
 
 
 # ----------------------------------------------------------------------

@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from flashpath import _core
+from flashpath import _core, fiojson
 from flashpath._core import FlashpathError
 from flashpath._messages import shown
 from flashpath.engine import Done, Task, TaskFailed, run_tasks
@@ -57,41 +57,10 @@ class Row:
 
 
 # Extractors: "<ddir>.<stat>" over a fio JSON document (all jobs summed for
-# bandwidth, I/O-weighted for latency).
+# bandwidth, I/O-weighted for latency): fiojson.EXTRACTORS names each
+# stat's figure in the reader's namespace and how the jobs combine.
 def _dir_stat(doc: dict[str, Any], ddir: str, stat: str) -> float:
-    jobs = doc["jobs"]
-    dirs = [j[ddir] for j in jobs if j[ddir]["total_ios"] > 0]
-    if not dirs:
-        return 0.0
-    n = sum(d["total_ios"] for d in dirs)
-
-    def weighted(key: str, field_: str) -> float:
-        return sum(d[key][field_] * d["total_ios"] for d in dirs) / n
-
-    if stat == "bw_MBps":
-        return sum(d["bw_bytes"] for d in dirs) / 1e6
-    if stat == "job_bw_MBps":
-        # fio's per-job line ("read: IOPS=..., BW=...") averaged over the
-        # jobs: each job's bytes over its own runtime. fio's group line
-        # ("READ: bw=") is the group's bytes over its longest job runtime
-        # (stat.c), so for jobs that run one after another (startdelay) it
-        # is the number of jobs times any one job, not a rate ever seen.
-        return sum(d["bw_bytes"] for d in dirs) / len(dirs) / 1e6
-    if stat == "bw_MiBps":
-        return sum(d["bw_bytes"] for d in dirs) / 2**20
-    if stat == "bw_kBps":
-        return sum(d["bw_bytes"] for d in dirs) / 1024
-    if stat == "iops":
-        return sum(d["iops"] for d in dirs)
-    if stat == "lat_mean_us":
-        return weighted("lat_ns", "mean") / 1000
-    if stat == "clat_mean_us":
-        return weighted("clat_ns", "mean") / 1000
-    if stat == "clat_min_us":
-        return min(d["clat_ns"]["min"] for d in dirs) / 1000
-    if stat == "clat_max_us":
-        return max(d["clat_ns"]["max"] for d in dirs) / 1000
-    raise KeyError(stat)
+    return fiojson.aggregate(fiojson.read(doc, "<run>"), ddir, stat)
 
 
 def extract(doc: dict[str, Any], extractor: str) -> float:

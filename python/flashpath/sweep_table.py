@@ -1,5 +1,7 @@
 """A sweep's table: one row per (point, job, direction), flattened from
-each run's fio JSON document, and its Parquet file.
+each run's fio JSON document, and its Parquet file. The direction columns
+keep fio's own keys (`clat_ns.p99`, `total_ios`); fiojson.OLD_NAMES maps
+each to the reader's namespace (`read.clat.p99`, `read.ios`).
 
 docs/sweeps.md documents the columns. The rules that make the bytes
 depend only on the spec: rows in point order, then fio's job order, then
@@ -14,19 +16,16 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from flashpath import fiojson
+
 # The version of the table's layout: a reader can tell old files apart.
 SCHEMA_VERSION = "1"
-DIRECTIONS = ("read", "write", "trim")
+DIRECTIONS = fiojson.DIRECTIONS
 # Columns every row has before the axes' and the run's own.
 KEY_COLUMNS = ("point",)
 ROW_KEY_COLUMNS = ("job_index", "job", "groupid", "ddir")
 
 Row = dict[str, Any]
-
-
-def _percentile_name(key: str) -> str:
-    """fio's "99.900000" as "p99.9"."""
-    return "p" + (key.rstrip("0").rstrip(".") if "." in key else key)
 
 
 def _flatten(value: Any, prefix: str, out: Row) -> None:
@@ -59,7 +58,7 @@ def _direction(d: dict[str, Any]) -> Row:
                     continue
                 if sk == "percentile" and isinstance(sv, dict):
                     for pk, pv in sv.items():
-                        out[f"{k}.{_percentile_name(pk)}"] = pv
+                        out[f"{k}.{fiojson.percentile_name(pk)}"] = pv
                 else:
                     _flatten(sv, f"{k}.{sk}", out)
         else:

@@ -392,7 +392,7 @@ mod tests {
             ),
         ];
         for (e, want) in cases {
-            let err = write(&h, &[e.clone()]).unwrap_err();
+            let err = write(&h, std::slice::from_ref(&e)).unwrap_err();
             assert!(err.message.contains(want), "{e:?}: {}", err.message);
             assert!(err.message.contains(&quote(&e.key)), "{}", err.message);
         }

@@ -1,6 +1,6 @@
 """A time-bounded Hypothesis campaign over the Python inputs' fuzz targets
-(tests/test_fuzz_inputs.py: sweep specs, calibration run files, plot
-tables).
+(tests/test_fuzz_inputs.py: sweep specs, calibration run files, fio JSON
+documents, plot tables).
 
     python3 tests/fuzz_campaign.py [SECONDS_PER_TARGET]   (default 10)
 

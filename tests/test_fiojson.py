@@ -160,3 +160,25 @@ def test_a_bad_document_is_one_message_naming_the_field(edit, expected: str) -> 
             job.directions()
     assert str(err.value).startswith("run.json: "), err.value
     assert expected in str(err.value), err.value
+
+
+def test_the_api_reads_its_result_through_the_reader() -> None:
+    result = api.run(
+        "[j]\nioengine=libaio\ndirect=1\nrw=randrw\nbs=4k\niodepth=2\nsize=1m\nnumber_ios=300\n",
+        "nullblk",
+        output_format="json+",
+    )
+    raw = result.fio_json()["jobs"][0]
+    assert result.metric("read.iops") == raw["read"]["iops"]
+    p99 = raw["write"]["clat_ns"]["percentile"]["99.000000"]
+    assert result.metric("write.clat.p99") == result.metric("write.clat_ns.p99") == p99
+    assert result.metric("read.ios") == result.metric("read.total_ios") == raw["read"]["total_ios"]
+    with pytest.raises(KeyError, match="trim.iops: not a figure of job 0"):
+        result.metric("trim.iops")
+    frame = result.to_pandas()
+    assert list(frame["ddir"]) == ["read", "write"]
+    for _, row in frame.iterrows():
+        d = raw[row["ddir"]]
+        assert row["total_ios"] == d["total_ios"] and row["iops"] == d["iops"]
+        assert row["clat_p99_ns"] == d["clat_ns"]["percentile"]["99.000000"]
+        assert row["lat_mean_ns"] == d["lat_ns"]["mean"]

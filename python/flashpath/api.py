@@ -44,9 +44,15 @@ class RunResult:
         for) is a KeyError naming it."""
         ddir, _, rest = name.partition(".")
         key = fiojson.new_name(rest, ddir)
+        if key == rest:
+            key = name
         metrics = self.run().jobs[job].metrics()
         if key not in metrics:
-            raise KeyError(f"{name}: not a figure of job {job} (it has {', '.join(metrics)})")
+            dirs = sorted({m.partition(".")[0] for m in metrics}, key=fiojson.ALL_DIRECTIONS.index)
+            raise KeyError(
+                f"{name}: not a figure of job {job} (its directions with I/O: "
+                f"{', '.join(dirs) or 'none'}; docs/fio-json.md has the names)"
+            )
         return metrics[key]
 
     def breakdown(self) -> dict[str, float]:

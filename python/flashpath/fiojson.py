@@ -63,9 +63,11 @@ NEEDED = ("iops", "total_ios", "lat_ns", "clat_ns")
 # own keys, docs/sweeps.md) and reproduce's extractors (`D.stat`,
 # scenarios/*.toml). An old column is under the row's direction: `iops` on
 # a read row is `read.iops`. The extractors aggregate over the jobs:
-# (new name, how, factor): "sum" adds the jobs' figures, "per_job"
+# (new name, how, divisor): "sum" adds the jobs' figures, "per_job"
 # averages them, "weighted" weighs each job's by its I/Os, "min"/"max"
-# take the extreme; the factor converts the unit.
+# take the extreme; the result is divided by the divisor to convert the
+# unit (a division, not a multiplication by its inverse: the golden
+# outputs of `reproduce all` keep their last bits).
 OLD_NAMES: dict[str, str] = {
     "io_bytes": "io_bytes",
     "total_ios": "ios",
@@ -77,15 +79,15 @@ OLD_NAMES: dict[str, str] = {
     **{f"{k}_ns.N": f"{k}.n" for k in LATENCIES},
 }
 EXTRACTORS: dict[str, tuple[str, str, float]] = {
-    "bw_MBps": ("bw_bytes", "sum", 1e-6),
-    "job_bw_MBps": ("bw_bytes", "per_job", 1e-6),
-    "bw_MiBps": ("bw_bytes", "sum", 2.0**-20),
-    "bw_kBps": ("bw_bytes", "sum", 1 / 1024),
+    "bw_MBps": ("bw_bytes", "sum", 1e6),
+    "job_bw_MBps": ("bw_bytes", "per_job", 1e6),
+    "bw_MiBps": ("bw_bytes", "sum", 2.0**20),
+    "bw_kBps": ("bw_bytes", "sum", 1024.0),
     "iops": ("iops", "sum", 1.0),
-    "lat_mean_us": ("lat.mean", "weighted", 1e-3),
-    "clat_mean_us": ("clat.mean", "weighted", 1e-3),
-    "clat_min_us": ("clat.min", "min", 1e-3),
-    "clat_max_us": ("clat.max", "max", 1e-3),
+    "lat_mean_us": ("lat.mean", "weighted", 1e3),
+    "clat_mean_us": ("clat.mean", "weighted", 1e3),
+    "clat_min_us": ("clat.min", "min", 1e3),
+    "clat_max_us": ("clat.max", "max", 1e3),
 }
 
 
@@ -225,7 +227,7 @@ class FioRun:
     raw: dict[str, Any]
 
 
-def _latency(file: str, job: str, at: str, v: object, ios: float) -> Latency | None:
+def _latency(file: str, job: str, at: str, v: object) -> Latency | None:
     """One latency table; percentiles need fio's keys ("99.000000")."""
     if v is None:
         return None
@@ -294,9 +296,9 @@ def read_direction(
         )
     if ddir != "sync" and not isinstance(d["clat_ns"], dict):
         raise FioJsonError(f"{file}: job {job!r}: {ddir}.clat_ns is not a table")
-    clat = _latency(file, job, f"{ddir}.clat_ns", d.get("clat_ns"), ios)
-    lat_ = _latency(file, job, f"{ddir}.lat_ns", lat, ios)
-    slat = _latency(file, job, f"{ddir}.slat_ns", d.get("slat_ns"), ios)
+    clat = _latency(file, job, f"{ddir}.clat_ns", d.get("clat_ns"))
+    lat_ = _latency(file, job, f"{ddir}.lat_ns", lat)
+    slat = _latency(file, job, f"{ddir}.slat_ns", d.get("slat_ns"))
 
     def opt(key: str, integer: bool = False) -> float | None:
         return number(file, job, f"{ddir}.{key}", d[key], integer) if key in d else None
@@ -415,7 +417,7 @@ def new_name(old: str, ddir: str) -> str:
 def aggregate(run: FioRun, ddir: str, extractor: str) -> float:
     """An extractor of `EXTRACTORS` (`bw_MBps`, `lat_mean_us`, ...) over
     the jobs' direction `ddir` that did I/O; 0 when none did."""
-    metric, how, factor = EXTRACTORS[extractor]
+    metric, how, divisor = EXTRACTORS[extractor]
     dirs = [d for j in run.jobs if (d := j.direction(ddir)) is not None]
     if not dirs:
         return 0.0
@@ -430,4 +432,4 @@ def aggregate(run: FioRun, ddir: str, extractor: str) -> float:
         v = min(values)
     else:
         v = max(values)
-    return v * factor
+    return v / divisor

@@ -58,6 +58,11 @@ def test_every_real_fio_output_reads_with_fios_arithmetic(path: Path) -> None:
                 assert lat.min <= lat.mean <= lat.max, (kind, lat)
                 values = list(lat.percentiles.values())
                 assert values == sorted(values), (kind, values)
+                # json+ counts every sample in its histogram (stat.c).
+                if "jsonplus" in path.name and lat.bins:
+                    assert sum(lat.bins.values()) == lat.n, (kind, lat.n)
+            if "jsonplus" in path.name:
+                assert d.clat is not None and d.clat.bins, name
             m = d.metrics()
             assert m[f"{name}.iops"] == raw["iops"]
             assert m[f"{name}.ios"] == raw["total_ios"]
@@ -149,6 +154,14 @@ def _doc() -> dict:  # type: ignore[type-arg]
             'read.clat_ns.percentile: "x" is not a percentile',
         ),
         (lambda d: d["jobs"][0]["read"].update(slat_ns=[]), "read.slat_ns is not a table"),
+        (
+            lambda d: d["jobs"][0]["read"]["clat_ns"].update(bins={"1e3": 1}),
+            'read.clat_ns.bins: "1e3" is not a latency in ns',
+        ),
+        (
+            lambda d: d["jobs"][0]["read"]["clat_ns"].update(bins={"1000": 1.5}),
+            "read.clat_ns.bins.1000: 1.5 is not a whole number",
+        ),
         (lambda d: d["jobs"][0].pop("trim"), "no 'trim' section"),
     ],
 )

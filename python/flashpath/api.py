@@ -106,18 +106,19 @@ class RunResult:
         import pandas as pd
 
         rows = []
-        for index, job in enumerate(self.fio_json()["jobs"]):
-            for ddir in ("read", "write", "trim"):
+        for index, job in enumerate(self.run().jobs):
+            for ddir in fiojson.DIRECTIONS:
+                d = job.direction(ddir, required=False)
                 for kind in ("clat", "lat", "slat"):
-                    bins = job.get(ddir, {}).get(f"{kind}_ns", {}).get("bins") or {}
-                    for ns, count in sorted(bins.items(), key=lambda kv: int(kv[0])):
+                    lat = getattr(d, kind) if d is not None else None
+                    for ns, count in sorted(lat.bins.items() if lat is not None else ()):
                         rows.append(
                             {
                                 "job_index": index,
-                                "job": job["jobname"],
+                                "job": job.name,
                                 "ddir": ddir,
                                 "latency": kind,
-                                "ns": int(ns),
+                                "ns": ns,
                                 "count": count,
                             }
                         )

@@ -132,7 +132,8 @@ def percentile_name(key: str) -> str:
 class Latency:
     """One latency of one direction (fio's `slat_ns`, `clat_ns`,
     `lat_ns`), in ns; `percentiles` by name (`p99`, `p99.9`) in fio's
-    order."""
+    order; `bins` json+'s histogram (a bin's latency in ns -> its I/Os,
+    stat.c add_ddir_status_json "bins"), empty in plain json."""
 
     min: float | None
     max: float | None
@@ -140,6 +141,7 @@ class Latency:
     stddev: float | None
     n: float | None
     percentiles: dict[str, float] = field(default_factory=dict)
+    bins: dict[int, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -251,7 +253,17 @@ def _latency(file: str, job: str, at: str, v: object) -> Latency | None:
             )
         if pv is not None:
             named[percentile_name(key)] = number(file, job, f"{at}.percentile.{key}", pv)
-    return Latency(figs["min"], figs["max"], figs["mean"], figs["stddev"], figs["n"], named)
+    bins = v.get("bins")
+    if bins is not None and not isinstance(bins, dict):
+        raise FioJsonError(f"{file}: job {job!r}: {at}.bins is not a table")
+    counts: dict[int, int] = {}
+    for key, count in (bins or {}).items():
+        if not (key.isascii() and key.isdigit()):
+            raise FioJsonError(
+                f"{file}: job {job!r}: {at}.bins: {brief(key)} is not a latency in ns"
+            )
+        counts[int(key)] = int(number(file, job, f"{at}.bins.{key}", count, integer=True))
+    return Latency(figs["min"], figs["max"], figs["mean"], figs["stddev"], figs["n"], named, counts)
 
 
 def read_direction(

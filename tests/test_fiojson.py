@@ -215,3 +215,16 @@ def test_plot_reads_a_run_through_the_reader(tmp_path: Path) -> None:
     source.write_text("fio: note\n" + json.dumps(doc))
     plot(str(source), str(tmp_path / "p.png"), kind="cdf")
     assert (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_an_extractor_over_a_run_without_its_figure_names_it() -> None:
+    # Found by the fio_json fuzz target: a latency table without "min"
+    # made reproduce's clat_min_us a KeyError.
+    doc = _doc()
+    del doc["jobs"][0]["read"]["clat_ns"]["min"]
+    with pytest.raises(
+        fiojson.FioJsonError,
+        match="<run>: job 'randread-4k-qd1': read has no clat.min for clat_min_us",
+    ):
+        reproduce.extract(doc, "read.clat_min_us")
+    assert reproduce.extract(doc, "read.clat_max_us") > 0

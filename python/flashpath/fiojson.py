@@ -428,12 +428,21 @@ def new_name(old: str, ddir: str) -> str:
 
 def aggregate(run: FioRun, ddir: str, extractor: str) -> float:
     """An extractor of `EXTRACTORS` (`bw_MBps`, `lat_mean_us`, ...) over
-    the jobs' direction `ddir` that did I/O; 0 when none did."""
+    the jobs' direction `ddir` that did I/O; 0 when none did. A job whose
+    direction lacks the figure is a FioJsonError naming it."""
     metric, how, divisor = EXTRACTORS[extractor]
-    dirs = [d for j in run.jobs if (d := j.direction(ddir)) is not None]
-    if not dirs:
+    pairs = [(j, d) for j in run.jobs if (d := j.direction(ddir)) is not None]
+    if not pairs:
         return 0.0
-    values = [d.metrics()[f"{ddir}.{metric}"] for d in dirs]
+    dirs = [d for _, d in pairs]
+    values = []
+    for job, d in pairs:
+        got = d.metrics().get(f"{ddir}.{metric}")
+        if got is None:
+            raise FioJsonError(
+                f"{run.file}: job {job.name!r}: {ddir} has no {metric} for {extractor}"
+            )
+        values.append(got)
     if how == "sum":
         v = sum(values)
     elif how == "per_job":

@@ -70,6 +70,8 @@ class RunResult:
                 if d is None:
                     continue
                 m = d.metrics()
+                # fio's counts as fio wrote them (integers: the frame's
+                # int64 columns); the checked figures from the reader.
                 rows.append(
                     {
                         "job": job.name,

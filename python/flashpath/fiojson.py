@@ -362,20 +362,24 @@ def check_document(doc: object, file: str) -> dict[str, Any]:
     return doc
 
 
-def parse_text(text: str, file: str) -> dict[str, Any]:
-    """The document in `text` (fio's --output file), checked by
-    `check_document`. fio may put notes ("fio: ...") before the JSON; the
+def decode(text: str, file: str) -> Any:
+    """The JSON value in `text` (fio's --output file), not yet checked as
+    fio's layout. fio may put notes ("fio: ...") before the JSON; the
     document starts at the first "{" then."""
     start = text.find("{") if text.lstrip().startswith("fio") else 0
     try:
-        doc = json.loads(text[max(start, 0) :])
+        return json.loads(text[max(start, 0) :])
     except RecursionError:
         raise FioJsonError(f"{file}: not fio JSON output: nested too deeply to read") from None
     except ValueError as exc:
         raise FioJsonError(
             f"{file}: not fio JSON output ({exc}); run fio with --output-format=json+ --output=FILE"
         ) from None
-    return check_document(doc, file)
+
+
+def parse_text(text: str, file: str) -> dict[str, Any]:
+    """The document in `text` (`decode`), checked by `check_document`."""
+    return check_document(decode(text, file), file)
 
 
 def load_document(path: str | os.PathLike[str]) -> dict[str, Any]:

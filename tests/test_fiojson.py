@@ -225,3 +225,19 @@ def test_an_extractor_over_a_run_without_its_figure_names_it() -> None:
     ):
         reproduce.extract(doc, "read.clat_min_us")
     assert reproduce.extract(doc, "read.clat_max_us") > 0
+
+
+def test_a_jobs_errors_are_read_as_fio_writes_them() -> None:
+    # Reads over a bad sector range with continue_on_error: fio 3.33
+    # writes error (the first errno), total_err and first_error.
+    job = "[j]\nioengine=libaio\ndirect=1\nrw=read\nbs=4k\nsize=1m\ncontinue_on_error=read\n"
+    result = api.run(job, "nullblk", ["device.badblocks=[0,15]"], output_format="json")
+    [j] = result.run().jobs
+    assert (j.error, j.total_err, j.first_error) == (5, 2, 5)
+    # The I/Os that failed are counted with those that did not (fio's
+    # total_ios), and the figures are still checked.
+    assert j.direction("read") is not None and j.direction("read").ios == 256
+    clean = api.run(job, "nullblk", output_format="json").run().jobs[0]
+    assert (clean.error, clean.total_err, clean.first_error) == (0, 0, 0)
+    plain = fiojson.read(_doc(), "run.json").jobs[0]
+    assert (plain.error, plain.total_err, plain.first_error) == (0, None, None)

@@ -182,15 +182,32 @@ class Direction:
 
 @dataclass(frozen=True)
 class Job:
-    """One job of a document (its "jobname", "groupid", "error"); its
-    directions are read on demand (`direction`) or all at once
-    (`directions`)."""
+    """One job of a document (its "jobname", "groupid", "error": fio's
+    errno, 0 when the job ended well); its directions are read on demand
+    (`direction`) or all at once (`directions`)."""
 
     file: str
     name: str
     groupid: Any
     error: Any
     raw: dict[str, Any]
+
+    @property
+    def total_err(self) -> int | None:
+        """fio's count of I/O errors the job went on after, and the errno
+        of the first: written only for a job with continue_on_error
+        (stat.c show_thread_status_json); None otherwise."""
+        return self._count("total_err")
+
+    @property
+    def first_error(self) -> int | None:
+        """See `total_err`."""
+        return self._count("first_error")
+
+    def _count(self, key: str) -> int | None:
+        if key not in self.raw:
+            return None
+        return int(number(self.file, self.name, key, self.raw[key], integer=True))
 
     def direction(self, ddir: str, required: bool = True) -> Direction | None:
         """Direction `ddir`'s figures, each checked; None when it did no

@@ -346,6 +346,7 @@ def check_fio_json(doc: Any) -> None:
     try:
         run = fiojson.read(doc, "run.json")
         metrics = [job.metrics() for job in run.jobs]
+        errors = [(job.total_err, job.first_error) for job in run.jobs]
         stats = [
             fiojson.aggregate(run, d, stat)
             for d in fiojson.DIRECTIONS
@@ -360,6 +361,7 @@ def check_fio_json(doc: Any) -> None:
             assert name.split(".")[0] in fiojson.ALL_DIRECTIONS, name
             assert isinstance(v, float) and 0 <= v < 2**64, (name, v)
     assert all(isinstance(v, float) and 0 <= v < 2**64 for v in stats), stats
+    assert all(v is None or 0 <= v < 2**64 for pair in errors for v in pair), errors
 
 
 @FUZZ

@@ -22,6 +22,7 @@ pub mod profile;
 pub mod report;
 pub mod run;
 pub mod sim;
+pub mod types;
 pub mod workload;
 
 pub use error::{Diagnostic, InputError, Result};

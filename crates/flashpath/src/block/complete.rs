@@ -7,11 +7,11 @@
 //! or to the task that polls for it. The DMA mapping is undone there
 //! (`dma_unmap_sg`: swiotlb's copy back and release).
 
-use super::{BlkCtx, BlockEvent, BlockLayer, IrqCpu, RqKind};
+use super::{BlkCtx, BlockEvent, BlockLayer, RqKind};
 use crate::driver::{BlkStatus, CompletionSignal, DeviceSignal};
 use crate::host::task::{Host, TaskState};
 use crate::sim::Ns;
-use crate::workload::Ddir;
+use crate::types::{Ddir, IrqCpu};
 
 /// Where a completed request went.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

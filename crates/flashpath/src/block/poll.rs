@@ -7,7 +7,7 @@
 use super::{BlkCtx, BlockEvent, BlockLayer, PollStats};
 use crate::driver::DeviceSignal;
 use crate::sim::Ns;
-use crate::workload::{Ddir, IoUnit};
+use crate::types::{Ddir, IoUnit};
 
 impl BlockLayer {
     /// How long a poller sleeps before it spins at `now` for the request

@@ -7,7 +7,7 @@
 use super::{BlkCtx, BlockEvent, BlockLayer};
 use crate::driver::{BlkStatus, DeviceSignal, DriverRq};
 use crate::sim::Ns;
-use crate::workload::Ddir;
+use crate::types::Ddir;
 
 impl BlockLayer {
     /// The checks a request fails before it is queued, with the status it

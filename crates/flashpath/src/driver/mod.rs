@@ -15,10 +15,11 @@ pub mod ufs_qcom_qos;
 pub mod ufshpb;
 pub mod virtio;
 
+use crate::host::pm_qos::CpuLatencyQos;
 use crate::host::task::Host;
 use crate::sim::queue::{EventQueue, Timer};
 use crate::sim::Ns;
-use crate::workload::Ddir;
+use crate::types::Ddir;
 
 /// A request as the driver sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -298,6 +299,15 @@ impl DiskInfo {
             cpu_costs,
             completion_signal: CompletionSignal::Interrupt,
         }
+    }
+}
+
+/// Today the only CPU latency request is a driver's own (ufs-qcom's vote):
+/// the host's cpuidle governor reads it through `CpuLatencyQos`, which the
+/// host declares so that it needs no driver to name.
+impl<E> CpuLatencyQos for dyn Driver<E> + '_ {
+    fn cpu_latency_limit(&self, cpu: u32, now: Ns) -> Option<Ns> {
+        Driver::cpu_latency_limit(self, cpu, now)
     }
 }
 

@@ -15,7 +15,7 @@ use crate::mm::readahead::PageRun;
 use crate::mm::writeback::next_writeback_run;
 use crate::mm::{PAGE_SHIFT, PAGE_SIZE};
 use crate::sim::Ns;
-use crate::workload::{Ddir, IoUnit};
+use crate::types::{Ddir, IoUnit};
 
 impl Machine {
     /// fio's buffered read/write of `unit` from `now`: returns when the

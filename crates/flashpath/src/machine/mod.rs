@@ -19,11 +19,10 @@
 mod buffered;
 mod thread;
 
-use crate::mm::buffered::{BufferedOp, CacheState, CacheWait};
-pub use crate::mm::buffered::{CacheCosts, CacheParts};
+use crate::mm::buffered::{BufferedOp, CacheParts, CacheState, CacheWait};
 
+use crate::block::Breakdown;
 use crate::block::{BlockEvent, BlockLayer, QueueSettings};
-pub use crate::block::{Breakdown, IrqCpu};
 use crate::dma::bounce::SwiotlbPath;
 use crate::driver::{DeviceSignal, Driver, DriverCtx};
 use crate::host::config::BackgroundWakeups;
@@ -36,9 +35,9 @@ use crate::report::{DiskUtil, JobResult};
 use crate::sim::queue::EventQueue;
 use crate::sim::rng::RngStream;
 use crate::sim::Ns;
+use crate::types::IrqCpu;
 use crate::workload::fio::thread::PREALLOC_DEPTH;
-pub use crate::workload::fio::ThreadPlan;
-use crate::workload::fio::{FioThread, IoEngine, JobSpec};
+use crate::workload::fio::{FioThread, IoEngine, JobSpec, ThreadPlan};
 
 #[derive(Clone, Copy, Debug)]
 pub enum Ev {

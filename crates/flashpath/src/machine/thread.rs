@@ -10,8 +10,8 @@ use crate::block::{Request, RqKind};
 use crate::driver::{BlkStatus, CompletionSignal};
 use crate::host::task::TaskState;
 use crate::sim::Ns;
+use crate::types::IoUnit;
 use crate::workload::fio::{ExitWhat, IoEngine, Step};
-use crate::workload::IoUnit;
 
 impl Machine {
     pub(super) fn start_wave(&mut self, wave: u32, now: Ns) {

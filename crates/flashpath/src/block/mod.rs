@@ -186,7 +186,7 @@ impl<E: From<BlockEvent> + From<DeviceSignal>> BlkCtx<'_, E> {
     /// code is done: it goes idle again.
     fn driver_ran_on(&mut self, cpu: Option<u32>) {
         if let Some(c) = cpu {
-            let done = self.host.cpus[c as usize].busy_until;
+            let done = self.host.busy_until(c);
             self.host.cpu_idle(c, done, &*self.driver);
         }
     }
@@ -273,6 +273,14 @@ impl BlockLayer {
     /// The driver's CPU costs (its queue_rq is part of the submit path).
     pub fn drv_costs(&self) -> DriverCpuCosts {
         self.drv_costs
+    }
+
+    /// The submit path's CPU work for one request on the submitting core,
+    /// at the reference clock: blk-mq's (`blk_mq_submit_bio` to the
+    /// dispatch) and the driver's `queue_rq`.
+    #[inline]
+    pub fn submit_work(&self, host: &Host) -> Ns {
+        host.costs().blk_submit + self.drv_costs.submit
     }
 
     /// How completions reach the host.

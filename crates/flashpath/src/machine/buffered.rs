@@ -21,15 +21,13 @@ impl Machine {
     /// fio's buffered read/write of `unit` from `now`: returns when the
     /// call returned, or None if the thread sleeps in it.
     pub(super) fn buffered_submit(&mut self, tid: u32, unit: IoUnit, now: Ns) -> Option<Ns> {
-        let costs = self.host.costs;
         let ti = tid as usize;
-        let usr_end = self.host.run_task(tid, now, costs.fio_submit, 0);
         let call = self.cache.as_ref().map_or(0, |c| c.costs.call);
-        let end = self
-            .host
-            .run_task(tid, usr_end, 0, costs.syscall_entry + call);
+        // The call returns when the copy is done (`buffered_done`).
+        let times = self.host.submit_call(tid, now, call, false);
+        let (usr_end, end) = (times.user_done, times.end);
         let t = &mut self.threads[ti];
-        let cpu = self.host.tasks[ti].cpu;
+        let cpu = self.host.task_cpu(tid);
         let key = self.block.rqs.insert(Request::fio(
             tid,
             unit,
@@ -56,7 +54,7 @@ impl Machine {
         let ti = tid as usize;
         let op = self.threads[ti].bop.expect("a buffered call in progress");
         let ddir = self.block.rqs.get(op.key).unit.ddir;
-        let cpu_id = self.host.tasks[ti].cpu;
+        let cpu_id = self.host.task_cpu(tid);
         let st = self.cache.as_mut().expect("buffered I/O has a page cache");
         let copied = st.copy(op, ddir, &mut self.threads[ti].ra, now);
         if let Some(at) = copied.dirty_timer {
@@ -101,7 +99,7 @@ impl Machine {
         let end = if op.woken {
             at
         } else {
-            self.host.run_task(tid, at, 0, self.host.costs.syscall_exit)
+            self.host.exit_kernel(tid, at)
         };
         let t = &mut self.threads[ti];
         let rq = self.block.rqs.get_mut(op.key);
@@ -160,10 +158,8 @@ impl Machine {
                 offset: first << PAGE_SHIFT,
                 len: (pages << PAGE_SHIFT) as u32,
             };
-            let cost =
-                self.host.costs.blk_submit + self.block.drv_costs().submit + per_page * pages;
-            let c = &mut self.host.cpus[cpu as usize];
-            let submitted = c.run(at, 0, cost);
+            let cost = self.block.submit_work(&self.host) + per_page * pages;
+            let submitted = self.host.run_on(cpu, at, 0, cost);
             let key = self.block.rqs.insert(Request {
                 thread: owner,
                 unit,
@@ -196,16 +192,16 @@ impl Machine {
             return;
         }
         st.flusher.scheduled = true;
-        let idle = (0..ncpus).map(|i| (from_cpu + 1 + i) % ncpus).find(|&c| {
-            c != from_cpu && self.host.cpus[c as usize].runnable == 0 && !self.host.is_held(c)
-        });
+        let idle = (0..ncpus)
+            .map(|i| (from_cpu + 1 + i) % ncpus)
+            .find(|&c| c != from_cpu && self.host.cpu_free(c));
         let cpu = idle.unwrap_or(from_cpu);
         self.cache.as_mut().expect("cache").flusher.cpu = Some(cpu);
-        let woke = self.host.cpus[from_cpu as usize].run(at, 0, self.host.costs.wakeup);
+        let costs = self.host.costs();
+        let woke = self.host.run_on(from_cpu, at, 0, costs.wakeup);
         let exit = self.host.wake_cpu(cpu, woke);
-        let c = &mut self.host.cpus[cpu as usize];
-        c.runnable += 1;
-        let running = c.run(woke + exit, 0, self.host.costs.context_switch);
+        self.host.make_runnable(cpu);
+        let running = self.host.run_on(cpu, woke + exit, 0, costs.context_switch);
         self.queue.schedule(running, Ev::Flush);
     }
 
@@ -264,8 +260,7 @@ impl Machine {
         if st.flusher.inflight == 0 {
             st.flusher.cpu = None;
         }
-        let c = &mut self.host.cpus[cpu as usize];
-        c.runnable = c.runnable.saturating_sub(1);
+        self.host.make_unrunnable(cpu);
         self.cpu_idle(cpu, at);
     }
 
@@ -294,7 +289,7 @@ impl Machine {
         let mut at = at;
         for tid in 0..self.threads.len() {
             let t = &self.threads[tid];
-            if self.host.tasks[tid].state != TaskState::WaitIo {
+            if self.host.task_state(tid as u32) != TaskState::WaitIo {
                 continue;
             }
             let ready = match t.cache_wait {
@@ -324,13 +319,13 @@ impl Machine {
             if let (Some(cpu), false, true) = (st.flusher.cpu, st.flusher.scheduled, more) {
                 st.flusher.scheduled = true;
                 let exit = self.host.wake_cpu(cpu, at);
-                let c = &mut self.host.cpus[cpu as usize];
-                c.runnable += 1;
-                let running = c.run(at + exit, 0, self.host.costs.context_switch);
+                self.host.make_runnable(cpu);
+                let switch = self.host.costs().context_switch;
+                let running = self.host.run_on(cpu, at + exit, 0, switch);
                 self.queue.schedule(running, Ev::Flush);
             }
         }
-        let busy = self.host.cpus[irq_cpu as usize].busy_until.max(at);
+        let busy = self.host.busy_until(irq_cpu).max(at);
         self.cpu_idle(irq_cpu, busy);
     }
 
@@ -340,7 +335,7 @@ impl Machine {
     pub(super) fn flush_timer(&mut self, now: Ns) {
         let all_done = self.threads_done == self.threads.len();
         if self.cache.as_ref().expect("cache").expired(now) && !all_done {
-            let from = self.host.tasks[0].cpu;
+            let from = self.host.task_cpu(0);
             self.kick_flusher(from, now);
         }
     }
@@ -353,13 +348,13 @@ impl Machine {
         if st.cache.nr_dirty() == 0 && st.cache.nr_writeback() == 0 {
             return true;
         }
-        let cpu = self.host.tasks[tid as usize].cpu;
+        let cpu = self.host.task_cpu(tid);
         // filemap_write_and_wait_range runs the writeback from the caller.
         let st = self.cache.as_mut().expect("cache");
         if st.flusher.cpu.is_none() {
             st.flusher.cpu = Some(cpu);
             st.flusher.scheduled = true;
-            self.host.cpus[cpu as usize].runnable += 1;
+            self.host.make_runnable(cpu);
             self.queue.schedule(now, Ev::Flush);
         }
         self.cache_sleep(tid, CacheWait::Clean, now);

@@ -3,8 +3,10 @@
 //! `workload` (the application's I/O) -> `host` (the CPU that runs the
 //! kernel) -> `block` (blk-mq) -> `dma` (mapping, swiotlb) -> `driver` (host
 //! controller driver) -> `device` (the storage device), and back. `sim` is
-//! the engine, `machine` wires the layers, `model` builds them from a profile, `mm` the page cache, `profile` holds the parameters,
-//! `report` renders results in fio's formats.
+//! the engine, `types` the vocabulary every layer shares, `machine` wires
+//! the layers, `model` builds them from a profile, `mm` the page cache,
+//! `profile` holds the parameters, `report` renders results in fio's
+//! formats. Which layer may import which: `tests/layers.rs`.
 
 pub mod block;
 pub mod check;
@@ -22,6 +24,7 @@ pub mod profile;
 pub mod report;
 pub mod run;
 pub mod sim;
+pub mod types;
 pub mod workload;
 
 pub use error::{Diagnostic, InputError, Result};

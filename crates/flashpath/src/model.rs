@@ -12,9 +12,11 @@ use crate::host::config::{host_facts, BackgroundWakeups, HostCpus, HOST_MEMORY};
 use crate::host::cpu::{Cpu, HostCosts};
 use crate::host::idle::IdleConfig;
 use crate::host::sched::WakePlacement;
-use crate::machine::{CacheCosts, CacheParts, Ev, IrqCpu, MachineParts};
+use crate::machine::{Ev, MachineParts};
+use crate::mm::buffered::{CacheCosts, CacheParts};
 use crate::mm::thp::ThpMode;
 use crate::profile::{range, Profile};
+use crate::types::IrqCpu;
 use crate::workload::fio::{IoEngine, JobFile};
 
 /// The machine a profile describes, built but not run: every profile value

@@ -7,11 +7,11 @@
 //! or to the task that polls for it. The DMA mapping is undone there
 //! (`dma_unmap_sg`: swiotlb's copy back and release).
 
-use super::{BlkCtx, BlockEvent, BlockLayer, IrqCpu, RqKind};
+use super::{BlkCtx, BlockEvent, BlockLayer, RqKind};
 use crate::driver::{BlkStatus, CompletionSignal, DeviceSignal};
 use crate::host::task::{Host, TaskState};
 use crate::sim::Ns;
-use crate::workload::Ddir;
+use crate::types::{Ddir, IrqCpu};
 
 /// Where a completed request went.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,7 +114,7 @@ impl BlockLayer {
         }
         // Page cache requests complete by interrupt (nobody polls them).
         let polled_now = kind == RqKind::Fio
-            && match ctx.host.tasks[tid as usize].state {
+            && match ctx.host.task_state(tid) {
                 TaskState::Polling(_) | TaskState::HybridSleep => polled,
                 _ => false,
             };
@@ -126,7 +126,7 @@ impl BlockLayer {
             }
             return Completion::Polled { thread: tid };
         }
-        let costs = ctx.host.costs;
+        let costs = ctx.host.costs();
         let drv = self.drv_costs;
         // Interrupt (or inline/softirq completion on the submitting CPU).
         let (irq_cpu, irq_start, at) = match self.signal {
@@ -138,7 +138,7 @@ impl BlockLayer {
                 ctx.breakdown.cstate_exit_ns += u128::from(exit);
                 let cost = costs.irq_entry + drv.irq_handler + costs.blk_complete;
                 let start = arrive + exit;
-                let cpu = &mut ctx.host.cpus[c as usize];
+                let cpu = ctx.host.cpu_mut(c);
                 let mut end = cpu.run_irq(start, cost);
                 if let Some(dma) = ctx.dma.as_deref_mut() {
                     end = dma.unmap(cpu, key, end);
@@ -152,7 +152,7 @@ impl BlockLayer {
                 } else {
                     0
                 };
-                let cpu = &mut ctx.host.cpus[rq_cpu as usize];
+                let cpu = ctx.host.cpu_mut(rq_cpu);
                 let mut end = cpu.run_irq(now, cost);
                 if let Some(dma) = ctx.dma.as_deref_mut() {
                     end = dma.unmap(cpu, key, end);

@@ -26,15 +26,33 @@ use crate::driver::{CompletionSignal, DeviceSignal, DiskInfo, Driver, DriverCpuC
 use crate::host::task::Host;
 use crate::profile::limits::{DELAY, QUEUE_DEPTH};
 use crate::profile::{range, Profile};
-use crate::report::DiskUtil;
 use crate::sim::queue::{EventQueue, Timer};
 use crate::sim::slab::Slab;
 use crate::sim::Ns;
-use crate::workload::IoUnit;
+use crate::types::{IoUnit, IrqCpu};
 use std::collections::VecDeque;
 
-pub use crate::host::config::IrqCpu;
 pub use crate::host::pm_qos::{DevFreqQos, QosAction};
+
+/// Per-device statistics, as the block layer keeps them for
+/// /sys/block/<dev>/stat (block/genhd.c diskstats_show); fio's disk_util
+/// reports them.
+#[derive(Clone, Debug, Default)]
+pub struct DiskUtil {
+    pub name: String,
+    pub read_ios: u64,
+    pub write_ios: u64,
+    pub read_merges: u64,
+    pub write_merges: u64,
+    pub read_ticks: Ns,
+    pub write_ticks: Ns,
+    /// Time-weighted queue occupancy integral, ns (in_queue).
+    pub in_queue: Ns,
+    /// Time the device had at least one request, ns.
+    pub busy: Ns,
+    /// Length of the run, ns.
+    pub total: Ns,
+}
 
 /// The block layer's own timed work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -168,7 +186,7 @@ impl<E: From<BlockEvent> + From<DeviceSignal>> BlkCtx<'_, E> {
     /// code is done: it goes idle again.
     fn driver_ran_on(&mut self, cpu: Option<u32>) {
         if let Some(c) = cpu {
-            let done = self.host.cpus[c as usize].busy_until;
+            let done = self.host.busy_until(c);
             self.host.cpu_idle(c, done, &*self.driver);
         }
     }
@@ -255,6 +273,14 @@ impl BlockLayer {
     /// The driver's CPU costs (its queue_rq is part of the submit path).
     pub fn drv_costs(&self) -> DriverCpuCosts {
         self.drv_costs
+    }
+
+    /// The submit path's CPU work for one request on the submitting core,
+    /// at the reference clock: blk-mq's (`blk_mq_submit_bio` to the
+    /// dispatch) and the driver's `queue_rq`.
+    #[inline]
+    pub fn submit_work(&self, host: &Host) -> Ns {
+        host.costs().blk_submit + self.drv_costs.submit
     }
 
     /// How completions reach the host.

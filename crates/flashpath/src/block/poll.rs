@@ -7,7 +7,7 @@
 use super::{BlkCtx, BlockEvent, BlockLayer, PollStats};
 use crate::driver::DeviceSignal;
 use crate::sim::Ns;
-use crate::workload::{Ddir, IoUnit};
+use crate::types::{Ddir, IoUnit};
 
 impl BlockLayer {
     /// How long a poller sleeps before it spins at `now` for the request
@@ -47,11 +47,10 @@ impl BlockLayer {
     where
         E: From<BlockEvent> + From<DeviceSignal>,
     {
-        let costs = ctx.host.costs;
+        let costs = ctx.host.costs();
         let drv = self.drv_costs;
-        let t_cpu = ctx.host.tasks[tid as usize].cpu;
-        let c = t_cpu as usize;
-        let iter = ctx.host.cpus[c].scaled(drv.poll_iteration).max(1);
+        let t_cpu = ctx.host.task_cpu(tid);
+        let iter = ctx.host.cpu(t_cpu).scaled(drv.poll_iteration).max(1);
         let polls = (posted.saturating_sub(since)).div_ceil(iter).max(1);
         let mut seen = since + polls * iter;
         let spin_from = since;
@@ -64,37 +63,36 @@ impl BlockLayer {
             let ic = self.irq_target(self.rqs.get(key).cpu, ctx.host, irq_at);
             let cost = costs.irq_entry + drv.irq_handler;
             if ic == t_cpu {
-                ctx.host.cpus[c].spin_until(spin_from, irq_at.min(seen));
-                let end = ctx.host.cpus[c].run_irq(irq_at, cost);
+                ctx.host.spin_task(tid, spin_from, irq_at.min(seen));
+                let end = ctx.host.cpu_mut(t_cpu).run_irq(irq_at, cost);
                 if irq_at < seen {
                     ctx.breakdown.irq_ns += u128::from(end - irq_at);
                     seen += end - irq_at;
                 }
             } else {
                 let exit = ctx.host.wake_cpu(ic, irq_at);
-                let end = ctx.host.cpus[ic as usize].run_irq(irq_at + exit, cost);
+                let end = ctx.host.cpu_mut(ic).run_irq(irq_at + exit, cost);
                 ctx.host.cpu_idle(ic, end, &*ctx.driver);
             }
         }
         self.poll_stats_add(key, seen);
-        let host = &mut *ctx.host;
-        let cpu = &mut host.cpus[c];
-        cpu.spin_until(spin_from, seen);
-        let t = &mut host.tasks[tid as usize];
-        t.sys_ns += seen - since;
+        ctx.host.spin_task(tid, spin_from, seen);
+        ctx.host.account_sys(tid, seen - since);
         ctx.breakdown.poll_ns += u128::from(seen - posted);
         // dma_unmap (swiotlb copy back and release) in the poller's
         // completion path, before the block completion.
         let seen = match ctx.dma.as_deref_mut() {
             Some(dma) => {
-                let unmapped = dma.unmap(cpu, key, seen);
-                t.sys_ns += unmapped - seen;
+                let unmapped = dma.unmap(ctx.host.cpu_mut(t_cpu), key, seen);
+                ctx.host.account_sys(tid, unmapped - seen);
                 unmapped
             }
             None => seen,
         };
-        let done = cpu.run(seen, 0, costs.blk_complete + costs.syscall_exit);
-        t.sys_ns += cpu.scaled(costs.blk_complete + costs.syscall_exit);
+        let work = costs.blk_complete + costs.syscall_exit;
+        let done = ctx.host.run_on(t_cpu, seen, 0, work);
+        let booked = ctx.host.cpu(t_cpu).scaled(work);
+        ctx.host.account_sys(tid, booked);
         ctx.breakdown.reap_ns += u128::from(done - seen);
         done
     }

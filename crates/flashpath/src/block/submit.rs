@@ -7,7 +7,7 @@
 use super::{BlkCtx, BlockEvent, BlockLayer};
 use crate::driver::{BlkStatus, DeviceSignal, DriverRq};
 use crate::sim::Ns;
-use crate::workload::Ddir;
+use crate::types::Ddir;
 
 impl BlockLayer {
     /// The checks a request fails before it is queued, with the status it
@@ -36,8 +36,7 @@ impl BlockLayer {
                 let rq = self.rqs.get_mut(key);
                 rq.mapped = true;
                 let (ddir, len) = (rq.unit.ddir, u64::from(rq.unit.len));
-                let cpu = &mut ctx.host.cpus[cpu as usize];
-                dma.map(cpu, key, ddir, len, rq.contiguous, at)
+                dma.map(ctx.host.cpu_mut(cpu), key, ddir, len, rq.contiguous, at)
             }
             _ => at,
         };
@@ -89,14 +88,7 @@ impl BlockLayer {
         rq.mapped = true;
         let (ddir, len) = (rq.unit.ddir, u64::from(rq.unit.len));
         let dma = ctx.dma.as_deref_mut().expect("only swiotlb runs map");
-        let end = dma.map(
-            &mut ctx.host.cpus[cpu as usize],
-            key,
-            ddir,
-            len,
-            rq.contiguous,
-            at,
-        );
+        let end = dma.map(ctx.host.cpu_mut(cpu), key, ddir, len, rq.contiguous, at);
         ctx.schedule(end, BlockEvent::Issue(key));
     }
 
@@ -124,7 +116,7 @@ impl BlockLayer {
         if c != from_cpu {
             let exit = ctx.host.wake_cpu(c, at);
             self.map_then_issue(key, c, at + exit, ctx);
-            let busy = ctx.host.cpus[c as usize].busy_until;
+            let busy = ctx.host.busy_until(c);
             ctx.host.cpu_idle(c, busy, &*ctx.driver);
         } else {
             self.map_then_issue(key, c, at, ctx);

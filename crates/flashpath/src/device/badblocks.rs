@@ -157,7 +157,7 @@ mod tests {
     #[test]
     fn flush_never_fails() {
         let b = BadBlocks::from_ranges(&[(0, u64::MAX >> 10)]);
-        let mut c = Command::new(crate::workload::Ddir::Read, 0, 4096);
+        let mut c = Command::new(crate::types::Ddir::Read, 0, 4096);
         assert_eq!(b.status(&c), Status::IoError);
         c.op = Op::Flush;
         assert_eq!(b.status(&c), Status::Ok);

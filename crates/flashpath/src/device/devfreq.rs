@@ -19,8 +19,7 @@ use crate::sim::Ns;
 
 /// `DEVFREQ_MAX_FREQ` (ULONG_MAX): the governor's "as fast as possible".
 pub const DEVFREQ_MAX_FREQ: u64 = u64::MAX;
-/// `FREQ_QOS_MAX_DEFAULT_VALUE` = S32_MAX, in kHz (include/linux/pm_qos.h).
-pub const FREQ_QOS_MAX_DEFAULT_VALUE: u64 = i32::MAX as u64;
+pub use crate::types::FREQ_QOS_MAX_DEFAULT_VALUE;
 
 /// simple_ondemand's tunables (`struct devfreq_simple_ondemand_data`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -71,7 +71,7 @@ pub use badblocks::BadBlocks;
 pub use flash::{FlashParams, MAX_BLOCKS};
 
 use crate::sim::Ns;
-use crate::workload::Ddir;
+use crate::types::Ddir;
 
 /// What a command asks of the device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -196,7 +196,7 @@ fn mix(x: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::Ddir;
+    use crate::types::Ddir;
 
     fn params(servers: u32) -> QueueParams {
         QueueParams {

@@ -103,7 +103,7 @@ impl BlockBackend for RamDevice {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::Ddir;
+    use crate::types::Ddir;
 
     #[test]
     fn a_serial_device_queues_commands_behind_each_other() {

@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::profile::limits::{CAPACITY, COST, RATE};
 use crate::profile::Profile;
 use crate::sim::Ns;
-use crate::workload::Ddir;
+use crate::types::Ddir;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SdCard {

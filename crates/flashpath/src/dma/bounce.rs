@@ -29,7 +29,7 @@ use crate::mm::thp::segments;
 use crate::profile::limits::{COST, DELAY, RATE};
 use crate::profile::Profile;
 use crate::sim::Ns;
-use crate::workload::Ddir;
+use crate::types::Ddir;
 
 /// Where the model places the original (user) buffer of request `key`:
 /// page-aligned and distinct per request (fio's buffers are page-aligned).

@@ -24,7 +24,7 @@ use crate::device::ram::RamDevice;
 use crate::device::{BadBlocks, Command, UNIT};
 use crate::profile::limits::{COST, RATE};
 use crate::profile::{range, Profile};
-use crate::workload::Ddir;
+use crate::types::Ddir;
 
 /// brd has no tag set (it is bio-based); the model's block layer needs a
 /// depth, and blk-mq's largest (BLK_MQ_MAX_DEPTH, include/linux/blk-mq.h)

@@ -15,10 +15,11 @@ pub mod ufs_qcom_qos;
 pub mod ufshpb;
 pub mod virtio;
 
+use crate::host::pm_qos::CpuLatencyQos;
 use crate::host::task::Host;
 use crate::sim::queue::{EventQueue, Timer};
 use crate::sim::Ns;
-use crate::workload::Ddir;
+use crate::types::Ddir;
 
 /// A request as the driver sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -151,7 +152,7 @@ impl<'a, E> DriverCtx<'a, E> {
         debug_assert!(self.ran_on.is_none_or(|c| c == cpu), "one CPU per call");
         self.ran_on = Some(cpu);
         let exit = host.wake_cpu(cpu, at);
-        host.cpus[cpu as usize].run(at + exit, 0, reference_ns)
+        host.run_on(cpu, at + exit, 0, reference_ns)
     }
     /// The machine's cores (0 where a test drives a driver alone).
     pub fn ncpus(&self) -> u32 {
@@ -162,13 +163,13 @@ impl<'a, E> DriverCtx<'a, E> {
     pub fn core_free_at(&self, cpu: u32, at: Ns) -> Ns {
         self.host
             .as_deref()
-            .map_or(at, |h| h.cpus[cpu as usize].busy_until.max(at))
+            .map_or(at, |h| h.busy_until(cpu).max(at))
     }
     /// Whether core `cpu` has nothing to run at `at`: no booked work left
     /// and no runnable thread (a vCPU that would halt).
     pub fn core_idle(&self, cpu: u32, at: Ns) -> bool {
         self.host.as_deref().is_none_or(|h| {
-            let c = &h.cpus[cpu as usize];
+            let c = h.cpu(cpu);
             c.runnable == 0 && c.busy_until <= at
         })
     }
@@ -178,7 +179,7 @@ impl<'a, E> DriverCtx<'a, E> {
     /// time. Not guest CPU time: no usr/sys/irq accounting.
     pub fn occupy_core(&mut self, cpu: u32, until: Ns) {
         if let Some(host) = self.host.as_deref_mut() {
-            let c = &mut host.cpus[cpu as usize];
+            let c = host.cpu_mut(cpu);
             c.busy_until = c.busy_until.max(until);
         }
     }
@@ -191,7 +192,7 @@ impl<'a, E> DriverCtx<'a, E> {
     pub fn steal_core(&mut self, cpu: u32, from: Ns, until: Ns) {
         let len = until.saturating_sub(from);
         if let Some(host) = self.host.as_deref_mut() {
-            let c = &mut host.cpus[cpu as usize];
+            let c = host.cpu_mut(cpu);
             c.busy_until = if c.busy_until > from {
                 c.busy_until + len
             } else {
@@ -298,6 +299,15 @@ impl DiskInfo {
             cpu_costs,
             completion_signal: CompletionSignal::Interrupt,
         }
+    }
+}
+
+/// Today the only CPU latency request is a driver's own (ufs-qcom's vote):
+/// the host's cpuidle governor reads it through `CpuLatencyQos`, which the
+/// host declares so that it needs no driver to name.
+impl<E> CpuLatencyQos for dyn Driver<E> + '_ {
+    fn cpu_latency_limit(&self, cpu: u32, now: Ns) -> Option<Ns> {
+        Driver::cpu_latency_limit(self, cpu, now)
     }
 }
 

@@ -26,7 +26,7 @@ use crate::link::pcie::Pcie;
 use crate::profile::limits::COST;
 use crate::profile::{range, Profile};
 use crate::sim::Ns;
-use crate::workload::Ddir;
+use crate::types::Ddir;
 
 pub struct Nvme {
     queue_depth: u32,

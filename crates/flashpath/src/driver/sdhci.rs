@@ -13,7 +13,7 @@ use crate::link::sd::SdBus;
 use crate::profile::limits::{COST, QUEUE_DEPTH};
 use crate::profile::Profile;
 use crate::sim::Ns;
-use crate::workload::Ddir;
+use crate::types::Ddir;
 
 /// One request end to end on bus and card: the command on the bus, then
 /// the card's work and the data transfer (reads: card then bus; writes:

@@ -8,6 +8,7 @@ use crate::host::cpu::Cpu;
 use crate::host::idle::{CState, CStateTable, IdleConfig, IntelIdleTable, MenuVariant};
 use crate::host::sched::WakePlacement;
 use crate::profile::{range, Profile, Range};
+use crate::types::IrqCpu;
 
 /// Host facts the job-file parser needs for `$ncpus` and friends.
 pub struct HostFacts {
@@ -292,20 +293,4 @@ fn psci_tables(p: &Profile) -> Result<Vec<CStateTable>> {
             .map_err(|e| InputError::new(p.file_of("host.idle.psci.entry"), None, e))?;
     }
     Ok(tables)
-}
-
-/// Which CPU takes a device's completion interrupt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum IrqCpu {
-    /// The CPU that submitted the request (per-CPU completion queues with
-    /// matching MSI-X affinity, as NVMe sets up).
-    Submitter,
-    /// A fixed CPU (a single-vector controller).
-    Fixed(u32),
-    /// GIC 1-of-N routing over a set of CPUs (bit c = CPU c): the
-    /// distributor sends the interrupt to a CPU of the set that is not
-    /// asleep, and wakes one only when all are (Qualcomm's
-    /// `drivers/soc/qcom/gic_intr_routing.c` sets InterruptRoutingMode for
-    /// an SPI whose affinity is a whole CPU class; GIC-600/700).
-    OneOfN(u64),
 }

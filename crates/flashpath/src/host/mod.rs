@@ -12,10 +12,13 @@
 //! * [`task`]: the threads as the scheduler keeps them on the cores: waking
 //!   a core, idle entry, wake-up placement, a poller's hold on its core.
 //! * [`pm_qos`]: CPU latency and device frequency PM QoS requests.
+//! * [`syscall`]: a task's system calls as fio makes them: its user-space
+//!   work, the kernel's entry and exit, and the work in between.
 
 pub mod config;
 pub mod cpu;
 pub mod idle;
 pub mod pm_qos;
 pub mod sched;
+pub mod syscall;
 pub mod task;

@@ -13,14 +13,6 @@ pub trait CpuLatencyQos {
     fn cpu_latency_limit(&self, cpu: u32, now: Ns) -> Option<Ns>;
 }
 
-/// Today the only CPU latency request is a driver's own (ufs-qcom's vote),
-/// read through the driver's hook.
-impl<E> CpuLatencyQos for dyn crate::driver::Driver<E> + '_ {
-    fn cpu_latency_limit(&self, cpu: u32, now: Ns) -> Option<Ns> {
-        crate::driver::Driver::cpu_latency_limit(self, cpu, now)
-    }
-}
-
 /// The state of seed 3's per-queue frequency request (patch 2/3:
 /// `blk_mq_submit_bio` records `last_active`; `dev_freq_work` adds the
 /// MIN_FREQUENCY request at FREQ_QOS_MAX_DEFAULT_VALUE when idle, and
@@ -102,7 +94,7 @@ impl DevFreqQos {
     pub fn dev_freq_work(&mut self, now: Ns, notify: impl FnOnce(Option<u64>)) -> Option<Ns> {
         debug_assert_eq!(self.work_at, Some(now), "only the armed work fires");
         match self.work(now) {
-            QosAction::Add => notify(Some(crate::device::devfreq::FREQ_QOS_MAX_DEFAULT_VALUE)),
+            QosAction::Add => notify(Some(crate::types::FREQ_QOS_MAX_DEFAULT_VALUE)),
             QosAction::Remove => notify(None),
             QosAction::Rearm => {}
         }

@@ -99,10 +99,10 @@ pub struct Woken {
 
 /// The cores, their idle states and the tasks on them.
 pub struct Host {
-    pub cpus: Vec<Cpu>,
+    cpus: Vec<Cpu>,
     idle: Vec<CoreIdle>,
-    pub costs: HostCosts,
-    pub tasks: Vec<Task>,
+    costs: HostCosts,
+    tasks: Vec<Task>,
     /// A spinning poller holds its core: the task, per core.
     held: Vec<Option<u32>>,
     /// Tasks that became runnable on a held core, per core.
@@ -111,9 +111,9 @@ pub struct Host {
     switched_out: Vec<bool>,
     wake_placement: WakePlacement,
     /// Time woken tasks waited for their core (busy or held by a poller).
-    pub core_wait_ns: u128,
+    core_wait_ns: u128,
     /// Completion wake-ups that put the task on another CPU.
-    pub wake_migrations: u64,
+    wake_migrations: u64,
 }
 
 impl Host {
@@ -141,6 +141,139 @@ impl Host {
 
     pub fn ncpus(&self) -> u32 {
         self.cpus.len() as u32
+    }
+
+    /// The reference costs of the kernel's and fio's CPU work.
+    #[inline]
+    pub fn costs(&self) -> HostCosts {
+        self.costs
+    }
+
+    /// Core `cpu`, to read its clock and bookings.
+    #[inline]
+    pub fn cpu(&self, cpu: u32) -> &Cpu {
+        &self.cpus[cpu as usize]
+    }
+
+    /// Core `cpu`, to book work on it (an interrupt handler, a DMA
+    /// mapping's copy). Its run queue changes through `make_runnable`,
+    /// `make_unrunnable` and the task methods, not here.
+    #[inline]
+    pub fn cpu_mut(&mut self, cpu: u32) -> &mut Cpu {
+        &mut self.cpus[cpu as usize]
+    }
+
+    /// Book `usr` + `sys` reference-ns of work on core `cpu` from `at`
+    /// (after what it already has): returns when it is done.
+    #[inline]
+    pub fn run_on(&mut self, cpu: u32, at: Ns, usr: Ns, sys: Ns) -> Ns {
+        self.cpus[cpu as usize].run(at, usr, sys)
+    }
+
+    /// When core `cpu` is done with the work booked on it.
+    #[inline]
+    pub fn busy_until(&self, cpu: u32) -> Ns {
+        self.cpus[cpu as usize].busy_until
+    }
+
+    /// A thread (a task or a kworker) became runnable on core `cpu`.
+    #[inline]
+    pub fn make_runnable(&mut self, cpu: u32) {
+        self.cpus[cpu as usize].runnable += 1;
+    }
+
+    /// A thread on core `cpu` stopped being runnable (it ended, or a
+    /// kworker's pass ended); a core with none left may idle.
+    #[inline]
+    pub fn make_unrunnable(&mut self, cpu: u32) {
+        let c = &mut self.cpus[cpu as usize];
+        c.runnable = c.runnable.saturating_sub(1);
+    }
+
+    /// Whether core `cpu` has no runnable thread and no poller holds it
+    /// (where the scheduler would place an unbound kworker).
+    #[inline]
+    pub fn cpu_free(&self, cpu: u32) -> bool {
+        self.cpus[cpu as usize].runnable == 0 && !self.is_held(cpu)
+    }
+
+    /// The core task `tid` runs on.
+    #[inline]
+    pub fn task_cpu(&self, tid: u32) -> u32 {
+        self.tasks[tid as usize].cpu
+    }
+
+    /// Task `tid`'s run state.
+    #[inline]
+    pub fn task_state(&self, tid: u32) -> TaskState {
+        self.tasks[tid as usize].state
+    }
+
+    /// Task `tid` runs (it started, or came back to its loop).
+    #[inline]
+    pub fn set_running(&mut self, tid: u32) {
+        self.tasks[tid as usize].state = TaskState::Running;
+    }
+
+    /// Task `tid` starts on its core at `now`: it is runnable there and
+    /// the core leaves idle.
+    pub fn start_task(&mut self, tid: u32, now: Ns) {
+        let cpu = self.tasks[tid as usize].cpu;
+        self.tasks[tid as usize].state = TaskState::Running;
+        self.cpus[cpu as usize].runnable += 1;
+        self.wake_cpu(cpu, now);
+    }
+
+    /// Task `tid` exits: returns the core it leaves (which may idle).
+    pub fn exit_task(&mut self, tid: u32) -> u32 {
+        let t = &mut self.tasks[tid as usize];
+        t.state = TaskState::Done;
+        let cpu = t.cpu;
+        self.cpus[cpu as usize].runnable -= 1;
+        cpu
+    }
+
+    /// Task `tid`, not started, never will (it was terminated).
+    pub fn cancel_task(&mut self, tid: u32) {
+        self.tasks[tid as usize].state = TaskState::Done;
+    }
+
+    /// Task `tid`'s sleep timer (`None`: none armed).
+    #[inline]
+    pub fn set_timer(&mut self, tid: u32, at: Option<Ns>) {
+        self.tasks[tid as usize].timer_at = at;
+    }
+
+    /// `ns` of system time on task `tid`'s core, already on the core's
+    /// clock (a spin, a DMA mapping inside its system call).
+    #[inline]
+    pub fn account_sys(&mut self, tid: u32, ns: Ns) {
+        self.tasks[tid as usize].sys_ns += ns;
+    }
+
+    /// Task `tid` spins on its core from `now` until `until` (thinktime's
+    /// spin, a replay's busy wait): returns when the core is done. The
+    /// caller books the spin as system time (`account_sys`) by its rule.
+    #[inline]
+    pub fn spin_task(&mut self, tid: u32, now: Ns, until: Ns) -> Ns {
+        let cpu = self.tasks[tid as usize].cpu;
+        self.cpus[cpu as usize].spin_until(now, until)
+    }
+
+    /// Task `tid`'s rusage: user and system time, voluntary switches.
+    pub fn rusage(&self, tid: u32) -> (Ns, Ns, u64) {
+        let t = &self.tasks[tid as usize];
+        (t.usr_ns, t.sys_ns, t.nvcsw)
+    }
+
+    /// Time woken tasks waited for their core.
+    pub fn core_wait_ns(&self) -> u128 {
+        self.core_wait_ns
+    }
+
+    /// Completion wake-ups that moved a task to another CPU.
+    pub fn wake_migrations(&self) -> u64 {
+        self.wake_migrations
     }
 
     /// Task `tid` runs `usr` + `sys` reference-ns on its core from `at`,

@@ -16,8 +16,8 @@
 //! (software command queuing needs it) can send commands during a data
 //! transfer. R1b busy (DAT0 held low) is a DAT-line booking.
 
-use crate::device::nand::Timeline;
 use crate::error::{InputError, Result};
+use crate::sim::timeline::Timeline;
 use crate::sim::Ns;
 
 /// Bits in a command or an R1/R1b response frame.

@@ -13,9 +13,6 @@ use crate::profile::limits::COST;
 use crate::profile::{range, Profile};
 use crate::sim::Ns;
 
-/// The card moved to the devices; its old path stays for callers.
-pub use crate::device::sd::SdCard;
-
 /// SD block size on the bus.
 pub const SD_BLOCK: u64 = 512;
 /// Framing per block and line: start bit, CRC16, end bit.

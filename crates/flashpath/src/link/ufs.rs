@@ -16,8 +16,8 @@
 //! The link is full duplex: host→device (COMMAND, DATA OUT) and
 //! device→host (RTT, DATA IN, RESPONSE) are separate timelines.
 
-use crate::device::nand::Timeline;
 use crate::error::{InputError, Result};
+use crate::sim::timeline::Timeline;
 use crate::sim::Ns;
 
 /// UPIU sizes (JESD220 UFS 2.1 §10.7): every UPIU has a 12 B basic header

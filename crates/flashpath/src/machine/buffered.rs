@@ -3,33 +3,126 @@
 //! CPU; missing pages are read by readahead requests the thread submits
 //! and waits for; written pages are dirty until the flusher (a kworker on
 //! another CPU) or an fsync writes them back; a writer over the dirty
-//! limit waits (balance_dirty_pages). Readahead and writeback requests go
-//! down the same block layer, DMA mapping and driver as direct I/O, mapped
-//! on the CPU that submits them.
+//! limit waits (balance_dirty_pages). The cache's own I/O (its requests,
+//! the flusher, what a completion changes) is `mm::io`'s, reached through
+//! `CacheCtx`, which this file implements over the machine's parts; here
+//! remain the thread's side of a call (fio's request, sleeping in the
+//! cache, waking) and the wiring.
 
 use super::{Ev, Machine};
-use crate::block::{Request, RqKind};
-use crate::host::task::TaskState;
+use crate::block::{BlkCtx, BlockLayer, Breakdown, Request, RqKind};
+use crate::dma::bounce::SwiotlbPath;
+use crate::driver::Driver;
+use crate::host::task::{Host, TaskState};
 use crate::mm::buffered::{BufferedOp, CacheWait};
-use crate::mm::readahead::PageRun;
-use crate::mm::writeback::next_writeback_run;
-use crate::mm::{PAGE_SHIFT, PAGE_SIZE};
+use crate::mm::io::CacheCtx;
+use crate::mm::PAGE_SIZE;
+use crate::sim::queue::EventQueue;
 use crate::sim::Ns;
-use crate::workload::{Ddir, IoUnit};
+use crate::types::{Ddir, IoUnit};
+
+/// The page cache's context over the machine's parts (the host, the block
+/// layer with its context, the event queue), borrowed beside the cache.
+pub(super) struct CacheIo<'a> {
+    host: &'a mut Host,
+    block: &'a mut BlockLayer,
+    queue: &'a mut EventQueue<Ev>,
+    dma: Option<&'a mut SwiotlbPath>,
+    driver: &'a mut dyn Driver<Ev>,
+    breakdown: &'a mut Breakdown,
+}
+
+impl CacheCtx for CacheIo<'_> {
+    fn host(&mut self) -> &mut Host {
+        self.host
+    }
+
+    fn submit_work(&self) -> Ns {
+        self.block.submit_work(self.host)
+    }
+
+    fn tag_depth(&self) -> u32 {
+        self.block.tag_depth
+    }
+
+    fn submit(&mut self, unit: IoUnit, writeback: bool, cpu: u32, start: Ns, submitted: Ns) -> Ns {
+        let key = self.block.rqs.insert(Request {
+            // The cache's own request: no fio thread owns it.
+            thread: u32::MAX,
+            unit,
+            start,
+            issue: submitted,
+            blk_start: submitted,
+            hctx: 0,
+            polled: false,
+            cpu,
+            // Order-0 page-cache pages.
+            contiguous: PAGE_SIZE,
+            mapped: false,
+            error: 0,
+            kind: if writeback {
+                RqKind::Writeback
+            } else {
+                RqKind::CacheRead
+            },
+        });
+        self.block.map_and_dispatch(
+            key,
+            cpu,
+            submitted,
+            &mut BlkCtx {
+                host: &mut *self.host,
+                queue: &mut *self.queue,
+                dma: self.dma.as_deref_mut(),
+                driver: &mut *self.driver,
+                breakdown: &mut *self.breakdown,
+            },
+        )
+    }
+
+    fn schedule_flush(&mut self, at: Ns) {
+        self.queue.schedule(at, Ev::Flush);
+    }
+
+    fn cpu_idle(&mut self, cpu: u32, at: Ns) {
+        self.host.cpu_idle(cpu, at, &*self.driver);
+    }
+}
+
+/// The page cache and its context, borrowed side by side from the
+/// machine. Buffered I/O runs only on a machine built with a page cache
+/// (`MachineParts::cache` is set when a job has `direct=0`): this is the
+/// one place that holds to it.
+macro_rules! cache_io {
+    ($m:expr, $cache:ident) => {
+        let Some($cache) = $m.cache.as_mut() else {
+            unreachable!("buffered I/O on a machine without a page cache")
+        };
+    };
+    ($m:expr, $cache:ident, $ctx:ident) => {
+        cache_io!($m, $cache);
+        let $ctx = &mut CacheIo {
+            host: &mut $m.host,
+            block: &mut $m.block,
+            queue: &mut $m.queue,
+            dma: $m.dma.as_mut(),
+            driver: &mut *$m.driver,
+            breakdown: &mut $m.breakdown,
+        };
+    };
+}
 
 impl Machine {
     /// fio's buffered read/write of `unit` from `now`: returns when the
     /// call returned, or None if the thread sleeps in it.
     pub(super) fn buffered_submit(&mut self, tid: u32, unit: IoUnit, now: Ns) -> Option<Ns> {
-        let costs = self.host.costs;
         let ti = tid as usize;
-        let usr_end = self.host.run_task(tid, now, costs.fio_submit, 0);
         let call = self.cache.as_ref().map_or(0, |c| c.costs.call);
-        let end = self
-            .host
-            .run_task(tid, usr_end, 0, costs.syscall_entry + call);
+        // The call returns when the copy is done (`buffered_done`).
+        let times = self.host.submit_call(tid, now, call, false);
+        let (usr_end, end) = (times.user_done, times.end);
         let t = &mut self.threads[ti];
-        let cpu = self.host.tasks[ti].cpu;
+        let cpu = self.host.task_cpu(tid);
         let key = self.block.rqs.insert(Request::fio(
             tid,
             unit,
@@ -56,37 +149,31 @@ impl Machine {
         let ti = tid as usize;
         let op = self.threads[ti].bop.expect("a buffered call in progress");
         let ddir = self.block.rqs.get(op.key).unit.ddir;
-        let cpu_id = self.host.tasks[ti].cpu;
-        let st = self.cache.as_mut().expect("buffered I/O has a page cache");
-        let copied = st.copy(op, ddir, &mut self.threads[ti].ra, now);
+        let cpu_id = self.host.task_cpu(tid);
+        cache_io!(self, cache, ctx);
+        let copied = cache.copy(op, ddir, &mut self.threads[ti].ra, now);
         if let Some(at) = copied.dirty_timer {
-            self.queue.schedule(at, Ev::FlushTimer);
+            ctx.queue.schedule(at, Ev::FlushTimer);
         }
         let (work, pos, wait) = (copied.work, copied.pos, copied.wait);
-        let mut at = self.host.run_task(tid, now, 0, work);
+        let at = ctx.host.run_task(tid, now, 0, work);
         if let Some(b) = self.threads[ti].bop.as_mut() {
             b.pos = pos;
         }
         // The reads this call needs go out from its CPU.
-        let runs = std::mem::take(&mut self.cache.as_mut().expect("cache").runs);
-        for r in &runs {
-            at = self.submit_cache_runs(*r, RqKind::CacheRead, cpu_id, u32::MAX, at);
-        }
-        self.cache.as_mut().expect("cache").runs = runs;
+        let at = cache.submit_reads(ctx, cpu_id, at);
         if let Some(page) = wait {
             self.cache_sleep(tid, CacheWait::Page(page), at);
             return None;
         }
         if ddir != Ddir::Read {
             // balance_dirty_pages_ratelimited after the copy.
-            let st = self.cache.as_mut().expect("cache");
-            let dirty = st.cache.nr_dirty() + st.cache.nr_writeback();
-            if st.limits.over_background(st.cache.nr_dirty()) {
-                self.kick_flusher(cpu_id, at);
+            let dirty = cache.cache.nr_dirty() + cache.cache.nr_writeback();
+            if cache.limits.over_background(cache.cache.nr_dirty()) {
+                cache.kick_flusher(ctx, cpu_id, at);
             }
-            let st = self.cache.as_mut().expect("cache");
-            if st.limits.throttles(dirty) {
-                st.throttled += 1;
+            if cache.limits.throttles(dirty) {
+                cache.throttled += 1;
                 self.cache_sleep(tid, CacheWait::Dirty, at);
                 return None;
             }
@@ -101,7 +188,7 @@ impl Machine {
         let end = if op.woken {
             at
         } else {
-            self.host.run_task(tid, at, 0, self.host.costs.syscall_exit)
+            self.host.exit_kernel(tid, at)
         };
         let t = &mut self.threads[ti];
         let rq = self.block.rqs.get_mut(op.key);
@@ -124,91 +211,6 @@ impl Machine {
         self.host.block_on_io(tid, at, &*self.driver);
     }
 
-    /// Requests for a run of pages (split at the largest request), sent
-    /// from `cpu` at `at`; returns when the CPU is done submitting.
-    fn submit_cache_runs(
-        &mut self,
-        run: PageRun,
-        kind: RqKind,
-        cpu: u32,
-        owner: u32,
-        at: Ns,
-    ) -> Ns {
-        let st = self.cache.as_mut().expect("cache");
-        let max = st.max_rq_pages;
-        let per_page = if kind == RqKind::Writeback {
-            st.costs.page_writeback
-        } else {
-            0
-        };
-        let mut at = at;
-        let mut first = run.first;
-        let end = run.first + run.pages;
-        while first < end {
-            let pages = (end - first).min(max);
-            let st = self.cache.as_mut().expect("cache");
-            match kind {
-                RqKind::Writeback => st.writeback_rqs += 1,
-                _ => st.readahead_rqs += 1,
-            }
-            let unit = IoUnit {
-                ddir: if kind == RqKind::Writeback {
-                    Ddir::Write
-                } else {
-                    Ddir::Read
-                },
-                offset: first << PAGE_SHIFT,
-                len: (pages << PAGE_SHIFT) as u32,
-            };
-            let cost =
-                self.host.costs.blk_submit + self.block.drv_costs().submit + per_page * pages;
-            let c = &mut self.host.cpus[cpu as usize];
-            let submitted = c.run(at, 0, cost);
-            let key = self.block.rqs.insert(Request {
-                thread: owner,
-                unit,
-                start: at,
-                issue: submitted,
-                blk_start: submitted,
-                hctx: 0,
-                polled: false,
-                cpu,
-                // Order-0 page-cache pages.
-                contiguous: PAGE_SIZE,
-                mapped: false,
-                error: 0,
-                kind,
-            });
-            at = self.submit_rq(key, cpu, submitted);
-            first += pages;
-        }
-        at
-    }
-
-    /// Wake the flusher's kworker from `from_cpu` at `at` if it is not
-    /// already at work: wb_wakeup queues the bdi's work on an unbound
-    /// workqueue, whose worker the scheduler places on an idle CPU
-    /// (select_idle_sibling), else on the waking one.
-    pub(super) fn kick_flusher(&mut self, from_cpu: u32, at: Ns) {
-        let ncpus = self.host.ncpus();
-        let st = self.cache.as_mut().expect("cache");
-        if st.flusher.scheduled || st.flusher.inflight > 0 {
-            return;
-        }
-        st.flusher.scheduled = true;
-        let idle = (0..ncpus).map(|i| (from_cpu + 1 + i) % ncpus).find(|&c| {
-            c != from_cpu && self.host.cpus[c as usize].runnable == 0 && !self.host.is_held(c)
-        });
-        let cpu = idle.unwrap_or(from_cpu);
-        self.cache.as_mut().expect("cache").flusher.cpu = Some(cpu);
-        let woke = self.host.cpus[from_cpu as usize].run(at, 0, self.host.costs.wakeup);
-        let exit = self.host.wake_cpu(cpu, woke);
-        let c = &mut self.host.cpus[cpu as usize];
-        c.runnable += 1;
-        let running = c.run(woke + exit, 0, self.host.costs.context_switch);
-        self.queue.schedule(running, Ev::Flush);
-    }
-
     /// A thread waits in an fsync for every page to be clean.
     fn fsync_waits(&self) -> bool {
         self.threads
@@ -216,57 +218,17 @@ impl Machine {
             .any(|t| t.cache_wait == Some(CacheWait::Clean))
     }
 
-    /// Whether the flusher has a reason to write at `now`: a waiting fsync,
-    /// dirty pages over the background threshold (wb_over_bg_thresh), or
-    /// expired data; none once every job has ended.
-    fn writeback_reason(&self, now: Ns, fsync_waits: bool) -> bool {
-        let st = self.cache.as_ref().expect("cache");
+    /// Whether a job still runs (the flusher has no reason to write once
+    /// every job has ended).
+    fn jobs_running(&self) -> bool {
         self.threads_done < self.threads.len()
-            && (fsync_waits || st.expired(now) || st.limits.over_background(st.cache.nr_dirty()))
     }
 
-    /// The flusher's pass (wb_workfn): write dirty pages while it has a
-    /// reason (a waiting fsync, over the background threshold, expired
-    /// data) and free tags; its kworker sleeps when it has none left.
+    /// The flusher's pass (`Ev::Flush`).
     pub(super) fn flush_work(&mut self, now: Ns) {
-        let depth = self.block.tag_depth;
-        let fsync_waits = self.fsync_waits();
-        let st = self.cache.as_mut().expect("cache");
-        st.flusher.scheduled = false;
-        let cpu = st
-            .flusher
-            .cpu
-            .expect("a flusher pass runs on its kworker's CPU");
-        let mut at = now;
-        loop {
-            if !self.writeback_reason(now, fsync_waits) {
-                break;
-            }
-            let st = self.cache.as_mut().expect("cache");
-            if st.flusher.inflight >= depth {
-                break;
-            }
-            let max = st.max_rq_pages;
-            let cursor = st.flusher.cursor;
-            let Some(run) = next_writeback_run(&mut st.cache, cursor, max) else {
-                break;
-            };
-            st.flusher.cursor = run.first + run.pages;
-            st.flusher.inflight += 1;
-            if st.cache.nr_dirty() == 0 {
-                st.flusher.dirtied_when = None;
-            }
-            at = self.submit_cache_runs(run, RqKind::Writeback, cpu, u32::MAX, at);
-        }
-        // The kworker sleeps until a completion brings it back; with
-        // nothing in flight its pass is over.
-        let st = self.cache.as_mut().expect("cache");
-        if st.flusher.inflight == 0 {
-            st.flusher.cpu = None;
-        }
-        let c = &mut self.host.cpus[cpu as usize];
-        c.runnable = c.runnable.saturating_sub(1);
-        self.cpu_idle(cpu, at);
+        let (fsync_waits, running) = (self.fsync_waits(), self.jobs_running());
+        cache_io!(self, cache, ctx);
+        cache.flush_work(ctx, now, fsync_waits, running);
     }
 
     /// A readahead or writeback request completed; its interrupt ran on
@@ -274,33 +236,20 @@ impl Machine {
     /// them wake.
     pub(super) fn cache_rq_done(&mut self, key: u32, irq_cpu: u32, at: Ns) {
         let rq = self.block.rqs.remove(key);
-        let first = rq.unit.offset >> PAGE_SHIFT;
-        let pages = u64::from(rq.unit.len) >> PAGE_SHIFT;
-        let st = self.cache.as_mut().expect("cache");
         let writeback = rq.kind == RqKind::Writeback;
-        for p in first..first + pages {
-            if writeback {
-                st.cache.end_writeback(p);
-            } else {
-                st.cache.end_read(p);
-            }
-        }
-        if writeback {
-            st.flusher.inflight -= 1;
-        }
-        let dirty = st.cache.nr_dirty() + st.cache.nr_writeback();
-        let setpoint = st.limits.setpoint();
-        let clean = dirty == 0;
+        cache_io!(self, cache);
+        let done = cache.rq_done(rq.unit, writeback);
+        let (first, pages) = (done.first, done.pages);
         let mut at = at;
         for tid in 0..self.threads.len() {
             let t = &self.threads[tid];
-            if self.host.tasks[tid].state != TaskState::WaitIo {
+            if self.host.task_state(tid as u32) != TaskState::WaitIo {
                 continue;
             }
             let ready = match t.cache_wait {
                 Some(CacheWait::Page(p)) => !writeback && p >= first && p < first + pages,
-                Some(CacheWait::Dirty) => writeback && dirty <= setpoint,
-                Some(CacheWait::Clean) => writeback && clean,
+                Some(CacheWait::Dirty) => writeback && done.below_setpoint,
+                Some(CacheWait::Clean) => writeback && done.clean,
                 None => false,
             };
             if ready {
@@ -312,55 +261,30 @@ impl Machine {
             }
         }
         if writeback {
-            // The flusher goes on from its kworker if it has pages to write
-            // and a reason left; otherwise its pass ends with its last
-            // request (it waited on tags, not on completions).
-            let more = self.cache.as_ref().expect("cache").cache.nr_dirty() > 0
-                && self.writeback_reason(at, self.fsync_waits());
-            let st = self.cache.as_mut().expect("cache");
-            if !more && st.flusher.inflight == 0 && !st.flusher.scheduled {
-                st.flusher.cpu = None;
-            }
-            if let (Some(cpu), false, true) = (st.flusher.cpu, st.flusher.scheduled, more) {
-                st.flusher.scheduled = true;
-                let exit = self.host.wake_cpu(cpu, at);
-                let c = &mut self.host.cpus[cpu as usize];
-                c.runnable += 1;
-                let running = c.run(at + exit, 0, self.host.costs.context_switch);
-                self.queue.schedule(running, Ev::Flush);
-            }
+            let (fsync_waits, running) = (self.fsync_waits(), self.jobs_running());
+            cache_io!(self, cache, ctx);
+            cache.writeback_done(ctx, at, fsync_waits, running);
         }
-        let busy = self.host.cpus[irq_cpu as usize].busy_until.max(at);
+        let busy = self.host.busy_until(irq_cpu).max(at);
         self.cpu_idle(irq_cpu, busy);
     }
 
-    /// The periodic writeback timer (wb_workfn's kupdate pass, every
-    /// dirty_writeback_interval): data dirty for longer than
-    /// dirty_expire_interval starts the flusher if it is idle.
+    /// The periodic writeback timer (`Ev::FlushTimer`).
     pub(super) fn flush_timer(&mut self, now: Ns) {
-        let all_done = self.threads_done == self.threads.len();
-        if self.cache.as_ref().expect("cache").expired(now) && !all_done {
-            let from = self.host.tasks[0].cpu;
-            self.kick_flusher(from, now);
-        }
+        let running = self.jobs_running();
+        let from = self.host.task_cpu(0);
+        cache_io!(self, cache, ctx);
+        cache.flush_timer(ctx, now, from, running);
     }
 
-    /// fsync at the job's end (end_fsync / fsync_on_close): write back
-    /// everything dirty and wait for it. Returns false if the thread
-    /// sleeps.
+    /// fsync at the job's end (end_fsync / fsync_on_close) or fsync=N:
+    /// write back everything dirty and wait for it. Returns false if the
+    /// thread sleeps.
     pub(super) fn buffered_fsync(&mut self, tid: u32, now: Ns) -> bool {
-        let st = self.cache.as_mut().expect("cache");
-        if st.cache.nr_dirty() == 0 && st.cache.nr_writeback() == 0 {
+        let cpu = self.host.task_cpu(tid);
+        cache_io!(self, cache, ctx);
+        if cache.fsync(ctx, cpu, now) {
             return true;
-        }
-        let cpu = self.host.tasks[tid as usize].cpu;
-        // filemap_write_and_wait_range runs the writeback from the caller.
-        let st = self.cache.as_mut().expect("cache");
-        if st.flusher.cpu.is_none() {
-            st.flusher.cpu = Some(cpu);
-            st.flusher.scheduled = true;
-            self.host.cpus[cpu as usize].runnable += 1;
-            self.queue.schedule(now, Ev::Flush);
         }
         self.cache_sleep(tid, CacheWait::Clean, now);
         false

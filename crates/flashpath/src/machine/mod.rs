@@ -19,11 +19,10 @@
 mod buffered;
 mod thread;
 
-use crate::mm::buffered::{BufferedOp, CacheState, CacheWait};
-pub use crate::mm::buffered::{CacheCosts, CacheParts};
+use crate::mm::buffered::{BufferedOp, CacheParts, CacheState, CacheWait};
 
+use crate::block::Breakdown;
 use crate::block::{BlockEvent, BlockLayer, QueueSettings};
-pub use crate::block::{Breakdown, IrqCpu};
 use crate::dma::bounce::SwiotlbPath;
 use crate::driver::{DeviceSignal, Driver, DriverCtx};
 use crate::host::config::BackgroundWakeups;
@@ -36,9 +35,9 @@ use crate::report::{DiskUtil, JobResult};
 use crate::sim::queue::EventQueue;
 use crate::sim::rng::RngStream;
 use crate::sim::Ns;
+use crate::types::IrqCpu;
 use crate::workload::fio::thread::PREALLOC_DEPTH;
-pub use crate::workload::fio::ThreadPlan;
-use crate::workload::fio::{FioThread, IoEngine, JobSpec};
+use crate::workload::fio::{FioThread, IoEngine, JobSpec, ThreadPlan};
 
 #[derive(Clone, Copy, Debug)]
 pub enum Ev {
@@ -260,7 +259,7 @@ impl Machine {
         *n += 1;
         let cost = b.cost;
         let exit = self.host.wake_cpu(cpu, now);
-        let end = self.host.cpus[cpu as usize].run_irq(now + exit, cost);
+        let end = self.host.cpu_mut(cpu).run_irq(now + exit, cost);
         self.cpu_idle(cpu, end);
         self.schedule_background(cpu, now);
     }
@@ -271,7 +270,7 @@ impl Machine {
         let mut ctx = DriverCtx::new(&mut self.queue, Ev::from, Some(&mut self.host));
         call(&mut *self.driver, &mut ctx);
         if let Some(c) = ctx.ran_on() {
-            let done = self.host.cpus[c as usize].busy_until;
+            let done = self.host.busy_until(c);
             self.host.cpu_idle(c, done, &*self.driver);
         }
     }
@@ -345,9 +344,10 @@ impl Machine {
         let disk = self.block.disk_util(end);
         let mut jobs = Vec::with_capacity(self.threads.len());
         let mut lateness = Vec::new();
-        for (t, task) in self.threads.into_iter().zip(&self.host.tasks) {
+        for (tid, t) in self.threads.into_iter().enumerate() {
             let (spec, clone) = (t.fio.spec, t.fio.clone);
-            let (res, late) = t.fio.into_result(task.usr_ns, task.sys_ns, task.nvcsw);
+            let (usr, sys, nvcsw) = self.host.rusage(tid as u32);
+            let (res, late) = t.fio.into_result(usr, sys, nvcsw);
             lateness.push(serde_json::json!({
                 "job": res.name, "clone": clone, "spec": spec,
                 "rate_lateness_mean_ns": late,
@@ -376,8 +376,8 @@ impl Machine {
                 "reap": per_io(b.reap_ns),
             },
             "block": self.block.counters(),
-            "core_wait_ns": self.host.core_wait_ns as u64,
-            "wake_migrations": self.host.wake_migrations,
+            "core_wait_ns": self.host.core_wait_ns() as u64,
+            "wake_migrations": self.host.wake_migrations(),
             "driver": self.driver.counters(),
             "swiotlb": self.dma.as_ref().map(|d| {
                 let mut c = d.counters();

@@ -10,8 +10,8 @@ use crate::block::{Request, RqKind};
 use crate::driver::{BlkStatus, CompletionSignal};
 use crate::host::task::TaskState;
 use crate::sim::Ns;
+use crate::types::IoUnit;
 use crate::workload::fio::{ExitWhat, IoEngine, Step};
-use crate::workload::IoUnit;
 
 impl Machine {
     pub(super) fn start_wave(&mut self, wave: u32, now: Ns) {
@@ -28,7 +28,7 @@ impl Machine {
             let t = &self.threads[i];
             if t.fio.wave != self.current_wave
                 || t.start_scheduled
-                || self.host.tasks[i].state != TaskState::NotStarted
+                || self.host.task_state(i as u32) != TaskState::NotStarted
                 || self.waitee_running(i)
             {
                 continue;
@@ -47,8 +47,8 @@ impl Machine {
         };
         self.threads
             .iter()
-            .zip(&self.host.tasks)
-            .any(|(t, task)| t.fio.name == waitee && task.state != TaskState::Done)
+            .enumerate()
+            .any(|(j, t)| t.fio.name == waitee && self.host.task_state(j as u32) != TaskState::Done)
     }
 
     /// fio_terminate_threads after the thread `tid` exits under `exitall`:
@@ -62,7 +62,7 @@ impl Machine {
             (f.exit_what, f.groupid)
         };
         for i in 0..self.threads.len() {
-            let state = self.host.tasks[i].state;
+            let state = self.host.task_state(i as u32);
             if state == TaskState::Done {
                 continue;
             }
@@ -78,18 +78,18 @@ impl Machine {
             self.threads[i].fio.terminate();
             if !started {
                 self.threads[i].start_scheduled = true;
-                self.host.tasks[i].state = TaskState::Done;
+                self.host.cancel_task(i as u32);
                 self.threads_done += 1;
             }
         }
     }
 
     pub(super) fn thread_start(&mut self, tid: u32, now: Ns) {
-        if self.host.tasks[tid as usize].state == TaskState::Done {
+        if self.host.task_state(tid) == TaskState::Done {
             // Terminated before it started (exitall).
             return;
         }
-        self.host.tasks[tid as usize].state = TaskState::Running;
+        self.host.set_running(tid);
         let fio = &mut self.threads[tid as usize].fio;
         fio.start(now);
         if fio.buffered && fio.invalidate {
@@ -99,9 +99,7 @@ impl Machine {
                 c.cache.invalidate_clean();
             }
         }
-        let cpu = self.host.tasks[tid as usize].cpu;
-        self.host.cpus[cpu as usize].runnable += 1;
-        self.host.wake_cpu(cpu, now);
+        self.host.start_task(tid, now);
         self.thread_run(tid, now, true);
     }
 
@@ -110,15 +108,15 @@ impl Machine {
     /// sleeps, spins, or hands the next submission to a later event.
     pub(super) fn thread_run(&mut self, tid: u32, now: Ns, reap_first: bool) {
         let ti = tid as usize;
-        if self.host.tasks[ti].state == TaskState::Done {
+        if self.host.task_state(tid) == TaskState::Done {
             return;
         }
-        if self.host.held_by_other(self.host.tasks[ti].cpu, tid) {
+        if self.host.held_by_other(self.host.task_cpu(tid), tid) {
             // Another thread spins on this core: wait until it lets go.
             self.host.defer(tid, 0, None);
             return;
         }
-        self.host.tasks[ti].state = TaskState::Running;
+        self.host.set_running(tid);
         let mut now = now;
         if reap_first && !self.threads[ti].fio.done.is_empty() {
             now = self.reap(tid, now, false);
@@ -137,9 +135,8 @@ impl Machine {
             let fio = &mut self.threads[ti].fio;
             match fio.next(now) {
                 Step::Think { spin, sleep } => {
-                    let task = &mut self.host.tasks[ti];
-                    let spun = self.host.cpus[task.cpu as usize].spin_until(now, now + spin);
-                    task.sys_ns += spin;
+                    let spun = self.host.spin_task(tid, now, now + spin);
+                    self.host.account_sys(tid, spin);
                     if sleep > 0 {
                         self.sleep_timer(tid, spun, spun + sleep);
                         return;
@@ -158,9 +155,8 @@ impl Machine {
                     if fio.inflight == 0 {
                         // Nothing can complete: iolog_delay's loop spins
                         // on the core until the time.
-                        let task = &mut self.host.tasks[ti];
-                        let spun = self.host.cpus[task.cpu as usize].spin_until(now, at);
-                        task.sys_ns += spun - now;
+                        let spun = self.host.spin_task(tid, now, at);
+                        self.host.account_sys(tid, spun - now);
                         now = spun;
                         continue;
                     }
@@ -200,15 +196,12 @@ impl Machine {
     /// writeback on the thread's core. Returns when it returned, or None if
     /// the thread sleeps in it.
     fn fsync_call(&mut self, tid: u32, now: Ns) -> Option<Ns> {
-        let costs = self.host.costs;
-        let entered = self
-            .host
-            .run_task(tid, now, costs.fio_submit, costs.syscall_entry);
+        let entered = self.host.enter_kernel(tid, now);
         self.threads[tid as usize].fio.sync_started(now);
         if !self.buffered_fsync(tid, entered) {
             return None;
         }
-        let end = self.host.run_task(tid, entered, 0, costs.syscall_exit);
+        let end = self.host.exit_kernel(tid, entered);
         self.threads[tid as usize].fio.sync_returned(end);
         Some(end)
     }
@@ -216,8 +209,8 @@ impl Machine {
     /// fio's null engine: the I/O completes in user space, no kernel.
     /// Returns when fio is done with it.
     fn null_submit(&mut self, tid: u32, unit: IoUnit, now: Ns) -> Ns {
-        let end = self.host.run_task(tid, now, self.host.costs.fio_submit, 0);
-        let cpu = self.host.tasks[tid as usize].cpu;
+        let end = self.host.user_io(tid, now);
+        let cpu = self.host.task_cpu(tid);
         let key = self
             .block
             .rqs
@@ -233,11 +226,7 @@ impl Machine {
     /// with its error when the call returns (fio's trim runs
     /// synchronously in every engine, do_io_u_trim).
     fn failed_submit(&mut self, tid: u32, unit: IoUnit, status: BlkStatus, now: Ns) -> Ns {
-        let costs = self.host.costs;
-        let usr_end = self.host.run_task(tid, now, costs.fio_submit, 0);
-        let end = self
-            .host
-            .run_task(tid, usr_end, 0, costs.syscall_entry + costs.syscall_exit);
+        let end = self.host.submit_call(tid, now, 0, true).end;
         let err = crate::block::complete::blk_status_to_errno(status);
         self.threads[tid as usize].fio.submit_failed(end, unit, err);
         self.submitted_ios += 1;
@@ -251,17 +240,16 @@ impl Machine {
         if let Some(status) = self.block.fails_at_submit(unit.ddir) {
             return self.failed_submit(tid, unit, status, now);
         }
-        let costs = self.host.costs;
         let fio = &mut self.threads[tid as usize].fio;
         let sync = fio.sync;
-        let sys = costs.syscall_entry
-            + costs.blk_submit
-            + self.block.drv_costs().submit
-            + if sync { 0 } else { costs.syscall_exit };
-        let usr_end = self.host.run_task(tid, now, costs.fio_submit, 0);
-        let end = self.host.run_task(tid, usr_end, 0, sys);
+        // A synchronous call sleeps in the kernel and returns through the
+        // wake-up; an asynchronous one returns at once.
+        let call = self
+            .host
+            .submit_call(tid, now, self.block.submit_work(&self.host), !sync);
+        let (usr_end, end) = (call.user_done, call.end);
         let issue = if sync { usr_end } else { end };
-        let cpu = self.host.tasks[tid as usize].cpu;
+        let cpu = self.host.task_cpu(tid);
         let key = self.block.rqs.insert(Request::fio(
             tid,
             unit,
@@ -281,7 +269,7 @@ impl Machine {
         // One that will wait for a tag is mapped when it is dispatched, by
         // the run that hands it the tag (`restart_dispatch`).
         let mapped = self.submit_rq(key, cpu, end);
-        self.host.tasks[tid as usize].sys_ns += mapped - end;
+        self.host.account_sys(tid, mapped - end);
         self.breakdown.submit_ns += u128::from(mapped - now);
         mapped
     }
@@ -290,7 +278,6 @@ impl Machine {
     /// the I/O in flight (asleep in the kernel, polling, or hybrid polling:
     /// `last_unit`, a synchronous call's I/O, picks the sleep), or end.
     fn thread_stop(&mut self, tid: u32, now: Ns, stop: Step, last_unit: Option<IoUnit>) {
-        let costs = self.host.costs;
         let fio = &self.threads[tid as usize].fio;
         match stop {
             Step::Reap => {
@@ -307,7 +294,7 @@ impl Machine {
                 // per request, then spin (blk_mq_poll_hybrid_sleep).
                 let sleep = self.block.hybrid_sleep(now, last_unit);
                 if sleep > 0 {
-                    self.host.tasks[tid as usize].timer_at = Some(now + sleep);
+                    self.host.set_timer(tid, Some(now + sleep));
                     self.host
                         .block(tid, TaskState::HybridSleep, now, &*self.driver);
                     self.queue.schedule(now + sleep, Ev::HybridWake(tid));
@@ -318,7 +305,7 @@ impl Machine {
             Step::Wait => {
                 if !fio.sync {
                     // io_getevents: enter the kernel, then sleep in it.
-                    self.host.run_task(tid, now, 0, costs.syscall_entry);
+                    self.host.enter_to_wait(tid, now);
                 }
                 self.host.block_on_io(tid, now, &*self.driver);
             }
@@ -337,13 +324,13 @@ impl Machine {
     /// posted while it slept at its first poll).
     pub(super) fn hybrid_wake(&mut self, tid: u32, now: Ns) {
         let ti = tid as usize;
-        let cpu_id = self.host.tasks[ti].cpu;
-        self.host.tasks[ti].timer_at = None;
+        let cpu_id = self.host.task_cpu(tid);
+        self.host.set_timer(tid, None);
         let exit = self.host.wake_cpu_by(cpu_id, now, true);
-        let cpu = &mut self.host.cpus[cpu_id as usize];
-        cpu.runnable += 1;
-        let resumed = cpu.run(now + exit, 0, self.host.costs.context_switch);
-        self.host.tasks[ti].sys_ns += resumed - now - exit;
+        self.host.make_runnable(cpu_id);
+        let switch = self.host.costs().context_switch;
+        let resumed = self.host.run_on(cpu_id, now + exit, 0, switch);
+        self.host.account_sys(tid, resumed - now - exit);
         self.host.hold(tid, resumed);
         if let Some((key, posted)) = self.threads[ti].hybrid_ready.take() {
             self.poll_complete(tid, key, posted, resumed);
@@ -358,9 +345,8 @@ impl Machine {
             .block
             .poll_complete(tid, key, posted, since, blk_ctx!(self));
         self.threads[tid as usize].fio.io_completed(key);
-        let task = &mut self.host.tasks[tid as usize];
-        task.state = TaskState::Running;
-        let cpu = task.cpu;
+        self.host.set_running(tid);
+        let cpu = self.host.task_cpu(tid);
         let (queue, breakdown) = (&mut self.queue, &mut self.breakdown);
         let next = self.host.release(cpu, done, |other, resumed, ready| {
             if let Some(ready) = ready {
@@ -391,15 +377,14 @@ impl Machine {
     fn pace_end(&mut self, tid: u32, now: Ns) {
         let ti = tid as usize;
         self.threads[ti].pace_spin = None;
-        let since = match self.host.tasks[ti].state {
+        let since = match self.host.task_state(tid) {
             TaskState::Polling(since) => since,
             _ => now,
         };
-        let cpu = self.host.tasks[ti].cpu;
-        let spun = self.host.cpus[cpu as usize].spin_until(since, now);
-        let task = &mut self.host.tasks[ti];
-        task.sys_ns += now.saturating_sub(since);
-        task.state = TaskState::Running;
+        let cpu = self.host.task_cpu(tid);
+        let spun = self.host.spin_task(tid, since, now);
+        self.host.account_sys(tid, now.saturating_sub(since));
+        self.host.set_running(tid);
         let (queue, breakdown) = (&mut self.queue, &mut self.breakdown);
         let next = self.host.release(cpu, spun, |other, resumed, ready| {
             if let Some(ready) = ready {
@@ -439,7 +424,7 @@ impl Machine {
     /// cache) hears of it.
     pub(super) fn device_completed(&mut self, key: u32, status: BlkStatus, now: Ns) {
         match self.block.complete(key, status, now, blk_ctx!(self)) {
-            Completion::Polled { thread } => match self.host.tasks[thread as usize].state {
+            Completion::Polled { thread } => match self.host.task_state(thread) {
                 // A replay's reaping wait polls too: the poller finds it.
                 TaskState::Polling(since) if self.threads[thread as usize].pace_spin.is_some() => {
                     self.threads[thread as usize].pace_spin = None;
@@ -466,15 +451,15 @@ impl Machine {
                     return;
                 }
                 let fio = &self.threads[thread as usize].fio;
-                let wake_needed = self.host.tasks[thread as usize].state == TaskState::WaitIo
-                    && fio.enough_to_wake();
+                let wake_needed =
+                    self.host.task_state(thread) == TaskState::WaitIo && fio.enough_to_wake();
                 if !wake_needed {
                     self.cpu_idle(cpu, at);
                     return;
                 }
                 let woken = self.wake_thread_from(thread, cpu, start, at);
                 if woken.waker_may_idle {
-                    let busy = self.host.cpus[cpu as usize].busy_until;
+                    let busy = self.host.busy_until(cpu);
                     self.cpu_idle(cpu, busy);
                 }
             }
@@ -510,15 +495,9 @@ impl Machine {
     /// call's worth; its entry and exit when `syscall`): fio's completion
     /// work on the thread's core, then each I/O's latencies and bytes.
     fn reap(&mut self, tid: u32, now: Ns, syscall: bool) -> Ns {
-        let costs = self.host.costs;
         let fio = &mut self.threads[tid as usize].fio;
         let n = fio.reap_batch();
-        let sys = if syscall {
-            costs.syscall_entry + costs.syscall_exit
-        } else {
-            0
-        };
-        let end = self.host.run_task(tid, now, costs.fio_complete * n, sys);
+        let end = self.host.reap_call(tid, now, n, syscall);
         for _ in 0..n {
             let Some(key) = fio.done.pop_front() else {
                 break;
@@ -540,11 +519,8 @@ impl Machine {
     /// starts the next wave.
     fn finish(&mut self, tid: u32, now: Ns) {
         self.threads[tid as usize].fio.end = now;
-        let task = &mut self.host.tasks[tid as usize];
-        task.state = TaskState::Done;
+        let cpu = self.host.exit_task(tid);
         self.threads_done += 1;
-        let cpu = task.cpu;
-        self.host.cpus[cpu as usize].runnable -= 1;
         self.cpu_idle(cpu, now);
         if self.exitall {
             self.terminate_others(tid);
@@ -552,11 +528,10 @@ impl Machine {
         // A job waiting for this one may start now.
         self.start_ready(now);
         let wave = self.current_wave;
-        let wave_done = self
-            .threads
-            .iter()
-            .zip(&self.host.tasks)
-            .all(|(t, task)| t.fio.wave != wave || task.state == TaskState::Done);
+        let wave_done =
+            self.threads.iter().enumerate().all(|(i, t)| {
+                t.fio.wave != wave || self.host.task_state(i as u32) == TaskState::Done
+            });
         if wave_done {
             if let Some(next) = self
                 .threads

@@ -12,7 +12,7 @@ use super::{FileRa, PageCache, PAGE_SHIFT, PAGE_SIZE};
 use crate::profile::limits::{COST, RATE};
 use crate::profile::Profile;
 use crate::sim::Ns;
-use crate::workload::Ddir;
+use crate::types::Ddir;
 
 /// CPU costs of the page cache path, ns at the host's reference frequency
 /// (from the host profile).

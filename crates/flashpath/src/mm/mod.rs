@@ -12,16 +12,21 @@
 //!   which the flusher writes dirty pages (`write_cache_pages`).
 //! - `buffered`: a buffered read or write call's copy through the cache,
 //!   the flusher's state, and what a caller blocked in the cache waits for.
+//! - `io`: the cache's own I/O (readahead and writeback requests, the
+//!   flusher's kworker and its periodic pass, what a completion changes),
+//!   reaching the host, the block layer and the event queue through
+//!   `CacheCtx` as the block layer reaches its neighbours through `BlkCtx`.
 //! - `thp`: how physically contiguous an I/O buffer is (transparent huge
 //!   pages, hugetlb, fio's `mem=`), which sets a request's DMA segments.
 //!
 //! The machine (`crate::machine`) drives them: a read or write system call
 //! of a fio thread copies through the cache on its CPU, the readahead reads
 //! and the flusher's writes go down the block layer as requests of their
-//! own.
+//! own (`io::CacheCtx::submit`).
 
 pub mod buffered;
 pub mod filemap;
+pub mod io;
 pub mod readahead;
 pub mod thp;
 pub mod writeback;

@@ -3,8 +3,8 @@
 //! samples the machine kept, in fio's formats (stat.c, iolog.c).
 
 use crate::report::{JobResult, LatSample};
+use crate::types::Ddir;
 use crate::workload::fio::{JobFile, JobSpec};
-use crate::workload::Ddir;
 use std::fmt::Write as _;
 
 /// A log a job asked fio to write.

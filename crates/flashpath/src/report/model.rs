@@ -82,7 +82,7 @@ pub struct JobResult {
     pub lat_log: Vec<LatSample>,
     /// Issued I/Os for `write_iolog`: (us since the job started, unit with
     /// its file offset) (empty unless the job asks).
-    pub io_log: Vec<(u64, crate::workload::IoUnit)>,
+    pub io_log: Vec<(u64, crate::types::IoUnit)>,
     // ---- Added for the report formatters (all optional: Default is fio's
     // behaviour when the simulator does not fill them). ----
     /// fio's verror text for the normal output's `err=95 (...)`, e.g.
@@ -224,23 +224,9 @@ pub struct LatencyTarget {
     pub depth: u32,
 }
 
-/// Per-device statistics (fio's disk_util).
-#[derive(Clone, Debug, Default)]
-pub struct DiskUtil {
-    pub name: String,
-    pub read_ios: u64,
-    pub write_ios: u64,
-    pub read_merges: u64,
-    pub write_merges: u64,
-    pub read_ticks: Ns,
-    pub write_ticks: Ns,
-    /// Time-weighted queue occupancy integral, ns (in_queue).
-    pub in_queue: Ns,
-    /// Time the device had at least one request, ns.
-    pub busy: Ns,
-    /// Length of the run, ns.
-    pub total: Ns,
-}
+// The disk's statistics are the block layer's (it keeps them as
+// /sys/block/<dev>/stat does); fio's disk_util reports them.
+pub use crate::block::DiskUtil;
 
 /// A whole run.
 #[derive(Clone, Debug, Default)]

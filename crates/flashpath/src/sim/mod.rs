@@ -5,6 +5,7 @@ pub mod hist;
 pub mod queue;
 pub mod rng;
 pub mod slab;
+pub mod timeline;
 
 /// Virtual time and durations, in integer nanoseconds.
 pub type Ns = u64;

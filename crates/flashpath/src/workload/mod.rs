@@ -7,28 +7,8 @@ pub mod iolog;
 pub mod iozone;
 pub mod trace;
 
-/// Data direction, in fio's order (read, write, trim).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Ddir {
-    Read = 0,
-    Write = 1,
-    Trim = 2,
-}
-
-impl Ddir {
-    pub const ALL: [Ddir; 3] = [Ddir::Read, Ddir::Write, Ddir::Trim];
-    pub fn index(self) -> usize {
-        self as usize
-    }
-}
-
-/// One I/O a job asks for: direction, byte offset on the device, length.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct IoUnit {
-    pub ddir: Ddir,
-    pub offset: u64,
-    pub len: u32,
-}
+// The I/O vocabulary every layer shares lives below them all.
+pub use crate::types::{Ddir, IoUnit};
 
 /// When a paced source (a log replay) lets the I/O it just gave be issued.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

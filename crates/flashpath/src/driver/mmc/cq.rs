@@ -38,7 +38,7 @@ use super::{Mmc, BLOCK};
 use crate::driver::{BlkStatus, DriverCtx, DriverRq};
 use crate::sim::queue::Timer;
 use crate::sim::Ns;
-use crate::workload::Ddir;
+use crate::types::Ddir;
 use std::collections::VecDeque;
 
 /// Wait of a software QSR poll loop started at `t0` (host free, DAT idle)

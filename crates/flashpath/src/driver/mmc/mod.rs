@@ -40,14 +40,14 @@ pub use cq::{qsr_wait, Event};
 
 use super::{BlkStatus, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
 use crate::device::emmc::EmmcCard;
-use crate::device::nand::Timeline;
 use crate::device::{BadBlocks, Command};
 use crate::error::Result;
 use crate::link::emmc::{EmmcBus, EmmcBusParams};
 use crate::profile::limits::{COST, DELAY};
 use crate::profile::{range, Profile};
+use crate::sim::timeline::Timeline;
 use crate::sim::Ns;
-use crate::workload::Ddir;
+use crate::types::Ddir;
 use cq::CqThread;
 
 const BLOCK: u64 = 4096;

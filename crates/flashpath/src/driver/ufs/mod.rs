@@ -30,7 +30,7 @@ use crate::link::ufs::{UfsLink, UfsLinkParams, HPB_SENSE_BYTES, UPIU_HEADER_BYTE
 use crate::profile::limits::{COST, DELAY};
 use crate::profile::{range, Profile};
 use crate::sim::Ns;
-use crate::workload::Ddir;
+use crate::types::Ddir;
 use clk_scaling::clk_scaling_from_profile;
 
 /// The UFS driver's events.

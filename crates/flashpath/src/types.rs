@@ -1,0 +1,50 @@
+//! The vocabulary every layer shares: what an I/O is (`Ddir`, `IoUnit`) and
+//! where a completion interrupt goes (`IrqCpu`), and the frequency QoS
+//! ceiling the host's PM QoS and a device's devfreq both use. It sits below every layer
+//! (docs/design.md section 1; crates/flashpath/tests/layers.rs checks the
+//! edges) so that a device, a driver or the block layer names an I/O
+//! without importing the workload that makes it, and the host and the
+//! block layer name the interrupt's CPU without importing each other.
+
+/// Data direction, in fio's order (read, write, trim).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Ddir {
+    Read = 0,
+    Write = 1,
+    Trim = 2,
+}
+
+impl Ddir {
+    pub const ALL: [Ddir; 3] = [Ddir::Read, Ddir::Write, Ddir::Trim];
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// One I/O a job asks for: direction, byte offset on the device, length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IoUnit {
+    pub ddir: Ddir,
+    pub offset: u64,
+    pub len: u32,
+}
+
+/// Which CPU takes a device's completion interrupt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IrqCpu {
+    /// The CPU that submitted the request (per-CPU completion queues with
+    /// matching MSI-X affinity, as NVMe sets up).
+    Submitter,
+    /// A fixed CPU (a single-vector controller).
+    Fixed(u32),
+    /// GIC 1-of-N routing over a set of CPUs (bit c = CPU c): the
+    /// distributor sends the interrupt to a CPU of the set that is not
+    /// asleep, and wakes one only when all are (Qualcomm's
+    /// `drivers/soc/qcom/gic_intr_routing.c` sets InterruptRoutingMode for
+    /// an SPI whose affinity is a whole CPU class; GIC-600/700).
+    OneOfN(u64),
+}
+
+/// `FREQ_QOS_MAX_DEFAULT_VALUE` = S32_MAX, in kHz (include/linux/pm_qos.h):
+/// the host's PM QoS adds a request at it, a device's devfreq reads it.
+pub const FREQ_QOS_MAX_DEFAULT_VALUE: u64 = i32::MAX as u64;

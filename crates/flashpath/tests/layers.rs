@@ -279,6 +279,23 @@ fn no_layer_imports_from_a_layer_above_it() {
 }
 
 #[test]
+fn the_machine_re_exports_nothing() {
+    // A type every layer needs lives in `types` (or the layer that owns
+    // it), never reached through the hub.
+    let mut files = Vec::new();
+    rust_files(&src_dir().join("machine"), &mut files);
+    assert!(!files.is_empty(), "no files under src/machine");
+    for f in files {
+        let text = strip_comments(&std::fs::read_to_string(&f).expect("read source"));
+        assert!(
+            !text.lines().any(|l| l.trim_start().starts_with("pub use")),
+            "{} re-exports through the machine",
+            f.display()
+        );
+    }
+}
+
+#[test]
 fn the_scanner_finds_every_form_of_an_upward_import() {
     let m = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
     let got = named_layers(

@@ -8,12 +8,12 @@
 use crate::block::QueueSettings;
 use crate::driver::Driver;
 use crate::error::{InputError, Result};
-use crate::host::config::{host_facts, BackgroundWakeups, HostCpus, HOST_MEMORY};
+use crate::host::config::{BackgroundWakeups, HostCpus, HostParams};
 use crate::host::cpu::{Cpu, HostCosts};
 use crate::host::idle::IdleConfig;
 use crate::host::sched::WakePlacement;
 use crate::machine::{CacheCosts, CacheParts, Ev, IrqCpu, MachineParts};
-use crate::mm::thp::ThpMode;
+use crate::mm::thp::{ThpMode, ThpParams};
 use crate::profile::{range, Profile};
 use crate::workload::fio::{IoEngine, JobFile};
 
@@ -41,14 +41,15 @@ pub struct Model {
 /// Build every part of the machine `profile` describes; a profile key no
 /// part reads is an error.
 pub fn build_model(profile: &Profile) -> Result<Model> {
-    host_facts(profile)?;
-    let HostCpus { cpus, irq_cpu } = HostCpus::from_profile(profile)?;
-    let wake_placement = WakePlacement::from_profile(profile)?;
-    let background = BackgroundWakeups::from_profile(profile)?;
-    let idle = IdleConfig::from_profile(profile)?;
+    let host = HostParams::read(profile)?;
+    let HostCpus { cpus, irq_cpu } = HostCpus::from_profile(profile, &host)?;
+    // A host without the key keeps every thread on its CPU.
+    let wake_placement = host.wake_placement.unwrap_or(WakePlacement::PrevCpu);
+    let background = BackgroundWakeups::from_profile(profile, host.cpus)?;
+    let idle = IdleConfig::from_profile(profile, host.cpus)?;
     let costs = HostCosts::from_profile(profile)?;
     let settings = QueueSettings::from_profile(profile)?;
-    let driver = crate::driver::probe::probe(profile)?;
+    let driver = crate::driver::probe::probe(profile, host.cpus)?;
     let dma = crate::dma::bounce::SwiotlbPath::from_profile(profile, cpus.len() as u32)?;
     let thp = thp_mode(profile, dma.is_some())?;
     let cache_costs = if profile.has("host.cost.copy_user") {
@@ -58,7 +59,7 @@ pub fn build_model(profile: &Profile) -> Result<Model> {
     };
     let max_sectors_kb = max_sectors_kb(profile)?;
     let read_ahead_kb = read_ahead_kb(profile)?;
-    let memory = profile.bytes("host.memory", HOST_MEMORY)?;
+    let memory = host.memory;
     let max_dma_pages = max_dma_pages(dma.is_some());
     profile.check_all_read()?;
     Ok(Model {
@@ -87,8 +88,7 @@ fn thp_mode(profile: &Profile, bouncing: bool) -> Result<ThpMode> {
     if !bouncing && !profile.has("host.thp") {
         return Ok(ThpMode::Never);
     }
-    let mode = profile.choice("host.thp", &["always", "madvise", "never"])?;
-    Ok(ThpMode::parse(&mode).expect("choice checked the value"))
+    Ok(ThpParams::read(profile)?.thp.unwrap_or(ThpMode::Never))
 }
 
 /// The queue's max_sectors_kb unless the profile sets it:

@@ -337,7 +337,7 @@ impl QueueSettings {
             } else {
                 0
             },
-            polled_without_poll_fails: p.choice(
+            polled_without_poll_fails: p.choice_str(
                 "block.polled_without_poll_queue",
                 &["interrupt", "eopnotsupp"],
             )? == "eopnotsupp",

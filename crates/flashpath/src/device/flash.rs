@@ -260,7 +260,7 @@ impl FlashParams {
     pub fn from_profile(p: &Profile) -> Result<FlashParams> {
         let k = |s: &str| format!("device.flash.{s}");
         let gc_policy = match p
-            .choice(&k("gc_policy"), &["greedy", "cost_benefit"])?
+            .choice_str(&k("gc_policy"), &["greedy", "cost_benefit"])?
             .as_str()
         {
             "greedy" => GcPolicy::Greedy,

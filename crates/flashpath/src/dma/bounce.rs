@@ -107,7 +107,7 @@ impl SwiotlbPath {
             )
         })?;
         let order = match p
-            .choice("dma.swiotlb.search", &["pool-first", "area-first"])?
+            .choice_str("dma.swiotlb.search", &["pool-first", "area-first"])?
             .as_str()
         {
             "pool-first" => SearchOrder::PoolFirst,

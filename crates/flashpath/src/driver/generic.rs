@@ -48,7 +48,7 @@ impl Generic {
             transfer_rate: p.rate("device.transfer_rate", RATE)?,
             servers,
             dispatch: match p
-                .choice("device.dispatch", &["shared", "by-address"])?
+                .choice_str("device.dispatch", &["shared", "by-address"])?
                 .as_str()
             {
                 "shared" => Dispatch::Shared,

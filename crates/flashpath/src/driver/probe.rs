@@ -28,8 +28,8 @@ pub const KINDS: [&str; 8] = [
 ];
 
 /// Build the driver `device.kind` names, with the device behind it.
-pub fn probe<E: 'static>(p: &Profile) -> Result<Box<dyn Driver<E>>> {
-    let kind = p.choice("device.kind", &KINDS)?;
+pub fn probe<E: 'static>(p: &Profile, _ncpus: u32) -> Result<Box<dyn Driver<E>>> {
+    let kind = p.choice_str("device.kind", &KINDS)?;
     match kind.as_str() {
         "null_blk" => Ok(Box::new(NullBlk::from_profile(p)?)),
         "nvme" => Ok(Box::new(Nvme::from_profile(p)?)),

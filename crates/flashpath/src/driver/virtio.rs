@@ -103,7 +103,7 @@ impl VirtioBlk {
         let iothread = Self::iothread_cpu(p, vcpus)?;
         // Read with the placement keys, whose presence it shares.
         let iothread_preempts = p.has("device.iothread_cpu")
-            && p.choice("device.iothread_wakeup", &["preempts", "waits"])? == "preempts";
+            && p.choice_str("device.iothread_wakeup", &["preempts", "waits"])? == "preempts";
         Ok(VirtioBlk {
             name: "vda".into(),
             queue_size,

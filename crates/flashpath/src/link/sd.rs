@@ -32,7 +32,7 @@ pub struct SdBus {
 
 impl SdBus {
     pub fn from_profile(p: &Profile) -> Result<SdBus> {
-        let mode = p.choice("link.mode", &["SDR25", "SDR50", "DDR50", "SDR104"])?;
+        let mode = p.choice_str("link.mode", &["SDR25", "SDR50", "DDR50", "SDR104"])?;
         let width = p.count_u32("link.width", range(1.0, 4.0, "SD data lines"))?;
         if ![1, 4].contains(&width) {
             return Err(InputError::new(

@@ -11,9 +11,12 @@
 //! model needs that the profile lacks.
 
 use crate::error::{clip, nearest, quote, InputError, Result};
+pub use decl::{base_unit, Choice, Decl, Group, Kind};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+
+mod decl;
 
 /// Profiles shipped with flashpath, embedded at build time (build.rs) so
 /// the installed package carries them: (name, file text).
@@ -711,8 +714,18 @@ impl Profile {
             _ => Err(self.wrong(key, p, "true/false or 0/1")),
         }
     }
-    /// One of a fixed set of names.
-    pub fn choice(&self, key: &str, valid: &[&str]) -> Result<String> {
+    /// One of a fixed set of names, as the enum `T` names them.
+    pub fn choice<T: Choice>(&self, key: &str) -> Result<T> {
+        let p = self.get(key)?;
+        match &p.value {
+            Value::Str(s) => T::from_name(s),
+            _ => None,
+        }
+        .ok_or_else(|| self.wrong(key, p, &format!("one of {}", clip(&T::NAMES.join(", ")))))
+    }
+    /// One of `valid`, as text: for the components whose choices are not
+    /// yet typed.
+    pub fn choice_str(&self, key: &str, valid: &[&str]) -> Result<String> {
         let p = self.get(key)?;
         match &p.value {
             Value::Str(s) if valid.contains(&s.as_str()) => Ok(s.clone()),
@@ -769,23 +782,6 @@ impl Profile {
             ));
         }
         Ok(())
-    }
-
-    /// Parameters with units and sources, for `flashpath profile show`.
-    pub fn describe(&self) -> String {
-        let mut out = format!("profile {}\n", self.name);
-        if !self.description.is_empty() {
-            out.push_str(&format!("  {}\n", self.description));
-        }
-        out.push_str(&format!("  files: {}\n\n", self.files.join(", ")));
-        let width = self.params.keys().map(String::len).max().unwrap_or(0);
-        for (k, p) in &self.params {
-            out.push_str(&format!(
-                "{k:width$}  {} {}\n{:width$}    source: {}\n",
-                p.value, p.unit, "", p.source
-            ));
-        }
-        out
     }
 }
 

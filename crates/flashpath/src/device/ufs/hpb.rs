@@ -90,7 +90,7 @@ pub struct HpbParams {
 impl HpbParams {
     /// `ufs.hpb.*` (read whether HPB is enabled or not).
     pub fn from_profile(p: &Profile) -> Result<HpbParams> {
-        let mode = p.choice("ufs.hpb.mode", &["device", "host"])?;
+        let mode = p.choice_str("ufs.hpb.mode", &["device", "host"])?;
         let hpb_exp = range(
             12.0,
             40.0,
@@ -127,7 +127,7 @@ impl HpbParams {
                 ),
             )?,
             device_policy: match p
-                .choice("ufs.hpb.device_policy", &["lru", "reads"])?
+                .choice_str("ufs.hpb.device_policy", &["lru", "reads"])?
                 .as_str()
             {
                 "lru" => HpbDevicePolicy::Lru,

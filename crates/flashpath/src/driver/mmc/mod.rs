@@ -148,7 +148,7 @@ impl Mmc {
                 ),
             )?,
             width: p.count_u32("mmc.bus.width", range(1.0, 8.0, "eMMC data lines"))?,
-            ddr: p.choice("mmc.bus.timing", &["hs200", "hs400"])? == "hs400",
+            ddr: p.choice_str("mmc.bus.timing", &["hs200", "hs400"])? == "hs400",
             ncr: p.count_u32(
                 "mmc.bus.ncr",
                 range(

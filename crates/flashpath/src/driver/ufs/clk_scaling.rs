@@ -244,7 +244,7 @@ pub(super) fn clk_scaling_from_profile(p: &Profile, gear: u32) -> Result<Option<
             "ufs.clk_scaling.freqs needs at least one frequency",
         ));
     }
-    let timer = match p.choice(&k("timer"), &["delayed", "deferrable"])?.as_str() {
+    let timer = match p.choice_str(&k("timer"), &["delayed", "deferrable"])?.as_str() {
         "delayed" => TimerKind::Delayed,
         _ => {
             return Err(bad(
@@ -276,7 +276,7 @@ pub(super) fn clk_scaling_from_profile(p: &Profile, gear: u32) -> Result<Option<
     let max = *opps.last().unwrap();
     let polling = p.ns(&k("polling"), DELAY)?;
     let min = opps[0];
-    let initial = match p.choice(&k("initial"), &["min", "max"])?.as_str() {
+    let initial = match p.choice_str(&k("initial"), &["min", "max"])?.as_str() {
         "min" => min,
         _ => max,
     };
@@ -286,7 +286,7 @@ pub(super) fn clk_scaling_from_profile(p: &Profile, gear: u32) -> Result<Option<
     let valid: Vec<&str> = names.iter().map(String::as_str).collect();
     let work_cost = p.ns(&k("work_cost"), COST)?;
     let work = p
-        .choice(&k("work_cpu"), &valid)?
+        .choice_str(&k("work_cpu"), &valid)?
         .strip_prefix("cpu")
         .map(|c| (c.parse().expect("choice() checked it"), work_cost));
     let mut df = Devfreq::new(opps, governor, polling, timer, initial, 0);

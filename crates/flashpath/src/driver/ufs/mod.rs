@@ -98,7 +98,7 @@ pub struct Ufs {
 
 impl Ufs {
     pub fn from_profile(p: &Profile, seed: u64) -> Result<Ufs> {
-        let rate = p.choice("ufs.link.rate_series", &["A", "B"])?;
+        let rate = p.choice_str("ufs.link.rate_series", &["A", "B"])?;
         let lp = UfsLinkParams {
             gear: p.count_u32(
                 "ufs.link.gear",

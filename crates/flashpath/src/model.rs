@@ -5,7 +5,8 @@
 //! order, adds the request-queue limits the kernel defaults when the
 //! profile is silent, and checks that no key went unread.
 
-use crate::block::QueueSettings;
+use crate::block::{BlockParams, QueueSettings};
+use crate::driver::probe::{DeviceKind, ProbeParams};
 use crate::driver::Driver;
 use crate::error::{InputError, Result};
 use crate::host::config::{BackgroundWakeups, HostCpus, HostParams};
@@ -14,7 +15,7 @@ use crate::host::idle::IdleConfig;
 use crate::host::sched::WakePlacement;
 use crate::machine::{CacheCosts, CacheParts, Ev, IrqCpu, MachineParts};
 use crate::mm::thp::{ThpMode, ThpParams};
-use crate::profile::{range, Profile};
+use crate::profile::Profile;
 use crate::workload::fio::{IoEngine, JobFile};
 
 /// The machine a profile describes, built but not run: every profile value
@@ -48,17 +49,29 @@ pub fn build_model(profile: &Profile) -> Result<Model> {
     let background = BackgroundWakeups::from_profile(profile, host.cpus)?;
     let idle = IdleConfig::from_profile(profile, host.cpus)?;
     let costs = HostCosts::from_profile(profile)?;
-    let settings = QueueSettings::from_profile(profile)?;
-    let driver = crate::driver::probe::probe(profile, host.cpus)?;
-    let dma = crate::dma::bounce::SwiotlbPath::from_profile(profile, cpus.len() as u32)?;
+    let block = BlockParams::read(profile)?;
+    let settings = QueueSettings::from_params(&block);
+    let kind = ProbeParams::read(profile)?.kind;
+    let driver = crate::driver::probe::probe(profile, kind, host.cpus)?;
+    let dma = crate::dma::bounce::SwiotlbPath::from_profile(
+        profile,
+        cpus.len() as u32,
+        kind == DeviceKind::VirtioBlk,
+    )?;
     let thp = thp_mode(profile, dma.is_some())?;
     let cache_costs = if profile.has("host.cost.copy_user") {
         Some(CacheCosts::from_profile(profile)?)
     } else {
         None
     };
-    let max_sectors_kb = max_sectors_kb(profile)?;
-    let read_ahead_kb = read_ahead_kb(profile)?;
+    // The queue's max_sectors_kb unless the profile sets it:
+    // BLK_DEF_MAX_SECTORS_CAP, 2560 sectors (include/linux/blkdev.h).
+    let max_sectors_kb = block.max_sectors_kb.unwrap_or(1280);
+    // The queue's read_ahead_kb unless the profile sets it:
+    // VM_READAHEAD_PAGES (include/linux/mm.h).
+    let read_ahead_kb = block
+        .read_ahead_kb
+        .unwrap_or(4 * crate::mm::readahead::DEFAULT_RA_PAGES);
     let memory = host.memory;
     let max_dma_pages = max_dma_pages(dma.is_some());
     profile.check_all_read()?;
@@ -89,39 +102,6 @@ fn thp_mode(profile: &Profile, bouncing: bool) -> Result<ThpMode> {
         return Ok(ThpMode::Never);
     }
     Ok(ThpParams::read(profile)?.thp.unwrap_or(ThpMode::Never))
-}
-
-/// The queue's max_sectors_kb unless the profile sets it:
-/// BLK_DEF_MAX_SECTORS_CAP, 2560 sectors (include/linux/blkdev.h).
-fn max_sectors_kb(profile: &Profile) -> Result<u64> {
-    if !profile.has("block.max_sectors_kb") {
-        return Ok(1280);
-    }
-    profile.count(
-        "block.max_sectors_kb",
-        range(
-            4.0,
-            f64::from(1u32 << 22),
-            "a request's largest size in KiB: at least a page (queue_max_sectors_store \
-             refuses less), at most 4 GiB",
-        ),
-    )
-}
-
-/// The queue's read_ahead_kb unless the profile sets it:
-/// VM_READAHEAD_PAGES (include/linux/mm.h).
-fn read_ahead_kb(profile: &Profile) -> Result<u64> {
-    if !profile.has("block.read_ahead_kb") {
-        return Ok(4 * crate::mm::readahead::DEFAULT_RA_PAGES);
-    }
-    profile.count(
-        "block.read_ahead_kb",
-        range(
-            0.0,
-            f64::from(1u32 << 20),
-            "the read-ahead window in KiB: 0 (off) to 1 GiB",
-        ),
-    )
 }
 
 /// A bouncing DMA path caps the request: drivers set max_hw_sectors

@@ -52,7 +52,7 @@ pub fn build_model(profile: &Profile) -> Result<Model> {
     let block = BlockParams::read(profile)?;
     let settings = QueueSettings::from_params(&block);
     let kind = ProbeParams::read(profile)?.kind;
-    let driver = crate::driver::probe::probe(profile, kind, host.cpus)?;
+    let driver = crate::driver::probe::probe(profile, kind, host.cpus, &costs)?;
     let dma = crate::dma::bounce::SwiotlbPath::from_profile(
         profile,
         cpus.len() as u32,

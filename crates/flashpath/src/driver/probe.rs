@@ -41,14 +41,19 @@ crate::params! {
     }
 }
 
-/// Build the driver `kind` names, with the device behind it; `ncpus` is
-/// the host's CPU count.
-pub fn probe<E: 'static>(p: &Profile, kind: DeviceKind, ncpus: u32) -> Result<Box<dyn Driver<E>>> {
+/// Build the driver `kind` names, with the device behind it; `ncpus` and
+/// `host` are the host's CPU count and costs.
+pub fn probe<E: 'static>(
+    p: &Profile,
+    kind: DeviceKind,
+    ncpus: u32,
+    host: &crate::host::cpu::HostCosts,
+) -> Result<Box<dyn Driver<E>>> {
     Ok(match kind {
         DeviceKind::NullBlk => Box::new(NullBlk::from_profile(p)?),
         DeviceKind::Nvme => Box::new(Nvme::from_profile(p)?),
-        DeviceKind::Ufs => Box::new(Ufs::from_profile(p, 0)?),
-        DeviceKind::Mmc => Box::new(Mmc::from_profile(p, 0)?),
+        DeviceKind::Ufs => Box::new(Ufs::from_profile(p, 0, ncpus)?),
+        DeviceKind::Mmc => Box::new(Mmc::from_profile(p, 0, host)?),
         DeviceKind::VirtioBlk => Box::new(VirtioBlk::from_profile(p, ncpus)?),
         DeviceKind::Sdcard => Box::new(Sdhci::from_profile(p)?),
         DeviceKind::Brd => Box::new(Brd::from_profile(p)?),

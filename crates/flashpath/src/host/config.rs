@@ -71,16 +71,19 @@ impl Choice for IrqCpuName {
         match name {
             "submitter" => Some(IrqCpuName::Submitter),
             "one-of-n" => Some(IrqCpuName::OneOfN),
-            _ => {
-                let n = name.strip_prefix("cpu")?;
-                // Digits only: `parse` would also take "+1".
-                if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
-                    return None;
-                }
-                n.parse().ok().map(IrqCpuName::Cpu)
-            }
+            _ => cpu_index(name).map(IrqCpuName::Cpu),
         }
     }
+}
+
+/// N of a `cpuN` name (digits only: `parse` would also take "+1"); the
+/// caller checks N against `host.cpus`.
+pub fn cpu_index(name: &str) -> Option<u32> {
+    let n = name.strip_prefix("cpu")?;
+    if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    n.parse().ok()
 }
 
 impl Choice for WakePlacement {

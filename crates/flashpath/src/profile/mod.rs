@@ -165,6 +165,12 @@ fn unit_factor(unit: &str) -> Option<(&'static str, f64)> {
     })
 }
 
+/// The family of a profile unit (`us` is a `time`), `None` for a unit the
+/// profiles may not use.
+pub fn unit_family(unit: &str) -> Option<&'static str> {
+    unit_factor(unit).map(|u| u.0)
+}
+
 /// A unit suffix a user writes on a `--set` value: the profile's own unit
 /// names ([`unit_factor`]) and the other SI and IEC spellings of each
 /// family. Bytes: `KiB`..`PiB` are powers of 1024 and `kB`/`KB`..`PB`
@@ -722,15 +728,6 @@ impl Profile {
             _ => None,
         }
         .ok_or_else(|| self.wrong(key, p, &format!("one of {}", clip(&T::NAMES.join(", ")))))
-    }
-    /// One of `valid`, as text: for the components whose choices are not
-    /// yet typed.
-    pub fn choice_str(&self, key: &str, valid: &[&str]) -> Result<String> {
-        let p = self.get(key)?;
-        match &p.value {
-            Value::Str(s) if valid.contains(&s.as_str()) => Ok(s.clone()),
-            _ => Err(self.wrong(key, p, &format!("one of {}", clip(&valid.join(", "))))),
-        }
     }
     /// Free text (unit `name`), e.g. a kernel boot parameter's value.
     pub fn text(&self, key: &str) -> Result<String> {

@@ -4,7 +4,7 @@
 //! `docs/parameters.md` is made from. This module sits above the layers
 //! (as `model.rs` does) because it names every one of them.
 
-use crate::profile::{base_unit, Decl, Group, Kind, Profile};
+use crate::profile::{one_line, show_range, Decl, Group, Kind, Profile};
 
 /// Each component's declarations, in the I/O path's order (host, block,
 /// DMA, driver, link, device).
@@ -125,13 +125,7 @@ pub fn markdown() -> String {
                         Kind::List(_, n) => format!("at most {n} values, each "),
                         _ => String::new(),
                     };
-                    format!(
-                        "{many}{} to {} {} ({})",
-                        r.min,
-                        r.max,
-                        base_unit(f),
-                        r.why.split_whitespace().collect::<Vec<_>>().join(" ")
-                    )
+                    format!("{many}{} ({})", show_range(&r, f), one_line(r.why))
                 }
                 (Kind::Flag, _) => "true, false".to_string(),
                 _ => "text".to_string(),

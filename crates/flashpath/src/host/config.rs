@@ -459,6 +459,28 @@ mod tests {
     }
 
     #[test]
+    fn an_irq_cpu_past_the_hosts_cpus_is_refused_with_the_valid_names() {
+        let mut p = Profile::load("nullblk").unwrap();
+        let n = HostParams::read(&p).unwrap().cpus;
+        p.apply_override(&format!("host.irq_cpu=cpu{n}")).unwrap();
+        let host = HostParams::read(&p).unwrap();
+        let e = HostCpus::from_profile(&p, &host).err().expect("refused");
+        assert_eq!(e.file, "--set");
+        assert!(
+            e.message.contains(&format!("is \"cpu{n}\""))
+                && e.message.contains(&format!("cpu0 to cpu{}", n - 1)),
+            "{e}"
+        );
+        // A name that is no CPU at all is refused at the read, with the names.
+        p.apply_override("host.irq_cpu=cpu+1").unwrap();
+        let e = HostParams::read(&p).err().expect("refused");
+        assert!(
+            e.message.contains("one of submitter, one-of-n, cpuN"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn irq_cpu_names_take_digits_only() {
         assert_eq!(IrqCpuName::from_name("cpu12"), Some(IrqCpuName::Cpu(12)));
         for bad in ["cpu", "cpu+1", "cpu-1", "cpux", "CPU1", "one-of-N"] {

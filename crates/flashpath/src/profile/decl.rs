@@ -9,6 +9,11 @@
 
 use super::Range;
 
+/// Text on one line, runs of white space as one space.
+pub fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// What a parameter holds, as its declaration reads it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Kind {
@@ -55,7 +60,7 @@ impl Decl {
 
     /// The doc comment as one line.
     pub fn doc_line(&self) -> String {
-        self.doc.split_whitespace().collect::<Vec<_>>().join(" ")
+        one_line(self.doc)
     }
 
     /// What values it accepts, in words: the range (base unit) and why, or
@@ -66,18 +71,41 @@ impl Decl {
             (Kind::Flag, _) => "true or false".to_string(),
             (Kind::Text, _) => "text".to_string(),
             (Kind::List(fam, n), Some(r)) => format!(
-                "at most {n} values, each {} to {} {}: {}",
-                r.min,
-                r.max,
-                base_unit(fam),
-                r.why
+                "at most {n} values, each {}: {}",
+                show_range(&r, fam),
+                one_line(r.why)
             ),
             (Kind::Number(fam), Some(r)) => {
-                format!("{} to {} {}: {}", r.min, r.max, base_unit(fam), r.why)
+                format!("{}: {}", show_range(&r, fam), one_line(r.why))
             }
             (_, None) => String::new(),
         }
     }
+}
+
+/// A range bound as people read it: whole numbers below a million as
+/// they are, others in the shortest exponent form (`1e9`, `1.8e19`).
+pub fn show_bound(x: f64) -> String {
+    if x.abs() < 1e6 {
+        return format!("{x}");
+    }
+    let s = format!("{x:e}");
+    match s.split_once('e') {
+        // f64's full expansion of u64::MAX and the like: three decimals.
+        Some((m, e)) if m.len() > 5 => {
+            let m = format!("{:.3}", m.parse::<f64>().unwrap_or(0.0));
+            let m = m.trim_end_matches('0').trim_end_matches('.');
+            format!("{m}e{e}")
+        }
+        _ => s,
+    }
+}
+
+/// `min to max unit` of a range in the family's base unit.
+pub fn show_range(r: &Range, family: &str) -> String {
+    let unit = base_unit(family);
+    let sep = if unit.is_empty() { "" } else { " " };
+    format!("{} to {}{sep}{unit}", show_bound(r.min), show_bound(r.max))
 }
 
 /// The base unit of a family, in which ranges are given.
@@ -287,3 +315,23 @@ macro_rules! __param_decl {
 /// A group of declarations under a component's name, for the registry
 /// (`crate::parameters`).
 pub type Group = (&'static str, &'static [Decl]);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounds_read_as_written() {
+        assert_eq!(show_bound(0.0), "0");
+        assert_eq!(show_bound(-1.0), "-1");
+        assert_eq!(show_bound(0.001), "0.001");
+        assert_eq!(show_bound(65535.0), "65535");
+        assert_eq!(show_bound(1e9), "1e9");
+        assert_eq!(show_bound(60e9), "6e10");
+        assert_eq!(show_bound(u64::MAX as f64), "1.845e19");
+        assert_eq!(show_bound((1u64 << 20) as f64), "1.049e6");
+        let r = super::super::range(1.0, 8192.0, "x");
+        assert_eq!(show_range(&r, "count"), "1 to 8192");
+        assert_eq!(show_range(&r, "time"), "1 to 8192 ns");
+    }
+}

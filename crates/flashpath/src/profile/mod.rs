@@ -11,7 +11,7 @@
 //! model needs that the profile lacks.
 
 use crate::error::{clip, nearest, quote, InputError, Result};
-pub use decl::{base_unit, Choice, Decl, Group, Kind};
+pub use decl::{base_unit, one_line, show_bound, show_range, Choice, Decl, Group, Kind};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

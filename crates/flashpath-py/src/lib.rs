@@ -380,7 +380,7 @@ fn profile_show(py: Python<'_>, name: Text, overrides: Vec<Text>) -> PyResult<St
         for o in &strings(overrides) {
             p.apply_override(o)?;
         }
-        Ok(p.describe())
+        Ok(flashpath::parameters::describe(&p))
     })
 }
 

@@ -20,6 +20,7 @@ pub mod link;
 pub mod machine;
 pub mod mm;
 pub mod model;
+pub mod parameters;
 pub mod profile;
 pub mod report;
 pub mod run;

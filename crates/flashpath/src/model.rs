@@ -5,17 +5,18 @@
 //! order, adds the request-queue limits the kernel defaults when the
 //! profile is silent, and checks that no key went unread.
 
-use crate::block::QueueSettings;
+use crate::block::{BlockParams, QueueSettings};
+use crate::driver::probe::{DeviceKind, ProbeParams};
 use crate::driver::Driver;
 use crate::error::{InputError, Result};
-use crate::host::config::{host_facts, BackgroundWakeups, HostCpus, HOST_MEMORY};
+use crate::host::config::{BackgroundWakeups, HostCpus, HostParams};
 use crate::host::cpu::{Cpu, HostCosts};
 use crate::host::idle::IdleConfig;
 use crate::host::sched::WakePlacement;
 use crate::machine::{Ev, MachineParts};
 use crate::mm::buffered::{CacheCosts, CacheParts};
-use crate::mm::thp::ThpMode;
-use crate::profile::{range, Profile};
+use crate::mm::thp::{ThpMode, ThpParams};
+use crate::profile::Profile;
 use crate::types::IrqCpu;
 use crate::workload::fio::{IoEngine, JobFile};
 
@@ -43,24 +44,37 @@ pub struct Model {
 /// Build every part of the machine `profile` describes; a profile key no
 /// part reads is an error.
 pub fn build_model(profile: &Profile) -> Result<Model> {
-    host_facts(profile)?;
-    let HostCpus { cpus, irq_cpu } = HostCpus::from_profile(profile)?;
-    let wake_placement = WakePlacement::from_profile(profile)?;
-    let background = BackgroundWakeups::from_profile(profile)?;
-    let idle = IdleConfig::from_profile(profile)?;
+    let host = HostParams::read(profile)?;
+    let HostCpus { cpus, irq_cpu } = HostCpus::from_profile(profile, &host)?;
+    // A host without the key keeps every thread on its CPU.
+    let wake_placement = host.wake_placement.unwrap_or(WakePlacement::PrevCpu);
+    let background = BackgroundWakeups::from_profile(profile, host.cpus)?;
+    let idle = IdleConfig::from_profile(profile, host.cpus)?;
     let costs = HostCosts::from_profile(profile)?;
-    let settings = QueueSettings::from_profile(profile)?;
-    let driver = crate::driver::probe::probe(profile)?;
-    let dma = crate::dma::bounce::SwiotlbPath::from_profile(profile, cpus.len() as u32)?;
+    let block = BlockParams::read(profile)?;
+    let settings = QueueSettings::from_params(&block);
+    let kind = ProbeParams::read(profile)?.kind;
+    let driver = crate::driver::probe::probe(profile, kind, host.cpus, &costs)?;
+    let dma = crate::dma::bounce::SwiotlbPath::from_profile(
+        profile,
+        cpus.len() as u32,
+        kind == DeviceKind::VirtioBlk,
+    )?;
     let thp = thp_mode(profile, dma.is_some())?;
     let cache_costs = if profile.has("host.cost.copy_user") {
         Some(CacheCosts::from_profile(profile)?)
     } else {
         None
     };
-    let max_sectors_kb = max_sectors_kb(profile)?;
-    let read_ahead_kb = read_ahead_kb(profile)?;
-    let memory = profile.bytes("host.memory", HOST_MEMORY)?;
+    // The queue's max_sectors_kb unless the profile sets it:
+    // BLK_DEF_MAX_SECTORS_CAP, 2560 sectors (include/linux/blkdev.h).
+    let max_sectors_kb = block.max_sectors_kb.unwrap_or(1280);
+    // The queue's read_ahead_kb unless the profile sets it:
+    // VM_READAHEAD_PAGES (include/linux/mm.h).
+    let read_ahead_kb = block
+        .read_ahead_kb
+        .unwrap_or(4 * crate::mm::readahead::DEFAULT_RA_PAGES);
+    let memory = host.memory;
     let max_dma_pages = max_dma_pages(dma.is_some());
     profile.check_all_read()?;
     Ok(Model {
@@ -89,41 +103,7 @@ fn thp_mode(profile: &Profile, bouncing: bool) -> Result<ThpMode> {
     if !bouncing && !profile.has("host.thp") {
         return Ok(ThpMode::Never);
     }
-    let mode = profile.choice("host.thp", &["always", "madvise", "never"])?;
-    Ok(ThpMode::parse(&mode).expect("choice checked the value"))
-}
-
-/// The queue's max_sectors_kb unless the profile sets it:
-/// BLK_DEF_MAX_SECTORS_CAP, 2560 sectors (include/linux/blkdev.h).
-fn max_sectors_kb(profile: &Profile) -> Result<u64> {
-    if !profile.has("block.max_sectors_kb") {
-        return Ok(1280);
-    }
-    profile.count(
-        "block.max_sectors_kb",
-        range(
-            4.0,
-            f64::from(1u32 << 22),
-            "a request's largest size in KiB: at least a page (queue_max_sectors_store \
-             refuses less), at most 4 GiB",
-        ),
-    )
-}
-
-/// The queue's read_ahead_kb unless the profile sets it:
-/// VM_READAHEAD_PAGES (include/linux/mm.h).
-fn read_ahead_kb(profile: &Profile) -> Result<u64> {
-    if !profile.has("block.read_ahead_kb") {
-        return Ok(4 * crate::mm::readahead::DEFAULT_RA_PAGES);
-    }
-    profile.count(
-        "block.read_ahead_kb",
-        range(
-            0.0,
-            f64::from(1u32 << 20),
-            "the read-ahead window in KiB: 0 (off) to 1 GiB",
-        ),
-    )
+    Ok(ThpParams::read(profile)?.thp.unwrap_or(ThpMode::Never))
 }
 
 /// A bouncing DMA path caps the request: drivers set max_hw_sectors

@@ -534,9 +534,7 @@ pub fn run_dd<S: AsRef<[u8]>>(
             // Only the device's end refuses a checked dd job: say it as dd
             // does (lseek past the end of a block device is EINVAL,
             // block_llseek), or pass the reason on.
-            let capacity = crate::driver::probe::probe::<crate::machine::Ev>(&profile)?
-                .info()
-                .capacity;
+            let capacity = crate::model::build_model(&profile)?.driver.info().capacity;
             let message = if dd.skip_offset >= capacity {
                 format!(
                     "{}: cannot skip: Invalid argument (skip= is at byte {} of a {capacity}-byte device)",

@@ -40,6 +40,13 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "host", "mm", "device", "link", "driver", "dma", "block", "report", "workload",
         ],
     ),
+    // The parameter registry lists every component's declarations (for
+    // `profile show` and docs/parameters.md): it reads every layer, as the
+    // model that builds them does, and no layer reads it.
+    (
+        "parameters",
+        &["host", "mm", "device", "link", "driver", "dma", "block"],
+    ),
     (
         "model",
         &[

@@ -25,7 +25,7 @@ use crate::dma::bounce::SwiotlbPath;
 use crate::driver::{CompletionSignal, DeviceSignal, DiskInfo, Driver, DriverCpuCosts, DriverCtx};
 use crate::host::task::Host;
 use crate::profile::limits::{DELAY, QUEUE_DEPTH};
-use crate::profile::{range, Profile};
+use crate::profile::range;
 use crate::sim::queue::{EventQueue, Timer};
 use crate::sim::slab::Slab;
 use crate::sim::Ns;
@@ -343,31 +343,77 @@ pub struct QueueSettings {
     pub polled_without_poll_fails: bool,
 }
 
-impl QueueSettings {
-    pub fn from_profile(p: &Profile) -> crate::Result<QueueSettings> {
-        let delay = p.signed(
+crate::choice_enum! {
+    /// `block.polled_without_poll_queue`: what the kernel does with a
+    /// polled submission on a queue that cannot poll.
+    pub enum PolledWithoutPollQueue {
+        /// Clear REQ_POLLED and complete by interrupt (kernels before the
+        /// 2024 poll-queue check).
+        Interrupt = "interrupt",
+        /// End it with EOPNOTSUPP (submit_bio_noacct, block/blk-core.c).
+        Eopnotsupp = "eopnotsupp",
+    }
+}
+
+crate::params! {
+    /// The request queue's sysfs settings (`block.*`, /sys/block/DEV/queue).
+    pub struct BlockParams {
+        /// queue/io_poll: polled completion allowed for REQ_POLLED
+        /// submissions.
+        pub io_poll: bool = required flag("block.io_poll"),
+        /// queue/io_poll_delay: -1 classic polling, 0 adaptive hybrid, N>0
+        /// sleep N us then poll (block/blk-mq.c, v4.10 to v6.3).
+        pub io_poll_delay: i64 = required signed(
             "block.io_poll_delay",
             range(
                 -1.0,
                 1e6,
                 "-1 (classic polling), 0 (adaptive hybrid) or a hybrid sleep in us \
                  (queue_poll_delay_store), at most a second",
-            ),
-        )?;
-        Ok(QueueSettings {
-            io_poll: p.flag("block.io_poll")?,
-            io_poll_delay: delay,
-            nr_requests: p.count_u32("block.nr_requests", QUEUE_DEPTH)?,
-            dev_freq_timeout: if p.has("block.dev_freq_timeout_ms") {
-                p.ns("block.dev_freq_timeout_ms", DELAY)?
-            } else {
-                0
-            },
-            polled_without_poll_fails: p.choice(
-                "block.polled_without_poll_queue",
-                &["interrupt", "eopnotsupp"],
-            )? == "eopnotsupp",
-        })
+            )
+        ),
+        /// queue/nr_requests: tags per hardware queue the block layer will
+        /// use (the driver's depth caps it).
+        pub nr_requests: u32 = required count_u32("block.nr_requests", QUEUE_DEPTH),
+        /// Seed 3's per-disk dev_freq_timeout_ms: sync I/O holds a
+        /// MIN_FREQUENCY PM QoS request at the maximum on the disk's device
+        /// until this long without block I/O. Absent: off.
+        pub dev_freq_timeout: Option<crate::sim::Ns> =
+            optional ns("block.dev_freq_timeout_ms", DELAY),
+        /// What the kernel does with a polled submission on a queue that
+        /// cannot poll.
+        pub polled_without_poll_queue: PolledWithoutPollQueue =
+            required choice("block.polled_without_poll_queue", PolledWithoutPollQueue),
+        /// queue/max_sectors_kb: a request's largest size. Absent:
+        /// BLK_DEF_MAX_SECTORS_CAP, 2560 sectors (include/linux/blkdev.h).
+        pub max_sectors_kb: Option<u64> = optional count(
+            "block.max_sectors_kb",
+            range(
+                4.0,
+                (1u32 << 22) as f64,
+                "a request's largest size in KiB: at least a page (queue_max_sectors_store \
+                 refuses less), at most 4 GiB",
+            )
+        ),
+        /// queue/read_ahead_kb: the read-ahead window. Absent:
+        /// VM_READAHEAD_PAGES (include/linux/mm.h).
+        pub read_ahead_kb: Option<u64> = optional count(
+            "block.read_ahead_kb",
+            range(0.0, (1u32 << 20) as f64, "the read-ahead window in KiB: 0 (off) to 1 GiB")
+        ),
+    }
+}
+
+impl QueueSettings {
+    pub fn from_params(b: &BlockParams) -> QueueSettings {
+        QueueSettings {
+            io_poll: b.io_poll,
+            io_poll_delay: b.io_poll_delay,
+            nr_requests: b.nr_requests,
+            dev_freq_timeout: b.dev_freq_timeout.unwrap_or(0),
+            polled_without_poll_fails: b.polled_without_poll_queue
+                == PolledWithoutPollQueue::Eopnotsupp,
+        }
     }
 }
 

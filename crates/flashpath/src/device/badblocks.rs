@@ -27,6 +27,25 @@ pub const MAX_RANGES: usize = 512;
 /// The sector size of the ranges (SECTOR_SHIFT 9).
 pub const SECTOR: u64 = 512;
 
+crate::params! {
+    /// Injected media errors, as null_blk's configfs attribute gives them.
+    pub struct BadBlocksParams {
+        /// Sector ranges (512-byte sectors, inclusive pairs [first, last,
+        /// ...], null_blk's badblocks '+first-last') whose reads and writes
+        /// fail with EIO. Absent: none.
+        pub badblocks: Option<Vec<f64>> = optional list(
+            "device.badblocks",
+            "count",
+            Range {
+                min: 0.0,
+                max: (u64::MAX >> 9) as f64,
+                why: "a sector number (512-byte units) on the device",
+            },
+            2 * MAX_RANGES
+        ),
+    }
+}
+
 /// Sorted, non-overlapping sector ranges `[first, end)`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct BadBlocks {
@@ -60,19 +79,9 @@ impl BadBlocks {
     /// `device.badblocks` of the profile, if it has the key (no bad sectors
     /// otherwise).
     pub fn from_profile(p: &Profile) -> Result<BadBlocks> {
-        if !p.has(KEY) {
+        let Some(v) = BadBlocksParams::read(p)?.badblocks else {
             return Ok(BadBlocks::none());
-        }
-        let v = p.list(
-            KEY,
-            "count",
-            Range {
-                min: 0.0,
-                max: (u64::MAX >> 9) as f64,
-                why: "a sector number (512-byte units) on the device",
-            },
-            2 * MAX_RANGES,
-        )?;
+        };
         if v.len() % 2 != 0 || v.iter().any(|x| x.fract() != 0.0) {
             return Err(crate::error::InputError::new(
                 p.file_of(KEY),

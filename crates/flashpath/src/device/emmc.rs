@@ -21,7 +21,7 @@
 use super::{FlashDevice, FlashParams, UNIT};
 use crate::error::Result;
 use crate::profile::limits::COST;
-use crate::profile::{range, Profile};
+use crate::profile::{range, Profile, Range};
 use crate::sim::Ns;
 
 /// The card's front end.
@@ -47,30 +47,55 @@ pub struct CardParams {
     pub wr_fw: Ns,
 }
 
+/// A card read-ahead size.
+const RA: Range = range(
+    0.0,
+    (1u32 << 20) as f64,
+    "a card read-ahead size, at most 1 MiB",
+);
+
+crate::params! {
+    /// The eMMC card's front end (`mmc.card.*`).
+    pub struct CardKeys {
+        /// Card firmware from a command's response to NAND work.
+        fw_cmd: Ns = required ns("mmc.card.fw_cmd", COST),
+        /// Command queue depth (tasks).
+        cmdq_depth: u32 = required count_u32(
+            "mmc.card.cmdq_depth",
+            range(
+                3.0,
+                32.0,
+                "EXT_CSD_CMDQ_DEPTH + 1: at most 32 tasks, and the mmc core refuses \
+                 depths of 2 or less",
+            )
+        ),
+        /// Legacy sequential read-ahead: bytes read after a read, 0 = off.
+        ra_bytes: u64 = required bytes("mmc.card.ra_bytes", RA),
+        /// Smallest read that triggers read-ahead.
+        ra_min: u64 = required bytes("mmc.card.ra_min", RA),
+        /// The read-ahead starts only after the card has seen no command
+        /// for this long after the read's data phase.
+        ra_idle: Ns = required ns("mmc.card.ra_idle", COST),
+        /// A queued write task is ready this long after CMD45 (and not
+        /// before the card's write engine has room).
+        wr_task_ready: Ns = required ns("mmc.card.wr_task_ready", COST),
+        /// Card firmware per write command before its data is committed.
+        wr_fw: Ns = required ns("mmc.card.wr_fw", COST),
+    }
+}
+
 impl CardParams {
     /// `mmc.card.*`.
     pub fn from_profile(p: &Profile) -> Result<CardParams> {
-        let ra = range(
-            0.0,
-            f64::from(1u32 << 20),
-            "a card read-ahead size, at most 1 MiB",
-        );
+        let k = CardKeys::read(p)?;
         Ok(CardParams {
-            fw_cmd: p.ns("mmc.card.fw_cmd", COST)?,
-            cmdq_depth: p.count_u32(
-                "mmc.card.cmdq_depth",
-                range(
-                    3.0,
-                    32.0,
-                    "EXT_CSD_CMDQ_DEPTH + 1: at most 32 tasks, and the mmc core refuses \
-                     depths of 2 or less",
-                ),
-            )?,
-            ra_bytes: p.bytes("mmc.card.ra_bytes", ra)?,
-            ra_min: p.bytes("mmc.card.ra_min", ra)?,
-            ra_idle: p.ns("mmc.card.ra_idle", COST)?,
-            wr_task_ready: p.ns("mmc.card.wr_task_ready", COST)?,
-            wr_fw: p.ns("mmc.card.wr_fw", COST)?,
+            fw_cmd: k.fw_cmd,
+            cmdq_depth: k.cmdq_depth,
+            ra_bytes: k.ra_bytes,
+            ra_min: k.ra_min,
+            ra_idle: k.ra_idle,
+            wr_task_ready: k.wr_task_ready,
+            wr_fw: k.wr_fw,
         })
     }
 }

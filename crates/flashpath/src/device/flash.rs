@@ -208,23 +208,20 @@ impl FlashParams {
 
 /// `device.flash.t_read_page_type`, optional: tR of each page type, two
 /// values (MLC: LSB, MSB) or three (TLC: LSB, CSB, MSB).
-fn read_by_page_type(p: &Profile, key: &str) -> Result<ReadByPageType> {
-    if !p.has(key) {
+fn read_by_page_type(p: &Profile, v: Option<&[f64]>) -> Result<ReadByPageType> {
+    const KEY: &str = "device.flash.t_read_page_type";
+    let Some(v) = v else {
         return Ok(ReadByPageType::Uniform);
-    }
-    let ns: Vec<Ns> = p
-        .list(key, "time", COST, 64)?
-        .iter()
-        .map(|v| v.round() as Ns)
-        .collect();
+    };
+    let ns: Vec<Ns> = v.iter().map(|v| v.round() as Ns).collect();
     match ns[..] {
         [lsb, msb] => Ok(ReadByPageType::Mlc([lsb, msb])),
         [lsb, csb, msb] => Ok(ReadByPageType::Tlc([lsb, csb, msb])),
         _ => Err(InputError::new(
-            p.file_of(key),
+            p.file_of(KEY),
             None,
             format!(
-                "parameter '{key}' needs 2 (MLC: LSB, MSB) or 3 (TLC: LSB, CSB, MSB) read \
+                "parameter '{KEY}' needs 2 (MLC: LSB, MSB) or 3 (TLC: LSB, CSB, MSB) read \
                  latencies, got {}",
                 ns.len()
             ),
@@ -254,85 +251,160 @@ const FLASH_PAGE_BYTES: Range = range(
     "a NAND page holds whole 4 KiB mapping units: 4 to 64 KiB",
 );
 
+impl crate::profile::Choice for GcPolicy {
+    const NAMES: &'static [&'static str] = &["greedy", "cost_benefit"];
+    fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "greedy" => Some(GcPolicy::Greedy),
+            "cost_benefit" => Some(GcPolicy::CostBenefit),
+            _ => None,
+        }
+    }
+}
+
+crate::params! {
+    /// The NAND and FTL of every flash device (`device.flash.*`: UFS, eMMC,
+    /// the NVMe flash SSD).
+    pub struct FlashKeys {
+        /// NAND channels of the controller.
+        channels: u32 = required count_u32("device.flash.channels", FLASH_CHANNELS),
+        /// Chips (targets) on each channel.
+        chips_per_channel: u32 = required count_u32("device.flash.chips_per_channel", FLASH_PER_LEVEL),
+        /// Dies of each chip.
+        dies_per_chip: u32 = required count_u32("device.flash.dies_per_chip", FLASH_PER_LEVEL),
+        /// Planes of each die.
+        planes_per_die: u32 = required count_u32("device.flash.planes_per_die", FLASH_PER_LEVEL),
+        /// Erase blocks of each plane.
+        blocks_per_plane: u32 = required count_u32("device.flash.blocks_per_plane", FLASH_BLOCKS),
+        /// Pages of each block.
+        pages_per_block: u32 = required count_u32("device.flash.pages_per_block", FLASH_PAGES),
+        /// Bytes of one NAND page.
+        page_bytes: u64 = required bytes("device.flash.page_bytes", FLASH_PAGE_BYTES),
+        /// tR: a page read from the array into the die's register.
+        t_read: Ns = required ns("device.flash.t_read", COST),
+        /// tR of each page type: two values (MLC: LSB, MSB) or three (TLC:
+        /// LSB, CSB, MSB). Absent: `device.flash.t_read` for every page.
+        t_read_page_type: Option<Vec<f64>> =
+            optional list("device.flash.t_read_page_type", "time", COST, 64),
+        /// tPROG: a page program.
+        t_prog: Ns = required ns("device.flash.t_prog", COST),
+        /// tBERS: a block erase.
+        t_erase: Ns = required ns("device.flash.t_erase", COST),
+        /// A channel's data rate.
+        channel_rate: f64 = required rate("device.flash.channel_rate", RATE),
+        /// A command and address cycle on the channel.
+        channel_cmd: Ns = required ns("device.flash.channel_cmd", COST),
+        /// The fixed part of a data transfer on the channel.
+        channel_xfer_overhead: Ns = required ns("device.flash.channel_xfer_overhead", COST),
+        /// Bytes of one L2P map page in NAND.
+        map_page_bytes: u64 = required bytes(
+            "device.flash.map_page_bytes",
+            range(512.0, (1u32 << 20) as f64, "an L2P map page in NAND: 512 B to 1 MiB")
+        ),
+        /// Bytes per L2P entry (one per 4 KiB mapping unit).
+        map_entry_bytes: u64 = required bytes(
+            "device.flash.map_entry_bytes",
+            range(1.0, 16.0, "one L2P entry: 1 to 16 bytes")
+        ),
+        /// Map pages the controller SRAM holds (the map cache, LRU).
+        map_cache_pages: u32 = required count_u32(
+            "device.flash.map_cache_pages",
+            range(
+                0.0,
+                (1u32 << 20) as f64,
+                "map pages in controller SRAM: 0 to 2^20 (the SRAM is megabytes)",
+            )
+        ),
+        /// Write buffer capacity in 4 KiB mapping units: a write completes
+        /// when buffered.
+        write_buffer_units: u32 = required count_u32(
+            "device.flash.write_buffer_units",
+            range(
+                1.0,
+                (1u32 << 20) as f64,
+                "4 KiB units of the controller's write buffer: 1 to 2^20 (4 GiB)",
+            )
+        ),
+        /// Spare capacity over user capacity, (physical - user) / user.
+        over_provisioning: f64 = required ratio(
+            "device.flash.over_provisioning",
+            range(
+                1e-3,
+                1.0,
+                "spare over user capacity: GC needs some, and a device with more spare than \
+                 user space is not a product",
+            )
+        ),
+        /// GC starts on a die when its free blocks fall below this.
+        gc_low_free_blocks: u32 = required count_u32("device.flash.gc_low_free_blocks", FLASH_BLOCKS),
+        /// GC runs until the die has this many free blocks.
+        gc_high_free_blocks: u32 = required count_u32("device.flash.gc_high_free_blocks", FLASH_BLOCKS),
+        /// GC's victim selection.
+        gc_policy: GcPolicy = required choice("device.flash.gc_policy", GcPolicy),
+        /// The device comes full from the factory: every LPN is mapped, so
+        /// reads of never-written data cost a real NAND read.
+        prefilled: bool = required flag("device.flash.prefilled"),
+    }
+}
+
+crate::params! {
+    /// The state the FTL starts in (UFS and the NVMe flash SSD; the eMMC
+    /// card starts fresh).
+    pub struct PreconditionParams {
+        /// Random 4 KiB overwrites before the run, in device capacities.
+        precondition_random_overwrites: f64 = required ratio(
+            "device.flash.precondition_random_overwrites",
+            range(
+                0.0,
+                4.0,
+                "random 4 KiB overwrites before the run, in device capacities: garbage \
+                 collection reaches its steady state within a few, and each costs about 8 s \
+                 per 64 GiB of device before the run starts",
+            )
+        ),
+    }
+}
+
 impl FlashParams {
     /// The device back end's parameters from `device.flash.*` (the NAND
     /// and FTL of every flash device: UFS, eMMC).
     pub fn from_profile(p: &Profile) -> Result<FlashParams> {
-        let k = |s: &str| format!("device.flash.{s}");
-        let gc_policy = match p
-            .choice(&k("gc_policy"), &["greedy", "cost_benefit"])?
-            .as_str()
-        {
-            "greedy" => GcPolicy::Greedy,
-            _ => GcPolicy::CostBenefit,
-        };
+        let k = FlashKeys::read(p)?;
         let fp = FlashParams {
             geometry: Geometry {
-                channels: p.count_u32(&k("channels"), FLASH_CHANNELS)?,
-                chips_per_channel: p.count_u32(&k("chips_per_channel"), FLASH_PER_LEVEL)?,
-                dies_per_chip: p.count_u32(&k("dies_per_chip"), FLASH_PER_LEVEL)?,
-                planes_per_die: p.count_u32(&k("planes_per_die"), FLASH_PER_LEVEL)?,
-                blocks_per_plane: p.count_u32(&k("blocks_per_plane"), FLASH_BLOCKS)?,
-                pages_per_block: p.count_u32(&k("pages_per_block"), FLASH_PAGES)?,
-                page_bytes: p.bytes(&k("page_bytes"), FLASH_PAGE_BYTES)? as u32,
+                channels: k.channels,
+                chips_per_channel: k.chips_per_channel,
+                dies_per_chip: k.dies_per_chip,
+                planes_per_die: k.planes_per_die,
+                blocks_per_plane: k.blocks_per_plane,
+                pages_per_block: k.pages_per_block,
+                page_bytes: k.page_bytes as u32,
             },
             timing: CellTiming {
-                t_read: p.ns(&k("t_read"), COST)?,
-                read_by_page_type: read_by_page_type(p, &k("t_read_page_type"))?,
-                t_prog: p.ns(&k("t_prog"), COST)?,
-                t_erase: p.ns(&k("t_erase"), COST)?,
+                t_read: k.t_read,
+                read_by_page_type: read_by_page_type(p, k.t_read_page_type.as_deref())?,
+                t_prog: k.t_prog,
+                t_erase: k.t_erase,
             },
             channel: ChannelParams {
-                bytes_per_sec: p.rate(&k("channel_rate"), RATE)? as u64,
-                cmd_ns: p.ns(&k("channel_cmd"), COST)?,
-                xfer_overhead_ns: p.ns(&k("channel_xfer_overhead"), COST)?,
+                bytes_per_sec: k.channel_rate as u64,
+                cmd_ns: k.channel_cmd,
+                xfer_overhead_ns: k.channel_xfer_overhead,
             },
             unit_bytes: 4096,
-            map_page_bytes: p.bytes(
-                &k("map_page_bytes"),
-                range(
-                    512.0,
-                    f64::from(1u32 << 20),
-                    "an L2P map page in NAND: 512 B to 1 MiB",
-                ),
-            )? as u32,
-            map_entry_bytes: p.bytes(
-                &k("map_entry_bytes"),
-                range(1.0, 16.0, "one L2P entry: 1 to 16 bytes"),
-            )? as u32,
-            map_cache_pages: p.count_u32(
-                &k("map_cache_pages"),
-                range(
-                    0.0,
-                    f64::from(1u32 << 20),
-                    "map pages in controller SRAM: 0 to 2^20 (the SRAM is megabytes)",
-                ),
-            )?,
-            write_buffer_units: p.count_u32(
-                &k("write_buffer_units"),
-                range(
-                    1.0,
-                    f64::from(1u32 << 20),
-                    "4 KiB units of the controller's write buffer: 1 to 2^20 (4 GiB)",
-                ),
-            )?,
-            over_provisioning: p.ratio(
-                &k("over_provisioning"),
-                range(
-                    1e-3,
-                    1.0,
-                    "spare over user capacity: GC needs some, and a device with more spare than \
-                     user space is not a product",
-                ),
-            )?,
-            gc_low_free_blocks: p.count_u32(&k("gc_low_free_blocks"), FLASH_BLOCKS)?,
-            gc_high_free_blocks: p.count_u32(&k("gc_high_free_blocks"), FLASH_BLOCKS)?,
-            gc_policy,
-            prefilled: p.flag(&k("prefilled"))?,
+            map_page_bytes: k.map_page_bytes as u32,
+            map_entry_bytes: k.map_entry_bytes as u32,
+            map_cache_pages: k.map_cache_pages,
+            write_buffer_units: k.write_buffer_units,
+            over_provisioning: k.over_provisioning,
+            gc_low_free_blocks: k.gc_low_free_blocks,
+            gc_high_free_blocks: k.gc_high_free_blocks,
+            gc_policy: k.gc_policy,
+            prefilled: k.prefilled,
             check_integrity: cfg!(debug_assertions),
         };
         fp.validate()
-            .map_err(|e| InputError::new(p.file_of(&k("channels")), None, e.message))?;
+            .map_err(|e| InputError::new(p.file_of("device.flash.channels"), None, e.message))?;
         Ok(fp)
     }
 }
@@ -344,16 +416,7 @@ impl FlashParams {
 pub fn flash_device_from_profile(p: &Profile, seed: u64) -> Result<super::FlashDevice> {
     let fp = FlashParams::from_profile(p)?;
     let mut ftl = super::FlashDevice::new(&fp, seed)?;
-    let overwrites = p.ratio(
-        "device.flash.precondition_random_overwrites",
-        range(
-            0.0,
-            4.0,
-            "random 4 KiB overwrites before the run, in device capacities: garbage \
-             collection reaches its steady state within a few, and each costs about 8 s \
-             per 64 GiB of device before the run starts",
-        ),
-    )?;
+    let overwrites = PreconditionParams::read(p)?.precondition_random_overwrites;
     if overwrites > 0.0 {
         ftl.precondition(true, overwrites, seed);
     }

@@ -73,6 +73,14 @@ pub use flash::{FlashParams, MAX_BLOCKS};
 use crate::sim::Ns;
 use crate::types::Ddir;
 
+crate::params! {
+    /// The size every device has.
+    pub struct CapacityParams {
+        /// The device's capacity (what the block device's size shows).
+        pub capacity: u64 = required bytes("device.capacity", crate::profile::limits::CAPACITY),
+    }
+}
+
 /// What a command asks of the device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {

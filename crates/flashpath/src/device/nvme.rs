@@ -11,7 +11,7 @@
 //! times ([`super::queue`]); the mean is unchanged.
 
 use super::{BlockBackend, Command, Completion, Op};
-use crate::profile::limits::{CAPACITY, COST, RATE};
+use crate::profile::limits::{COST, RATE};
 use crate::profile::{range, Profile};
 use crate::sim::rng::RngStream;
 use crate::sim::Ns;
@@ -30,33 +30,48 @@ pub struct NvmeSsd {
     rng: RngStream,
 }
 
-impl NvmeSsd {
-    pub fn from_profile(p: &Profile) -> crate::Result<NvmeSsd> {
-        let units = p.count(
+crate::params! {
+    /// The NVMe SSD as a service-time model (without `[device.flash]`).
+    pub struct NvmeSsdParams {
+        /// The device's independently busy flash units (dies and planes).
+        parallel_units: u64 = required count(
             "device.parallel_units",
             range(
                 1.0,
                 65536.0,
                 "the device's independently busy flash units (dies and planes); the model \
                  keeps one timeline each, and 65536 is past any SSD",
-            ),
-        )? as usize;
-        let media = p.rate("device.media_rate", RATE)?;
+            )
+        ),
+        /// The rate a unit moves a command's bytes at.
+        media_rate: f64 = required rate("device.media_rate", RATE),
+        /// A read's fixed time on its unit.
+        read_latency: Ns = required ns("device.read_latency", COST),
+        /// A write's fixed time on its unit.
+        write_latency: Ns = required ns("device.write_latency", COST),
+        /// The coefficient of variation of a command's fixed time.
+        latency_cv: f64 = required ratio(
+            "device.latency_cv",
+            range(
+                0.0,
+                1.0,
+                "the coefficient of variation of a command's fixed time, 0 (fixed) to 1 \
+                 (exponential): the shifted exponential keeps its mean",
+            )
+        ),
+    }
+}
+
+impl NvmeSsd {
+    pub fn from_profile(p: &Profile) -> crate::Result<NvmeSsd> {
+        let np = NvmeSsdParams::read(p)?;
         Ok(NvmeSsd {
-            capacity: p.bytes("device.capacity", CAPACITY)?,
-            read_latency: p.ns("device.read_latency", COST)?,
-            write_latency: p.ns("device.write_latency", COST)?,
-            media_bytes_per_s: media,
-            units: vec![0; units],
-            latency_cv: p.ratio(
-                "device.latency_cv",
-                range(
-                    0.0,
-                    1.0,
-                    "the coefficient of variation of a command's fixed time, 0 (fixed) to 1 \
-                     (exponential): the shifted exponential keeps its mean",
-                ),
-            )?,
+            capacity: super::CapacityParams::read(p)?.capacity,
+            read_latency: np.read_latency,
+            write_latency: np.write_latency,
+            media_bytes_per_s: np.media_rate,
+            units: vec![0; np.parallel_units as usize],
+            latency_cv: np.latency_cv,
             rng: RngStream::new(0, "device.nvme.latency"),
         })
     }

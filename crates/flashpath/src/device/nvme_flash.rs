@@ -71,40 +71,62 @@ pub struct FrontEndParams {
     pub volatile_write_cache: bool,
 }
 
+crate::params! {
+    /// The NVMe flash SSD's controller front end (`device.nvme.*`), with
+    /// `[device.flash]`.
+    pub struct FrontEndKeys {
+        /// Controller time per command on one core.
+        fw_cmd: Ns = required ns("device.nvme.fw_cmd", COST),
+        /// Controller cores that process commands.
+        fw_cores: u32 = required count_u32(
+            "device.nvme.fw_cores",
+            range(
+                1.0,
+                64.0,
+                "controller cores that process commands: NVMe controllers have a few \
+                 (Samsung's Phoenix five ARM cores); 64 is past any",
+            )
+        ),
+        /// Commands the controller works on at once.
+        cmd_slots: u32 = required count_u32(
+            "device.nvme.cmd_slots",
+            range(
+                1.0,
+                65536.0,
+                "commands in the controller at once: at most 65535 queues of 65536 \
+                 entries are addressable, and the model keeps one time per slot",
+            )
+        ),
+        /// Maximum Data Transfer Size: a larger command is split.
+        mdts: u64 = required bytes(
+            "device.nvme.mdts",
+            range(
+                4096.0,
+                (1u32 << 30) as f64,
+                "Maximum Data Transfer Size: at least one 4 KiB memory page (MDTS 0 \
+                 means no limit; give the drive's largest transfer), at most 1 GiB",
+            )
+        ),
+        /// DRAM access latency (tRCD + tCL).
+        dram_access: Ns = required ns("device.nvme.dram_access", COST),
+        /// DRAM data rate.
+        dram_rate: f64 = required rate("device.nvme.dram_rate", RATE),
+        /// The write cache is volatile (VWC = 1): Flush and FUA drain it.
+        volatile_write_cache: bool = required flag("device.nvme.volatile_write_cache"),
+    }
+}
+
 impl FrontEndParams {
     pub fn from_profile(p: &Profile) -> Result<FrontEndParams> {
+        let k = FrontEndKeys::read(p)?;
         Ok(FrontEndParams {
-            fw_cmd: p.ns("device.nvme.fw_cmd", COST)?,
-            fw_cores: p.count_u32(
-                "device.nvme.fw_cores",
-                range(
-                    1.0,
-                    64.0,
-                    "controller cores that process commands: NVMe controllers have a few \
-                     (Samsung's Phoenix five ARM cores); 64 is past any",
-                ),
-            )?,
-            cmd_slots: p.count_u32(
-                "device.nvme.cmd_slots",
-                range(
-                    1.0,
-                    65536.0,
-                    "commands in the controller at once: at most 65535 queues of 65536 \
-                     entries are addressable, and the model keeps one time per slot",
-                ),
-            )?,
-            mdts: p.bytes(
-                "device.nvme.mdts",
-                range(
-                    4096.0,
-                    f64::from(1u32 << 30),
-                    "Maximum Data Transfer Size: at least one 4 KiB memory page (MDTS 0 \
-                     means no limit; give the drive's largest transfer), at most 1 GiB",
-                ),
-            )?,
-            dram_access: p.ns("device.nvme.dram_access", COST)?,
-            dram_rate: p.rate("device.nvme.dram_rate", RATE)?,
-            volatile_write_cache: p.flag("device.nvme.volatile_write_cache")?,
+            fw_cmd: k.fw_cmd,
+            fw_cores: k.fw_cores,
+            cmd_slots: k.cmd_slots,
+            mdts: k.mdts,
+            dram_access: k.dram_access,
+            dram_rate: k.dram_rate,
+            volatile_write_cache: k.volatile_write_cache,
         })
     }
 }

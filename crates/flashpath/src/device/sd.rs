@@ -8,7 +8,7 @@
 
 use super::{BlockBackend, Command, Completion, Op};
 use crate::error::Result;
-use crate::profile::limits::{CAPACITY, COST, RATE};
+use crate::profile::limits::{COST, RATE};
 use crate::profile::Profile;
 use crate::sim::Ns;
 use crate::types::Ddir;
@@ -23,16 +23,30 @@ pub struct SdCard {
     pub write_rate: f64,
 }
 
+crate::params! {
+    /// The microSD card's service times.
+    pub struct SdCardParams {
+        /// A read's access time: the controller's FTL lookup and NAND read.
+        read_access: Ns = required ns("device.read_access", COST),
+        /// A write's access time: the program.
+        write_access: Ns = required ns("device.write_access", COST),
+        /// The card's internal read rate.
+        read_rate: f64 = required rate("device.read_rate", RATE),
+        /// The card's internal write rate.
+        write_rate: f64 = required rate("device.write_rate", RATE),
+    }
+}
+
 impl SdCard {
     pub fn from_profile(p: &Profile) -> Result<SdCard> {
-        let card = SdCard {
-            capacity: p.bytes("device.capacity", CAPACITY)?,
-            read_access: p.ns("device.read_access", COST)?,
-            write_access: p.ns("device.write_access", COST)?,
-            read_rate: p.rate("device.read_rate", RATE)?,
-            write_rate: p.rate("device.write_rate", RATE)?,
-        };
-        Ok(card)
+        let c = SdCardParams::read(p)?;
+        Ok(SdCard {
+            capacity: super::CapacityParams::read(p)?.capacity,
+            read_access: c.read_access,
+            write_access: c.write_access,
+            read_rate: c.read_rate,
+            write_rate: c.write_rate,
+        })
     }
 
     /// The card's own time for one request (bus excluded).

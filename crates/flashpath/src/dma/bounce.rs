@@ -89,48 +89,119 @@ pub struct SwiotlbPath {
     maps_by_cpu: Vec<u64>,
 }
 
+crate::choice_enum! {
+    /// `dma.swiotlb.search`: which loop of `swiotlb_find_slots` is outer.
+    pub enum SearchName {
+        /// Before 55c543865b76: all areas of a pool, then the next pool.
+        PoolFirst = "pool-first",
+        /// After 55c543865b76: one area index in all pools, then the next.
+        AreaFirst = "area-first",
+    }
+}
+
+crate::params! {
+    /// swiotlb (`dma.swiotlb.*`), read when `dma.swiotlb.boot_param` is
+    /// given; a profile without it maps DMA directly.
+    pub struct SwiotlbParams {
+        /// The kernel's `swiotlb=` boot parameter (kernel/dma/swiotlb.c
+        /// setup_io_tlb_npages): slabs, areas, `force`; only `force` bounces
+        /// here (the simulated devices address all memory).
+        boot_param: String = required text("dma.swiotlb.boot_param"),
+        /// The order `swiotlb_find_slots` searches pools and areas (the
+        /// kernel's commit 55c543865b76 changed it).
+        search: SearchName = required choice("dma.swiotlb.search", SearchName),
+        /// CONFIG_SWIOTLB_DYNAMIC: a full pool grows by a worker; only true
+        /// is simulated.
+        dynamic: bool = required flag("dma.swiotlb.dynamic"),
+        /// From `schedule_work(&mem->dyn_alloc)` to the worker's new pool.
+        grow_delay: Ns = required ns("dma.swiotlb.grow_delay", DELAY),
+        /// Fixed part of `swiotlb_tbl_map_single` (checks, offset, return).
+        map_call: Ns = required ns("dma.swiotlb.cost.map_call", COST),
+        /// Fixed part of `swiotlb_tbl_unmap_single` and its dma-direct
+        /// caller.
+        unmap_call: Ns = required ns("dma.swiotlb.cost.unmap_call", COST),
+        /// Per area visited, outside the lock (call, area/pool arithmetic).
+        area_visit: Ns = required ns("dma.swiotlb.cost.area_visit", COST),
+        /// `spin_lock_irqsave` when the lock's line is in this core's cache.
+        lock_acquire: Ns = required ns("dma.swiotlb.cost.lock_acquire", COST),
+        /// `spin_lock_irqsave` when another core used the area last (cache
+        /// line transfer of the lock, `used` and `index`).
+        lock_acquire_remote: Ns = required ns("dma.swiotlb.cost.lock_acquire_remote", COST),
+        /// `spin_unlock_irqrestore`.
+        lock_release: Ns = required ns("dma.swiotlb.cost.lock_release", COST),
+        /// The `nslots > area_nslabs - used` check.
+        used_check: Ns = required ns("dma.swiotlb.cost.used_check", COST),
+        /// One iteration of the slot scan (alignment and `list` checks).
+        per_slot_scan: Ns = required ns("dma.swiotlb.cost.per_slot_scan", COST),
+        /// One slot entry written (`list`, `alloc_size`, `orig_addr`).
+        per_slot_update: Ns = required ns("dma.swiotlb.cost.per_slot_update", COST),
+        /// One pool compared in the `swiotlb_find_pool` list walk.
+        find_pool_per_pool: Ns = required ns("dma.swiotlb.cost.find_pool_per_pool", COST),
+        /// `schedule_work(&mem->dyn_alloc)`.
+        schedule_work: Ns = required ns("dma.swiotlb.cost.schedule_work", COST),
+        /// Allocating a transient pool on the I/O path (kzalloc, page
+        /// allocation, slot array, list insertion), excluding the memset.
+        transient_alloc: Ns = required ns("dma.swiotlb.cost.transient_alloc", COST),
+        /// Deleting a transient pool at unmap (`swiotlb_del_pool`).
+        transient_free: Ns = required ns("dma.swiotlb.cost.transient_free", COST),
+        /// memcpy/memset bandwidth for bounce copies and pool clearing.
+        memcpy: f64 = required rate("dma.swiotlb.cost.memcpy", RATE),
+    }
+}
+
+crate::params! {
+    /// A guest's paravirtual spinlocks (`host.pv_spinlock.*`): both keys
+    /// or neither (native spinlocks).
+    pub struct PvSpinlockParams {
+        /// Time of `SPIN_THRESHOLD` spin iterations (each a `cpu_relax`)
+        /// before a waiter halts (kernel/locking/qspinlock_paravirt.h).
+        spin_threshold: Ns = required ns("host.pv_spinlock.spin_threshold", DELAY),
+        /// From the holder's unlock to the halted waiter running again (kick
+        /// hypercall, vCPU wake-up, VM entry).
+        kick_wake: Ns = required ns("host.pv_spinlock.kick_wake", COST),
+    }
+}
+
 impl SwiotlbPath {
     /// The profile's `dma.swiotlb.*`; `None` when the profile has no
     /// swiotlb section or the boot parameter does not force bouncing (the
     /// simulated devices address all memory, so only `force` bounces).
-    pub fn from_profile(p: &Profile, ncpus: u32) -> Result<Option<SwiotlbPath>> {
+    /// `virtio_ring`: the driver maps virtio-blk's ring entries too.
+    pub fn from_profile(p: &Profile, ncpus: u32, virtio_ring: bool) -> Result<Option<SwiotlbPath>> {
         if !p.has("dma.swiotlb.boot_param") {
             return Ok(None);
         }
+        let sp = SwiotlbParams::read(p)?;
         let file = p.file_of("dma.swiotlb.boot_param");
         // The boot parameter's own message, named by where the value came from.
-        let param = SwiotlbParam::parse(&p.text("dma.swiotlb.boot_param")?).map_err(|e| {
+        let param = SwiotlbParam::parse(&sp.boot_param).map_err(|e| {
             InputError::new(
                 file.clone(),
                 None,
                 format!("parameter 'dma.swiotlb.boot_param': {}", e.message),
             )
         })?;
-        let order = match p
-            .choice("dma.swiotlb.search", &["pool-first", "area-first"])?
-            .as_str()
-        {
-            "pool-first" => SearchOrder::PoolFirst,
-            _ => SearchOrder::AreaFirst,
+        let order = match sp.search {
+            SearchName::PoolFirst => SearchOrder::PoolFirst,
+            SearchName::AreaFirst => SearchOrder::AreaFirst,
         };
-        let can_grow = p.flag("dma.swiotlb.dynamic")?;
-        let grow_delay = p.ns("dma.swiotlb.grow_delay", DELAY)?;
-        let c = |k: &str| p.ns(&format!("dma.swiotlb.cost.{k}"), COST);
+        let can_grow = sp.dynamic;
+        let grow_delay = sp.grow_delay;
         let costs = SwiotlbCosts {
-            map_call: c("map_call")?,
-            unmap_call: c("unmap_call")?,
-            area_visit: c("area_visit")?,
-            lock_acquire: c("lock_acquire")?,
-            lock_acquire_remote: c("lock_acquire_remote")?,
-            lock_release: c("lock_release")?,
-            used_check: c("used_check")?,
-            per_slot_scan: c("per_slot_scan")?,
-            per_slot_update: c("per_slot_update")?,
-            find_pool_per_pool: c("find_pool_per_pool")?,
-            schedule_work: c("schedule_work")?,
-            transient_alloc: c("transient_alloc")?,
-            transient_free: c("transient_free")?,
-            memcpy_bytes_per_ns: p.rate("dma.swiotlb.cost.memcpy", RATE)? / 1e9,
+            map_call: sp.map_call,
+            unmap_call: sp.unmap_call,
+            area_visit: sp.area_visit,
+            lock_acquire: sp.lock_acquire,
+            lock_acquire_remote: sp.lock_acquire_remote,
+            lock_release: sp.lock_release,
+            used_check: sp.used_check,
+            per_slot_scan: sp.per_slot_scan,
+            per_slot_update: sp.per_slot_update,
+            find_pool_per_pool: sp.find_pool_per_pool,
+            schedule_work: sp.schedule_work,
+            transient_alloc: sp.transient_alloc,
+            transient_free: sp.transient_free,
+            memcpy_bytes_per_ns: sp.memcpy / 1e9,
         };
         costs
             .validate()
@@ -163,7 +234,7 @@ impl SwiotlbPath {
             path.mem.set_pv_spinlock(pv);
         }
         path.maps_by_cpu = vec![0; ncpus as usize];
-        if p.has("device.kind") && p.text("device.kind")? == "virtio-blk" {
+        if virtio_ring {
             path.ring = RingMaps::VirtioIndirect;
         }
         Ok(Some(path))
@@ -176,10 +247,13 @@ impl SwiotlbPath {
         const K: &str = "host.pv_spinlock.kick_wake";
         match (p.has(T), p.has(K)) {
             (false, false) => Ok(None),
-            (true, true) => Ok(Some(PvSpinlock {
-                spin_threshold: p.ns(T, DELAY)?,
-                kick_wake: p.ns(K, COST)?,
-            })),
+            (true, true) => {
+                let pv = PvSpinlockParams::read(p)?;
+                Ok(Some(PvSpinlock {
+                    spin_threshold: pv.spin_threshold,
+                    kick_wake: pv.kick_wake,
+                }))
+            }
             (has_t, _) => {
                 let (set, missing) = if has_t { (T, K) } else { (K, T) };
                 Err(InputError::new(

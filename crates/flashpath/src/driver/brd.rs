@@ -44,27 +44,43 @@ pub struct Brd {
     badblocks: BadBlocks,
 }
 
-impl Brd {
-    pub fn from_profile(p: &Profile) -> crate::Result<Brd> {
-        let rd_size_kib = p.count(
+crate::params! {
+    /// brd's module parameter and the costs of its bio path
+    /// (drivers/block/brd.c).
+    pub struct BrdParams {
+        /// rd_size: the RAM disk's size in KiB.
+        rd_size: u64 = required count(
             "device.rd_size",
             range(
                 1024.0,
-                f64::from(1u32 << 30),
+                (1u32 << 30) as f64,
                 "brd's rd_size in KiB: from 1 MiB (job files are laid out in 1 MiB steps) to \
                  1 TiB of RAM",
-            ),
-        )?;
-        let capacity = rd_size_kib * 1024;
-        let copy_rate = p.rate("device.copy_rate", RATE)?;
+            )
+        ),
+        /// The copy to or from the disk's pages (memcpy_to_page /
+        /// memcpy_from_page).
+        copy_rate: f64 = required rate("device.copy_rate", RATE),
+        /// One lookup of a disk page in the xarray (`brd_lookup_page`) per
+        /// 4 KiB of the bio.
+        page_lookup: u64 = required ns("device.page_lookup", COST),
+        /// brd_submit_bio's fixed cost (brd is bio-based: no queue_rq).
+        submit_bio: u64 = required ns("driver.submit_bio", COST),
+    }
+}
+
+impl Brd {
+    pub fn from_profile(p: &Profile) -> crate::Result<Brd> {
+        let bp = BrdParams::read(p)?;
+        let capacity = bp.rd_size * 1024;
         Ok(Brd {
             // One core copies one bio at a time: the core's own booking
             // serialises them, so only the service time is used here.
-            memory: RamDevice::serial(capacity, 0, copy_rate),
+            memory: RamDevice::serial(capacity, 0, bp.copy_rate),
             capacity,
-            page_lookup: p.ns("device.page_lookup", COST)?,
+            page_lookup: bp.page_lookup,
             cpu: DriverCpuCosts {
-                submit: p.ns("driver.submit_bio", COST)?,
+                submit: bp.submit_bio,
                 irq_handler: 0,
                 poll_iteration: 0,
             },

@@ -10,10 +10,11 @@
 
 use super::{BlkStatus, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverRq};
 use crate::device::queue::{Dispatch, QueueDevice, QueueParams};
-use crate::device::{BadBlocks, BlockBackend, Command};
+use crate::device::{BadBlocks, BlockBackend, CapacityParams, Command};
 use crate::error::Result;
-use crate::profile::limits::{CAPACITY, COST, QUEUES, QUEUE_DEPTH, RATE};
+use crate::profile::limits::{COST, QUEUES, QUEUE_DEPTH, RATE};
 use crate::profile::{range, Profile};
+use crate::sim::Ns;
 
 /// A cap's range: 0 (no cap) or a rate the gate divides by.
 const CAP: crate::profile::Range = range(
@@ -30,50 +31,79 @@ pub struct Generic {
     badblocks: BadBlocks,
 }
 
-impl Generic {
-    pub fn from_profile(p: &Profile) -> Result<Generic> {
-        let servers = p.count_u32(
+crate::choice_enum! {
+    /// `device.dispatch`: how a command finds its server.
+    pub enum DispatchName {
+        /// One queue before all servers: the first free server takes it.
+        Shared = "shared",
+        /// The server its address hashes to.
+        ByAddress = "by-address",
+    }
+}
+
+crate::params! {
+    /// The generic device's queueing model (device/queue.rs) and its
+    /// driver's queues, fitted by `flashpath calibrate`.
+    pub struct GenericParams {
+        /// Commands the device serves at once.
+        servers: u32 = required count_u32(
             "device.servers",
             range(
                 1.0,
                 65536.0,
                 "commands the device serves at once: 1 to 65536 (NVMe's largest queue)",
-            ),
-        )?;
-        let iops_cap = p.count("device.iops_cap", CAP)? as f64;
+            )
+        ),
+        /// Commands per second the throttle lets in; 0: no cap.
+        iops_cap: u64 = required count("device.iops_cap", CAP),
+        /// Per-command time of a read, whatever its size.
+        read_fixed: Ns = required ns("device.read_fixed", COST),
+        /// Per-command time of a write, whatever its size.
+        write_fixed: Ns = required ns("device.write_fixed", COST),
+        /// Bytes per second a server moves: the per-byte part of a command.
+        transfer_rate: f64 = required rate("device.transfer_rate", RATE),
+        /// How a command finds its server.
+        dispatch: DispatchName = required choice("device.dispatch", DispatchName),
+        /// Coefficient of variation of the service time.
+        service_cv: f64 = required ratio(
+            "device.service_cv",
+            range(
+                0.0,
+                1.0,
+                "the service time's coefficient of variation: 0 (fixed) to 1 (exponential)",
+            )
+        ),
+        /// Bytes per second the throttle lets in; 0: no cap.
+        bandwidth_cap: f64 = required rate("device.bandwidth_cap", CAP),
+        /// Tags per hardware queue.
+        queue_depth: u32 = required count_u32("device.queue_depth", QUEUE_DEPTH),
+        /// Hardware queues.
+        hw_queues: u32 = required count_u32("device.hw_queues", QUEUES),
+    }
+}
+
+impl Generic {
+    pub fn from_profile(p: &Profile) -> Result<Generic> {
+        let g = GenericParams::read(p)?;
         let params = QueueParams {
-            capacity: p.bytes("device.capacity", CAPACITY)?,
-            read_fixed: p.ns("device.read_fixed", COST)?,
-            write_fixed: p.ns("device.write_fixed", COST)?,
-            transfer_rate: p.rate("device.transfer_rate", RATE)?,
-            servers,
-            dispatch: match p
-                .choice("device.dispatch", &["shared", "by-address"])?
-                .as_str()
-            {
-                "shared" => Dispatch::Shared,
-                _ => Dispatch::ByAddress,
+            capacity: CapacityParams::read(p)?.capacity,
+            read_fixed: g.read_fixed,
+            write_fixed: g.write_fixed,
+            transfer_rate: g.transfer_rate,
+            servers: g.servers,
+            dispatch: match g.dispatch {
+                DispatchName::Shared => Dispatch::Shared,
+                DispatchName::ByAddress => Dispatch::ByAddress,
             },
-            service_cv: p.ratio(
-                "device.service_cv",
-                range(
-                    0.0,
-                    1.0,
-                    "the service time's coefficient of variation: 0 (fixed) to 1 (exponential)",
-                ),
-            )?,
-            iops_cap,
-            bandwidth_cap: p.rate("device.bandwidth_cap", CAP)?,
+            service_cv: g.service_cv,
+            iops_cap: g.iops_cap as f64,
+            bandwidth_cap: g.bandwidth_cap,
         };
         Ok(Generic {
             dev: QueueDevice::new(params),
-            queue_depth: p.count_u32("device.queue_depth", QUEUE_DEPTH)?,
-            hw_queues: p.count_u32("device.hw_queues", QUEUES)?,
-            cpu: DriverCpuCosts {
-                submit: p.ns("driver.queue_rq", COST)?,
-                irq_handler: p.ns("driver.irq_handler", COST)?,
-                poll_iteration: 0,
-            },
+            queue_depth: g.queue_depth,
+            hw_queues: g.hw_queues,
+            cpu: DriverCpuCosts::from_profile(p, false)?,
             badblocks: BadBlocks::from_profile(p)?,
         })
     }

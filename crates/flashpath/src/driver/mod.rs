@@ -250,6 +250,41 @@ pub struct DriverCpuCosts {
     pub poll_iteration: Ns,
 }
 
+crate::params! {
+    /// The CPU costs of a blk-mq driver (every driver but brd, a bio
+    /// driver), ns at the host's reference frequency.
+    pub struct DriverCostParams {
+        /// queue_rq: build the command, ring the doorbell.
+        pub queue_rq: Ns = required ns("driver.queue_rq", crate::profile::limits::COST),
+        /// The interrupt handler's work (reading the completion entry).
+        pub irq_handler: Ns = required ns("driver.irq_handler", crate::profile::limits::COST),
+    }
+}
+
+crate::params! {
+    /// The poll cost of a driver that polls (nvme, null_blk).
+    pub struct PollCostParams {
+        /// One call of the driver's poll function (mq_ops->poll).
+        pub poll: Ns = required ns("driver.poll", crate::profile::limits::COST),
+    }
+}
+
+impl DriverCpuCosts {
+    /// A blk-mq driver's costs from the profile; `poll`: it polls.
+    pub fn from_profile(p: &crate::profile::Profile, poll: bool) -> crate::Result<DriverCpuCosts> {
+        let c = DriverCostParams::read(p)?;
+        Ok(DriverCpuCosts {
+            submit: c.queue_rq,
+            irq_handler: c.irq_handler,
+            poll_iteration: if poll {
+                PollCostParams::read(p)?.poll
+            } else {
+                0
+            },
+        })
+    }
+}
+
 /// How the device signals completions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CompletionSignal {

@@ -7,8 +7,8 @@ use super::{
     BlkStatus, CompletionSignal, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq,
 };
 use crate::device::ram::RamDevice;
-use crate::device::{BadBlocks, BlockBackend, Command, Completion};
-use crate::profile::limits::{CAPACITY, COST, QUEUES, QUEUE_DEPTH};
+use crate::device::{BadBlocks, BlockBackend, CapacityParams, Command, Completion};
+use crate::profile::limits::{COST, QUEUES, QUEUE_DEPTH};
 use crate::profile::{range, Profile};
 use crate::sim::{Ns, NS_PER_SEC};
 
@@ -47,44 +47,49 @@ pub struct NullBlk {
     badblocks: BadBlocks,
 }
 
-impl NullBlk {
-    pub fn from_profile(p: &Profile) -> crate::Result<NullBlk> {
-        let irqmode = p.count_u32(
+crate::params! {
+    /// null_blk's module parameters (Documentation/block/null_blk.rst).
+    pub struct NullBlkParams {
+        /// irqmode: how a request completes: 0 inline in the submission,
+        /// 1 by softirq, 2 by a timer after completion_nsec.
+        irqmode: u32 = required count_u32(
             "device.irqmode",
-            range(
-                0.0,
-                2.0,
-                "null_blk's irqmode: 0 (none), 1 (softirq) or 2 (timer)",
-            ),
-        )?;
-        let depth = p.count_u32("device.hw_queue_depth", QUEUE_DEPTH)?;
-        let queues = p.count_u32("device.submit_queues", QUEUES)?;
-        let mbps = p.count(
+            range(0.0, 2.0, "null_blk's irqmode: 0 (none), 1 (softirq) or 2 (timer)")
+        ),
+        /// hw_queue_depth: tags per hardware queue.
+        hw_queue_depth: u32 = required count_u32("device.hw_queue_depth", QUEUE_DEPTH),
+        /// submit_queues: hardware queues.
+        submit_queues: u32 = required count_u32("device.submit_queues", QUEUES),
+        /// mbps: the bandwidth limit in MiB/s (0: none), refilled every
+        /// 20 ms (null_blk.h TICKS_PER_SEC).
+        mbps: u64 = required count(
             "device.mbps",
             range(
                 0.0,
-                f64::from(u32::MAX),
+                u32::MAX as f64,
                 "null_blk's mbps module parameter, an unsigned int of MiB/s (0: no limit)",
-            ),
-        )?;
+            )
+        ),
+        /// completion_nsec: the timer's delay with irqmode=2.
+        completion_nsec: Ns = required ns("device.completion_nsec", COST),
+    }
+}
+
+impl NullBlk {
+    pub fn from_profile(p: &Profile) -> crate::Result<NullBlk> {
+        let np = NullBlkParams::read(p)?;
+        let depth = np.hw_queue_depth;
         Ok(NullBlk {
             name: "nullb0".into(),
-            dev: RamDevice::fixed(
-                p.bytes("device.capacity", CAPACITY)?,
-                p.ns("device.completion_nsec", COST)?,
-            ),
+            dev: RamDevice::fixed(CapacityParams::read(p)?.capacity, np.completion_nsec),
             hw_queue_depth: depth,
-            submit_queues: queues,
-            irqmode,
-            bytes_per_tick: (1u64 << 20) / TICKS_PER_SEC * mbps,
+            submit_queues: np.submit_queues,
+            irqmode: np.irqmode,
+            bytes_per_tick: (1u64 << 20) / TICKS_PER_SEC * np.mbps,
             cur_bytes: 0,
             cur_tick: u64::MAX,
             throttled: std::collections::VecDeque::with_capacity(depth as usize),
-            cpu: DriverCpuCosts {
-                submit: p.ns("driver.queue_rq", COST)?,
-                irq_handler: p.ns("driver.irq_handler", COST)?,
-                poll_iteration: p.ns("driver.poll", COST)?,
-            },
+            cpu: DriverCpuCosts::from_profile(p, true)?,
             completed: 0,
             throttle_waits: 0,
             badblocks: BadBlocks::from_profile(p)?,

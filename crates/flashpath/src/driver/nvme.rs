@@ -23,8 +23,7 @@ use super::{BlkStatus, CompletionSignal, DiskInfo, Driver, DriverCpuCosts, Drive
 use crate::device::nvme_flash::NvmeDevice;
 use crate::device::{BadBlocks, BlockBackend, Command};
 use crate::link::pcie::Pcie;
-use crate::profile::limits::COST;
-use crate::profile::{range, Profile};
+use crate::profile::{range, Profile, Range};
 use crate::sim::Ns;
 use crate::types::Ddir;
 
@@ -43,38 +42,54 @@ pub struct Nvme {
     badblocks: BadBlocks,
 }
 
-impl Nvme {
-    pub fn from_profile(p: &Profile) -> crate::Result<Nvme> {
-        let depth = p.count_u32(
+/// NVMe queue identifiers: 16 bits, QID 0 the admin queue.
+const QUEUE_IDS: Range = range(
+    0.0,
+    65535.0,
+    "NVMe queue identifiers are 16 bits and QID 0 is the admin queue",
+);
+
+crate::params! {
+    /// The nvme driver's module parameters (drivers/nvme/host/pci.c).
+    pub struct NvmeDriverParams {
+        /// io_queue_depth: entries of each submission queue (one stays
+        /// empty: blk-mq gets one tag fewer).
+        io_queue_depth: u32 = required count_u32(
             "driver.io_queue_depth",
             range(
                 2.0,
                 4095.0,
                 "nvme's io_queue_depth module parameter (drivers/nvme/host/pci.c \
                  io_queue_depth_set refuses < 2 and > 4095)",
-            ),
-        )?;
-        let queue_ids = range(
-            0.0,
-            65535.0,
-            "NVMe queue identifiers are 16 bits and QID 0 is the admin queue",
-        );
-        let io_queues =
-            p.count_u32("driver.io_queues", range(1.0, queue_ids.max, queue_ids.why))?;
+            )
+        ),
+        /// Interrupt-driven queue pairs, one MSI-X vector each.
+        io_queues: u32 = required count_u32(
+            "driver.io_queues",
+            range(1.0, QUEUE_IDS.max, QUEUE_IDS.why)
+        ),
+        /// poll_queues: queue pairs without interrupts for polled I/O
+        /// (v5.0 on).
+        poll_queues: u32 = required count_u32("driver.poll_queues", QUEUE_IDS),
+        /// v4.4's classic poll: `blk_poll` spins on the interrupt-driven CQ
+        /// and the interrupt still fires.
+        classic_poll_irq: bool = required flag("driver.classic_poll_irq"),
+    }
+}
+
+impl Nvme {
+    pub fn from_profile(p: &Profile) -> crate::Result<Nvme> {
+        let np = NvmeDriverParams::read(p)?;
         Ok(Nvme {
             // One slot of each queue stays empty (head == tail means empty):
             // blk-mq gets io_queue_depth - 1 tags.
-            queue_depth: depth - 1,
-            io_queues,
-            poll_queues: p.count_u32("driver.poll_queues", queue_ids)?,
-            classic_poll_irq: p.flag("driver.classic_poll_irq")?,
+            queue_depth: np.io_queue_depth - 1,
+            io_queues: np.io_queues,
+            poll_queues: np.poll_queues,
+            classic_poll_irq: np.classic_poll_irq,
             ssd: NvmeDevice::from_profile(p)?,
             link: Pcie::from_profile(p)?,
-            cpu: DriverCpuCosts {
-                submit: p.ns("driver.queue_rq", COST)?,
-                irq_handler: p.ns("driver.irq_handler", COST)?,
-                poll_iteration: p.ns("driver.poll", COST)?,
-            },
+            cpu: DriverCpuCosts::from_profile(p, true)?,
             commands: 0,
             polled_commands: 0,
             doorbells: 0,

@@ -10,7 +10,7 @@ use crate::device::sd::SdCard;
 use crate::device::{BadBlocks, BlockBackend, Command};
 use crate::error::Result;
 use crate::link::sd::SdBus;
-use crate::profile::limits::{COST, QUEUE_DEPTH};
+use crate::profile::limits::QUEUE_DEPTH;
 use crate::profile::Profile;
 use crate::sim::Ns;
 use crate::types::Ddir;
@@ -37,19 +37,22 @@ pub struct Sdhci {
     badblocks: BadBlocks,
 }
 
+crate::params! {
+    /// The SD host controller driver's queue.
+    pub struct SdhciParams {
+        /// Requests the mmc block queue holds.
+        queue_depth: u32 = required count_u32("driver.queue_depth", QUEUE_DEPTH),
+    }
+}
+
 impl Sdhci {
     pub fn from_profile(p: &Profile) -> Result<Sdhci> {
-        let queue_depth = p.count_u32("driver.queue_depth", QUEUE_DEPTH)?;
         Ok(Sdhci {
             name: "mmcblk0".into(),
-            queue_depth,
+            queue_depth: SdhciParams::read(p)?.queue_depth,
             bus: SdBus::from_profile(p)?,
             card: SdCard::from_profile(p)?,
-            cpu: DriverCpuCosts {
-                submit: p.ns("driver.queue_rq", COST)?,
-                irq_handler: p.ns("driver.irq_handler", COST)?,
-                poll_iteration: 0,
-            },
+            cpu: DriverCpuCosts::from_profile(p, false)?,
             free_at: 0,
             completed: 0,
             busy_ns: 0,

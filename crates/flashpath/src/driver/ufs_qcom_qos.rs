@@ -32,27 +32,37 @@ pub struct QcomQos {
     pub votes_cast: u64,
 }
 
+crate::params! {
+    /// Qualcomm's ufs-qcom CPU PM QoS vote (vendor kernels'
+    /// drivers/scsi/ufs/ufs-qcom.c), read when `ufs.qcom_qos.groups` is
+    /// given.
+    pub struct QcomQosParams {
+        /// CPU masks of the `qcom,qos` device-tree groups: a request on a
+        /// CPU votes for its whole group. Absent: no vendor vote.
+        groups: Vec<f64> = required list(
+            "ufs.qcom_qos.groups",
+            "count",
+            range(
+                1.0,
+                u64::MAX as f64,
+                "a CPU mask of a 64-CPU SoC, not empty (ufs_qcom_qos_init: \"Invalid group \
+                 mask\")",
+            ),
+            64
+        ),
+        /// `votes[QOS_PERF]`: the resume-latency limit while voted.
+        vote: Ns = required ns("ufs.qcom_qos.vote", DELAY),
+    }
+}
+
 impl QcomQos {
     /// `ufs.qcom_qos.*`, absent from profiles without the vendor driver.
     pub fn from_profile(p: &Profile) -> Result<Option<QcomQos>> {
         if !p.has("ufs.qcom_qos.groups") {
             return Ok(None);
         }
-        let groups: Vec<u64> = p
-            .list(
-                "ufs.qcom_qos.groups",
-                "count",
-                range(
-                    1.0,
-                    u64::MAX as f64,
-                    "a CPU mask of a 64-CPU SoC, not empty (ufs_qcom_qos_init: \"Invalid group \
-                     mask\")",
-                ),
-                64,
-            )?
-            .iter()
-            .map(|m| *m as u64)
-            .collect();
+        let q = QcomQosParams::read(p)?;
+        let groups: Vec<u64> = q.groups.iter().map(|m| *m as u64).collect();
         if groups.is_empty() {
             return Err(InputError::new(
                 p.file_of("ufs.qcom_qos.groups"),
@@ -62,7 +72,7 @@ impl QcomQos {
         }
         Ok(Some(QcomQos {
             groups,
-            vote: p.ns("ufs.qcom_qos.vote", DELAY)?,
+            vote: q.vote,
             voted: 0,
             votes_cast: 0,
         }))

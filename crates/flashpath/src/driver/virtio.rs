@@ -31,9 +31,9 @@
 
 use super::{BlkStatus, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverRq};
 use crate::device::ram::RamDevice;
-use crate::device::{BadBlocks, BlockBackend, Command};
+use crate::device::{BadBlocks, BlockBackend, CapacityParams, Command};
 use crate::error::Result;
-use crate::profile::limits::{CAPACITY, COST, QUEUES, RATE};
+use crate::profile::limits::{COST, QUEUES, RATE};
 use crate::profile::{range, Profile};
 use crate::sim::Ns;
 
@@ -85,40 +85,77 @@ pub struct VirtioBlk {
     badblocks: BadBlocks,
 }
 
-impl VirtioBlk {
-    pub fn from_profile(p: &Profile) -> Result<VirtioBlk> {
-        let queue_size = p.count_u32(
+crate::choice_enum! {
+    /// `device.iothread_wakeup`: on a shared physical CPU, the I/O thread
+    /// preempts the vCPU when it wakes, or waits for the vCPU's booked
+    /// work.
+    pub enum IoThreadWakeup {
+        Preempts = "preempts",
+        Waits = "waits",
+    }
+}
+
+crate::params! {
+    /// virtio-blk's virtqueues and QEMU's back end over a RAM image.
+    pub struct VirtioParams {
+        /// Entries of each virtqueue.
+        queue_size: u32 = required count_u32(
             "device.queue_size",
             range(
                 1.0,
                 32768.0,
                 "a virtqueue's size: at most 32768 entries (virtio 1.x, split virtqueues)",
-            ),
-        )?;
-        let num_queues = p.count_u32("device.num_queues", QUEUES)?;
-        let rate = p.rate("device.host_rate", RATE)?;
+            )
+        ),
+        /// Virtqueues (num-queues of QEMU's virtio-blk device).
+        num_queues: u32 = required count_u32("device.num_queues", QUEUES),
+        /// The host I/O thread's rate over the image.
+        host_rate: f64 = required rate("device.host_rate", RATE),
+        /// The host I/O thread's fixed time per request.
+        host_fixed: Ns = required ns("device.host_fixed", COST),
+        /// The kick's VM exit, which stalls the submitting vCPU: part of
+        /// queue_rq.
+        kick_vmexit: Ns = required ns("driver.kick_vmexit", COST),
+        /// Injecting the completion interrupt into the guest.
+        irq_inject: Ns = required ns("device.irq_inject", COST),
+    }
+}
+
+crate::params! {
+    /// Where QEMU's I/O thread runs: both keys or neither (then it has a
+    /// CPU of its own).
+    pub struct IoThreadParams {
+        /// Physical CPUs of the host beyond one per vCPU: with any, the I/O
+        /// thread has one of its own.
+        host_spare_cpus: u32 = required count_u32("device.host_spare_cpus", SPARE_CPUS),
+        /// The vCPU whose physical CPU the I/O thread shares, `vcpuN` (N
+        /// below host.cpus) or `any`.
+        iothread_cpu: String = required text("device.iothread_cpu"),
+        /// What the I/O thread does on a shared CPU when it wakes.
+        iothread_wakeup: IoThreadWakeup =
+            required choice("device.iothread_wakeup", IoThreadWakeup),
+    }
+}
+
+impl VirtioBlk {
+    /// `vcpus`: the guest's CPUs (host.cpus).
+    pub fn from_profile(p: &Profile, vcpus: u32) -> Result<VirtioBlk> {
+        let vp = VirtioParams::read(p)?;
+        let mut cpu = DriverCpuCosts::from_profile(p, false)?;
         // The kick's VM exit stalls the submitting vCPU: part of queue_rq.
-        let submit = p.ns("driver.queue_rq", COST)? + p.ns("driver.kick_vmexit", COST)?;
-        let vcpus = p.count_u32("host.cpus", crate::host::config::HOST_CPUS)?;
-        let iothread = Self::iothread_cpu(p, vcpus)?;
-        // Read with the placement keys, whose presence it shares.
-        let iothread_preempts = p.has("device.iothread_cpu")
-            && p.choice("device.iothread_wakeup", &["preempts", "waits"])? == "preempts";
+        cpu.submit += vp.kick_vmexit;
+        let (iothread, iothread_preempts) = Self::iothread_cpu(p, vcpus)?;
         Ok(VirtioBlk {
             name: "vda".into(),
-            queue_size,
-            num_queues,
+            queue_size: vp.queue_size,
+            num_queues: vp.num_queues,
             host: RamDevice::serial(
-                p.bytes("device.capacity", CAPACITY)?,
-                p.ns("device.host_fixed", COST)?,
-                rate,
+                CapacityParams::read(p)?.capacity,
+                vp.host_fixed,
+                vp.host_rate,
             ),
-            irq_inject: p.ns("device.irq_inject", COST)?,
-            cpu: DriverCpuCosts {
-                submit,
-                irq_handler: p.ns("driver.irq_handler", COST)?,
-                poll_iteration: 0,
-            },
+            irq_inject: vp.irq_inject,
+            cpu,
             iothread,
             iothread_preempts,
             on_vcpu: match iothread {
@@ -135,13 +172,14 @@ impl VirtioBlk {
     }
 
     /// `device.host_spare_cpus` and `device.iothread_cpu` (a vCPU below
-    /// `vcpus`); both absent: the I/O thread has a CPU of its own.
-    fn iothread_cpu(p: &Profile, vcpus: u32) -> Result<IoThreadCpu> {
+    /// `vcpus`); both absent: the I/O thread has a CPU of its own. With
+    /// them, whether it preempts the vCPU it shares.
+    fn iothread_cpu(p: &Profile, vcpus: u32) -> Result<(IoThreadCpu, bool)> {
         const SPARE: &str = "device.host_spare_cpus";
         const PLACE: &str = "device.iothread_cpu";
         let (has_spare, has_place) = (p.has(SPARE), p.has(PLACE));
         if !has_spare && !has_place {
-            return Ok(IoThreadCpu::Own);
+            return Ok((IoThreadCpu::Own, false));
         }
         if has_spare != has_place {
             let (set, missing) = if has_spare {
@@ -158,8 +196,8 @@ impl VirtioBlk {
                 ),
             ));
         }
-        let spare = p.count_u32(SPARE, SPARE_CPUS)?;
-        let place = p.text(PLACE)?;
+        let it = IoThreadParams::read(p)?;
+        let (spare, place) = (it.host_spare_cpus, it.iothread_cpu);
         let placed = if place == "any" {
             IoThreadCpu::Any
         } else {
@@ -181,7 +219,8 @@ impl VirtioBlk {
                 })?;
             IoThreadCpu::Pinned(n)
         };
-        Ok(if spare > 0 { IoThreadCpu::Own } else { placed })
+        let cpu = if spare > 0 { IoThreadCpu::Own } else { placed };
+        Ok((cpu, it.iothread_wakeup == IoThreadWakeup::Preempts))
     }
 
     /// The vCPU whose physical CPU the I/O thread runs a request on that

@@ -11,50 +11,41 @@ use crate::profile::limits::{COST, DELAY};
 use crate::profile::Profile;
 use crate::sim::Ns;
 
-/// Per-operation CPU costs of the I/O path, ns at the reference frequency.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct HostCosts {
-    /// fio's user-space work to prepare and issue one I/O (get_io_u,
-    /// offset/size choice, time stamps).
-    pub fio_submit: Ns,
-    /// fio's user-space work to account one completed I/O.
-    pub fio_complete: Ns,
-    /// Block layer submission: bio, request allocation, hctx dispatch
-    /// (blk_mq_submit_bio up to queue_rq).
-    pub blk_submit: Ns,
-    /// Block layer completion: blk_mq_end_request, bio and dio completion.
-    pub blk_complete: Ns,
-    /// Hard interrupt entry and exit (irq_enter/irq_exit, EOI).
-    pub irq_entry: Ns,
-    /// try_to_wake_up of the sleeping thread.
-    pub wakeup: Ns,
-    /// Context switch into the woken thread (schedule()).
-    pub context_switch: Ns,
-    /// Delivery of a reschedule IPI to another core.
-    pub ipi: Ns,
-    /// System call entry (to the first line of the call) and exit.
-    pub syscall_entry: Ns,
-    pub syscall_exit: Ns,
-    /// How late a timed sleep (nanosleep) of a normal thread wakes: its
-    /// timer slack, the end of the hrtimer's range on an idle CPU.
-    pub timer_slack: Ns,
+crate::params! {
+    /// Per-operation CPU costs of the I/O path, ns at the reference frequency.
+    #[derive(Clone, Copy, Debug, Default, PartialEq)]
+    pub struct HostCosts {
+        /// fio's user-space work to prepare and issue one I/O (get_io_u,
+        /// offset/size choice, time stamps).
+        pub fio_submit: Ns = required ns("host.cost.fio_submit", COST),
+        /// fio's user-space work to account one completed I/O.
+        pub fio_complete: Ns = required ns("host.cost.fio_complete", COST),
+        /// System call entry (to the first line of the call).
+        pub syscall_entry: Ns = required ns("host.cost.syscall_entry", COST),
+        /// System call exit (back to user space).
+        pub syscall_exit: Ns = required ns("host.cost.syscall_exit", COST),
+        /// Block layer submission: bio, request allocation, hctx dispatch
+        /// (blk_mq_submit_bio up to queue_rq).
+        pub blk_submit: Ns = required ns("host.cost.blk_submit", COST),
+        /// Block layer completion: blk_mq_end_request, bio and dio completion.
+        pub blk_complete: Ns = required ns("host.cost.blk_complete", COST),
+        /// Hard interrupt entry and exit (irq_enter/irq_exit, EOI).
+        pub irq_entry: Ns = required ns("host.cost.irq_entry", COST),
+        /// try_to_wake_up of the sleeping thread.
+        pub wakeup: Ns = required ns("host.cost.wakeup", COST),
+        /// Context switch into the woken thread (schedule()).
+        pub context_switch: Ns = required ns("host.cost.context_switch", COST),
+        /// Delivery of a reschedule IPI to another core.
+        pub ipi: Ns = required ns("host.cost.ipi", COST),
+        /// How late a timed sleep (nanosleep) of a normal thread wakes: its
+        /// timer slack, the end of the hrtimer's range on an idle CPU.
+        pub timer_slack: Ns = required ns("host.timer_slack", DELAY),
+    }
 }
 
 impl HostCosts {
     pub fn from_profile(p: &Profile) -> crate::Result<HostCosts> {
-        Ok(HostCosts {
-            fio_submit: p.ns("host.cost.fio_submit", COST)?,
-            fio_complete: p.ns("host.cost.fio_complete", COST)?,
-            syscall_entry: p.ns("host.cost.syscall_entry", COST)?,
-            syscall_exit: p.ns("host.cost.syscall_exit", COST)?,
-            blk_submit: p.ns("host.cost.blk_submit", COST)?,
-            blk_complete: p.ns("host.cost.blk_complete", COST)?,
-            irq_entry: p.ns("host.cost.irq_entry", COST)?,
-            wakeup: p.ns("host.cost.wakeup", COST)?,
-            context_switch: p.ns("host.cost.context_switch", COST)?,
-            ipi: p.ns("host.cost.ipi", COST)?,
-            timer_slack: p.ns("host.timer_slack", DELAY)?,
-        })
+        HostCosts::read(p)
     }
 }
 

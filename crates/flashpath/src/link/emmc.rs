@@ -17,6 +17,7 @@
 //! transfer. R1b busy (DAT0 held low) is a DAT-line booking.
 
 use crate::error::{InputError, Result};
+use crate::profile::{range, Profile};
 use crate::sim::timeline::Timeline;
 use crate::sim::Ns;
 
@@ -39,7 +40,60 @@ pub struct EmmcBusParams {
     pub block_overhead: u32,
 }
 
+crate::choice_enum! {
+    /// `mmc.bus.timing`: the bus timing mode.
+    pub enum EmmcTiming {
+        /// HS200: single data rate.
+        Hs200 = "hs200",
+        /// HS400: double data rate on DAT.
+        Hs400 = "hs400",
+    }
+}
+
+crate::params! {
+    /// The eMMC bus (JESD84-B51).
+    pub struct EmmcBusKeys {
+        /// The bus clock.
+        clock: f64 = required hz(
+            "mmc.bus.clock",
+            range(1.0, 200e6, "the eMMC bus clock, at most HS200/HS400's 200 MHz (JESD84-B51)")
+        ),
+        /// DAT lines (1, 4 or 8).
+        width: u32 = required count_u32("mmc.bus.width", range(1.0, 8.0, "eMMC data lines")),
+        /// The timing mode: HS400 moves data on both clock edges.
+        timing: EmmcTiming = required choice("mmc.bus.timing", EmmcTiming),
+        /// Clocks from the end of a command to its response (NCR).
+        ncr: u32 = required count_u32(
+            "mmc.bus.ncr",
+            range(2.0, 64.0, "NCR, clocks from command to response (JESD84-B51)")
+        ),
+        /// Clocks each 512 B block adds on DAT (start + CRC16 + end, busy).
+        block_overhead: u32 = required count_u32(
+            "mmc.bus.block_overhead",
+            range(
+                0.0,
+                4096.0,
+                "bus clocks of framing per data block (start bit, CRC, end bit, busy)",
+            )
+        ),
+    }
+}
+
 impl EmmcBusParams {
+    /// `mmc.bus.*`, checked together.
+    pub fn from_profile(p: &Profile) -> Result<EmmcBusParams> {
+        let k = EmmcBusKeys::read(p)?;
+        let bp = EmmcBusParams {
+            clock_hz: k.clock,
+            width: k.width,
+            ddr: k.timing == EmmcTiming::Hs400,
+            ncr: k.ncr,
+            block_overhead: k.block_overhead,
+        };
+        bp.validate(&p.file_of("mmc.bus.width"))?;
+        Ok(bp)
+    }
+
     pub fn validate(&self, file: &str) -> Result<()> {
         let bad = |m: String| Err(InputError::new(file.to_string(), None, m));
         if self.clock_hz.is_nan() || self.clock_hz <= 0.0 || self.clock_hz > 200e6 {

@@ -24,38 +24,45 @@ pub struct Pcie {
     pub max_payload: u32,
 }
 
+crate::params! {
+    /// The PCIe link between the root complex and the NVMe controller.
+    pub struct PcieParams {
+        /// The PCIe generation: its lane rate and line coding.
+        gen: u64 = required count("link.pcie.gen", range(1.0, 4.0, "PCIe generations 1 to 4 are modelled")),
+        /// Lanes of the link.
+        lanes: u32 = required count_u32("link.pcie.lanes", range(1.0, 32.0, "a PCIe link has 1 to 32 lanes")),
+        /// Max_Payload_Size: the largest TLP payload.
+        max_payload: u64 = required bytes(
+            "link.pcie.max_payload",
+            range(
+                128.0,
+                4096.0,
+                "PCIe Max_Payload_Size is 128 to 4096 bytes (Device Control register)",
+            )
+        ),
+        /// One-way latency of a posted write (root complex to endpoint or
+        /// back).
+        latency: Ns = required ns("link.pcie.latency", COST),
+    }
+}
+
 impl Pcie {
     pub fn from_profile(p: &Profile) -> crate::Result<Pcie> {
-        let gen = p.count(
-            "link.pcie.gen",
-            range(1.0, 4.0, "PCIe generations 1 to 4 are modelled"),
-        )?;
+        let pp = PcieParams::read(p)?;
         // Per lane after line coding: gen1 2.5 GT/s 8b/10b, gen2 5 GT/s
         // 8b/10b, gen3 8 GT/s 128b/130b, gen4 16 GT/s 128b/130b.
-        let lane = match gen {
+        let lane = match pp.gen {
             1 => 2.5e9 * 0.8 / 8.0,
             2 => 5e9 * 0.8 / 8.0,
             3 => 8e9 * 128.0 / 130.0 / 8.0,
             4 => 16e9 * 128.0 / 130.0 / 8.0,
             _ => unreachable!("the range holds generations 1 to 4"),
         };
-        let lanes = p.count_u32(
-            "link.pcie.lanes",
-            range(1.0, 32.0, "a PCIe link has 1 to 32 lanes"),
-        )?;
-        let max_payload = p.bytes(
-            "link.pcie.max_payload",
-            range(
-                128.0,
-                4096.0,
-                "PCIe Max_Payload_Size is 128 to 4096 bytes (Device Control register)",
-            ),
-        )? as u32;
         Ok(Pcie {
             lane_bytes_per_s: lane,
-            lanes,
-            latency: p.ns("link.pcie.latency", COST)?,
-            max_payload,
+            lanes: pp.lanes,
+            latency: pp.latency,
+            max_payload: pp.max_payload as u32,
         })
     }
 

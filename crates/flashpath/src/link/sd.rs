@@ -27,28 +27,55 @@ pub struct SdBus {
     pub cmd: Ns,
 }
 
+crate::choice_enum! {
+    /// `link.mode`: the UHS-I bus speed mode.
+    pub enum SdBusMode {
+        /// High speed: 50 MHz, one edge.
+        Sdr25 = "SDR25",
+        /// 100 MHz, one edge.
+        Sdr50 = "SDR50",
+        /// 50 MHz, both edges.
+        Ddr50 = "DDR50",
+        /// 208 MHz, one edge.
+        Sdr104 = "SDR104",
+    }
+}
+
+crate::params! {
+    /// The SD bus (SD Physical Layer Simplified Specification, UHS-I).
+    pub struct SdBusParams {
+        /// The bus speed mode: its clock and whether data moves on both
+        /// edges.
+        mode: SdBusMode = required choice("link.mode", SdBusMode),
+        /// Data lines: 1 or 4.
+        width: u32 = required count_u32("link.width", range(1.0, 4.0, "SD data lines")),
+        /// Command, response and turnaround per request (CMD18/CMD25 with
+        /// CMD23).
+        cmd: Ns = required ns("link.cmd", COST),
+    }
+}
+
 impl SdBus {
     pub fn from_profile(p: &Profile) -> Result<SdBus> {
-        let mode = p.choice("link.mode", &["SDR25", "SDR50", "DDR50", "SDR104"])?;
-        let width = p.count_u32("link.width", range(1.0, 4.0, "SD data lines"))?;
-        if ![1, 4].contains(&width) {
+        let b = SdBusParams::read(p)?;
+        if ![1, 4].contains(&b.width) {
             return Err(InputError::new(
                 p.file_of("link.width"),
                 None,
                 "link.width must be 1 or 4 data lines",
             ));
         }
-        let (clock_hz, ddr) = match mode.as_str() {
-            "SDR25" => (50e6, false),
-            "SDR50" => (100e6, false),
-            "DDR50" => (50e6, true),
-            _ => (208e6, false),
+        let (clock_hz, ddr) = match b.mode {
+            SdBusMode::Sdr25 => (50e6, false),
+            SdBusMode::Sdr50 => (100e6, false),
+            SdBusMode::Ddr50 => (50e6, true),
+            SdBusMode::Sdr104 => (208e6, false),
         };
         Ok(SdBus {
             clock_hz,
-            width,
+            width: b.width,
             ddr,
-            cmd: p.ns("link.cmd", COST)?,
+            cmd: b.cmd,
         })
     }
 

@@ -33,14 +33,37 @@ pub struct CacheCosts {
     pub page_writeback: Ns,
 }
 
+crate::params! {
+    /// The page cache path's CPU costs (`host.cost.*`), read when
+    /// `host.cost.copy_user` is given: a host without them runs direct I/O
+    /// only.
+    pub struct CacheCostParams {
+        /// copy_to_user / copy_from_user bandwidth.
+        copy_user: f64 = required rate("host.cost.copy_user", RATE),
+        /// The fixed part of one buffered read or write call between the
+        /// system call's entry and exit (vfs_read/vfs_write,
+        /// blkdev_read_iter, filemap_read or generic_perform_write set-up,
+        /// fsnotify).
+        buffered_call: Ns = required ns("host.cost.buffered_call", COST),
+        /// Finding one cached page (filemap_get_read_batch /
+        /// __filemap_get_folio: xarray walk, reference, flags).
+        page_cache_lookup: Ns = required ns("host.cost.page_cache_lookup", COST),
+        /// Adding one page (folio allocation, xarray insert, LRU add).
+        page_cache_add: Ns = required ns("host.cost.page_cache_add", COST),
+        /// Putting one dirty page under writeback and into a bio.
+        page_writeback: Ns = required ns("host.cost.page_writeback", COST),
+    }
+}
+
 impl CacheCosts {
     pub fn from_profile(p: &Profile) -> crate::Result<CacheCosts> {
+        let c = CacheCostParams::read(p)?;
         Ok(CacheCosts {
-            copy_bytes_per_ns: p.rate("host.cost.copy_user", RATE)? / 1e9,
-            call: p.ns("host.cost.buffered_call", COST)?,
-            page_lookup: p.ns("host.cost.page_cache_lookup", COST)?,
-            page_add: p.ns("host.cost.page_cache_add", COST)?,
-            page_writeback: p.ns("host.cost.page_writeback", COST)?,
+            copy_bytes_per_ns: c.copy_user / 1e9,
+            call: c.buffered_call,
+            page_lookup: c.page_cache_lookup,
+            page_add: c.page_cache_add,
+            page_writeback: c.page_writeback,
         })
     }
 

@@ -28,6 +28,23 @@ pub enum ThpMode {
     Never,
 }
 
+impl crate::profile::Choice for ThpMode {
+    const NAMES: &'static [&'static str] = &["always", "madvise", "never"];
+    fn from_name(name: &str) -> Option<Self> {
+        ThpMode::parse(name)
+    }
+}
+
+crate::params! {
+    /// The memory-management keys of the host.
+    pub struct ThpParams {
+        /// `/sys/kernel/mm/transparent_hugepage/enabled`: how many DMA
+        /// segments a request's buffer makes. Absent: never; only a
+        /// bouncing DMA path needs it.
+        pub thp: Option<ThpMode> = optional choice("host.thp", ThpMode),
+    }
+}
+
 impl ThpMode {
     pub fn parse(s: &str) -> Option<ThpMode> {
         match s {

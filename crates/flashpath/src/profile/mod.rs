@@ -11,10 +11,12 @@
 //! model needs that the profile lacks.
 
 use crate::error::{clip, nearest, quote, InputError, Result};
+pub use decl::{base_unit, one_line, show_bound, show_range, Choice, Decl, Group, Kind};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+mod decl;
 pub mod write;
 
 /// Profiles shipped with flashpath, embedded at build time (build.rs) so
@@ -162,6 +164,12 @@ fn unit_factor(unit: &str) -> Option<(&'static str, f64)> {
         "name" => ("enum", 1.0),
         _ => return None,
     })
+}
+
+/// The family of a profile unit (`us` is a `time`), `None` for a unit the
+/// profiles may not use.
+pub fn unit_family(unit: &str) -> Option<&'static str> {
+    unit_factor(unit).map(|u| u.0)
 }
 
 /// A unit suffix a user writes on a `--set` value: the profile's own unit
@@ -713,13 +721,14 @@ impl Profile {
             _ => Err(self.wrong(key, p, "true/false or 0/1")),
         }
     }
-    /// One of a fixed set of names.
-    pub fn choice(&self, key: &str, valid: &[&str]) -> Result<String> {
+    /// One of a fixed set of names, as the enum `T` names them.
+    pub fn choice<T: Choice>(&self, key: &str) -> Result<T> {
         let p = self.get(key)?;
         match &p.value {
-            Value::Str(s) if valid.contains(&s.as_str()) => Ok(s.clone()),
-            _ => Err(self.wrong(key, p, &format!("one of {}", clip(&valid.join(", "))))),
+            Value::Str(s) => T::from_name(s),
+            _ => None,
         }
+        .ok_or_else(|| self.wrong(key, p, &format!("one of {}", clip(&T::NAMES.join(", ")))))
     }
     /// Free text (unit `name`), e.g. a kernel boot parameter's value.
     pub fn text(&self, key: &str) -> Result<String> {
@@ -771,23 +780,6 @@ impl Profile {
             ));
         }
         Ok(())
-    }
-
-    /// Parameters with units and sources, for `flashpath profile show`.
-    pub fn describe(&self) -> String {
-        let mut out = format!("profile {}\n", self.name);
-        if !self.description.is_empty() {
-            out.push_str(&format!("  {}\n", self.description));
-        }
-        out.push_str(&format!("  files: {}\n\n", self.files.join(", ")));
-        let width = self.params.keys().map(String::len).max().unwrap_or(0);
-        for (k, p) in &self.params {
-            out.push_str(&format!(
-                "{k:width$}  {} {}\n{:width$}    source: {}\n",
-                p.value, p.unit, "", p.source
-            ));
-        }
-        out
     }
 }
 

@@ -36,7 +36,7 @@
 //! `MAX_INACTIVE_NUM`).
 
 use crate::error::{InputError, Result};
-use crate::profile::{range, Profile};
+use crate::profile::{range, Choice, Profile, Range};
 use std::collections::VecDeque;
 
 pub const MAX_ACTIVE_NUM: usize = 2;
@@ -87,18 +87,95 @@ pub struct HpbParams {
     pub max_single_cmd_blocks: u32,
 }
 
+impl Choice for HpbMode {
+    const NAMES: &'static [&'static str] = &["device", "host"];
+    fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "device" => Some(HpbMode::Device),
+            "host" => Some(HpbMode::Host),
+            _ => None,
+        }
+    }
+}
+
+impl Choice for HpbDevicePolicy {
+    const NAMES: &'static [&'static str] = &["lru", "reads"];
+    fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "lru" => Some(HpbDevicePolicy::Lru),
+            "reads" => Some(HpbDevicePolicy::Reads),
+            _ => None,
+        }
+    }
+}
+
+/// An HPB size exponent (JESD220 geometry descriptor).
+const HPB_EXP: Range = range(
+    12.0,
+    40.0,
+    "an HPB size exponent: 512 B x 2^exp, from a 2 MiB sub-region to 512 TiB",
+);
+
+crate::params! {
+    /// UFS Host Performance Booster (JESD220-3, drivers/ufs/core/ufshpb.c),
+    /// read whether HPB is enabled or not.
+    pub struct HpbKeys {
+        /// The control mode: the device recommends regions, or the host
+        /// activates them.
+        mode: HpbMode = required choice("ufs.hpb.mode", HpbMode),
+        /// bHPBRegionSize: a region is 512 B x 2^exp.
+        region_size_exp: u64 = required count("ufs.hpb.region_size_exp", HPB_EXP),
+        /// bHPBSubRegionSize: a sub-region is 512 B x 2^exp.
+        srgn_size_exp: u64 = required count("ufs.hpb.srgn_size_exp", HPB_EXP),
+        /// wLUMaxActiveHPBRegions: regions active at once.
+        max_active_regions: u32 = required count_u32(
+            "ufs.hpb.max_active_regions",
+            range(1.0, 65535.0, "wLUMaxActiveHPBRegions is 16 bits")
+        ),
+        /// Device control mode: normal reads of a sub-region before the
+        /// device recommends it.
+        device_activation_reads: u32 = required count_u32(
+            "ufs.hpb.device_activation_reads",
+            range(1.0, 1e6, "reads of a sub-region before the device recommends it")
+        ),
+        /// Device control mode: the eviction policy at the region limit.
+        device_policy: HpbDevicePolicy =
+            required choice("ufs.hpb.device_policy", HpbDevicePolicy),
+        /// `reads` policy: reads a region needs to displace another.
+        eviction_thld_enter: u32 = required count_u32(
+            "ufs.hpb.eviction_thld_enter",
+            range(0.0, 1e9, "reads a region needs to displace another")
+        ),
+        /// `reads` policy: most reads a region may have to be displaced.
+        eviction_thld_exit: u32 = required count_u32(
+            "ufs.hpb.eviction_thld_exit",
+            range(0.0, 1e9, "most reads of a region that may be displaced")
+        ),
+        /// `reads` policy: right shift of every region's count when one
+        /// passes entries_per_srgn.
+        normalization_factor: u32 = required count_u32(
+            "ufs.hpb.normalization_factor",
+            range(1.0, 31.0, "a right shift of the read counts (sysfs normalization_factor)")
+        ),
+        /// Host control mode: reads of a sub-region before the host
+        /// activates it.
+        activation_thld: u32 = required count_u32(
+            "ufs.hpb.activation_thld",
+            range(1.0, 1e6, "reads of a sub-region before the host activates it")
+        ),
+        /// Blocks an HPB READ may carry (1 for HPB 1.0).
+        max_single_cmd_blocks: u32 = required count_u32(
+            "ufs.hpb.max_single_cmd_blocks",
+            range(1.0, 255.0, "bMAX_HPB_SINGLE_CMD (HPB 2.0) is 8 bits")
+        ),
+    }
+}
+
 impl HpbParams {
     /// `ufs.hpb.*` (read whether HPB is enabled or not).
     pub fn from_profile(p: &Profile) -> Result<HpbParams> {
-        let mode = p.choice("ufs.hpb.mode", &["device", "host"])?;
-        let hpb_exp = range(
-            12.0,
-            40.0,
-            "an HPB size exponent: 512 B x 2^exp, from a 2 MiB sub-region to 512 TiB",
-        );
-        let rgn_exp = p.count("ufs.hpb.region_size_exp", hpb_exp)?;
-        let srgn_exp = p.count("ufs.hpb.srgn_size_exp", hpb_exp)?;
-        if srgn_exp > rgn_exp {
+        let k = HpbKeys::read(p)?;
+        if k.srgn_size_exp > k.region_size_exp {
             return Err(InputError::new(
                 p.file_of("ufs.hpb.srgn_size_exp"),
                 None,
@@ -107,60 +184,17 @@ impl HpbParams {
             ));
         }
         Ok(HpbParams {
-            mode: if mode == "host" {
-                HpbMode::Host
-            } else {
-                HpbMode::Device
-            },
-            entries_per_region: (512u64 << rgn_exp) / super::super::UNIT,
-            entries_per_srgn: (512u64 << srgn_exp) / super::super::UNIT,
-            max_active_regions: p.count_u32(
-                "ufs.hpb.max_active_regions",
-                range(1.0, 65535.0, "wLUMaxActiveHPBRegions is 16 bits"),
-            )?,
-            device_activation_reads: p.count_u32(
-                "ufs.hpb.device_activation_reads",
-                range(
-                    1.0,
-                    1e6,
-                    "reads of a sub-region before the device recommends it",
-                ),
-            )?,
-            device_policy: match p
-                .choice("ufs.hpb.device_policy", &["lru", "reads"])?
-                .as_str()
-            {
-                "lru" => HpbDevicePolicy::Lru,
-                _ => HpbDevicePolicy::Reads,
-            },
-            eviction_thld_enter: p.count_u32(
-                "ufs.hpb.eviction_thld_enter",
-                range(0.0, 1e9, "reads a region needs to displace another"),
-            )?,
-            eviction_thld_exit: p.count_u32(
-                "ufs.hpb.eviction_thld_exit",
-                range(0.0, 1e9, "most reads of a region that may be displaced"),
-            )?,
-            normalization_factor: p.count_u32(
-                "ufs.hpb.normalization_factor",
-                range(
-                    1.0,
-                    31.0,
-                    "a right shift of the read counts (sysfs normalization_factor)",
-                ),
-            )?,
-            activation_thld: p.count_u32(
-                "ufs.hpb.activation_thld",
-                range(
-                    1.0,
-                    1e6,
-                    "reads of a sub-region before the host activates it",
-                ),
-            )?,
-            max_single_cmd_blocks: p.count_u32(
-                "ufs.hpb.max_single_cmd_blocks",
-                range(1.0, 255.0, "bMAX_HPB_SINGLE_CMD (HPB 2.0) is 8 bits"),
-            )?,
+            mode: k.mode,
+            entries_per_region: (512u64 << k.region_size_exp) / super::super::UNIT,
+            entries_per_srgn: (512u64 << k.srgn_size_exp) / super::super::UNIT,
+            max_active_regions: k.max_active_regions,
+            device_activation_reads: k.device_activation_reads,
+            device_policy: k.device_policy,
+            eviction_thld_enter: k.eviction_thld_enter,
+            eviction_thld_exit: k.eviction_thld_exit,
+            normalization_factor: k.normalization_factor,
+            activation_thld: k.activation_thld,
+            max_single_cmd_blocks: k.max_single_cmd_blocks,
         })
     }
 }

@@ -42,13 +42,21 @@ pub struct UfsDevice {
     pub hpb: Option<HpbDevice>,
 }
 
+crate::params! {
+    /// The UFS device's front end.
+    pub struct UfsDeviceParams {
+        /// Device firmware from a COMMAND UPIU's arrival to its NAND work.
+        fw_cmd: Ns = required ns("ufs.device.fw_cmd", COST),
+    }
+}
+
 impl UfsDevice {
     /// `ufs.device.*` over `device.flash.*`, preconditioned as the profile
     /// says; with HPB when `hpb` is given.
     pub fn from_profile(p: &Profile, seed: u64, hpb: Option<HpbParams>) -> Result<UfsDevice> {
         let ftl = super::flash::flash_device_from_profile(p, seed)?;
         Ok(UfsDevice {
-            fw_cmd: p.ns("ufs.device.fw_cmd", COST)?,
+            fw_cmd: UfsDeviceParams::read(p)?.fw_cmd,
             fw: Timeline::new(),
             hpb: hpb.map(|hp| HpbDevice::new(hp, ftl.user_lpns())),
             ftl,

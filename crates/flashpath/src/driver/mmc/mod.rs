@@ -42,9 +42,10 @@ use super::{BlkStatus, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent,
 use crate::device::emmc::EmmcCard;
 use crate::device::{BadBlocks, Command};
 use crate::error::Result;
+use crate::host::cpu::HostCosts;
 use crate::link::emmc::{EmmcBus, EmmcBusParams};
 use crate::profile::limits::{COST, DELAY};
-use crate::profile::{range, Profile};
+use crate::profile::Profile;
 use crate::sim::timeline::Timeline;
 use crate::sim::Ns;
 use crate::types::Ddir;
@@ -81,6 +82,33 @@ pub struct MmcHostParams {
     /// CMD45, a QSR read) by sleeping; after the response has been handled
     /// it is woken (try_to_wake_up) and switched in before it goes on.
     pub cq_sync_wake: Ns,
+}
+
+crate::params! {
+    /// The mmc host driver's costs and mode (drivers/mmc/core, the block
+    /// driver drivers/mmc/core/block.c).
+    pub struct MmcParams {
+        /// Software command queueing (the eMMC 5.1 CMD44-47 queue driven by
+        /// the host, as vendor kernels do) instead of one request at a time.
+        swcmdq: bool = required flag("mmc.swcmdq"),
+        /// Software cost of one command on the host (submit to response IRQ
+        /// handled), excluding the CMD line time.
+        cmd_sw: Ns = required ns("mmc.host.cmd_sw", COST),
+        /// Per-request preparation before its first command.
+        prep: Ns = required ns("mmc.host.prep", COST),
+        /// Per-request completion work after the data phase.
+        done: Ns = required ns("mmc.host.done", COST),
+        /// Legacy: closed-ended CMD23 + CMD18/25 (true) or open-ended with
+        /// CMD12.
+        cmd23: bool = required flag("mmc.host.cmd23"),
+        /// SW-CQ: busy-poll the QSR for this long, then sleep between polls.
+        poll_budget: Ns = required ns("mmc.qsr.poll_budget", DELAY),
+        /// SW-CQ: the sleep between QSR polls once the budget is spent.
+        poll_sleep: Ns = required ns("mmc.qsr.poll_sleep", DELAY),
+        /// SW-CQ: the host context that issued CMD46/47 waits for the data
+        /// phase to end before it prepares or queues anything else.
+        sync_data: bool = required flag("mmc.qsr.sync_data"),
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -137,57 +165,27 @@ impl Mmc {
         )
     }
 
-    pub fn from_profile(p: &Profile, seed: u64) -> Result<Mmc> {
-        let bp = EmmcBusParams {
-            clock_hz: p.hz(
-                "mmc.bus.clock",
-                range(
-                    1.0,
-                    200e6,
-                    "the eMMC bus clock, at most HS200/HS400's 200 MHz (JESD84-B51)",
-                ),
-            )?,
-            width: p.count_u32("mmc.bus.width", range(1.0, 8.0, "eMMC data lines"))?,
-            ddr: p.choice("mmc.bus.timing", &["hs200", "hs400"])? == "hs400",
-            ncr: p.count_u32(
-                "mmc.bus.ncr",
-                range(
-                    2.0,
-                    64.0,
-                    "NCR, clocks from command to response (JESD84-B51)",
-                ),
-            )?,
-            block_overhead: p.count_u32(
-                "mmc.bus.block_overhead",
-                range(
-                    0.0,
-                    4096.0,
-                    "bus clocks of framing per data block (start bit, CRC, end bit, busy)",
-                ),
-            )?,
-        };
-        bp.validate(&p.file_of("mmc.bus.width"))?;
+    /// `host`: the host's costs, whose wake-up and switch a synchronous
+    /// SW-CQ request pays.
+    pub fn from_profile(p: &Profile, seed: u64, host: &HostCosts) -> Result<Mmc> {
+        let bp = EmmcBusParams::from_profile(p)?;
+        let mp = MmcParams::read(p)?;
         let h = MmcHostParams {
-            mode: if p.flag("mmc.swcmdq")? {
+            mode: if mp.swcmdq {
                 MmcMode::SwCmdq
             } else {
                 MmcMode::Legacy
             },
-            cmd_sw: p.ns("mmc.host.cmd_sw", COST)?,
-            prep: p.ns("mmc.host.prep", COST)?,
-            done: p.ns("mmc.host.done", COST)?,
-            cmd23: p.flag("mmc.host.cmd23")?,
-            poll_budget: p.ns("mmc.qsr.poll_budget", DELAY)?,
-            poll_sleep: p.ns("mmc.qsr.poll_sleep", DELAY)?,
-            cq_sync_data: p.flag("mmc.qsr.sync_data")?,
-            cq_sync_wake: p.ns("host.cost.wakeup", COST)?
-                + p.ns("host.cost.context_switch", COST)?,
+            cmd_sw: mp.cmd_sw,
+            prep: mp.prep,
+            done: mp.done,
+            cmd23: mp.cmd23,
+            poll_budget: mp.poll_budget,
+            poll_sleep: mp.poll_sleep,
+            cq_sync_data: mp.sync_data,
+            cq_sync_wake: host.wakeup + host.context_switch,
         };
-        let cpu = DriverCpuCosts {
-            submit: p.ns("driver.queue_rq", COST)?,
-            irq_handler: p.ns("driver.irq_handler", COST)?,
-            poll_iteration: 0,
-        };
+        let cpu = DriverCpuCosts::from_profile(p, false)?;
         let card = EmmcCard::from_profile(p, seed)?;
         let mut mmc = Mmc::new(h, card, bp, cpu);
         mmc.badblocks = BadBlocks::from_profile(p)?;

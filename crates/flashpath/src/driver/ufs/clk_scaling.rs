@@ -8,7 +8,7 @@ use crate::device::devfreq::{DevStatus, Devfreq, SimpleOndemand, TimerKind};
 use crate::driver::DriverCtx;
 use crate::error::{InputError, Result};
 use crate::profile::limits::{COST, DELAY};
-use crate::profile::{range, Profile};
+use crate::profile::{range, Choice, Profile, Range};
 use crate::sim::queue::Timer;
 use crate::sim::Ns;
 
@@ -213,29 +213,122 @@ impl Ufs {
     }
 }
 
+crate::choice_enum! {
+    /// `ufs.clk_scaling.timer`: the devfreq monitor's timer.
+    pub enum TimerName {
+        /// A delayed work that wakes an idle CPU.
+        Delayed = "delayed",
+        /// A deferrable one, which waits for the CPU to wake (not modelled
+        /// for UFS yet).
+        Deferrable = "deferrable",
+    }
+}
+
+crate::choice_enum! {
+    /// `ufs.clk_scaling.initial`: the clock the controller starts at.
+    pub enum InitialClock {
+        Min = "min",
+        Max = "max",
+    }
+}
+
+/// `ufs.clk_scaling.work_cpu`: no CPU cost, or the CPU `cpuN` whose time
+/// the scaling work takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkCpu {
+    None,
+    Cpu(u32),
+}
+
+impl Choice for WorkCpu {
+    const NAMES: &'static [&'static str] = &["none", "cpuN"];
+    fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "none" => Some(WorkCpu::None),
+            _ => crate::host::config::cpu_index(name).map(WorkCpu::Cpu),
+        }
+    }
+}
+
+/// A load percentage of simple_ondemand.
+const PERCENT: Range = range(
+    0.0,
+    100.0,
+    "a load percentage of simple_ondemand (governor_simpleondemand.c refuses \
+     upthreshold > 100)",
+);
+
+crate::params! {
+    /// Whether the controller scales its clock.
+    pub struct ClkScalingGate {
+        /// UFSHCD_CAP_CLK_SCALING: the controller scales its clock and gear
+        /// with devfreq's simple_ondemand. Absent or false: it does not, and
+        /// no other `ufs.clk_scaling.*` or `ufs.clk_gating.*` key is read.
+        enabled: Option<bool> = optional flag("ufs.clk_scaling.enabled"),
+    }
+}
+
+crate::params! {
+    /// UFS clock scaling and gating (drivers/ufs/core/ufshcd.c), read when
+    /// `ufs.clk_scaling.enabled` is true.
+    pub struct ClkScalingParams {
+        /// The controller's clock operating points.
+        freqs: Vec<f64> = required list(
+            "ufs.clk_scaling.freqs",
+            "frequency",
+            range(1e3, 1e10, "a UFS controller clock (operating point): 1 kHz to 10 GHz"),
+            64
+        ),
+        /// The devfreq monitor's timer.
+        timer: TimerName = required choice("ufs.clk_scaling.timer", TimerName),
+        /// simple_ondemand's upthreshold: scale up above this busy percent.
+        upthreshold: u64 = required count("ufs.clk_scaling.upthreshold", PERCENT),
+        /// simple_ondemand's downdifferential: scale down below
+        /// upthreshold minus this.
+        downdifferential: u64 = required count("ufs.clk_scaling.downdifferential", PERCENT),
+        /// The gear at the low clock (ufs.link.gear at the high one).
+        min_gear: u32 = required count_u32(
+            "ufs.clk_scaling.min_gear",
+            range(1.0, 5.0, "a gear from HS-G1 to ufs.link.gear")
+        ),
+        /// devfreq's polling interval.
+        polling: Ns = required ns("ufs.clk_scaling.polling", DELAY),
+        /// The clock the controller starts at.
+        initial: InitialClock = required choice("ufs.clk_scaling.initial", InitialClock),
+        /// The CPU the scaling work's time is charged to, or none.
+        work_cpu: WorkCpu = required choice("ufs.clk_scaling.work_cpu", WorkCpu),
+        /// One run of the scaling work on its CPU.
+        work_cost: Ns = required ns("ufs.clk_scaling.work_cost", COST),
+        /// A clock and gear change (ufshcd_devfreq_scale).
+        scale_cost: Ns = required ns("ufs.clk_scaling.scale_cost", COST),
+        /// Suspend the monitor when no request is active even after a
+        /// scale-up (ufshcd's suspend_on_no_request).
+        suspend_on_no_request: bool = required flag("ufs.clk_scaling.suspend_on_no_request"),
+        /// clkgating_delay_ms: the idle time before the clocks are gated.
+        gating_delay: Ns = required ns("ufs.clk_gating.delay", DELAY),
+        /// The gating delay at the high clock (vendor kernels' delay_ms_perf).
+        /// Absent: `ufs.clk_gating.delay` at every clock.
+        gating_delay_perf: Option<Ns> = optional ns("ufs.clk_gating.delay_perf", DELAY),
+        /// Ungating the clocks for a request after they were gated.
+        ungate: Ns = required ns("ufs.clk_gating.ungate", COST),
+    }
+}
+
 /// `ufs.clk_scaling.*` and `ufs.clk_gating.*` when the profile has them
 /// (clock scaling off otherwise, as on a controller without
-/// UFSHCD_CAP_CLK_SCALING).
-pub(super) fn clk_scaling_from_profile(p: &Profile, gear: u32) -> Result<Option<ClkScaling>> {
-    if !p.has("ufs.clk_scaling.enabled") || !p.flag("ufs.clk_scaling.enabled")? {
+/// UFSHCD_CAP_CLK_SCALING). `ncpus`: the host's CPUs.
+pub(super) fn clk_scaling_from_profile(
+    p: &Profile,
+    gear: u32,
+    ncpus: u32,
+) -> Result<Option<ClkScaling>> {
+    if ClkScalingGate::read(p)?.enabled != Some(true) {
         return Ok(None);
     }
+    let cp = ClkScalingParams::read(p)?;
     let k = |s: &str| format!("ufs.clk_scaling.{s}");
     let bad = |key: &str, m: &str| InputError::new(p.file_of(&k(key)), None, m);
-    let mut opps: Vec<u64> = p
-        .list(
-            &k("freqs"),
-            "frequency",
-            range(
-                1e3,
-                1e10,
-                "a UFS controller clock (operating point): 1 kHz to 10 GHz",
-            ),
-            64,
-        )?
-        .into_iter()
-        .map(|f| f.round() as u64)
-        .collect();
+    let mut opps: Vec<u64> = cp.freqs.iter().map(|f| f.round() as u64).collect();
     opps.sort_unstable();
     opps.dedup();
     if opps.is_empty() {
@@ -244,24 +337,18 @@ pub(super) fn clk_scaling_from_profile(p: &Profile, gear: u32) -> Result<Option<
             "ufs.clk_scaling.freqs needs at least one frequency",
         ));
     }
-    let timer = match p.choice(&k("timer"), &["delayed", "deferrable"])?.as_str() {
-        "delayed" => TimerKind::Delayed,
-        _ => {
+    let timer = match cp.timer {
+        TimerName::Delayed => TimerKind::Delayed,
+        TimerName::Deferrable => {
             return Err(bad(
                 "timer",
                 "ufs.clk_scaling.timer=deferrable is not modelled yet for UFS (the machine does not tell the driver when its CPU wakes); use delayed",
             ))
         }
     };
-    let percent = range(
-        0.0,
-        100.0,
-        "a load percentage of simple_ondemand (governor_simpleondemand.c refuses \
-         upthreshold > 100)",
-    );
     let governor = SimpleOndemand {
-        upthreshold: p.count(&k("upthreshold"), percent)?,
-        downdifferential: p.count(&k("downdifferential"), percent)?,
+        upthreshold: cp.upthreshold,
+        downdifferential: cp.downdifferential,
     };
     if governor.upthreshold < governor.downdifferential {
         return Err(bad(
@@ -269,51 +356,54 @@ pub(super) fn clk_scaling_from_profile(p: &Profile, gear: u32) -> Result<Option<
             "need downdifferential <= upthreshold (governor_simpleondemand.c)",
         ));
     }
-    let min_gear = p.count_u32(
-        &k("min_gear"),
-        range(1.0, f64::from(gear), "a gear from HS-G1 to ufs.link.gear"),
-    )?;
+    let min_gear = cp.min_gear;
+    if min_gear > gear {
+        return Err(bad(
+            "min_gear",
+            &format!(
+                "parameter 'ufs.clk_scaling.min_gear' is {min_gear} count, outside 1 to {gear} \
+                 count: a gear from HS-G1 to ufs.link.gear"
+            ),
+        ));
+    }
     let max = *opps.last().unwrap();
-    let polling = p.ns(&k("polling"), DELAY)?;
     let min = opps[0];
-    let initial = match p.choice(&k("initial"), &["min", "max"])?.as_str() {
-        "min" => min,
-        _ => max,
+    let initial = match cp.initial {
+        InitialClock::Min => min,
+        InitialClock::Max => max,
     };
-    let ncpus = p.count_u32("host.cpus", crate::host::config::HOST_CPUS)?;
-    let mut names: Vec<String> = vec!["none".to_string()];
-    names.extend((0..ncpus).map(|c| format!("cpu{c}")));
-    let valid: Vec<&str> = names.iter().map(String::as_str).collect();
-    let work_cost = p.ns(&k("work_cost"), COST)?;
-    let work = p
-        .choice(&k("work_cpu"), &valid)?
-        .strip_prefix("cpu")
-        .map(|c| (c.parse().expect("choice() checked it"), work_cost));
-    let mut df = Devfreq::new(opps, governor, polling, timer, initial, 0);
+    let work = match cp.work_cpu {
+        WorkCpu::None => None,
+        WorkCpu::Cpu(c) if c < ncpus => Some((c, cp.work_cost)),
+        WorkCpu::Cpu(c) => {
+            return Err(bad(
+                "work_cpu",
+                &format!(
+                    "parameter 'ufs.clk_scaling.work_cpu' is \"cpu{c}\" but the model needs \
+                     one of none, cpu0 to cpu{}: host.cpus is {ncpus}",
+                    ncpus - 1
+                ),
+            ))
+        }
+    };
+    let mut df = Devfreq::new(opps, governor, cp.polling, timer, initial, 0);
     // ufshcd_devfreq_init: the monitor starts with the device; ufshcd
     // suspends it until the first request (clk_scaling.is_suspended).
     df.suspend();
     let link_gear = if initial == max { gear } else { min_gear };
     // Optional: a profile without the key keeps `delay` at every clock.
-    let by_scale = if p.has("ufs.clk_gating.delay_perf") {
-        Some((
-            p.ns("ufs.clk_gating.delay", DELAY)?,
-            p.ns("ufs.clk_gating.delay_perf", DELAY)?,
-        ))
-    } else {
-        None
-    };
+    let by_scale = cp.gating_delay_perf.map(|perf| (cp.gating_delay, perf));
     let gating_delay = match by_scale {
         Some((_, up)) if initial == max => up,
-        _ => p.ns("ufs.clk_gating.delay", DELAY)?,
+        _ => cp.gating_delay,
     };
     Ok(Some(ClkScaling {
         df,
         min_gear,
         initial_gear: link_gear,
         max_gear: gear,
-        scale_cost: p.ns(&k("scale_cost"), COST)?,
-        suspend_on_no_request: p.flag(&k("suspend_on_no_request"))?,
+        scale_cost: cp.scale_cost,
+        suspend_on_no_request: cp.suspend_on_no_request,
         active_reqs: 0,
         window_start: None,
         busy_start: None,
@@ -324,7 +414,7 @@ pub(super) fn clk_scaling_from_profile(p: &Profile, gear: u32) -> Result<Option<
         busy_until: 0,
         gating_delay,
         gating_delay_by_scale: by_scale,
-        ungate: p.ns("ufs.clk_gating.ungate", COST)?,
+        ungate: cp.ungate,
         idle_since: 0,
         gatings: 0,
         trace: vec![(0, initial)],

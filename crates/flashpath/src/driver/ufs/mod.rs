@@ -17,7 +17,7 @@
 //! event is scheduled only for HPB work (a response with recommendations,
 //! map_work, a READ BUFFER completing).
 
-mod clk_scaling;
+pub mod clk_scaling;
 
 pub use clk_scaling::ClkScaling;
 
@@ -96,53 +96,83 @@ pub struct Ufs {
     badblocks: BadBlocks,
 }
 
+crate::choice_enum! {
+    /// `ufs.link.rate_series`: M-PHY's HS rate series.
+    pub enum RateSeries {
+        A = "A",
+        B = "B",
+    }
+}
+
+crate::params! {
+    /// The UFS host controller driver (drivers/ufs/core/ufshcd.c) and its
+    /// link (M-PHY and UniPro).
+    pub struct UfsParams {
+        /// The M-PHY HS rate series.
+        rate_series: RateSeries = required choice("ufs.link.rate_series", RateSeries),
+        /// The HS gear.
+        gear: u32 = required count_u32(
+            "ufs.link.gear",
+            range(1.0, 5.0, "UFS high-speed gears HS-G1 to HS-G5")
+        ),
+        /// Lanes of the link.
+        lanes: u32 = required count_u32(
+            "ufs.link.lanes",
+            range(1.0, 2.0, "UFS links have 1 or 2 lanes")
+        ),
+        /// A UniPro frame's payload.
+        frame_payload: u64 = required bytes(
+            "ufs.link.frame_payload",
+            range(1.0, 65536.0, "a UniPro frame's payload")
+        ),
+        /// A UniPro frame's headers and CRC.
+        frame_overhead: u64 = required bytes(
+            "ufs.link.frame_overhead",
+            range(0.0, 65536.0, "a UniPro frame's headers and CRC")
+        ),
+        /// UTRL transfer request slots (the host's queue depth).
+        utrl_slots: u32 = required count_u32(
+            "ufs.host.utrl_slots",
+            range(1.0, 32.0, "UTRL transfer request slots: 32 at most (UFSHCI)")
+        ),
+        /// Whether HPB is on (the device's HPB descriptor and the host's
+        /// ufshpb).
+        hpb_enabled: bool = required flag("ufs.hpb.enabled"),
+        /// ufshpb's preparation of an HPB READ in queue_rq, added to it
+        /// with HPB on.
+        hpb_prep: Ns = required ns("driver.hpb_prep", COST),
+        /// The delay of ufshpb's map work after a response asks for it.
+        map_work_delay: Ns = required ns("ufs.hpb.map_work_delay", DELAY),
+        /// Ringing the UTRL doorbell (an MMIO write).
+        doorbell: Ns = required ns("ufs.host.doorbell", COST),
+    }
+}
+
 impl Ufs {
-    pub fn from_profile(p: &Profile, seed: u64) -> Result<Ufs> {
-        let rate = p.choice("ufs.link.rate_series", &["A", "B"])?;
+    /// `ncpus`: the host's CPUs.
+    pub fn from_profile(p: &Profile, seed: u64, ncpus: u32) -> Result<Ufs> {
+        let up = UfsParams::read(p)?;
         let lp = UfsLinkParams {
-            gear: p.count_u32(
-                "ufs.link.gear",
-                range(1.0, 5.0, "UFS high-speed gears HS-G1 to HS-G5"),
-            )?,
-            rate_b: rate == "B",
-            lanes: p.count_u32(
-                "ufs.link.lanes",
-                range(1.0, 2.0, "UFS links have 1 or 2 lanes"),
-            )?,
-            frame_payload: p.bytes(
-                "ufs.link.frame_payload",
-                range(1.0, 65536.0, "a UniPro frame's payload"),
-            )? as u32,
-            frame_overhead: p.bytes(
-                "ufs.link.frame_overhead",
-                range(0.0, 65536.0, "a UniPro frame's headers and CRC"),
-            )? as u32,
+            gear: up.gear,
+            rate_b: up.rate_series == RateSeries::B,
+            lanes: up.lanes,
+            frame_payload: up.frame_payload as u32,
+            frame_overhead: up.frame_overhead as u32,
         };
         lp.validate(&p.file_of("ufs.link.gear"))?;
-        let slots = p.count_u32(
-            "ufs.host.utrl_slots",
-            range(
-                1.0,
-                32.0,
-                "UTRL transfer request slots: 32 at most (UFSHCI)",
-            ),
-        )?;
-        let hpb_on = p.flag("ufs.hpb.enabled")?;
+        let hpb_on = up.hpb_enabled;
         let hp = HpbParams::from_profile(p)?;
         let dev = UfsDevice::from_profile(p, seed, hpb_on.then_some(hp))?;
-        let hpb_prep = p.ns("driver.hpb_prep", COST)?;
-        let map_work_delay = p.ns("ufs.hpb.map_work_delay", DELAY)?;
-        let queue_rq = p.ns("driver.queue_rq", COST)?;
+        let mut cpu = DriverCpuCosts::from_profile(p, false)?;
+        if hpb_on {
+            cpu.submit += up.hpb_prep;
+        }
         Ok(Ufs {
             name: "sda".into(),
-            slots,
-            cpu: DriverCpuCosts {
-                submit: queue_rq + if hpb_on { hpb_prep } else { 0 },
-                irq_handler: p.ns("driver.irq_handler", COST)?,
-                poll_iteration: 0,
-            },
-            doorbell: p.ns("ufs.host.doorbell", COST)?,
-            map_work_delay,
+            slots: up.utrl_slots,
+            cpu,
+            doorbell: up.doorbell,
+            map_work_delay: up.map_work_delay,
             link: UfsLink::new(lp),
             hpb: hpb_on.then(|| {
                 let mut h = Hpb::new(hp, dev.ftl.user_lpns());
@@ -159,7 +189,7 @@ impl Ufs {
             qos: super::ufs_qcom_qos::QcomQos::from_profile(p)?,
             badblocks: BadBlocks::from_profile(p)?,
         }
-        .with_clk_scaling(clk_scaling_from_profile(p, lp.gear)?))
+        .with_clk_scaling(clk_scaling_from_profile(p, lp.gear, ncpus)?))
     }
 
     fn with_clk_scaling(mut self, clk: Option<ClkScaling>) -> Ufs {

@@ -6,7 +6,8 @@
 mod common;
 
 use flashpath::device::nvme_flash::{NvmeDevice, NvmeFlashSsd};
-use flashpath::device::{BlockBackend, Command, Op};
+use flashpath::device::{BlockBackend, Command, Op, Status};
+use flashpath::driver::DriverRq;
 use flashpath::run::RunOutput;
 use flashpath::workload::Ddir;
 
@@ -47,6 +48,7 @@ fn flush_waits_until_cached_writes_are_on_nand() {
         offset: 0,
         len: 0,
         hint: Default::default(),
+        fua: false,
     };
     assert!(d.submit(again, &cmd).at >= again + t_prog);
 }
@@ -69,6 +71,42 @@ fn fua_write_goes_through_to_nand_and_a_protected_cache_needs_no_flush() {
     let mut q = ssd("nvme-d7p5510-3t84", &[]);
     assert_eq!(q.write_fua(0, 0, 16384), w);
     assert_eq!(p.flush(w), w + p.params().fw_cmd);
+}
+
+#[test]
+fn the_driver_request_carries_its_operation_and_fua_to_the_device() {
+    let flush = DriverRq {
+        tag: 0,
+        op: Op::Flush,
+        fua: false,
+        ddir: Ddir::Write,
+        offset: 0,
+        len: 0,
+        polled: false,
+        cpu: 0,
+    };
+    assert_eq!(flush.command().op, Op::Flush);
+    let write = DriverRq {
+        op: Op::Write,
+        len: 4096,
+        ..flush
+    };
+    let fua = DriverRq { fua: true, ..write };
+    assert!(fua.command().fua && !write.command().fua);
+    let mut d = ssd("nvme-970evoplus-1tb", &[]);
+    let t_prog = d.ftl.nand().timing.t_prog;
+    let plain = d.submit(0, &write.command()).at;
+    let mut d = ssd("nvme-970evoplus-1tb", &[]);
+    let through = d.submit(0, &fua.command()).at;
+    // The FUA bit on the command is the FUA write: on NAND at completion.
+    assert!(plain < t_prog && through >= t_prog, "plain {plain}, FUA {through}");
+    assert_eq!(d.stats.fua_writes, 1);
+    // An operation the device lacks is answered, not ignored.
+    let zeroes = DriverRq {
+        op: Op::WriteZeroes,
+        ..write
+    };
+    assert_eq!(d.submit(0, &zeroes.command()).status, Status::Unsupported);
 }
 
 #[test]

@@ -5,6 +5,7 @@
 //! the next waiting request on through a restart run of the hardware queue.
 
 use super::{BlkCtx, BlockEvent, BlockLayer};
+use crate::device::Op;
 use crate::driver::{BlkStatus, DeviceSignal, DriverRq};
 use crate::sim::Ns;
 use crate::workload::Ddir;
@@ -140,6 +141,8 @@ impl BlockLayer {
         ctx.breakdown.tag_wait_ns += u128::from(now - rq.blk_start);
         let drq = DriverRq {
             tag: key,
+            op: Op::of_ddir(rq.unit.ddir),
+            fua: false,
             ddir: rq.unit.ddir,
             offset: rq.unit.offset,
             len: rq.unit.len,

@@ -134,21 +134,37 @@ pub struct Command {
     /// Bytes moved (0 for a flush or a zone action on the whole zone).
     pub len: u32,
     pub hint: Hint,
+    /// Force Unit Access on a write: complete only once the data is on
+    /// stable media (NVMe Write's FUA bit, CDW12 bit 30; SCSI WRITE's FUA;
+    /// eMMC CMD23's reliable write). Ignored on other operations.
+    pub fua: bool,
+}
+
+impl Op {
+    /// The operation of a block-layer data direction.
+    pub fn of_ddir(ddir: Ddir) -> Op {
+        match ddir {
+            Ddir::Read => Op::Read,
+            Ddir::Write => Op::Write,
+            Ddir::Trim => Op::Trim,
+        }
+    }
 }
 
 impl Command {
     /// The command of a block-layer data direction.
     pub fn new(ddir: Ddir, offset: u64, len: u32) -> Command {
-        let op = match ddir {
-            Ddir::Read => Op::Read,
-            Ddir::Write => Op::Write,
-            Ddir::Trim => Op::Trim,
-        };
+        Command::of(Op::of_ddir(ddir), offset, len)
+    }
+
+    /// A command of any operation, without FUA or a hint.
+    pub fn of(op: Op, offset: u64, len: u32) -> Command {
         Command {
             op,
             offset,
             len,
             hint: Hint::None,
+            fua: false,
         }
     }
 

@@ -7,7 +7,7 @@ use super::{
     BlkStatus, CompletionSignal, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq,
 };
 use crate::device::ram::RamDevice;
-use crate::device::{BadBlocks, BlockBackend, Command, Completion};
+use crate::device::{BadBlocks, BlockBackend, Completion};
 use crate::profile::limits::{CAPACITY, COST, QUEUES, QUEUE_DEPTH};
 use crate::profile::{range, Profile};
 use crate::sim::{Ns, NS_PER_SEC};
@@ -116,7 +116,7 @@ impl NullBlk {
         // after submission. Modes 0 and 1 complete at once (inline, or from
         // the submitting CPU's softirq): the host path adds those costs.
         let now = ctx.now();
-        let cmd = Command::new(rq.ddir, rq.offset, rq.len);
+        let cmd = rq.command();
         let done = if self.irqmode == 2 {
             self.dev.submit(now, &cmd)
         } else {

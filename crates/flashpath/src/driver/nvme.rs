@@ -127,7 +127,7 @@ impl<E> Driver<E> for Nvme {
             self.polled_commands += 1;
         }
         let (before, _) = self.link_ns(rq.len);
-        let cmd = Command::new(rq.ddir, rq.offset, rq.len);
+        let cmd = rq.command();
         let done = self.badblocks.outcome(
             &cmd,
             self.ssd.serve(

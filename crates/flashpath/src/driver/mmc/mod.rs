@@ -41,7 +41,7 @@ pub use cq::{qsr_wait, Event};
 use super::{BlkStatus, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
 use crate::device::emmc::EmmcCard;
 use crate::device::nand::Timeline;
-use crate::device::{BadBlocks, Command};
+use crate::device::BadBlocks;
 use crate::error::Result;
 use crate::link::emmc::{EmmcBus, EmmcBusParams};
 use crate::profile::limits::{COST, DELAY};
@@ -131,10 +131,7 @@ impl Mmc {
 
     /// How request `rq` ends on this card.
     fn status_of(&self, rq: &DriverRq) -> BlkStatus {
-        BlkStatus::from_device(
-            self.badblocks
-                .status(&Command::new(rq.ddir, rq.offset, rq.len)),
-        )
+        BlkStatus::from_device(self.badblocks.status(&rq.command()))
     }
 
     pub fn from_profile(p: &Profile, seed: u64) -> Result<Mmc> {

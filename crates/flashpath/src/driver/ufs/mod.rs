@@ -24,7 +24,7 @@ pub use clk_scaling::ClkScaling;
 use super::ufshpb::{Hpb, HpbParams, HpbRsp, Prep};
 use super::{BlkStatus, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
 use crate::device::ufs::{ReadStart, UfsDevice};
-use crate::device::{BadBlocks, Command};
+use crate::device::BadBlocks;
 use crate::error::Result;
 use crate::link::ufs::{UfsLink, UfsLinkParams, HPB_SENSE_BYTES, UPIU_HEADER_BYTES};
 use crate::profile::limits::{COST, DELAY};
@@ -258,10 +258,7 @@ impl Ufs {
 
     fn post(&mut self, at: Ns, rsp: HpbRsp, rq: &DriverRq, ctx: &mut DriverCtx<'_, impl Sized>) {
         let tag = rq.tag;
-        let status = BlkStatus::from_device(
-            self.badblocks
-                .status(&Command::new(rq.ddir, rq.offset, rq.len)),
-        );
+        let status = BlkStatus::from_device(self.badblocks.status(&rq.command()));
         if rsp.is_empty() && self.clk.is_some() {
             ctx.schedule(at, Event::Done { tag, status });
         } else if rsp.is_empty() {

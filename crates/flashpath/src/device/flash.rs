@@ -4,6 +4,7 @@
 //! eMMC card, the NVMe flash SSD) builds its [`super::FlashDevice`] from
 //! one of these; [`flash_device_from_profile`] also preconditions it.
 
+use super::ftl::slc::SlcWhenFull;
 use super::ftl::GcPolicy;
 use super::nand::{CellTiming, ChannelParams, Geometry, ReadByPageType};
 use crate::error::{InputError, Result};
@@ -44,6 +45,29 @@ pub struct FlashParams {
     pub prefilled: bool,
     /// Check the data-integrity oracle on every read (default: debug builds).
     pub check_integrity: bool,
+    /// The SLC cache in front of TLC (none: every row is programmed at
+    /// `timing.t_prog`). See [`super::ftl::slc`].
+    pub slc: Option<SlcParams>,
+}
+
+/// The SLC cache's parameters, `device.flash.slc_*` (see
+/// [`super::ftl::slc`] for the mechanism).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SlcParams {
+    /// The static region's bytes over the whole device, kept in SLC mode
+    /// on blocks taken from the spare.
+    pub static_bytes: u64,
+    /// The dynamic region's largest size in bytes, in free user space.
+    pub dynamic_bytes: u64,
+    /// Bits a cell holds in the native mode (3: TLC): an SLC-mode block
+    /// holds this fraction of its native data.
+    pub bits_per_cell: u32,
+    /// Program and sense time of one row in SLC mode.
+    pub t_prog: Ns,
+    pub t_read: Ns,
+    /// Host idle time after which the firmware folds SLC data to TLC.
+    pub fold_idle: Ns,
+    pub when_full: SlcWhenFull,
 }
 
 /// Erase blocks of one device the FTL keeps per-block state for (the
@@ -85,6 +109,7 @@ impl FlashParams {
             gc_policy: GcPolicy::Greedy,
             prefilled: true,
             check_integrity: cfg!(debug_assertions),
+            slc: None,
         }
     }
 
@@ -114,6 +139,7 @@ impl FlashParams {
             gc_policy: GcPolicy::Greedy,
             prefilled: true,
             check_integrity: true,
+            slc: None,
         }
     }
 
@@ -194,13 +220,32 @@ impl FlashParams {
             * u64::from(g.planes_per_die)
             * u64::from(self.units_per_page());
         let per_die = self.user_units().div_ceil(dies);
-        let blocks_needed =
-            per_die.div_ceil(slots_per_block) + u64::from(self.gc_high_free_blocks) + 2;
+        let slc_blocks = self.slc.map_or(0, |s| {
+            u64::from(super::ftl::slc::static_blocks(
+                &s,
+                g.dies(),
+                u64::from(g.planes_per_die) * u64::from(g.page_bytes),
+                g.pages_per_block,
+            ))
+        });
+        let blocks_needed = per_die.div_ceil(slots_per_block)
+            + u64::from(self.gc_high_free_blocks)
+            + 2
+            + slc_blocks;
         if blocks_needed > u64::from(g.blocks_per_plane) {
             return bad(format!(
-                "over_provisioning {} too small: a die needs {} blocks for its data and GC reserve, has {}",
+                "over_provisioning {} too small: a die needs {} blocks for its data, GC reserve \
+                 and static SLC region ({slc_blocks} blocks), has {}",
                 self.over_provisioning, blocks_needed, g.blocks_per_plane
             ));
+        }
+        if let Some(s) = self.slc {
+            if s.bits_per_cell < 2 || s.bits_per_cell > g.pages_per_block {
+                return bad(format!(
+                    "slc_bits_per_cell {} must be 2 (MLC) to 4 (QLC) and at most pages_per_block",
+                    s.bits_per_cell
+                ));
+            }
         }
         Ok(())
     }
@@ -330,6 +375,7 @@ impl FlashParams {
             gc_policy,
             prefilled: p.flag(&k("prefilled"))?,
             check_integrity: cfg!(debug_assertions),
+            slc: slc_from_profile(p)?,
         };
         fp.validate()
             .map_err(|e| InputError::new(p.file_of(&k("channels")), None, e.message))?;
@@ -358,4 +404,38 @@ pub fn flash_device_from_profile(p: &Profile, seed: u64) -> Result<super::FlashD
         ftl.precondition(true, overwrites, seed);
     }
     Ok(ftl)
+}
+
+/// `device.flash.slc_*`: the SLC cache, present when `slc_static` is given
+/// (then every key is required: a cache without its timing is no cache).
+fn slc_from_profile(p: &Profile) -> Result<Option<SlcParams>> {
+    let k = |s: &str| format!("device.flash.slc_{s}");
+    if !p.has(&k("static")) {
+        return Ok(None);
+    }
+    let region = range(
+        0.0,
+        f64::from(1u32 << 30) * 1024.0,
+        "an SLC region of 0 to 1 TiB (a drive's cache is a few percent of its capacity)",
+    );
+    let when_full = match p.choice(&k("when_full"), &["bypass", "fold"])?.as_str() {
+        "bypass" => SlcWhenFull::Bypass,
+        _ => SlcWhenFull::Fold,
+    };
+    Ok(Some(SlcParams {
+        static_bytes: p.bytes(&k("static"), region)?,
+        dynamic_bytes: p.bytes(&k("dynamic"), region)?,
+        bits_per_cell: p.count_u32(
+            &k("bits_per_cell"),
+            range(
+                2.0,
+                4.0,
+                "bits per cell of the native mode: 2 (MLC), 3 (TLC) or 4 (QLC)",
+            ),
+        )?,
+        t_prog: p.ns(&k("t_prog"), COST)?,
+        t_read: p.ns(&k("t_read"), COST)?,
+        fold_idle: p.ns(&k("fold_idle"), COST)?,
+        when_full,
+    }))
 }

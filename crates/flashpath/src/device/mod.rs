@@ -68,7 +68,7 @@ pub use ftl::{FactoryLayout, FlashDevice, FtlStats, GcPolicy, MemoryUse, Ppn};
 pub use nand::{CellTiming, CellType, ChannelParams, Geometry, ReadByPageType};
 
 pub use badblocks::BadBlocks;
-pub use flash::{FlashParams, MAX_BLOCKS};
+pub use flash::{FlashParams, SlcParams, MAX_BLOCKS};
 
 use crate::sim::Ns;
 use crate::workload::Ddir;

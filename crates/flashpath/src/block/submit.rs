@@ -4,7 +4,7 @@
 //! dispatches it, and goes to the driver. A tag freed by a completion hands
 //! the next waiting request on through a restart run of the hardware queue.
 
-use super::{BlkCtx, BlockEvent, BlockLayer};
+use super::{BlkCtx, BlockEvent, BlockLayer, RqKind};
 use crate::device::Op;
 use crate::driver::{BlkStatus, DeviceSignal, DriverRq};
 use crate::sim::Ns;
@@ -67,7 +67,12 @@ impl BlockLayer {
         let hctx = self.tags.hctx_of_cpu(rq.cpu);
         rq.hctx = hctx as u32;
         rq.blk_start = now;
-        self.disk_account(now, 1);
+        // The flush machinery's requests are not in the disk's statistics
+        // (blk-flush.c's flush_rq has no RQF_IO_STAT: blk_account_io_start
+        // skips it).
+        if rq.kind != RqKind::Flush {
+            self.disk_account(now, 1);
+        }
         if self.tags.get_tag(hctx, key) {
             let rq = self.rqs.get(key);
             if ctx.dma.is_some() && !rq.mapped {
@@ -141,7 +146,11 @@ impl BlockLayer {
         ctx.breakdown.tag_wait_ns += u128::from(now - rq.blk_start);
         let drq = DriverRq {
             tag: key,
-            op: Op::of_ddir(rq.unit.ddir),
+            op: if rq.kind == RqKind::Flush {
+                Op::Flush
+            } else {
+                Op::of_ddir(rq.unit.ddir)
+            },
             fua: false,
             ddir: rq.unit.ddir,
             offset: rq.unit.offset,

@@ -416,6 +416,15 @@ impl NvmeDevice {
         }
     }
 
+    /// Identify Controller VWC: the flash SSD's `volatile_write_cache`; the
+    /// service-time model has no cache to report.
+    pub fn volatile_write_cache(&self) -> bool {
+        match self {
+            NvmeDevice::Service(_) => false,
+            NvmeDevice::Flash(f) => f.p.volatile_write_cache,
+        }
+    }
+
     /// The service-time model, if that is the device.
     pub fn service(&self) -> Option<&NvmeSsd> {
         match self {

@@ -362,4 +362,24 @@ pub trait Driver<E> {
     fn max_discard_sectors(&self) -> u64 {
         u64::from(u32::MAX) >> 9
     }
+    /// The queue's write-cache flags the driver sets at probe
+    /// (blk_queue_write_cache(q, wc, fua): QUEUE_FLAG_WC, QUEUE_FLAG_FUA).
+    /// Without a volatile write cache the block layer completes flushes
+    /// itself, before any driver sees them (block/blk-flush.c). Devices
+    /// here report none unless their driver says otherwise.
+    fn write_cache(&self) -> WriteCache {
+        WriteCache::default()
+    }
+}
+
+/// A queue's write-cache flags (include/linux/blkdev.h QUEUE_FLAG_WC,
+/// QUEUE_FLAG_FUA).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WriteCache {
+    /// The device has a volatile write cache: REQ_PREFLUSH and flushes
+    /// reach it.
+    pub volatile: bool,
+    /// The device honours REQ_FUA itself (else the block layer follows a
+    /// FUA write with a flush).
+    pub fua: bool,
 }

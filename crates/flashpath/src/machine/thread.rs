@@ -6,12 +6,13 @@
 
 use super::{blk_ctx, Ev, Machine};
 use crate::block::complete::Completion;
+use crate::block::flush::flush_policy;
 use crate::block::{Request, RqKind};
 use crate::driver::{BlkStatus, CompletionSignal};
 use crate::host::task::TaskState;
 use crate::sim::Ns;
 use crate::workload::fio::{ExitWhat, IoEngine, Step};
-use crate::workload::IoUnit;
+use crate::workload::{Ddir, IoUnit};
 
 impl Machine {
     pub(super) fn start_wave(&mut self, wave: u32, now: Ns) {
@@ -205,12 +206,45 @@ impl Machine {
             .host
             .run_task(tid, now, costs.fio_submit, costs.syscall_entry);
         self.threads[tid as usize].fio.sync_started(now);
-        if !self.buffered_fsync(tid, entered) {
+        if !self.fsync_wait(tid, entered) {
             return None;
         }
         let end = self.host.run_task(tid, entered, 0, costs.syscall_exit);
         self.threads[tid as usize].fio.sync_returned(end);
         Some(end)
+    }
+
+    /// fsync from `now` in the kernel: a buffered job's page cache is
+    /// written back; a direct job's block device has nothing cached in the
+    /// host, and blkdev_fsync's blkdev_issue_flush flushes the device's
+    /// write cache. Returns false if the thread sleeps.
+    fn fsync_wait(&mut self, tid: u32, now: Ns) -> bool {
+        if self.threads[tid as usize].fio.buffered {
+            self.buffered_fsync(tid, now)
+        } else {
+            self.device_flush(tid, now)
+        }
+    }
+
+    /// blkdev_issue_flush from `now`: an empty REQ_PREFLUSH bio. A queue
+    /// without a volatile write cache ends it in blk_insert_flush (no
+    /// flush policy: blk_mq_end_request) before any driver sees it; one
+    /// with it sends the driver a flush request (REQ_OP_FLUSH), and the
+    /// thread sleeps until it completes (submit_bio_wait). Returns false
+    /// if the thread sleeps.
+    fn device_flush(&mut self, tid: u32, now: Ns) -> bool {
+        if flush_policy(self.block.write_cache, false, true, false).is_empty() {
+            return true;
+        }
+        let costs = self.host.costs;
+        let sys = costs.blk_submit + self.block.drv_costs().submit;
+        let end = self.host.run_task(tid, now, 0, sys);
+        let cpu = self.host.tasks[tid as usize].cpu;
+        let key = self.block.rqs.insert(Request::flush(tid, cpu, end));
+        let mapped = self.submit_rq(key, cpu, end);
+        self.host.tasks[tid as usize].sys_ns += mapped - end;
+        self.host.block_on_io(tid, mapped, &*self.driver);
+        false
     }
 
     /// fio's null engine: the I/O completes in user space, no kernel.
@@ -273,6 +307,10 @@ impl Machine {
             fio.buf_contiguous,
         ));
         fio.queued();
+        if unit.ddir == Ddir::Write {
+            // fsync=N counts issued writes (io_u.c: io_issues[DDIR_WRITE]).
+            fio.write_done();
+        }
         self.submitted_ios += 1;
         fio.count_think();
         // dma_map_sg in the driver's queue_rq, inline on the thread's core
@@ -323,7 +361,7 @@ impl Machine {
                 self.host.block_on_io(tid, now, &*self.driver);
             }
             Step::Done { end_fsync } => {
-                if end_fsync && !self.buffered_fsync(tid, now) {
+                if end_fsync && !self.fsync_wait(tid, now) {
                     return;
                 }
                 self.finish(tid, now);
@@ -472,6 +510,21 @@ impl Machine {
                     self.cpu_idle(cpu, at);
                     return;
                 }
+                let woken = self.wake_thread_from(thread, cpu, start, at);
+                if woken.waker_may_idle {
+                    let busy = self.host.cpus[cpu as usize].busy_until;
+                    self.cpu_idle(cpu, busy);
+                }
+            }
+            Completion::Signalled {
+                kind: RqKind::Flush,
+                thread,
+                cpu,
+                start,
+                at,
+            } => {
+                // submit_bio_wait returns: the fsync goes on.
+                self.block.rqs.remove(key);
                 let woken = self.wake_thread_from(thread, cpu, start, at);
                 if woken.waker_may_idle {
                     let busy = self.host.cpus[cpu as usize].busy_until;

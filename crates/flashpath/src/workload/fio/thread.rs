@@ -470,7 +470,9 @@ impl FioThread {
         } else if self.inflight > 0 {
             Step::Wait
         } else {
-            let end_fsync = self.buffered && self.end_fsync && !self.fsync_done;
+            // (Setup refuses end_fsync on the null engine, which has no
+            // file: every other job's fsync reaches the kernel.)
+            let end_fsync = self.end_fsync && !self.fsync_done;
             self.fsync_done |= end_fsync;
             Step::Done { end_fsync }
         }
@@ -742,8 +744,8 @@ impl FioThread {
         }
     }
 
-    /// A buffered write returned: fsync=N counts it, and after the N-th
-    /// the next io_u is a sync.
+    /// A buffered write returned, or a direct one was issued: fsync=N
+    /// counts it, and after the N-th the next io_u is a sync.
     pub fn write_done(&mut self) {
         if self.fsync_blocks > 0 {
             self.writes_since_sync += 1;

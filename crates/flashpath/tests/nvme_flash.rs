@@ -172,6 +172,59 @@ fn fsync_of_direct_writes_flushes_a_volatile_cache_and_skips_a_protected_one() {
     assert_eq!(dev["front_end"]["flushes"], 1, "{dev}");
 }
 
+/// sync=1 (O_SYNC) on a direct job: every write carries REQ_FUA
+/// (block/fops.c dio_bio_write_op), which an NVMe drive with a volatile
+/// cache honours (the write completes once on NAND) and a block layer in
+/// front of a power-loss protected one drops (no cache to write through).
+#[test]
+fn o_sync_direct_writes_are_fua_writes_where_the_cache_is_volatile() {
+    let job = |sync: &str| {
+        format!(
+            "[j]\nfilename=/dev/nvme0n1\nioengine=psync\ndirect=1\nrw=randwrite\nbs=4k\n\
+             size=64m\nnumber_ios=200\nsync={sync}\n"
+        )
+    };
+    let d = ssd("nvme-970evoplus-1tb", &[]);
+    let prog = row_prog(&d);
+    let fua = common::run_str("nvme-970evoplus-1tb", &job("1"), &[], 0);
+    let plain = common::run_str("nvme-970evoplus-1tb", &job("0"), &[], 0);
+    let dev = &fua.result.flashpath["driver"]["device"];
+    assert_eq!(dev["front_end"]["fua_writes"], 200, "{dev}");
+    let dev = &plain.result.flashpath["driver"]["device"];
+    assert_eq!(dev["front_end"]["fua_writes"], 0, "{dev}");
+    let clat = |o: &RunOutput| o.result.jobs[0].dirs[1].clat.stat.min;
+    assert!(
+        clat(&fua) >= prog && clat(&plain) < prog,
+        "FUA {} plain {} program {prog}",
+        clat(&fua),
+        clat(&plain)
+    );
+    // dsync is the same on a block device (iocb_is_dsync).
+    let dsync = common::run_str("nvme-970evoplus-1tb", &job("dsync"), &[], 0);
+    assert_eq!(
+        dsync.result.flashpath["driver"]["device"]["front_end"]["fua_writes"],
+        200
+    );
+    // VWC = 0: REQ_FUA is dropped (blk_insert_flush), nothing changes.
+    let a = common::run_str("nvme-d7p5510-3t84", &job("1"), &[], 0);
+    let b = common::run_str("nvme-d7p5510-3t84", &job("0"), &[], 0);
+    assert_eq!(
+        a.result.flashpath["driver"]["device"]["front_end"]["fua_writes"],
+        0
+    );
+    assert_eq!(clat(&a), clat(&b));
+    // A buffered O_SYNC job is refused by name.
+    let p = common::profile("nvme-970evoplus-1tb", &[]);
+    let jobs = common::parse(
+        "[j]\nfilename=/dev/nvme0n1\nioengine=psync\nrw=write\nbs=4k\nsize=1m\nsync=1\n",
+        &p,
+    );
+    match flashpath::run::run_jobs(&jobs, &p, 0, &flashpath::run::fio_source) {
+        Err(e) => assert!(e.to_string().contains("sync=1"), "{e}"),
+        Ok(_) => panic!("buffered sync=1 ran"),
+    }
+}
+
 #[test]
 fn commands_over_mdts_are_served_as_mdts_pieces() {
     let mut d = ssd("nvme-d7p5510-3t84", &[]);

@@ -91,6 +91,8 @@ pub struct Request {
     /// How it ended, as the errno its submitter sees (0: success;
     /// `complete::blk_status_to_errno` of the driver's status).
     pub error: i32,
+    /// REQ_FUA: a write of an O_SYNC / O_DSYNC direct I/O.
+    pub fua: bool,
 }
 
 impl Request {
@@ -120,6 +122,7 @@ impl Request {
             contiguous,
             mapped: false,
             error: 0,
+            fua: false,
         }
     }
 

@@ -4,6 +4,7 @@
 //! dispatches it, and goes to the driver. A tag freed by a completion hands
 //! the next waiting request on through a restart run of the hardware queue.
 
+use super::flush::flush_policy;
 use super::{BlkCtx, BlockEvent, BlockLayer, RqKind};
 use crate::device::Op;
 use crate::driver::{BlkStatus, DeviceSignal, DriverRq};
@@ -144,6 +145,13 @@ impl BlockLayer {
     {
         let rq = self.rqs.get(key);
         ctx.breakdown.tag_wait_ns += u128::from(now - rq.blk_start);
+        // blk-flush.c: REQ_FUA reaches the driver where the device honours
+        // it, and is dropped where there is no volatile cache. The other
+        // case (a cache without FUA: the write, then a flush) needs a
+        // driver that reports it, and none here does (NVMe's FUA is its
+        // VWC).
+        let seq = flush_policy(self.write_cache, rq.unit.len > 0, false, rq.fua);
+        debug_assert!(!seq.postflush, "no driver reports a cache without FUA");
         let drq = DriverRq {
             tag: key,
             op: if rq.kind == RqKind::Flush {
@@ -151,7 +159,7 @@ impl BlockLayer {
             } else {
                 Op::of_ddir(rq.unit.ddir)
             },
-            fua: false,
+            fua: seq.fua,
             ddir: rq.unit.ddir,
             offset: rq.unit.offset,
             len: rq.unit.len,

@@ -177,6 +177,7 @@ impl Machine {
                 contiguous: PAGE_SIZE,
                 mapped: false,
                 error: 0,
+                fua: false,
                 kind,
             });
             at = self.submit_rq(key, cpu, submitted);

@@ -306,6 +306,9 @@ impl Machine {
             fio.polled,
             fio.buf_contiguous,
         ));
+        if fio.fua_writes && unit.ddir == Ddir::Write {
+            self.block.rqs.get_mut(key).fua = true;
+        }
         fio.queued();
         if unit.ddir == Ddir::Write {
             // fsync=N counts issued writes (io_u.c: io_issues[DDIR_WRITE]).

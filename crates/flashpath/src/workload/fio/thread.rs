@@ -165,6 +165,8 @@ pub struct FioThread {
 
     /// direct=0: reads and writes go through the page cache.
     pub buffered: bool,
+    /// sync=1 / dsync on a direct job: its writes carry REQ_FUA.
+    pub fua_writes: bool,
     /// fio's invalidate=1: drop the disk's clean cached pages at open.
     pub invalidate: bool,
     /// end_fsync / fsync_on_close: fsync before the job ends; done once.
@@ -319,6 +321,7 @@ impl FioThread {
             sample_bytes: [0; 3],
             sample_ios: [0; 3],
             buffered: !spec.direct && spec.ioengine != IoEngine::Null,
+            fua_writes: spec.o_sync && spec.direct && spec.ioengine != IoEngine::Null,
             invalidate: spec.invalidate,
             end_fsync: spec.end_fsync,
             fsync_done: false,

@@ -47,6 +47,7 @@ pub const GROUPS: &[Group] = &[
     ("device: UFS HPB (device/ufs/hpb.rs)", crate::device::ufs::hpb::HpbKeys::DECLS),
     ("device: NAND and FTL (device/flash.rs)", crate::device::flash::FlashKeys::DECLS),
     ("device: FTL preconditioning, UFS and NVMe flash (device/flash.rs)", crate::device::flash::PreconditionParams::DECLS),
+    ("device: the FTL's SLC cache, with `device.flash.slc_static` (device/flash.rs, device/ftl/slc.rs)", crate::device::flash::SlcKeys::DECLS),
 ];
 
 /// Every declaration, with the component that declares it.

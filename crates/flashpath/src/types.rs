@@ -48,3 +48,46 @@ pub enum IrqCpu {
 /// `FREQ_QOS_MAX_DEFAULT_VALUE` = S32_MAX, in kHz (include/linux/pm_qos.h):
 /// the host's PM QoS adds a request at it, a device's devfreq reads it.
 pub const FREQ_QOS_MAX_DEFAULT_VALUE: u64 = i32::MAX as u64;
+
+/// What a request asks of the device: the operation every layer from the
+/// workload down to the device carries (the kernel's `REQ_OP_*`, and the
+/// device command each driver builds from it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Read,
+    Write,
+    /// Make everything written so far durable (SYNCHRONIZE CACHE, NVMe
+    /// Flush, eMMC cache flush).
+    Flush,
+    /// Deallocate the range (UNMAP, NVMe DSM deallocate, eMMC discard).
+    Trim,
+    /// Write zeroes over the range without data (NVMe Write Zeroes, SCSI
+    /// WRITE SAME with UNMAP): REQ_OP_WRITE_ZEROES. No device here
+    /// advertises it (the kernel then writes zero pages instead,
+    /// blkdev_issue_zeroout's fallback in block/blk-lib.c).
+    WriteZeroes,
+    /// A zone management command (ZBC/ZAC, NVMe ZNS, zoned UFS); no device
+    /// is zoned yet.
+    ZoneMgmt(ZoneAction),
+    /// Write at the zone's write pointer (NVMe ZNS Zone Append,
+    /// REQ_OP_ZONE_APPEND); the completion's result is the LBA written.
+    ZoneAppend,
+}
+
+impl Op {
+    /// An operation every conventional device here implements (read,
+    /// write, flush, trim); the others are answered "not supported" until a
+    /// device implements them.
+    pub fn conventional(self) -> bool {
+        matches!(self, Op::Read | Op::Write | Op::Flush | Op::Trim)
+    }
+}
+
+/// Zone management actions (NVMe ZNS Zone Management Send, ZBC).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ZoneAction {
+    Open,
+    Close,
+    Finish,
+    Reset,
+}

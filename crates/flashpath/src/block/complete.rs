@@ -88,16 +88,18 @@ impl BlockLayer {
         if kind == RqKind::Fio {
             ctx.breakdown.device_ns += u128::from(now - sent);
         }
-        self.disk_account(now, -1);
-        let disk = &mut self.disk.util;
-        match ddir {
-            Ddir::Read => {
-                disk.read_ios += 1;
-                disk.read_ticks += now - blk_start;
-            }
-            _ => {
-                disk.write_ios += 1;
-                disk.write_ticks += now - blk_start;
+        if kind != RqKind::Flush {
+            self.disk_account(now, -1);
+            let disk = &mut self.disk.util;
+            match ddir {
+                Ddir::Read => {
+                    disk.read_ios += 1;
+                    disk.read_ticks += now - blk_start;
+                }
+                _ => {
+                    disk.write_ios += 1;
+                    disk.write_ticks += now - blk_start;
+                }
             }
         }
         // The tag is free again: a waiting request goes to the driver. With

@@ -18,6 +18,7 @@
 //! the event queue, the DMA path and the driver.
 
 pub mod complete;
+pub mod flush;
 pub mod poll;
 pub mod submit;
 
@@ -29,7 +30,7 @@ use crate::profile::range;
 use crate::sim::queue::{EventQueue, Timer};
 use crate::sim::slab::Slab;
 use crate::sim::Ns;
-use crate::types::{IoUnit, IrqCpu};
+use crate::types::{Ddir, IoUnit, IrqCpu};
 use std::collections::VecDeque;
 
 pub use crate::host::pm_qos::{DevFreqQos, QosAction};
@@ -76,6 +77,11 @@ pub enum RqKind {
     CacheRead,
     /// Dirty pages written back.
     Writeback,
+    /// A cache flush a task waits for (blkdev_issue_flush from fsync on a
+    /// block device: an empty REQ_OP_WRITE | REQ_PREFLUSH bio that
+    /// blk-flush.c turns into the flush request the driver sees,
+    /// REQ_OP_FLUSH). No data, no DMA.
+    Flush,
 }
 
 /// One request in flight. Its slab key is its identity everywhere (the
@@ -103,6 +109,8 @@ pub struct Request {
     /// How it ended, as the errno its submitter sees (0: success;
     /// `complete::blk_status_to_errno` of the driver's status).
     pub error: i32,
+    /// REQ_FUA: a write of an O_SYNC / O_DSYNC direct I/O.
+    pub fua: bool,
 }
 
 impl Request {
@@ -132,6 +140,29 @@ impl Request {
             contiguous,
             mapped: false,
             error: 0,
+            fua: false,
+        }
+    }
+
+    /// The flush request of task `thread`'s fsync, submitted on `cpu` at
+    /// `now`: no data.
+    pub fn flush(thread: u32, cpu: u32, now: Ns) -> Request {
+        Request {
+            kind: RqKind::Flush,
+            ..Request::fio(
+                thread,
+                IoUnit {
+                    ddir: Ddir::Write,
+                    offset: 0,
+                    len: 0,
+                },
+                cpu,
+                now,
+                now,
+                now,
+                false,
+                0,
+            )
         }
     }
 }
@@ -220,6 +251,8 @@ pub struct BlockLayer {
     irq_cpu: IrqCpu,
     /// The driver's `max_discard_sectors` (0: the disk cannot discard).
     pub max_discard_sectors: u64,
+    /// The driver's write-cache flags (QUEUE_FLAG_WC / _FUA).
+    pub write_cache: crate::driver::WriteCache,
     /// The driver's `polled_irq` and `irq_delay`.
     polled_irq: bool,
     irq_delay: Ns,
@@ -262,6 +295,7 @@ impl BlockLayer {
             signal: probed.completion_signal,
             irq_cpu,
             max_discard_sectors: u64::from(u32::MAX) >> 9,
+            write_cache: Default::default(),
             polled_irq,
             irq_delay,
             restarts: 0,

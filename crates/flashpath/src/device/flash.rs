@@ -4,6 +4,7 @@
 //! eMMC card, the NVMe flash SSD) builds its [`super::FlashDevice`] from
 //! one of these; [`flash_device_from_profile`] also preconditions it.
 
+use super::ftl::slc::SlcWhenFull;
 use super::ftl::GcPolicy;
 use super::nand::{CellTiming, ChannelParams, Geometry, ReadByPageType};
 use crate::error::{InputError, Result};
@@ -44,6 +45,29 @@ pub struct FlashParams {
     pub prefilled: bool,
     /// Check the data-integrity oracle on every read (default: debug builds).
     pub check_integrity: bool,
+    /// The SLC cache in front of TLC (none: every row is programmed at
+    /// `timing.t_prog`). See [`super::ftl::slc`].
+    pub slc: Option<SlcParams>,
+}
+
+/// The SLC cache's parameters, `device.flash.slc_*` (see
+/// [`super::ftl::slc`] for the mechanism).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SlcParams {
+    /// The static region's bytes over the whole device, kept in SLC mode
+    /// on blocks taken from the spare.
+    pub static_bytes: u64,
+    /// The dynamic region's largest size in bytes, in free user space.
+    pub dynamic_bytes: u64,
+    /// Bits a cell holds in the native mode (3: TLC): an SLC-mode block
+    /// holds this fraction of its native data.
+    pub bits_per_cell: u32,
+    /// Program and sense time of one row in SLC mode.
+    pub t_prog: Ns,
+    pub t_read: Ns,
+    /// Host idle time after which the firmware folds SLC data to TLC.
+    pub fold_idle: Ns,
+    pub when_full: SlcWhenFull,
 }
 
 /// Erase blocks of one device the FTL keeps per-block state for (the
@@ -85,6 +109,7 @@ impl FlashParams {
             gc_policy: GcPolicy::Greedy,
             prefilled: true,
             check_integrity: cfg!(debug_assertions),
+            slc: None,
         }
     }
 
@@ -114,6 +139,7 @@ impl FlashParams {
             gc_policy: GcPolicy::Greedy,
             prefilled: true,
             check_integrity: true,
+            slc: None,
         }
     }
 
@@ -194,13 +220,32 @@ impl FlashParams {
             * u64::from(g.planes_per_die)
             * u64::from(self.units_per_page());
         let per_die = self.user_units().div_ceil(dies);
-        let blocks_needed =
-            per_die.div_ceil(slots_per_block) + u64::from(self.gc_high_free_blocks) + 2;
+        let slc_blocks = self.slc.map_or(0, |s| {
+            u64::from(super::ftl::slc::static_blocks(
+                &s,
+                g.dies(),
+                u64::from(g.planes_per_die) * u64::from(g.page_bytes),
+                g.pages_per_block,
+            ))
+        });
+        let blocks_needed = per_die.div_ceil(slots_per_block)
+            + u64::from(self.gc_high_free_blocks)
+            + 2
+            + slc_blocks;
         if blocks_needed > u64::from(g.blocks_per_plane) {
             return bad(format!(
-                "over_provisioning {} too small: a die needs {} blocks for its data and GC reserve, has {}",
+                "over_provisioning {} too small: a die needs {} blocks for its data, GC reserve \
+                 and static SLC region ({slc_blocks} blocks), has {}",
                 self.over_provisioning, blocks_needed, g.blocks_per_plane
             ));
+        }
+        if let Some(s) = self.slc {
+            if s.bits_per_cell < 2 || s.bits_per_cell > g.pages_per_block {
+                return bad(format!(
+                    "slc_bits_per_cell {} must be 2 (MLC) to 4 (QLC) and at most pages_per_block",
+                    s.bits_per_cell
+                ));
+            }
         }
         Ok(())
     }
@@ -402,6 +447,7 @@ impl FlashParams {
             gc_policy: k.gc_policy,
             prefilled: k.prefilled,
             check_integrity: cfg!(debug_assertions),
+            slc: slc_from_profile(p)?,
         };
         fp.validate()
             .map_err(|e| InputError::new(p.file_of("device.flash.channels"), None, e.message))?;
@@ -421,4 +467,57 @@ pub fn flash_device_from_profile(p: &Profile, seed: u64) -> Result<super::FlashD
         ftl.precondition(true, overwrites, seed);
     }
     Ok(ftl)
+}
+
+/// The range of an SLC region's size.
+const SLC_REGION: Range = range(
+    0.0,
+    1024.0 * 1024.0 * 1024.0 * 1024.0,
+    "an SLC region of 0 to 1 TiB (a drive's cache is a few percent of its capacity)",
+);
+
+crate::params! {
+    /// The FTL's SLC cache (`device.flash.slc_*`), present when
+    /// `slc_static` is given; then every key is required: a cache without
+    /// its timing is no cache.
+    pub struct SlcKeys {
+        /// The static SLC region, reserved on spare blocks.
+        slc_static: u64 = required bytes("device.flash.slc_static", SLC_REGION),
+        /// The dynamic SLC region at most, taken from unwritten space.
+        slc_dynamic: u64 = required bytes("device.flash.slc_dynamic", SLC_REGION),
+        /// Bits per cell of the native mode.
+        slc_bits_per_cell: u32 = required count_u32(
+            "device.flash.slc_bits_per_cell",
+            range(
+                2.0,
+                4.0,
+                "bits per cell of the native mode: 2 (MLC), 3 (TLC) or 4 (QLC)",
+            )
+        ),
+        /// A page program in SLC mode.
+        slc_t_prog: Ns = required ns("device.flash.slc_t_prog", COST),
+        /// A page read in SLC mode.
+        slc_t_read: Ns = required ns("device.flash.slc_t_read", COST),
+        /// Host idle time after which the drive folds SLC rows to the native mode.
+        slc_fold_idle: Ns = required ns("device.flash.slc_fold_idle", COST),
+        /// What a write does when its die's SLC region is full.
+        slc_when_full: SlcWhenFull = required choice("device.flash.slc_when_full", SlcWhenFull),
+    }
+}
+
+/// `device.flash.slc_*`: the SLC cache, present when `slc_static` is given.
+fn slc_from_profile(p: &Profile) -> Result<Option<SlcParams>> {
+    if !p.has("device.flash.slc_static") {
+        return Ok(None);
+    }
+    let k = SlcKeys::read(p)?;
+    Ok(Some(SlcParams {
+        static_bytes: k.slc_static,
+        dynamic_bytes: k.slc_dynamic,
+        bits_per_cell: k.slc_bits_per_cell,
+        t_prog: k.slc_t_prog,
+        t_read: k.slc_t_read,
+        fold_idle: k.slc_fold_idle,
+        when_full: k.slc_when_full,
+    }))
 }

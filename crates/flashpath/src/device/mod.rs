@@ -68,10 +68,11 @@ pub use ftl::{FactoryLayout, FlashDevice, FtlStats, GcPolicy, MemoryUse, Ppn};
 pub use nand::{CellTiming, CellType, ChannelParams, Geometry, ReadByPageType};
 
 pub use badblocks::BadBlocks;
-pub use flash::{FlashParams, MAX_BLOCKS};
+pub use flash::{FlashParams, SlcParams, MAX_BLOCKS};
 
 use crate::sim::Ns;
 use crate::types::Ddir;
+pub use crate::types::{Op, ZoneAction};
 
 crate::params! {
     /// The size every device has.
@@ -79,47 +80,6 @@ crate::params! {
         /// The device's capacity (what the block device's size shows).
         pub capacity: u64 = required bytes("device.capacity", crate::profile::limits::CAPACITY),
     }
-}
-
-/// What a command asks of the device.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Op {
-    Read,
-    Write,
-    /// Make everything written so far durable (SYNCHRONIZE CACHE, NVMe
-    /// Flush, eMMC cache flush).
-    Flush,
-    /// Deallocate the range (UNMAP, NVMe DSM deallocate, eMMC discard).
-    Trim,
-    /// Write zeroes over the range without data (NVMe Write Zeroes, SCSI
-    /// WRITE SAME with UNMAP): REQ_OP_WRITE_ZEROES. No device here
-    /// advertises it (the kernel then writes zero pages instead,
-    /// blkdev_issue_zeroout's fallback in block/blk-lib.c).
-    WriteZeroes,
-    /// A zone management command (ZBC/ZAC, NVMe ZNS, zoned UFS); no device
-    /// is zoned yet.
-    ZoneMgmt(ZoneAction),
-    /// Write at the zone's write pointer (NVMe ZNS Zone Append,
-    /// REQ_OP_ZONE_APPEND); the completion's result is the LBA written.
-    ZoneAppend,
-}
-
-impl Op {
-    /// An operation every conventional device here implements (read,
-    /// write, flush, trim); the others are answered "not supported" until a
-    /// device implements them.
-    pub fn conventional(self) -> bool {
-        matches!(self, Op::Read | Op::Write | Op::Flush | Op::Trim)
-    }
-}
-
-/// Zone management actions (NVMe ZNS Zone Management Send, ZBC).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ZoneAction {
-    Open,
-    Close,
-    Finish,
-    Reset,
 }
 
 /// A data placement hint the host attaches to a write: none, a write
@@ -142,21 +102,37 @@ pub struct Command {
     /// Bytes moved (0 for a flush or a zone action on the whole zone).
     pub len: u32,
     pub hint: Hint,
+    /// Force Unit Access on a write: complete only once the data is on
+    /// stable media (NVMe Write's FUA bit, CDW12 bit 30; SCSI WRITE's FUA;
+    /// eMMC CMD23's reliable write). Ignored on other operations.
+    pub fua: bool,
+}
+
+impl Op {
+    /// The operation of a block-layer data direction.
+    pub fn of_ddir(ddir: Ddir) -> Op {
+        match ddir {
+            Ddir::Read => Op::Read,
+            Ddir::Write => Op::Write,
+            Ddir::Trim => Op::Trim,
+        }
+    }
 }
 
 impl Command {
     /// The command of a block-layer data direction.
     pub fn new(ddir: Ddir, offset: u64, len: u32) -> Command {
-        let op = match ddir {
-            Ddir::Read => Op::Read,
-            Ddir::Write => Op::Write,
-            Ddir::Trim => Op::Trim,
-        };
+        Command::of(Op::of_ddir(ddir), offset, len)
+    }
+
+    /// A command of any operation, without FUA or a hint.
+    pub fn of(op: Op, offset: u64, len: u32) -> Command {
         Command {
             op,
             offset,
             len,
             hint: Hint::None,
+            fua: false,
         }
     }
 

@@ -281,9 +281,17 @@ impl Nand {
     /// another tR.
     #[inline]
     pub fn read(&mut self, now: Ns, die: u32, page: u32, bytes: u64) -> (Ns, Ns) {
+        let t_read = self.timing.t_read_of(page);
+        self.read_for(now, die, t_read, bytes)
+    }
+
+    /// [`Nand::read`] with a sense time of the caller's (an SLC-mode read
+    /// of a TLC die).
+    #[inline]
+    pub fn read_for(&mut self, now: Ns, die: u32, t_read: Ns, bytes: u64) -> (Ns, Ns) {
         let d = die as usize;
         let start = now.max(self.die_busy[d]);
-        let sense_end = start + self.chan.cmd_ns + self.timing.t_read_of(page);
+        let sense_end = start + self.chan.cmd_ns + t_read;
         let x = self.xfer_ns(bytes);
         let ch = &mut self.channels[self.geo.channel_of(die) as usize];
         ch.prune(self.now);
@@ -315,13 +323,19 @@ impl Nand {
     /// multi-plane program) and program them in one tPROG. Returns the
     /// program's end. Data-in waits for the die (no cache program).
     pub fn program(&mut self, now: Ns, die: u32, bytes: u64) -> Ns {
+        self.program_for(now, die, bytes, self.timing.t_prog)
+    }
+
+    /// [`Nand::program`] with a program time of the caller's (an SLC-mode
+    /// program of a TLC die).
+    pub fn program_for(&mut self, now: Ns, die: u32, bytes: u64, t_prog: Ns) -> Ns {
         let d = die as usize;
         let x = self.xfer_ns(bytes);
         let ready = now.max(self.die_busy[d]) + self.chan.cmd_ns;
         let ch = &mut self.channels[self.geo.channel_of(die) as usize];
         ch.prune(self.now);
         let xs = ch.reserve(ready, x);
-        let done = xs + x + self.timing.t_prog;
+        let done = xs + x + t_prog;
         self.die_busy[d] = done;
         done
     }

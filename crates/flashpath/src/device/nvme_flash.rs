@@ -36,9 +36,8 @@
 //!   a Flush completes after its decode, and Linux does not send one
 //!   (nvme_set_queue_limits: no REQ_FLUSH without VWC).
 //!
-//! The block layer here sends reads, writes and discards only (no Flush or
-//! FUA through the driver yet); Flush is an [`Op`] of [`Command`] and FUA a
-//! method of this device, tested here.
+//! A Flush is an [`Op`] of [`Command`] and FUA its flag on a write, as
+//! the driver's request carries them (`driver::DriverRq::op`, `fua`).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -236,13 +235,7 @@ impl NvmeFlashSsd {
     /// One piece (at most MDTS) of a data command, decoded by `t`; `xfer`
     /// is its data's time on the link (None: the link is not booked here).
     fn piece(&mut self, t: Ns, op: Op, offset: u64, len: u32, xfer: Option<Ns>) -> Ns {
-        let cmd = Command {
-            op,
-            offset,
-            len,
-            hint: Default::default(),
-        };
-        let (lpn, n) = cmd.units();
+        let (lpn, n) = Command::of(op, offset, len).units();
         match op {
             Op::Read => {
                 let hits = self.ftl.stats().buffer_read_hits;
@@ -324,11 +317,18 @@ impl NvmeFlashSsd {
     /// The controller's DMA engine moves one command's data at a time in
     /// each direction, so the link's bandwidth is shared.
     pub fn submit_linked(&mut self, at: Ns, cmd: &Command, xfer: Ns) -> Completion {
+        self.command(at, cmd, Some(xfer))
+    }
+
+    /// Any command from `at`; `xfer` as [`Self::submit_linked`]'s (None:
+    /// the link is not booked here).
+    fn command(&mut self, at: Ns, cmd: &Command, xfer: Option<Ns>) -> Completion {
         match cmd.op {
-            Op::Read | Op::Write | Op::Trim => {
-                let x = (cmd.op != Op::Trim).then_some(xfer);
-                Completion::ok(self.data_command(at, cmd.op, cmd.offset, cmd.len, x))
+            Op::Write if cmd.fua => Completion::ok(self.fua_command(at, cmd, xfer)),
+            Op::Read | Op::Write => {
+                Completion::ok(self.data_command(at, cmd.op, cmd.offset, cmd.len, xfer))
             }
+            Op::Trim => Completion::ok(self.data_command(at, cmd.op, cmd.offset, cmd.len, None)),
             Op::Flush => Completion::ok(self.flush(at)),
             Op::WriteZeroes | Op::ZoneMgmt(_) | Op::ZoneAppend => Completion::unsupported(at),
         }
@@ -354,8 +354,16 @@ impl NvmeFlashSsd {
     /// on NAND (a volatile cache is drained for it; a power-loss protected
     /// one makes it an ordinary write).
     pub fn write_fua(&mut self, at: Ns, offset: u64, len: u32) -> Ns {
+        let cmd = Command {
+            fua: true,
+            ..Command::of(Op::Write, offset, len)
+        };
+        self.fua_command(at, &cmd, None)
+    }
+
+    fn fua_command(&mut self, at: Ns, cmd: &Command, xfer: Option<Ns>) -> Ns {
         self.stats.fua_writes += 1;
-        let buffered = self.data_command(at, Op::Write, offset, len, None);
+        let buffered = self.data_command(at, Op::Write, cmd.offset, cmd.len, xfer);
         if self.p.volatile_write_cache {
             self.ftl.flush(buffered)
         } else {
@@ -405,13 +413,7 @@ impl BlockBackend for NvmeFlashSsd {
         self.ftl.user_lpns() * UNIT
     }
     fn submit(&mut self, at: Ns, cmd: &Command) -> Completion {
-        match cmd.op {
-            Op::Read | Op::Write | Op::Trim => {
-                Completion::ok(self.data_command(at, cmd.op, cmd.offset, cmd.len, None))
-            }
-            Op::Flush => Completion::ok(self.flush(at)),
-            Op::WriteZeroes | Op::ZoneMgmt(_) | Op::ZoneAppend => Completion::unsupported(at),
-        }
+        self.command(at, cmd, None)
     }
 }
 
@@ -433,6 +435,15 @@ impl NvmeDevice {
             )?)))
         } else {
             Ok(NvmeDevice::Service(NvmeSsd::from_profile(p)?))
+        }
+    }
+
+    /// Identify Controller VWC: the flash SSD's `volatile_write_cache`; the
+    /// service-time model has no cache to report.
+    pub fn volatile_write_cache(&self) -> bool {
+        match self {
+            NvmeDevice::Service(_) => false,
+            NvmeDevice::Flash(f) => f.p.volatile_write_cache,
         }
     }
 

@@ -21,7 +21,7 @@
 
 use super::{BlkStatus, CompletionSignal, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverRq};
 use crate::device::ram::RamDevice;
-use crate::device::{BadBlocks, Command, UNIT};
+use crate::device::{BadBlocks, UNIT};
 use crate::profile::limits::{COST, RATE};
 use crate::profile::{range, Profile};
 use crate::types::Ddir;
@@ -118,9 +118,7 @@ impl<E> Driver<E> for Brd {
         self.bios += 1;
         // (brd itself has no bad blocks; `device.badblocks` fails the bio
         // as null_blk's would, after the same work.)
-        let status = self
-            .badblocks
-            .status(&Command::new(rq.ddir, rq.offset, rq.len));
+        let status = self.badblocks.status(&rq.command());
         ctx.complete(done, rq.tag, BlkStatus::from_device(status));
     }
 

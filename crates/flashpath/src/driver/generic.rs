@@ -10,7 +10,7 @@
 
 use super::{BlkStatus, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverRq};
 use crate::device::queue::{Dispatch, QueueDevice, QueueParams};
-use crate::device::{BadBlocks, BlockBackend, CapacityParams, Command};
+use crate::device::{BadBlocks, BlockBackend, CapacityParams};
 use crate::error::Result;
 use crate::profile::limits::{COST, QUEUES, QUEUE_DEPTH, RATE};
 use crate::profile::{range, Profile};
@@ -117,7 +117,7 @@ impl<E> Driver<E> for Generic {
         }
     }
     fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {
-        let cmd = Command::new(rq.ddir, rq.offset, rq.len);
+        let cmd = rq.command();
         let done = self
             .badblocks
             .outcome(&cmd, self.dev.submit(ctx.now(), &cmd));

@@ -15,6 +15,7 @@ pub mod ufs_qcom_qos;
 pub mod ufshpb;
 pub mod virtio;
 
+use crate::device::{Command, Op};
 use crate::host::pm_qos::CpuLatencyQos;
 use crate::host::task::Host;
 use crate::sim::queue::{EventQueue, Timer};
@@ -26,6 +27,17 @@ use crate::types::Ddir;
 pub struct DriverRq {
     /// Slab key of the request; the driver hands it back on completion.
     pub tag: u32,
+    /// The request's operation (req_op(rq): REQ_OP_READ, _WRITE, _FLUSH,
+    /// _DISCARD, _WRITE_ZEROES, include/linux/blk_types.h), which the
+    /// driver turns into its command (nvme_setup_cmd in
+    /// drivers/nvme/host/core.c switches on it).
+    pub op: Op,
+    /// REQ_FUA on a write: the device completes it once the data is on
+    /// stable media (nvme_setup_rw sets NVME_RW_FUA).
+    pub fua: bool,
+    /// The data direction (rq_data_dir), for the drivers' transfer and
+    /// accounting: a flush has none and travels as a write, as in Linux
+    /// (op_is_write(REQ_OP_FLUSH)).
     pub ddir: Ddir,
     /// Byte offset on the device and length.
     pub offset: u64,
@@ -34,6 +46,16 @@ pub struct DriverRq {
     pub polled: bool,
     /// CPU that submitted it (for per-CPU queues and interrupt routing).
     pub cpu: u32,
+}
+
+impl DriverRq {
+    /// The device command of this request: its operation, range and FUA.
+    pub fn command(&self) -> Command {
+        Command {
+            fua: self.fua,
+            ..Command::of(self.op, self.offset, self.len)
+        }
+    }
 }
 
 /// An event of the driver in use: each driver with events of its own
@@ -385,4 +407,24 @@ pub trait Driver<E> {
     fn max_discard_sectors(&self) -> u64 {
         u64::from(u32::MAX) >> 9
     }
+    /// The queue's write-cache flags the driver sets at probe
+    /// (blk_queue_write_cache(q, wc, fua): QUEUE_FLAG_WC, QUEUE_FLAG_FUA).
+    /// Without a volatile write cache the block layer completes flushes
+    /// itself, before any driver sees them (block/blk-flush.c). Devices
+    /// here report none unless their driver says otherwise.
+    fn write_cache(&self) -> WriteCache {
+        WriteCache::default()
+    }
+}
+
+/// A queue's write-cache flags (include/linux/blkdev.h QUEUE_FLAG_WC,
+/// QUEUE_FLAG_FUA).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WriteCache {
+    /// The device has a volatile write cache: REQ_PREFLUSH and flushes
+    /// reach it.
+    pub volatile: bool,
+    /// The device honours REQ_FUA itself (else the block layer follows a
+    /// FUA write with a flush).
+    pub fua: bool,
 }

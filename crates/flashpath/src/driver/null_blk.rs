@@ -7,7 +7,7 @@ use super::{
     BlkStatus, CompletionSignal, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq,
 };
 use crate::device::ram::RamDevice;
-use crate::device::{BadBlocks, BlockBackend, CapacityParams, Command, Completion};
+use crate::device::{BadBlocks, BlockBackend, CapacityParams, Completion};
 use crate::profile::limits::{COST, QUEUES, QUEUE_DEPTH};
 use crate::profile::{range, Profile};
 use crate::sim::{Ns, NS_PER_SEC};
@@ -121,7 +121,7 @@ impl NullBlk {
         // after submission. Modes 0 and 1 complete at once (inline, or from
         // the submitting CPU's softirq): the host path adds those costs.
         let now = ctx.now();
-        let cmd = Command::new(rq.ddir, rq.offset, rq.len);
+        let cmd = rq.command();
         let done = if self.irqmode == 2 {
             self.dev.submit(now, &cmd)
         } else {

@@ -19,7 +19,9 @@
 //! (`driver.classic_poll_irq`); with it off and no poll queues, the queue
 //! cannot poll (v5.0+: `REQ_HIPRI` needs a poll queue).
 
-use super::{BlkStatus, CompletionSignal, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverRq};
+use super::{
+    BlkStatus, CompletionSignal, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverRq, WriteCache,
+};
 use crate::device::nvme_flash::NvmeDevice;
 use crate::device::{BadBlocks, BlockBackend, Command};
 use crate::link::pcie::Pcie;
@@ -135,6 +137,17 @@ impl<E> Driver<E> for Nvme {
     fn polled_irq(&self) -> bool {
         self.poll_queues == 0 && self.classic_poll_irq
     }
+    /// blk_queue_write_cache(q, vwc, vwc) (drivers/nvme/host/core.c,
+    /// nvme_set_queue_limits): an NVMe disk has a write cache to flush, and
+    /// FUA, exactly when the controller reports a volatile write cache. The
+    /// service-time model has none.
+    fn write_cache(&self) -> WriteCache {
+        let vwc = self.ssd.volatile_write_cache();
+        WriteCache {
+            volatile: vwc,
+            fua: vwc,
+        }
+    }
     fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {
         self.commands += 1;
         self.doorbells += 1;
@@ -142,7 +155,7 @@ impl<E> Driver<E> for Nvme {
             self.polled_commands += 1;
         }
         let (before, _) = self.link_ns(rq.len);
-        let cmd = Command::new(rq.ddir, rq.offset, rq.len);
+        let cmd = rq.command();
         let done = self.badblocks.outcome(
             &cmd,
             self.ssd.serve(

@@ -73,9 +73,7 @@ impl<E> Driver<E> for Sdhci {
         self.completed += 1;
         // The card's R1 error bits (a bad sector: an ECC failure) end the
         // request with BLK_STS_IOERR (mmc_blk_mq_complete_rq).
-        let status = self
-            .badblocks
-            .status(&Command::new(rq.ddir, rq.offset, rq.len));
+        let status = self.badblocks.status(&rq.command());
         ctx.complete(self.free_at, rq.tag, BlkStatus::from_device(status));
     }
     fn counters(&self) -> serde_json::Value {

@@ -31,7 +31,7 @@
 
 use super::{BlkStatus, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverRq};
 use crate::device::ram::RamDevice;
-use crate::device::{BadBlocks, BlockBackend, CapacityParams, Command};
+use crate::device::{BadBlocks, BlockBackend, CapacityParams};
 use crate::error::Result;
 use crate::profile::limits::{COST, QUEUES, RATE};
 use crate::profile::{range, Profile};
@@ -262,7 +262,7 @@ impl<E> Driver<E> for VirtioBlk {
     fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {
         self.kicks += 1;
         let now = ctx.now();
-        let cmd = Command::new(rq.ddir, rq.offset, rq.len);
+        let cmd = rq.command();
         let served = match self.place(now, ctx) {
             None => self.host.submit(now, &cmd),
             Some(v) if self.iothread_preempts => {

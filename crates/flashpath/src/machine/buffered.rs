@@ -60,6 +60,7 @@ impl CacheCtx for CacheIo<'_> {
             contiguous: PAGE_SIZE,
             mapped: false,
             error: 0,
+            fua: false,
             kind: if writeback {
                 RqKind::Writeback
             } else {

@@ -215,6 +215,7 @@ impl Machine {
             max_inflight,
         );
         block.max_discard_sectors = parts.driver.max_discard_sectors();
+        block.write_cache = parts.driver.write_cache();
         Machine {
             queue: EventQueue::with_capacity(4 * max_inflight + 16),
             host: Host::new(

@@ -6,11 +6,12 @@
 
 use super::{blk_ctx, Ev, Machine};
 use crate::block::complete::Completion;
+use crate::block::flush::flush_policy;
 use crate::block::{Request, RqKind};
 use crate::driver::{BlkStatus, CompletionSignal};
 use crate::host::task::TaskState;
 use crate::sim::Ns;
-use crate::types::IoUnit;
+use crate::types::{Ddir, IoUnit};
 use crate::workload::fio::{ExitWhat, IoEngine, Step};
 
 impl Machine {
@@ -198,12 +199,45 @@ impl Machine {
     fn fsync_call(&mut self, tid: u32, now: Ns) -> Option<Ns> {
         let entered = self.host.enter_kernel(tid, now);
         self.threads[tid as usize].fio.sync_started(now);
-        if !self.buffered_fsync(tid, entered) {
+        if !self.fsync_wait(tid, entered) {
             return None;
         }
         let end = self.host.exit_kernel(tid, entered);
         self.threads[tid as usize].fio.sync_returned(end);
         Some(end)
+    }
+
+    /// fsync from `now` in the kernel: a buffered job's page cache is
+    /// written back; a direct job's block device has nothing cached in the
+    /// host, and blkdev_fsync's blkdev_issue_flush flushes the device's
+    /// write cache. Returns false if the thread sleeps.
+    fn fsync_wait(&mut self, tid: u32, now: Ns) -> bool {
+        if self.threads[tid as usize].fio.buffered {
+            self.buffered_fsync(tid, now)
+        } else {
+            self.device_flush(tid, now)
+        }
+    }
+
+    /// blkdev_issue_flush from `now`: an empty REQ_PREFLUSH bio. A queue
+    /// without a volatile write cache ends it in blk_insert_flush (no
+    /// flush policy: blk_mq_end_request) before any driver sees it; one
+    /// with it sends the driver a flush request (REQ_OP_FLUSH), and the
+    /// thread sleeps until it completes (submit_bio_wait). Returns false
+    /// if the thread sleeps.
+    fn device_flush(&mut self, tid: u32, now: Ns) -> bool {
+        if flush_policy(self.block.write_cache, false, true, false).is_empty() {
+            return true;
+        }
+        let end = self
+            .host
+            .run_task(tid, now, 0, self.block.submit_work(&self.host));
+        let cpu = self.host.task_cpu(tid);
+        let key = self.block.rqs.insert(Request::flush(tid, cpu, end));
+        let mapped = self.submit_rq(key, cpu, end);
+        self.host.account_sys(tid, mapped - end);
+        self.host.block_on_io(tid, mapped, &*self.driver);
+        false
     }
 
     /// fio's null engine: the I/O completes in user space, no kernel.
@@ -260,7 +294,14 @@ impl Machine {
             fio.polled,
             fio.buf_contiguous,
         ));
+        if fio.fua_writes && unit.ddir == Ddir::Write {
+            self.block.rqs.get_mut(key).fua = true;
+        }
         fio.queued();
+        if unit.ddir == Ddir::Write {
+            // fsync=N counts issued writes (io_u.c: io_issues[DDIR_WRITE]).
+            fio.write_done();
+        }
         self.submitted_ios += 1;
         fio.count_think();
         // dma_map_sg in the driver's queue_rq, inline on the thread's core
@@ -310,7 +351,7 @@ impl Machine {
                 self.host.block_on_io(tid, now, &*self.driver);
             }
             Step::Done { end_fsync } => {
-                if end_fsync && !self.buffered_fsync(tid, now) {
+                if end_fsync && !self.fsync_wait(tid, now) {
                     return;
                 }
                 self.finish(tid, now);
@@ -460,6 +501,21 @@ impl Machine {
                 let woken = self.wake_thread_from(thread, cpu, start, at);
                 if woken.waker_may_idle {
                     let busy = self.host.busy_until(cpu);
+                    self.cpu_idle(cpu, busy);
+                }
+            }
+            Completion::Signalled {
+                kind: RqKind::Flush,
+                thread,
+                cpu,
+                start,
+                at,
+            } => {
+                // submit_bio_wait returns: the fsync goes on.
+                self.block.rqs.remove(key);
+                let woken = self.wake_thread_from(thread, cpu, start, at);
+                if woken.waker_may_idle {
+                    let busy = self.host.cpu(cpu).busy_until;
                     self.cpu_idle(cpu, busy);
                 }
             }

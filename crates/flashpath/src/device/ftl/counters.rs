@@ -16,7 +16,7 @@ impl FlashDevice {
     /// Map cache, write amplification and GC: the `ftl` object.
     pub fn ftl_counters(&self) -> serde_json::Value {
         let s = self.stats();
-        serde_json::json!({
+        let mut v = serde_json::json!({
             "map_hits": s.map_hits,
             "map_misses": s.map_misses,
             "map_hit_ratio": s.map_hit_ratio(),
@@ -26,7 +26,18 @@ impl FlashDevice {
             "hpb_stale": s.hpb_stale,
             "waf": s.waf(),
             "gc_runs": s.gc_runs,
-        })
+        });
+        // Only a device with an SLC cache shows it (the others' JSON stays).
+        if let Some(c) = self.slc_stats() {
+            v["slc"] = serde_json::json!({
+                "slc_rows": c.slc_rows,
+                "direct_rows": c.direct_rows,
+                "folded_idle_rows": c.folded_idle_rows,
+                "folded_foreground_rows": c.folded_foreground_rows,
+                "resident_rows": (0..self.dies).map(|d| u64::from(self.slc_rows(d))).sum::<u64>(),
+            });
+        }
+        v
     }
 
     /// Die and channel waits of reads: the `nand` object; `read_bytes` is

@@ -22,6 +22,7 @@ pub mod analytic;
 mod counters;
 mod gc;
 pub mod map_cache;
+pub mod slc;
 pub mod sparse;
 mod views;
 mod write;
@@ -210,6 +211,13 @@ pub struct FlashDevice {
     /// The run seed, for device-side random streams (none yet: the model is
     /// deterministic given the request sequence).
     seed: u64,
+    /// Blocks of each die in the FTL's pool (all but the static SLC
+    /// region's).
+    pool: u32,
+    /// Mapped (written, not trimmed) LPNs of each die: the SLC cache's
+    /// dynamic region lives in the rest.
+    mapped: Vec<u64>,
+    slc: Option<slc::Slc>,
 }
 
 impl FlashDevice {
@@ -226,6 +234,17 @@ impl FlashDevice {
         let epm = p.entries_per_map_page();
         let map_pages = user_lpns.div_ceil(epm) as u32;
         let phys = p.physical_units();
+        // The static SLC region's blocks (the last of each die) never join
+        // the free pool.
+        let pool = blocks_per_die
+            - p.slc.map_or(0, |s| {
+                slc::static_blocks(
+                    &s,
+                    dies,
+                    u64::from(g.planes_per_die) * u64::from(g.page_bytes),
+                    g.pages_per_block,
+                )
+            });
         let mut dev = FlashDevice {
             nand: Nand::new(g, p.timing, p.channel),
             dies,
@@ -247,7 +266,7 @@ impl FlashDevice {
             p2l: (0..nblocks).map(|_| None).collect(),
             die_state: (0..dies)
                 .map(|_| DieState {
-                    free: (0..blocks_per_die).collect(),
+                    free: (0..pool).collect(),
                     user: Frontier {
                         block: NONE,
                         next: 0,
@@ -269,6 +288,15 @@ impl FlashDevice {
             clock: 0,
             scratch: Vec::with_capacity(64),
             seed,
+            pool,
+            mapped: vec![0; dies as usize],
+            slc: p.slc.map(|s| {
+                slc::Slc::new(
+                    s,
+                    dies,
+                    u64::from(g.planes_per_die) * u64::from(g.page_bytes),
+                )
+            }),
             p,
         };
         if dev.p.prefilled {
@@ -414,7 +442,8 @@ impl FlashDevice {
             }
             let ds = &mut self.die_state[d as usize];
             ds.free.clear();
-            ds.free.extend(nblocks..self.blocks_per_die);
+            ds.free.extend(nblocks..self.pool);
+            self.mapped[d as usize] = count;
         }
     }
 
@@ -498,6 +527,8 @@ impl FlashDevice {
         let old = self.l2p_set(lpn, ppn);
         if old != NONE {
             self.invalidate(old);
+        } else {
+            self.mapped[die as usize] += 1;
         }
         let b = self.block_of(ppn);
         self.valid[b] += 1;
@@ -557,6 +588,7 @@ impl FlashDevice {
     /// (on the controller side of the channel).
     pub fn read(&mut self, now: Ns, lpn: u64, npages: u32) -> Ns {
         self.check_range(lpn, npages);
+        self.slc_host_arrival(now);
         self.nand.set_now(now);
         self.scratch.clear();
         let mut done = now;
@@ -651,6 +683,7 @@ impl FlashDevice {
     /// Returns (done, every entry was valid).
     pub fn read_hpb(&mut self, now: Ns, lpn: u64, ppns: &[Ppn]) -> (Ns, bool) {
         self.check_range(lpn, ppns.len() as u32);
+        self.slc_host_arrival(now);
         self.nand.set_now(now);
         self.scratch.clear();
         let mut done = now;

@@ -10,6 +10,7 @@ impl FlashDevice {
     /// write buffer; waits for space when the buffer is full.
     pub fn write(&mut self, now: Ns, lpn: u64, npages: u32) -> Ns {
         self.check_range(lpn, npages);
+        self.slc_host_arrival(now);
         self.nand.set_now(now);
         let mut t = now;
         for l in lpn..lpn + u64::from(npages) {
@@ -89,7 +90,8 @@ impl FlashDevice {
         self.buf_pending -= n;
         let end = if self.timed {
             self.stats.nand_programs_data += 1;
-            self.nand.program(t, die, self.row_bytes)
+            let t_prog = self.slc_admit(die, t);
+            self.nand.program_for(t, die, self.row_bytes, t_prog)
         } else {
             t
         };
@@ -113,6 +115,7 @@ impl FlashDevice {
 
     /// Flush everything buffered; returns when all of it is on NAND.
     pub fn flush(&mut self, now: Ns) -> Ns {
+        self.slc_host_arrival(now);
         self.nand.set_now(now);
         for d in 0..self.dies {
             self.flush_die(d, now);
@@ -129,6 +132,7 @@ impl FlashDevice {
     /// map update is done (a map-page miss costs its read).
     pub fn trim(&mut self, now: Ns, lpn: u64, npages: u32) -> Ns {
         self.check_range(lpn, npages);
+        self.slc_host_arrival(now);
         self.nand.set_now(now);
         let mut done = now;
         for l in lpn..lpn + u64::from(npages) {
@@ -145,6 +149,7 @@ impl FlashDevice {
             let old = self.l2p_set(l, NONE);
             if old != NONE {
                 self.invalidate(old);
+                self.mapped[die] -= 1;
                 let mp = (l / self.entries_per_map_page) as usize;
                 self.map_gen[mp] = self.map_gen[mp].wrapping_add(1);
                 if self.timed {

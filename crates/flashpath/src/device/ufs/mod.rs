@@ -116,6 +116,12 @@ impl UfsDevice {
         self.ftl.write(at, lpn, blocks)
     }
 
+    /// SYNCHRONIZE CACHE decoded at `t`: when everything buffered is on
+    /// NAND (the device's write buffer is its volatile cache).
+    pub fn flush(&mut self, t: Ns) -> Ns {
+        self.ftl.flush(t)
+    }
+
     /// An UNMAP decoded at `t`.
     pub fn trim(&mut self, t: Ns, lpn: u64, blocks: u32) -> Ns {
         if let Some(h) = &mut self.hpb {

@@ -40,7 +40,7 @@ pub use cq::{qsr_wait, Event};
 
 use super::{BlkStatus, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
 use crate::device::emmc::EmmcCard;
-use crate::device::{BadBlocks, Command};
+use crate::device::BadBlocks;
 use crate::error::Result;
 use crate::host::cpu::HostCosts;
 use crate::link::emmc::{EmmcBus, EmmcBusParams};
@@ -159,10 +159,7 @@ impl Mmc {
 
     /// How request `rq` ends on this card.
     fn status_of(&self, rq: &DriverRq) -> BlkStatus {
-        BlkStatus::from_device(
-            self.badblocks
-                .status(&Command::new(rq.ddir, rq.offset, rq.len)),
-        )
+        BlkStatus::from_device(self.badblocks.status(&rq.command()))
     }
 
     /// `host`: the host's costs, whose wake-up and switch a synchronous

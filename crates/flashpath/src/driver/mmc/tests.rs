@@ -1,7 +1,7 @@
 use super::cq::Activity;
 use super::*;
 use crate::device::emmc::EmmcCard;
-use crate::device::{FlashDevice, FlashParams};
+use crate::device::{FlashDevice, FlashParams, Op};
 use crate::driver::DeviceSignal;
 use crate::sim::queue::EventQueue;
 
@@ -56,6 +56,8 @@ const T0: Ns = 1_000_000;
 fn rq(tag: u32, lpn: u64) -> DriverRq {
     DriverRq {
         tag,
+        op: Op::Read,
+        fua: false,
         ddir: Ddir::Read,
         offset: lpn * BLOCK,
         len: 4096,
@@ -138,6 +140,8 @@ fn queued_reads_on_two_dies_overlap_tr_with_one_transfer() {
 fn rq32(tag: u32, lpn: u64, ddir: Ddir) -> DriverRq {
     DriverRq {
         tag,
+        op: Op::of_ddir(ddir),
+        fua: false,
         ddir,
         offset: lpn * BLOCK,
         len: 32768,

@@ -22,9 +22,12 @@ pub mod clk_scaling;
 pub use clk_scaling::ClkScaling;
 
 use super::ufshpb::{Hpb, HpbParams, HpbRsp, Prep};
-use super::{BlkStatus, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
+use super::{
+    BlkStatus, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq, WriteCache,
+};
 use crate::device::ufs::{ReadStart, UfsDevice};
-use crate::device::{BadBlocks, Command};
+use crate::device::BadBlocks;
+use crate::device::Op;
 use crate::error::Result;
 use crate::link::ufs::{UfsLink, UfsLinkParams, HPB_SENSE_BYTES, UPIU_HEADER_BYTES};
 use crate::profile::limits::{COST, DELAY};
@@ -59,6 +62,9 @@ struct Counters {
     reads: u64,
     writes: u64,
     trims: u64,
+    /// SYNCHRONIZE CACHE commands and writes with FUA.
+    flushes: u64,
+    fua_writes: u64,
     read_buffers: u64,
     rsp_with_hpb: u64,
     read_map_misses: u64,
@@ -219,6 +225,12 @@ impl Ufs {
         let lpn = rq.offset / BLOCK;
         let blocks = (u64::from(rq.len).div_ceil(BLOCK)) as u32;
         let t = self.command(now);
+        if rq.op == Op::Flush {
+            // SYNCHRONIZE CACHE: no data phase.
+            self.c.flushes += 1;
+            let done = self.dev.flush(t);
+            return Some(self.respond(done));
+        }
         let data_done = match rq.ddir {
             Ddir::Read => {
                 self.c.reads += 1;
@@ -257,7 +269,16 @@ impl Ufs {
                 let data = self
                     .link
                     .send_down(rtt, UPIU_HEADER_BYTES + u64::from(rq.len));
-                self.dev.write(data, lpn, blocks)
+                let buffered = self.dev.write(data, lpn, blocks);
+                if rq.fua {
+                    // WRITE(10) with FUA: the response waits for the data
+                    // on NAND (the model drains the buffer for it, as the
+                    // NVMe flash SSD does).
+                    self.c.fua_writes += 1;
+                    self.dev.flush(buffered)
+                } else {
+                    buffered
+                }
             }
             Ddir::Trim => {
                 self.c.trims += 1;
@@ -288,10 +309,7 @@ impl Ufs {
 
     fn post(&mut self, at: Ns, rsp: HpbRsp, rq: &DriverRq, ctx: &mut DriverCtx<'_, impl Sized>) {
         let tag = rq.tag;
-        let status = BlkStatus::from_device(
-            self.badblocks
-                .status(&Command::new(rq.ddir, rq.offset, rq.len)),
-        );
+        let status = BlkStatus::from_device(self.badblocks.status(&rq.command()));
         if rsp.is_empty() && self.clk.is_some() {
             ctx.schedule(at, Event::Done { tag, status });
         } else if rsp.is_empty() {
@@ -397,6 +415,16 @@ impl<E> Driver<E> for Ufs {
     fn info(&self) -> DiskInfo {
         DiskInfo::single_queue(&self.name, self.dev.capacity(), self.slots, self.cpu)
     }
+    /// sd_read_cache_type (drivers/scsi/sd.c) reads the caching mode
+    /// page's WCE and DPOFUA: a UFS device keeps its write cache on and
+    /// takes FUA on WRITE(10) (JESD220, the FUA bit of WRITE(10)), so sd
+    /// sets blk_queue_write_cache(q, true, true).
+    fn write_cache(&self) -> WriteCache {
+        WriteCache {
+            volatile: true,
+            fua: true,
+        }
+    }
     fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {
         if let Some(q) = &mut self.qos {
             // Gated since the last request: ufs_qcom_setup_clocks(off)
@@ -471,6 +499,11 @@ impl<E> Driver<E> for Ufs {
         }
         if let Some(q) = &self.qos {
             v["qcom_qos_votes"] = serde_json::json!(q.votes_cast);
+        }
+        // Only a run that flushed shows it (the others' JSON stays).
+        if self.c.flushes + self.c.fua_writes > 0 {
+            v["flushes"] = serde_json::json!(self.c.flushes);
+            v["fua_writes"] = serde_json::json!(self.c.fua_writes);
         }
         if let Some(h) = &self.hpb {
             let st = h.stats;

@@ -248,6 +248,10 @@ pub struct JobSpec {
     pub invalidate: bool,
     /// end_fsync or fsync_on_close: fsync the file before the job ends.
     pub end_fsync: bool,
+    /// sync=1 / sync / dsync: the file is opened O_SYNC or O_DSYNC (fio's
+    /// filesetup.c), so a direct write on a block device carries REQ_FUA
+    /// (block/fops.c dio_bio_write_op: iocb_is_dsync).
+    pub o_sync: bool,
     /// fsync=N / fdatasync=N: a sync after every N writes (0: none).
     pub fsync_blocks: u32,
     /// fadvise_hint: the advice fio gives the kernel at open.
@@ -408,6 +412,7 @@ impl Default for JobSpec {
             ioengine: IoEngine::Psync,
             direct: false,
             invalidate: true,
+            o_sync: false,
             end_fsync: false,
             fsync_blocks: 0,
             fadvise_hint: FadviseHint::ByPattern,

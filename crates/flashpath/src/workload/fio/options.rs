@@ -1165,7 +1165,7 @@ pub static OPTIONS: &[OptDef] = &[
         "sync",
         &[],
         STR.values(&["none", "0", "sync", "1", "dsync"]),
-        Handling::RefuseUnless(&["none", "0"]),
+        sets(|s, g| s.o_sync = !matches!(g.v(), "none" | "0")),
     ),
     o(
         "write_hint",

@@ -263,10 +263,12 @@ pub fn check_modelled(jobs: &JobFile) -> Result<()> {
         let buffered = !spec.direct && spec.ioengine != IoEngine::Null;
         let refused = if buffered && spec.ioengine == IoEngine::IoUring {
             Some("io_uring with buffered I/O (direct=0: reads that miss the page cache go to io-wq workers) is not modelled by flashpath; set direct=1 or use libaio/psync")
-        } else if spec.fsync_blocks > 0 && !buffered {
-            Some("fsync=N / fdatasync=N with direct=1 or ioengine=null (only a device cache flush) is not modelled by flashpath")
-        } else if spec.end_fsync && !buffered {
-            Some("end_fsync / fsync_on_close with direct=1 or ioengine=null (only a device cache flush) is not modelled by flashpath")
+        } else if spec.o_sync && buffered {
+            Some("sync=1 / sync=dsync with direct=0 (O_SYNC buffered writes: a writeback and a cache flush in every write) is not modelled by flashpath; set direct=1")
+        } else if spec.fsync_blocks > 0 && spec.ioengine == IoEngine::Null {
+            Some("fsync=N / fdatasync=N with ioengine=null (fio opens no file to sync) is not modelled by flashpath")
+        } else if spec.end_fsync && spec.ioengine == IoEngine::Null {
+            Some("end_fsync / fsync_on_close with ioengine=null (fio opens no file to sync) is not modelled by flashpath")
         } else {
             None
         };

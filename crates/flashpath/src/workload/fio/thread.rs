@@ -165,6 +165,8 @@ pub struct FioThread {
 
     /// direct=0: reads and writes go through the page cache.
     pub buffered: bool,
+    /// sync=1 / dsync on a direct job: its writes carry REQ_FUA.
+    pub fua_writes: bool,
     /// fio's invalidate=1: drop the disk's clean cached pages at open.
     pub invalidate: bool,
     /// end_fsync / fsync_on_close: fsync before the job ends; done once.
@@ -319,6 +321,7 @@ impl FioThread {
             sample_bytes: [0; 3],
             sample_ios: [0; 3],
             buffered: !spec.direct && spec.ioengine != IoEngine::Null,
+            fua_writes: spec.o_sync && spec.direct && spec.ioengine != IoEngine::Null,
             invalidate: spec.invalidate,
             end_fsync: spec.end_fsync,
             fsync_done: false,
@@ -470,7 +473,9 @@ impl FioThread {
         } else if self.inflight > 0 {
             Step::Wait
         } else {
-            let end_fsync = self.buffered && self.end_fsync && !self.fsync_done;
+            // (Setup refuses end_fsync on the null engine, which has no
+            // file: every other job's fsync reaches the kernel.)
+            let end_fsync = self.end_fsync && !self.fsync_done;
             self.fsync_done |= end_fsync;
             Step::Done { end_fsync }
         }
@@ -742,8 +747,8 @@ impl FioThread {
         }
     }
 
-    /// A buffered write returned: fsync=N counts it, and after the N-th
-    /// the next io_u is a sync.
+    /// A buffered write returned, or a direct one was issued: fsync=N
+    /// counts it, and after the N-th the next io_u is a sync.
     pub fn write_done(&mut self) {
         if self.fsync_blocks > 0 {
             self.writes_since_sync += 1;

@@ -161,3 +161,13 @@ def test_verify_state_load_reads_the_job_as_a_read_job(tmp_path: Path) -> None:
     doc, ops = run_ours(tmp_path, "rw=read\nsize=512k\nverify=md5\nverify_state_load=1\n")
     assert totals(doc) == (128, 512 << 10, 0, 0)
     assert runs(ops) == ["128r"]
+
+
+def test_verify_async_does_the_same_reads(tmp_path: Path) -> None:
+    # verify.c: verify_async only moves the data check to other threads.
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    doc, ops = run_ours(tmp_path / "a", BACKLOG.format(n=32) + "verify_async=4\n")
+    plain_doc, plain_ops = run_ours(tmp_path / "b", BACKLOG.format(n=32))
+    assert ops == plain_ops
+    assert totals(doc) == totals(plain_doc) == (256, 1 << 20, 256, 1 << 20)

@@ -386,7 +386,7 @@ impl IoStream {
         }
         let get = if self.batch_left > 0 {
             true
-        } else if self.hist_len % self.backlog == 0 && self.last_ddir != Some(Ddir::Read) {
+        } else if self.hist_len.is_multiple_of(self.backlog) && self.last_ddir != Some(Ddir::Read) {
             self.batch_left = if self.backlog_batch > 0 {
                 self.backlog_batch
             } else {

@@ -190,6 +190,7 @@ fn trace_section(jobs: &JobFile, results: &[crate::report::JobResult]) -> serde_
             "flushes_not_simulated": t.flushes,
             "other_devices_left_out": t.other_devices,
             "empty_left_out": t.empty,
+            "events_replayed": t.events,
             "recorded_ios_with_completion": t.recorded.samples(),
             "recorded_max_depth": t.max_depth,
             "recorded_lat_ns_percentiles": pct(&t.recorded),
@@ -220,6 +221,14 @@ fn trace_notes(section: &serde_json::Value) -> Vec<String> {
         let other = t["other_devices_left_out"].as_u64().unwrap_or(0);
         if other > 0 {
             s += &format!("; {other} records of other devices left out");
+        }
+        // A trace filtered to one action has no queue events: say which
+        // events stood for the I/Os.
+        if let Some(ev) = t["events_replayed"]
+            .as_str()
+            .filter(|e| !e.starts_with("queue"))
+        {
+            s += &format!("; the trace has no queue (Q) events: its {ev} events were replayed");
         }
         notes.push(s);
         if let (Some(rec), Some(sim)) = (

@@ -369,6 +369,17 @@ pub struct JobSpec {
     /// reads); read jobs check their data inline (host CPU only).
     pub verify: Option<String>,
     pub do_verify: bool,
+    /// verify_backlog=N: a writing job with do_verify reads back its
+    /// logged writes while it writes, every N writes (io_u.c
+    /// check_get_verify); 0 verifies only after the write phase.
+    pub verify_backlog: u64,
+    /// verify_backlog_batch: how many of them per round (0: N).
+    pub verify_batch: u64,
+    /// flow_id, flow (the job's weight, 0: no flow control) and
+    /// flow_sleep (ns): fio's flow control between jobs (flow.c).
+    pub flow_id: u64,
+    pub flow: u64,
+    pub flow_sleep: u64,
     /// wait_for=NAME: start only after that job has finished.
     pub wait_for: Option<String>,
     /// exit_what (with exitall): "group", "stonewall" or "all".
@@ -473,6 +484,11 @@ impl Default for JobSpec {
             percentage_random: [100; 3],
             verify: None,
             do_verify: true,
+            verify_backlog: 0,
+            verify_batch: 0,
+            flow_id: 0,
+            flow: 0,
+            flow_sleep: 0,
             wait_for: None,
             exit_what: "group".to_string(),
             cpus_allowed_split: false,

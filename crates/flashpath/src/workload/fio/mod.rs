@@ -10,6 +10,7 @@ mod bc;
 mod callbacks;
 mod draft;
 pub mod errors;
+pub mod flow;
 mod ini;
 pub mod job;
 pub mod layout;

@@ -893,27 +893,32 @@ pub static OPTIONS: &[OptDef] = &[
     .cb(Cb::Pattern),
     o("verify_fatal", &[], BOOL, Handling::Ignore),
     o("verify_dump", &[], BOOL, Handling::Ignore),
-    o("verify_async", &[], INT, Handling::RefuseUnless(&["0"])),
-    o("verify_backlog", &[], VAL, Handling::RefuseUnless(&["0"])),
+    // verify_async=N hands the data check of a verify read to N threads
+    // (verify.c verify_async_thread): the same reads; the simulator does
+    // not model the check's CPU time, inline or not.
+    o("verify_async", &[], INT, Handling::Ignore),
+    o(
+        "verify_backlog",
+        &[],
+        VAL,
+        sets(|s, g| s.verify_backlog = g.n()),
+    ),
     o(
         "verify_backlog_batch",
         &[],
         INT,
-        Handling::Inert("verify_backlog"),
+        sets(|s, g| s.verify_batch = g.n()),
     ),
-    o(
-        "experimental_verify",
-        &[],
-        BOOL,
-        Handling::RefuseUnless(&["0"]),
-    ),
-    // Loads a verify state file to resume from (verify.c).
-    o(
-        "verify_state_load",
-        &[],
-        BOOL,
-        Handling::RefuseUnless(&["0"]),
-    ),
+    // fio logs no writes and, after the write phase, regenerates the
+    // job's offsets from its seeds to read them back (backend.c do_verify
+    // with experimental_verify): the same reads, in the same order, as
+    // the simulator's verify pass, which replays the job's own offset
+    // sequence (stream.rs).
+    o("experimental_verify", &[], BOOL, Handling::Ignore),
+    // Loads a verify state file (verify.c verify_load_state): it only
+    // narrows which of the blocks the job reads are checked, so the I/O is
+    // the same.
+    o("verify_state_load", &[], BOOL, Handling::Ignore),
     o("verify_state_save", &[], BOOL, Handling::Ignore),
     o(
         "trim_percentage",
@@ -1463,9 +1468,15 @@ pub static OPTIONS: &[OptDef] = &[
             }
         }),
     ),
-    o("flow_id", &[], INT, Handling::RefuseUnless(&["0"])),
-    o("flow", &[], INT.max(1000), Handling::RefuseUnless(&["0"])),
-    o("flow_sleep", &[], INT, Handling::RefuseUnless(&["0"])),
+    o("flow_id", &[], INT, sets(|s, g| s.flow_id = g.n())),
+    o("flow", &[], INT.max(1000), sets(|s, g| s.flow = g.n())),
+    // Microseconds (options.c: flow_sleep, "usleep" in flow.c).
+    o(
+        "flow_sleep",
+        &[],
+        INT,
+        sets(|s, g| s.flow_sleep = us_to_ns(g.n())),
+    ),
     o(
         "steadystate",
         &["ss"],
@@ -1493,12 +1504,7 @@ pub static OPTIONS: &[OptDef] = &[
     // Hidden in 3.33's --cmdhelp=all but accepted by its parser (found by
     // running `fio --parse-only` on each name in the binary's strings).
     o("threads", &[], INT, Handling::Ignore),
-    o(
-        "flow_watermark",
-        &[],
-        SOFT_DEPRECATED,
-        Handling::Inert("flow"),
-    ),
+    o("flow_watermark", &[], SOFT_DEPRECATED, Handling::Ignore),
     // Deprecated in 3.33: SOFT_DEPRECATED options are accepted and do
     // nothing, DEPRECATED ones always fail (parse.c __handle_option).
     o("verifysort", &[], SOFT_DEPRECATED, Handling::Ignore),

@@ -2,10 +2,12 @@
 //! is a thread with its CPU, its wave (jobs after a `stonewall` start when
 //! the previous wave is done), its reporting group and its I/O source.
 
+use super::flow::{FlowGroup, FlowMember};
 use super::ThreadPlan;
 use crate::error::{InputError, Result};
 use crate::workload::fio::{IoStream, JobFile, JobSpec};
 use crate::workload::IoSource;
+use std::rc::Rc;
 
 /// Makes a job clone's I/O source: `(spec, file start, file length, run
 /// seed, clone index)`.
@@ -64,6 +66,8 @@ pub fn plan_threads(
     let mut wave = 0u32;
     let mut group = 0u32;
     let mut next_cpu = 0u32;
+    // flow.c flow_get: one group per flow_id, shared by its jobs' clones.
+    let mut flows: Vec<(u64, Rc<FlowGroup>)> = Vec::new();
     for (si, spec) in jobs.jobs.iter().enumerate() {
         if si > 0 && spec.stonewall {
             wave += 1;
@@ -103,6 +107,17 @@ pub fn plan_threads(
                 groupid: group,
                 source: make_source(spec, start, len, seed, clone),
                 file_start: start,
+                flow: (spec.flow > 0).then(|| {
+                    let group = match flows.iter().find(|(id, _)| *id == spec.flow_id) {
+                        Some((_, g)) => g.clone(),
+                        None => {
+                            let g = FlowGroup::new();
+                            flows.push((spec.flow_id, g.clone()));
+                            g
+                        }
+                    };
+                    FlowMember::new(group, spec.flow)
+                }),
             });
         }
     }

@@ -93,6 +93,22 @@ pub struct IoStream {
     /// stream's work is done (fio verifies after the write phase, in write
     /// order when there is a random map: backend.c do_verify, io_hist_list).
     verify: Option<Box<IoStream>>,
+    /// Writes logged for verify and not yet read back (fio's
+    /// io_hist_len): the replica's next `hist_len` writes.
+    hist_len: u64,
+    /// verify_backlog and verify_backlog_batch (0: none / the backlog).
+    backlog: u64,
+    backlog_batch: u64,
+    /// Verify reads left in the current backlog round (td->verify_batch).
+    batch_left: u64,
+    /// Direction of the last I/O (td->last_ddir; fio sets it at
+    /// completion, the stream at issue: the same at iodepth=1).
+    last_ddir: Option<Ddir>,
+    /// With verify and loops: bytes per pass, and where this pass ends.
+    /// fio verifies after every pass (backend.c thread_main runs do_io
+    /// then do_verify in each keep_running round).
+    loop_bytes: u64,
+    loop_end: u64,
 }
 
 fn min_of(b: &BlockSize) -> u64 {
@@ -202,10 +218,10 @@ impl IoStream {
             .unwrap_or(min_bs)
             .min(file_len.max(1));
         let nblocks = file_len / gran;
+        let per_loop = spec.io_size.unwrap_or(file_len * nfiles);
         let budget = if spec.time_based {
             None
         } else {
-            let per_loop = spec.io_size.unwrap_or(file_len * nfiles);
             Some(per_loop.saturating_mul(u64::from(spec.loops.max(1))))
         };
         let name = |p: &str| format!("job{clone_index}.{p}");
@@ -322,15 +338,26 @@ impl IoStream {
                     clone_index,
                 ))
             }),
+            hist_len: 0,
+            backlog: spec.verify_backlog,
+            backlog_batch: spec.verify_batch,
+            batch_left: 0,
+            last_ddir: None,
+            loop_bytes: per_loop,
+            loop_end: per_loop,
         }
     }
 
-    /// The verify pass: the replica's writes, issued as reads.
+    /// A verify read: the replica's next write, issued as a read. Verify
+    /// reads do not count against the job's size (fio's this_io_bytes
+    /// leaves out IO_U_F_VER_LIST I/O) but show as reads in the report.
     fn next_verify(&mut self) -> Option<IoUnit> {
         let rep = self.verify.as_mut()?;
         loop {
             let u = rep.next()?;
             if u.ddir == Ddir::Write {
+                self.hist_len = self.hist_len.saturating_sub(1);
+                self.last_ddir = Some(Ddir::Read);
                 return Some(IoUnit {
                     ddir: Ddir::Read,
                     ..u
@@ -339,10 +366,69 @@ impl IoStream {
         }
     }
 
+    /// A verify read due before the next I/O: the end of a pass of a
+    /// looped job reads back that pass's writes; verify_backlog reads
+    /// back a batch whenever the logged writes reach a multiple of it
+    /// after a write (io_u.c check_get_verify).
+    fn verify_due(&mut self) -> Option<IoUnit> {
+        if self.budget.is_some_and(|b| self.loop_end < b) && self.bytes_done >= self.loop_end {
+            if self.hist_len > 0 {
+                if let Some(u) = self.next_verify() {
+                    return Some(u);
+                }
+            }
+            // This pass is read back: the next one starts.
+            self.loop_end = self.loop_end.saturating_add(self.loop_bytes);
+            self.hist_len = 0;
+        }
+        if self.hist_len == 0 || self.backlog == 0 {
+            return None;
+        }
+        let get = if self.batch_left > 0 {
+            true
+        } else if self.hist_len.is_multiple_of(self.backlog) && self.last_ddir != Some(Ddir::Read) {
+            self.batch_left = if self.backlog_batch > 0 {
+                self.backlog_batch
+            } else {
+                self.backlog
+            };
+            true
+        } else {
+            false
+        };
+        if !get {
+            return None;
+        }
+        let u = self.next_verify()?;
+        self.batch_left -= 1;
+        Some(u)
+    }
+
     /// The next I/O, or None when the job's work is done (never with
-    /// time_based: the simulator stops it by time).
+    /// time_based: the simulator stops it by time). With verify, the
+    /// verify reads come in fio's order: during the writes with
+    /// verify_backlog, after each pass, and the rest at the end.
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Option<IoUnit> {
+        if self.verify.is_none() {
+            return self.next_plain();
+        }
+        if let Some(u) = self.verify_due() {
+            return Some(u);
+        }
+        match self.next_plain() {
+            Some(u) => {
+                if u.ddir == Ddir::Write {
+                    self.hist_len += 1;
+                }
+                self.last_ddir = Some(u.ddir);
+                Some(u)
+            }
+            None => self.next_verify(),
+        }
+    }
+
+    fn next_plain(&mut self) -> Option<IoUnit> {
         if self.file_len == 0 {
             return None;
         }
@@ -356,7 +442,7 @@ impl IoStream {
             || self.budget.is_some_and(|b| self.bytes_done >= b)
             || self.ios_left == Some(0)
         {
-            return self.next_verify();
+            return None;
         }
         let ddir = self.next_ddir();
         let f = self.file_idx;
@@ -374,7 +460,7 @@ impl IoStream {
                 Some(off) => off,
                 None => {
                     self.ended = true;
-                    return self.next_verify();
+                    return None;
                 }
             }
         };
@@ -795,6 +881,116 @@ mod tests {
             assert_eq!(v[i].ddir, Ddir::Write);
             assert_eq!(v[i + 8].ddir, Ddir::Read);
             assert_eq!(v[i].offset, v[i + 8].offset);
+        }
+    }
+
+    /// Runs of directions, as (count, ddir) pairs.
+    fn runs(v: &[IoUnit]) -> Vec<(usize, Ddir)> {
+        let mut out: Vec<(usize, Ddir)> = Vec::new();
+        for u in v {
+            match out.last_mut() {
+                Some((n, d)) if *d == u.ddir => *n += 1,
+                _ => out.push((1, u.ddir)),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn verify_backlog_reads_back_each_backlog_of_writes() {
+        // fio 3.33, rw=write bs=4k size=1m verify=md5 verify_backlog=N,
+        // its write_iolog: 32w 32r repeated (N=32); 100w 100r 100w 100r
+        // 56w 56r (N=100): the rest is read back after the writes.
+        for (backlog, want) in [
+            (32, vec![32; 16]),
+            (100, vec![100, 100, 100, 100, 56, 56]),
+            (1, vec![1; 512]),
+        ] {
+            let mut s = spec(RwKind::Write, 4096, 1 << 20);
+            s.verify = Some("md5".into());
+            s.verify_backlog = backlog;
+            let mut st = IoStream::new(&s, 0, 1 << 30, 3, 0);
+            let v: Vec<IoUnit> = std::iter::from_fn(|| st.next()).collect();
+            let r = runs(&v);
+            assert_eq!(
+                r.iter().map(|x| x.0).collect::<Vec<_>>(),
+                want,
+                "backlog {backlog}"
+            );
+            assert!(r.iter().step_by(2).all(|x| x.1 == Ddir::Write));
+            // Each read reads a block written, in write order.
+            let w: Vec<u64> = v
+                .iter()
+                .filter(|u| u.ddir == Ddir::Write)
+                .map(|u| u.offset)
+                .collect();
+            let rd: Vec<u64> = v
+                .iter()
+                .filter(|u| u.ddir == Ddir::Read)
+                .map(|u| u.offset)
+                .collect();
+            assert_eq!(w, rd);
+        }
+    }
+
+    #[test]
+    fn verify_backlog_batch_bounds_the_logged_writes() {
+        // verify_backlog=32 with verify_backlog_batch=8: a round reads 8,
+        // so the unverified writes stay between 24 and 32.
+        let mut s = spec(RwKind::RandWrite, 4096, 1 << 20);
+        s.verify = Some("crc32c".into());
+        s.verify_backlog = 32;
+        s.verify_batch = 8;
+        let mut st = IoStream::new(&s, 0, 1 << 30, 3, 0);
+        let v: Vec<IoUnit> = std::iter::from_fn(|| st.next()).collect();
+        let mut pending = 0i64;
+        let mut max = 0;
+        for (i, u) in v.iter().enumerate() {
+            pending += if u.ddir == Ddir::Write { 1 } else { -1 };
+            if v[i..].iter().any(|x| x.ddir == Ddir::Write) {
+                max = max.max(pending);
+            }
+        }
+        assert_eq!(max, 32);
+        assert_eq!(runs(&v)[1], (8, Ddir::Read));
+        assert_eq!(v.iter().filter(|u| u.ddir == Ddir::Read).count(), 256);
+    }
+
+    #[test]
+    fn verify_reads_back_each_loop() {
+        // fio 3.33, randwrite bs=4k size=64k loops=3 verify=md5: 16w 16r
+        // three times (backend.c verifies after each pass).
+        let mut s = spec(RwKind::RandWrite, 4096, 64 << 10);
+        s.verify = Some("md5".into());
+        s.loops = 3;
+        let mut st = IoStream::new(&s, 0, 1 << 30, 3, 0);
+        let v: Vec<IoUnit> = std::iter::from_fn(|| st.next()).collect();
+        let r = runs(&v);
+        assert_eq!(r.iter().map(|x| x.0).collect::<Vec<_>>(), vec![16; 6]);
+        for pass in v.chunks(32) {
+            let w: Vec<u64> = pass[..16].iter().map(|u| u.offset).collect();
+            let rd: Vec<u64> = pass[16..].iter().map(|u| u.offset).collect();
+            assert_eq!(w, rd);
+        }
+    }
+
+    #[test]
+    fn verify_backlog_in_a_mixed_job_reads_every_write_once() {
+        // readwrite with verify_backlog=1: each write is read back before
+        // the next write (fio 3.33 reports reads = plain reads + writes).
+        let mut s = spec(RwKind::ReadWrite, 4096, 1 << 20);
+        s.verify = Some("crc32c".into());
+        s.verify_backlog = 1;
+        let mut st = IoStream::new(&s, 0, 1 << 30, 3, 0);
+        let v: Vec<IoUnit> = std::iter::from_fn(|| st.next()).collect();
+        let writes = v.iter().filter(|u| u.ddir == Ddir::Write).count();
+        let bytes: u64 = v.iter().map(|u| u64::from(u.len)).sum();
+        assert_eq!(bytes, (1 << 20) + writes as u64 * 4096);
+        for (i, u) in v.iter().enumerate() {
+            if u.ddir == Ddir::Write {
+                let back = v[i + 1..].iter().find(|x| x.offset == u.offset);
+                assert_eq!(back.map(|x| x.ddir), Some(Ddir::Read));
+            }
         }
     }
 }

@@ -14,6 +14,7 @@ use crate::report::{JobResult, LatSample, StatOpts, UnifiedRw};
 use crate::sim::rng::RngStream;
 use crate::sim::{Ns, NS_PER_MS};
 use crate::workload::fio::errors::ErrorPolicy;
+use crate::workload::fio::flow::FlowMember;
 use crate::workload::fio::{BlockSize, IoEngine, JobSpec, RateProcess};
 use crate::workload::trace::replay::ReplayDelay;
 use crate::workload::{Ddir, IoSource, IoUnit, Pace};
@@ -21,6 +22,13 @@ use std::collections::VecDeque;
 
 /// fio's bwavgtime and iopsavgtime default: one sample per 500 ms.
 const SAMPLE_INTERVAL: Ns = 500 * NS_PER_MS;
+
+/// With flow_sleep=0 fio's loop re-checks the flow at once, over and over,
+/// until another job of the group has issued. The simulator re-checks
+/// after this long instead (an assumption: one pass of fio's do_io loop is
+/// well under a microsecond, so a held job issues at most this late; the
+/// spinning is not charged to its core).
+const FLOW_RECHECK_NS: Ns = 1_000;
 
 /// Completion slots allocated before a run; more grow as I/O is in flight.
 pub const PREALLOC_DEPTH: u32 = 4096;
@@ -40,6 +48,8 @@ pub struct ThreadPlan {
     /// Where the job's file starts on the device (its logs give offsets in
     /// the file).
     pub file_start: u64,
+    /// flow=N: the clone's place in its flow_id group.
+    pub flow: Option<FlowMember>,
 }
 
 /// What fio's loop does next, asked at a time `now` (`FioThread::next`).
@@ -152,6 +162,9 @@ pub struct FioThread {
     exhausted: bool,
     ios_since_think: u32,
     think_due: bool,
+    /// flow=N: the clone's flow group, and flow_sleep.
+    flow: Option<FlowMember>,
+    flow_sleep: Ns,
 
     res: JobResult,
     /// fio's bw_avg_time and iops_avg_time (500 ms, or log_avg_msec for
@@ -307,6 +320,8 @@ impl FioThread {
             exhausted: false,
             ios_since_think: 0,
             think_due: false,
+            flow: plan.flow,
+            flow_sleep: spec.flow_sleep,
             res,
             bw_interval: match (&spec.write_bw_log, spec.log_avg_msec) {
                 (Some(_), avg) if avg > 0 => avg * NS_PER_MS,
@@ -347,6 +362,9 @@ impl FioThread {
         self.stats_start = now + self.ramp;
         self.last_bw_sample = self.stats_start;
         self.last_iops_sample = self.stats_start;
+        if let Some(f) = self.flow.as_mut() {
+            f.join();
+        }
     }
 
     /// fio's loop from `now`: the next thing to do. Every I/O it hands out
@@ -377,6 +395,19 @@ impl FioThread {
         // not until the device completes them.
         if self.inflight + self.done.len() as u32 >= self.depth {
             return self.stop();
+        }
+        // backend.c do_io: flow_threshold_exceeded before each new I/O.
+        // Held back, fio quiesces and sleeps flow_sleep; with
+        // flow_sleep=0 it loops again at once, neither sleeping nor
+        // reaping, until the group's other jobs have caught up.
+        if self.pending.is_none() && self.flow.as_mut().is_some_and(|f| f.exceeded()) {
+            if self.flow_sleep == 0 {
+                return Step::SleepUntil(now + FLOW_RECHECK_NS);
+            }
+            if self.inflight > 0 || !self.done.is_empty() {
+                return self.stop();
+            }
+            return Step::SleepUntil(now + self.flow_sleep);
         }
         let (unit, due) = match self.pending.take() {
             Some(held) => held,
@@ -473,6 +504,10 @@ impl FioThread {
         } else if self.inflight > 0 {
             Step::Wait
         } else {
+            // flow_exit_job: the ending job's count and weight leave.
+            if let Some(f) = self.flow.as_mut() {
+                f.leave();
+            }
             // (Setup refuses end_fsync on the null engine, which has no
             // file: every other job's fsync reaches the kernel.)
             let end_fsync = self.end_fsync && !self.fsync_done;

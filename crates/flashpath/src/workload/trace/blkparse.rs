@@ -163,6 +163,7 @@ impl BlkparseReader {
         }
         let kind = match action {
             b"Q" => Kind::Queue,
+            b"D" => Kind::Issue,
             b"C" => Kind::Complete,
             _ => return Ok(true),
         };
@@ -262,6 +263,10 @@ impl EventSteps for BlkparseReader {
 impl TraceReader for BlkparseReader {
     fn consumed(&self) -> u64 {
         self.lines.line
+    }
+
+    fn events_used(&self) -> Option<&'static str> {
+        Some(self.asm.source().name())
     }
 
     fn next_record(&mut self) -> Result<Option<TraceRecord>> {

@@ -45,6 +45,8 @@ const TC_DISCARD: u32 = 1 << (13 + 16);
 /// __BLK_TA_CGROUP: flags the action, is not one.
 const TA_CGROUP: u32 = 1 << 8;
 const TA_QUEUE: u32 = 1;
+/// blktrace_api.h __BLK_TA_ISSUE: the dispatch to the driver.
+const TA_ISSUE: u32 = 7;
 const TA_COMPLETE: u32 = 8;
 /// The last action number (__BLK_TA_DRV_DATA).
 const TA_LAST: u32 = 17;
@@ -414,6 +416,7 @@ impl BlktraceReader {
         }
         let kind = match act {
             TA_QUEUE => Kind::Queue,
+            TA_ISSUE => Kind::Issue,
             TA_COMPLETE => Kind::Complete,
             _ => return Ok(true),
         };
@@ -466,6 +469,10 @@ impl EventSteps for BlktraceReader {
 impl TraceReader for BlktraceReader {
     fn consumed(&self) -> u64 {
         self.files.iter().map(|f| f.records).sum()
+    }
+
+    fn events_used(&self) -> Option<&'static str> {
+        Some(self.asm.source().name())
     }
 
     fn next_record(&mut self) -> Result<Option<TraceRecord>> {

@@ -41,14 +41,49 @@ pub struct Event {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     Queue,
+    /// The dispatch `D` (`__BLK_TA_ISSUE`).
+    Issue,
     Complete,
     /// Every other action: not part of the I/O stream.
     Other,
 }
 
+/// Which events are the I/Os. A whole trace has a `Q` for every I/O; a
+/// trace filtered to one action (`blkparse -a issue` keeps only `D`,
+/// `-a complete` only `C`) is replayed from what it has: the dispatches
+/// (paired with their completions when it has them), else the
+/// completions, each an I/O at its completion time with no recorded
+/// latency.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Source {
+    /// Not known yet: no `Q` among the events held so far.
+    #[default]
+    Undecided,
+    Queue,
+    Issue,
+    Complete,
+}
+
+impl Source {
+    /// The events replayed, as the run's notes name them.
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::Undecided | Source::Queue => "queue (Q)",
+            Source::Issue => "issue (D)",
+            Source::Complete => "complete (C)",
+        }
+    }
+}
+
 /// Pairs queue and completion events into records.
 #[derive(Default)]
 pub struct Assembler {
+    /// Which events are the I/Os, and the events held until that is
+    /// known: a trace is taken as filtered when none of its first
+    /// [`MAX_PENDING`] data events is a `Q` (a whole trace queues every
+    /// I/O before dispatching it, so a `Q` comes within the first few).
+    source: Source,
+    held: VecDeque<Event>,
     /// Queued I/Os in queue order; `.1`: completion seen.
     pending: VecDeque<(TraceRecord, bool)>,
     /// Queued data I/Os waiting for completion: (device, start sector,
@@ -64,9 +99,80 @@ pub struct Assembler {
 }
 
 impl Assembler {
+    /// Which events are the I/Os (decided at the first `Q`, or once
+    /// [`MAX_PENDING`] events or the end came without one).
+    pub fn source(&self) -> Source {
+        self.source
+    }
+
     /// Take one event in.
     pub fn push(&mut self, e: Event) {
+        if self.source != Source::Undecided {
+            return self.take(e);
+        }
         match e.kind {
+            Kind::Queue => {
+                self.decide(Source::Queue);
+                self.take(e);
+            }
+            Kind::Issue | Kind::Complete => {
+                self.held.push_back(e);
+                if self.held.len() >= MAX_PENDING {
+                    self.decide_from_held();
+                }
+            }
+            Kind::Other => {}
+        }
+    }
+
+    /// No `Q` among the held events: the dispatches are the I/Os if there
+    /// are any, else the completions.
+    fn decide_from_held(&mut self) {
+        let src = if self.held.iter().any(|e| e.kind == Kind::Issue) {
+            Source::Issue
+        } else if self.held.is_empty() {
+            Source::Queue
+        } else {
+            Source::Complete
+        };
+        self.decide(src);
+    }
+
+    fn decide(&mut self, src: Source) {
+        self.source = src;
+        while let Some(e) = self.held.pop_front() {
+            self.take(e);
+        }
+    }
+
+    /// One event, once the source is known.
+    fn take(&mut self, e: Event) {
+        let kind = match (self.source, e.kind) {
+            (Source::Queue, Kind::Issue) | (Source::Issue, Kind::Queue) => Kind::Other,
+            (Source::Issue, Kind::Issue) => Kind::Queue,
+            (Source::Complete, Kind::Complete) => {
+                // An I/O at its completion, with no recorded latency.
+                self.pending.push_back((
+                    TraceRecord {
+                        time_ns: e.time_ns,
+                        device: e.device,
+                        offset: e.sector.unwrap_or(0).saturating_mul(512),
+                        len: e.bytes,
+                        op: if e.bytes == 0 && e.op == Op::Write {
+                            Op::Flush
+                        } else {
+                            e.op
+                        },
+                        completion_ns: None,
+                        at: e.at,
+                    },
+                    true,
+                ));
+                return;
+            }
+            (_, k) => k,
+        };
+        match kind {
             Kind::Queue => {
                 let idx = self.base + self.pending.len() as u64;
                 let sector = e.sector.unwrap_or(0);
@@ -140,12 +246,15 @@ impl Assembler {
                     }
                 }
             }
-            Kind::Other => {}
+            Kind::Issue | Kind::Other => {}
         }
     }
 
     /// No more events: what is pending leaves without completion.
     pub fn finish(&mut self) {
+        if self.source == Source::Undecided {
+            self.decide_from_held();
+        }
         self.done = true;
     }
 
@@ -255,5 +364,57 @@ mod tests {
         a.push(ev(2, Kind::Complete, None, 0, Op::Write));
         let r = a.pop().unwrap();
         assert_eq!((r.op, r.completion_ns), (Op::Flush, Some(2)));
+    }
+
+    fn drain(a: &mut Assembler) -> Vec<TraceRecord> {
+        a.finish();
+        std::iter::from_fn(|| a.pop()).collect()
+    }
+
+    #[test]
+    fn a_trace_of_issues_only_replays_them_with_their_completions() {
+        // blkparse -a issue,complete: D and C, no Q.
+        let mut a = Assembler::default();
+        a.push(ev(1, Kind::Issue, Some(100), 4096, Op::Write));
+        a.push(ev(2, Kind::Issue, Some(300), 4096, Op::Read));
+        a.push(ev(9, Kind::Complete, Some(100), 4096, Op::Write));
+        let v = drain(&mut a);
+        assert_eq!(a.source(), Source::Issue);
+        assert_eq!(v.len(), 2);
+        assert_eq!((v[0].offset, v[0].completion_ns), (100 * 512, Some(9)));
+        assert_eq!((v[1].op, v[1].completion_ns), (Op::Read, None));
+    }
+
+    #[test]
+    fn a_trace_of_completions_only_replays_each_at_its_time() {
+        // blkparse -a complete: C only; no latency can be recorded.
+        let mut a = Assembler::default();
+        a.push(ev(5, Kind::Complete, Some(8), 8192, Op::Read));
+        a.push(ev(7, Kind::Complete, Some(64), 4096, Op::Write));
+        let v = drain(&mut a);
+        assert_eq!(a.source(), Source::Complete);
+        let got: Vec<_> = v
+            .iter()
+            .map(|r| (r.time_ns, r.offset, r.len, r.op))
+            .collect();
+        assert_eq!(
+            got,
+            vec![(5, 4096, 8192, Op::Read), (7, 32768, 4096, Op::Write)]
+        );
+        assert!(v.iter().all(|r| r.completion_ns.is_none()));
+    }
+
+    #[test]
+    fn a_whole_trace_replays_its_queue_events_and_not_its_issues() {
+        let mut a = Assembler::default();
+        // A completion of an I/O queued before the trace started, then Q D C.
+        a.push(ev(0, Kind::Complete, Some(900), 4096, Op::Read));
+        a.push(ev(1, Kind::Queue, Some(100), 4096, Op::Write));
+        a.push(ev(2, Kind::Issue, Some(100), 4096, Op::Write));
+        a.push(ev(3, Kind::Complete, Some(100), 4096, Op::Write));
+        let v = drain(&mut a);
+        assert_eq!(a.source(), Source::Queue);
+        assert_eq!(v.len(), 1);
+        assert_eq!((v[0].time_ns, v[0].completion_ns), (1, Some(3)));
     }
 }

@@ -89,6 +89,11 @@ pub trait TraceReader {
     /// Lines (text) or binary records read so far, events and notes
     /// included: what a reader's speed is measured in.
     fn consumed(&self) -> u64;
+    /// Which of a block trace's events were replayed as its I/Os
+    /// (`events::Source`); None for formats with one record per I/O.
+    fn events_used(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// The trace formats flashpath reads.

@@ -213,6 +213,8 @@ pub struct TraceJob {
     /// replay_scale and replay_align): where it is, its direction, offset
     /// and length. O_DIRECT refuses it ([`TraceJob::unaligned_error`]).
     pub first_unaligned: Option<(u64, Ddir, u64, u64)>,
+    /// A block trace's events replayed as I/Os (queue, issue or complete).
+    pub events: Option<&'static str>,
 }
 
 /// Two loads of the same file with the same options are the same job.
@@ -277,6 +279,7 @@ impl TraceJob {
             t0: 0,
             max_depth: 0,
             first_unaligned: None,
+            events: None,
         };
         let mut prev: Option<u64> = None;
         // Completion times of the I/Os in flight at the latest arrival.
@@ -352,6 +355,7 @@ impl TraceJob {
                 job.max_depth = job.max_depth.max(inflight.len() as u64);
             }
         }
+        job.events = r.events_used();
         if job.ios.iter().sum::<u64>() == 0 {
             return Err(InputError::new(
                 &name,

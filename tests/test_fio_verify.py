@@ -1,5 +1,6 @@
 """fio 3.33's verify family: verify_backlog (and its batch), a verify pass
-after each loop, experimental_verify and verify_state_load.
+after each loop, experimental_verify; verify_state_load and verify_async
+refused as fio fails them on a machine without the state file or threads.
 
 The written data is known to the simulator, so a verify read is real I/O
 that costs time and is reported in the read direction, as fio reports it
@@ -157,17 +158,50 @@ def test_experimental_verify_in_the_real_fio(tmp_path: Path) -> None:
     assert [o for _, o in ops[:32]] == [o for _, o in ops[32:]]
 
 
-def test_verify_state_load_reads_the_job_as_a_read_job(tmp_path: Path) -> None:
-    doc, ops = run_ours(tmp_path, "rw=read\nsize=512k\nverify=md5\nverify_state_load=1\n")
+def refusal(folder: Path, extra: str) -> str:
+    (folder / "job.fio").write_text(job_text(folder, extra))
+    r = cli("run", "job.fio", "--device", "nullblk", "--output-format", "json", cwd=folder)
+    assert r.returncode != 0, r.stdout
+    return r.stderr
+
+
+def test_verify_state_load_is_refused_as_fio_fails_without_the_state_file(tmp_path: Path) -> None:
+    # fio 3.33 fails the job when the state file a verify_state_save run
+    # writes is not there (verify.c verify_load_state, fio-verdicts); the
+    # simulator writes none. verify_state_load=0 runs as the plain job.
+    err = refusal(tmp_path, "rw=read\nsize=512k\nverify=md5\nverify_state_load=1\n")
+    assert "verify_state_load" in err and "job.fio" in err
+    doc, ops = run_ours(tmp_path, "rw=read\nsize=512k\nverify=md5\nverify_state_load=0\n")
     assert totals(doc) == (128, 512 << 10, 0, 0)
     assert runs(ops) == ["128r"]
 
 
-def test_verify_async_does_the_same_reads(tmp_path: Path) -> None:
-    # verify.c: verify_async only moves the data check to other threads.
+@need_fio
+def test_verify_state_load_fails_in_the_real_fio_without_a_state_file(tmp_path: Path) -> None:
+    assert FIO is not None
+    (tmp_path / "job.fio").write_text(
+        job_text(tmp_path, "rw=read\nsize=512k\nverify=md5\nverify_state_load=1\n")
+    )
+    r = subprocess.run(
+        [FIO, "--output-format=json", "job.fio"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "open state file" in r.stdout + r.stderr
+
+
+def test_verify_async_threads_are_refused_and_zero_runs_the_plain_job(tmp_path: Path) -> None:
+    # fio creates verify_async's threads at the job's start and fails when
+    # it cannot (fio-verdicts: a negative count crashes fio 3.33, 1m fails
+    # with EAGAIN): a limit of the machine, so any count but 0 is refused.
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    doc, ops = run_ours(tmp_path / "a", BACKLOG.format(n=32) + "verify_async=4\n")
+    (tmp_path / "c").mkdir()
+    err = refusal(tmp_path / "c", BACKLOG.format(n=32) + "verify_async=4\n")
+    assert "verify_async" in err
+    doc, ops = run_ours(tmp_path / "a", BACKLOG.format(n=32) + "verify_async=0\n")
     plain_doc, plain_ops = run_ours(tmp_path / "b", BACKLOG.format(n=32))
     assert ops == plain_ops
     assert totals(doc) == totals(plain_doc) == (256, 1 << 20, 256, 1 << 20)

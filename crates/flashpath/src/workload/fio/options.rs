@@ -894,9 +894,12 @@ pub static OPTIONS: &[OptDef] = &[
     o("verify_fatal", &[], BOOL, Handling::Ignore),
     o("verify_dump", &[], BOOL, Handling::Ignore),
     // verify_async=N hands the data check of a verify read to N threads
-    // (verify.c verify_async_thread): the same reads; the simulator does
-    // not model the check's CPU time, inline or not.
-    o("verify_async", &[], INT, Handling::Ignore),
+    // (verify.c verify_async_thread): the same reads, but fio creates the N
+    // threads at the job's start and fails the job when it cannot (a
+    // negative count crashes fio 3.33, a million threads fail with EAGAIN:
+    // tests/fixtures/fio-verdicts), a limit of the machine fio runs on, not
+    // of the job; refused until the host models its thread limit.
+    o("verify_async", &[], INT, Handling::RefuseUnless(&["0"])),
     o(
         "verify_backlog",
         &[],
@@ -915,10 +918,16 @@ pub static OPTIONS: &[OptDef] = &[
     // the simulator's verify pass, which replays the job's own offset
     // sequence (stream.rs).
     o("experimental_verify", &[], BOOL, Handling::Ignore),
-    // Loads a verify state file (verify.c verify_load_state): it only
-    // narrows which of the blocks the job reads are checked, so the I/O is
-    // the same.
-    o("verify_state_load", &[], BOOL, Handling::Ignore),
+    // Loads the verify state file a verify_state_save run wrote
+    // (verify.c verify_load_state); fio fails the job when the file is not
+    // there ("open state file: No such file or directory"), and the
+    // simulator writes none, so a job that loads one is refused.
+    o(
+        "verify_state_load",
+        &[],
+        BOOL,
+        Handling::RefuseUnless(&["0"]),
+    ),
     o("verify_state_save", &[], BOOL, Handling::Ignore),
     o(
         "trim_percentage",

@@ -2,7 +2,7 @@
 # /init of the experiment's initramfs (busybox + Debian's fio).
 # Kernel command line: fp_test=small|big|4way  fp_dev=/dev/vda|/dev/sda
 #                      fp_rt=SECONDS  fp_depth=N  fp_engine=libaio|psync
-#                      fp_direct=0|1
+#                      fp_direct=0|1  fp_shim=0|1
 # Prints the swiotlb debugfs counters before and after one fio run, framed
 # by FP-BEGIN / FP-END lines the host script parses, then powers off.
 /bin/busybox --install -s /bin
@@ -15,7 +15,10 @@ for kv in $(cat /proc/cmdline); do
   case "$kv" in fp_*=*) eval "$kv" ;; esac
 done
 : "${fp_test:=small}" "${fp_dev:=/dev/vda}" "${fp_rt:=10}" "${fp_depth:=256}"
-: "${fp_engine:=libaio}" "${fp_direct:=1}"
+: "${fp_engine:=libaio}" "${fp_direct:=1}" "${fp_shim:=1}"
+# The kernel is built without CONFIG_TIMERFD (build-kernels.sh): fio needs
+# timerfd-shim.c (fp_shim=1, the default; fp_shim=0 with a kernel that has it).
+[ "$fp_shim" = 1 ] && export LD_PRELOAD=/lib/timerfd-shim.so
 case "$fp_test" in
   small) bs=4k; nj=1 ;;
   big) bs=64k; nj=1 ;;

@@ -19,9 +19,9 @@ case "$disk" in
   *) echo "run-one.sh: unknown disk '$disk' (ahci, virtio, virtio-noplat)" >&2; exit 2 ;;
 esac
 # shellcheck disable=SC2086
-timeout 1200 qemu-system-x86_64 -accel "${FP_ACCEL:-tcg}" -smp "${FP_SMP:-4}" -m "${FP_MEM:-1G}" \
+timeout "${FP_TIMEOUT:-600}" qemu-system-x86_64 -accel "${FP_ACCEL:-tcg}" -smp "${FP_SMP:-4}" -m "${FP_MEM:-1G}" \
   -nographic -no-reboot -nic none \
   -kernel "$kernel" -initrd "${FP_INITRD:-$work/initramfs.cpio}" \
   -drive file=$img,format=raw,if=none,id=d0,cache=writeback,aio=threads $qdisk \
-  -append "console=ttyS0 quiet swiotlb=512,4,force fp_test=$test fp_dev=$dev $*" \
+  -append "console=ttyS0 quiet panic=-1 no_timer_check swiotlb=512,4,force fp_test=$test fp_dev=$dev $*" \
   > "$log" 2>&1 </dev/null

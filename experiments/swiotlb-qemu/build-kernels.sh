@@ -1,12 +1,15 @@
 #!/bin/sh
 # Build the guest kernels of the experiment from Debian's linux-source-6.12.
 # Usage: build-kernels.sh [WORKDIR]   (default /work/swiotlb-exp)
-# Produces WORKDIR/bzImage-{base,revert,base-instr,revert-instr}:
-#   base          stock 6.12 swiotlb.c (has 55c543865b76: area-first search)
-#   revert        revert-55c54386.patch applied (pool-first search)
-#   *-instr       the same plus instrument.py's per-CPU counters
-# Only kernel/dma/swiotlb.c differs between the four, so after the first
-# full build each variant is an incremental rebuild.
+# Produces WORKDIR/bzImage-stock (Debian's 6.12 swiotlb.c, which has
+# 55c543865b76: area-first search) and WORKDIR/bzImage-both: swiotlb.c with
+# both search orders (both-orders.py: the boot parameter
+# fp_swiotlb_order=pool-first runs the loop of revert-55c54386.patch, else
+# the stock loop) and instrument.py's per-CPU counters. One kernel for both
+# sides of the comparison: the first plan (one reverted build) lost its
+# incremental rebuild to a config change on a loaded 2-core machine.
+# fio needs timerfd, which this config lacks: guest-init.sh preloads
+# timerfd-shim.c.
 set -eu
 here=$(dirname "$(realpath "$0")")
 work=${1:-/work/swiotlb-exp}
@@ -40,13 +43,12 @@ fi
 grep -q '^CONFIG_SWIOTLB_DYNAMIC=y' .config || { echo "CONFIG_SWIOTLB_DYNAMIC is off" >&2; exit 1; }
 cp "$work/swiotlb.c.orig" "$work/swiotlb.c.revert"
 patch -s "$work/swiotlb.c.revert" "$here/revert-55c54386.patch"
-python3 "$here/instrument.py" "$work/swiotlb.c.orig" "$work/swiotlb.c.base-instr"
-python3 "$here/instrument.py" "$work/swiotlb.c.revert" "$work/swiotlb.c.revert-instr"
-for v in base revert base-instr revert-instr; do
-  case $v in base) f=$work/swiotlb.c.orig ;; *) f=$work/swiotlb.c.$v ;; esac
+python3 "$here/both-orders.py" "$work/swiotlb.c.orig" "$work/swiotlb.c.revert" "$work/swiotlb.c.both"
+python3 "$here/instrument.py" "$work/swiotlb.c.both" "$work/swiotlb.c.both-instr"
+for v in stock both; do
+  case $v in stock) f=$work/swiotlb.c.orig ;; both) f=$work/swiotlb.c.both-instr ;; esac
   cmp -s "$f" kernel/dma/swiotlb.c || cp "$f" kernel/dma/swiotlb.c
   nice make -j2 bzImage </dev/null >"$work/build-$v.log" 2>&1
   cp arch/x86/boot/bzImage "$work/bzImage-$v"
   echo "built $work/bzImage-$v"
 done
-cp "$work/swiotlb.c.orig" kernel/dma/swiotlb.c

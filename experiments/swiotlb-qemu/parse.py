@@ -28,6 +28,8 @@ def parse(path: Path) -> dict[str, object] | None:
         if line.startswith("FP-FIO ") and ";" in line:
             f = line[len("FP-FIO "):].split(";")
             bw = (int(f[6]) + int(f[47])) / 1024.0  # KiB/s read + write -> MiB/s
+            kib = int(f[5]) + int(f[46])
+            run["ios"] = kib // (64 if test == "big" else 4)
         elif line.startswith("FP-COUNTERS "):
             _, when, *kv = line.split()
             counters[when] = {k: int(v) for k, v in (x.split("=") for x in kv)}
@@ -66,8 +68,9 @@ def main() -> None:
         groups[(str(r["disk"]), str(r["test"]))][str(r["kernel"])].append(r)
     print()
     print("| disk | test | kernel | runs | MiB/s | CV | diff | pools MiB | hiwater | transient "
-          "| areas/map | slots/map | contended/map | find ns/map | maps by CPU | unmaps by CPU |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| maps/IO | areas/map | slots/map | contended/map | find ns/map | maps by CPU "
+          "| unmaps by CPU |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for (disk, test), by_kernel in sorted(groups.items()):
         base = by_kernel.get("base")
         base_bw = statistics.mean(float(r["bw_MiBps"]) for r in base) if base else None
@@ -82,6 +85,11 @@ def main() -> None:
                 maps = sum(int(r.get("maps", 0)) for r in rs)
                 return f"{sum(int(r.get(field, 0)) for r in rs) / maps:.2f}" if maps else "-"
 
+            def ios_per_map(rs: list[dict[str, object]] = rs) -> str:
+                ios = sum(int(r.get("ios", 0)) for r in rs)
+                maps = sum(int(r.get("maps", 0)) for r in rs)
+                return f"{maps / ios:.2f}" if ios and maps else "-"
+
             def spread(prefix: str, rs: list[dict[str, object]] = rs) -> str:
                 cpus = sorted({k for r in rs for k in r if k.startswith(prefix)})
                 return "/".join(str(sum(int(r.get(c, 0)) for r in rs) // len(rs)) for c in cpus)
@@ -90,7 +98,7 @@ def main() -> None:
                   f"| {statistics.mean(float(r['pools_MiB']) for r in rs):.1f} "
                   f"| {max(int(r['hiwater']) for r in rs)} "
                   f"| {statistics.mean(int(r.get('transient', 0)) for r in rs):.0f} "
-                  f"| {per_map('visits')} | {per_map('slots')} | {per_map('contended')} "
+                  f"| {ios_per_map()} | {per_map('visits')} | {per_map('slots')} | {per_map('contended')} "
                   f"| {per_map('find_ns')} | {spread('maps_cpu')} | {spread('unmaps_cpu')} |")
 
 

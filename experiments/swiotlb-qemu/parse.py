@@ -18,7 +18,8 @@ FIELDS = ("maps unmaps visits fastfail scanfail slots contended ucontended trans
 
 
 def parse(path: Path) -> dict[str, object] | None:
-    kernel, disk, test, rep = path.stem.rsplit("-", 3)
+    kernel, rest = path.stem.split("-", 1)
+    disk, test, rep = rest.rsplit("-", 2)
     run: dict[str, object] = {"kernel": kernel, "disk": disk, "test": test, "rep": int(rep)}
     stats: dict[str, dict[int, list[int]]] = {"before": {}, "after": {}}
     counters: dict[str, dict[str, int]] = {}

@@ -22,6 +22,22 @@ const CAP: crate::profile::Range = range(
     "a throttle's cap: 0 for none, at most 1 T per second (commands or bytes)",
 );
 
+/// The write-back cache's size: 0 (no cache) up to a device's capacity.
+const CAPACITY_OR_NONE: crate::profile::Range = range(
+    0.0,
+    CAPACITY.max,
+    "bytes written between write-backs: 0 for no cache, at most a device's capacity",
+);
+
+/// A time key that a profile may leave out (then 0).
+fn optional_ns(p: &Profile, key: &str) -> Result<u64> {
+    if p.has(key) {
+        p.ns(key, COST)
+    } else {
+        Ok(0)
+    }
+}
+
 pub struct Generic {
     dev: QueueDevice,
     queue_depth: u32,
@@ -64,6 +80,28 @@ impl Generic {
             )?,
             iops_cap,
             bandwidth_cap: p.rate("device.bandwidth_cap", CAP)?,
+            // The tail, the turnaround and the write-back cache are later
+            // parameters (docs/calibrate.md): a profile without them has
+            // none, as every profile fitted before them was.
+            service_tail: if p.has("device.service_tail") {
+                p.ratio(
+                    "device.service_tail",
+                    range(
+                        0.0,
+                        3.0,
+                        "the log-normal σ of the service time's variable part: 0 (exponential) to 3",
+                    ),
+                )?
+            } else {
+                0.0
+            },
+            turnaround: optional_ns(p, "device.turnaround")?,
+            writeback_bytes: if p.has("device.writeback_bytes") {
+                p.bytes("device.writeback_bytes", CAPACITY_OR_NONE)?
+            } else {
+                0
+            },
+            writeback_flush: optional_ns(p, "device.writeback_flush")?,
         };
         Ok(Generic {
             dev: QueueDevice::new(params),
@@ -94,11 +132,21 @@ impl<E> Driver<E> for Generic {
         ctx.complete(done.at, rq.tag, BlkStatus::from_device(done.status));
     }
     fn counters(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut c = serde_json::json!({
             "kind": "generic",
             "commands": self.dev.commands,
             "device_busy_ns": self.dev.busy_ns,
             "throttled_ns": self.dev.throttled_ns,
-        })
+        });
+        // Counted only for a device that has the mechanism, so a profile
+        // without it reports what it did before the mechanism existed.
+        let p = self.dev.params();
+        if p.writeback_bytes > 0 {
+            c["writebacks"] = self.dev.writebacks.into();
+        }
+        if p.turnaround > 0 {
+            c["turnarounds"] = self.dev.turnarounds.into();
+        }
+        c
     }
 }

@@ -9,6 +9,7 @@ prediction test fails, as it should."""
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import subprocess
 from pathlib import Path
@@ -170,3 +171,38 @@ def test_an_unknown_host_profile_is_one_message(tmp_path: Path) -> None:
     out = tmp_path / "o.toml"
     line = one_message(cli("calibrate", "fit", "--host", "nosuch", "--out", str(out), *PLAN))
     assert line.startswith("flashpath: error: --host: no profile named 'nosuch'"), line
+
+
+def _write_run(bins: tuple[tuple[float, int], ...]) -> calibrate.Measured:
+    figs = calibrate.Figures(1000.0, 50_000.0, None, None, bins)
+    options = {"rw": "randwrite", "bs": "4k", "iodepth": "1"}
+    return calibrate.Measured("w.json", "randwrite-4k-qd1", options, {"write": figs})
+
+
+def test_the_write_back_cache_is_read_from_the_qd1_writes_stalls() -> None:
+    # 1000 writes at 30 us, 10 at 5 ms and 10 at 15 ms: the median is
+    # 30 us, the 20 over 10x it are the write-backs, one per 1020 / 20
+    # writes of 4 KiB, their excess over the median 4.97 and 14.97 ms.
+    bins = ((30_000.0, 1000), (5_000_000.0, 10), (15_000_000.0, 10))
+    wb = calibrate.writeback_from_runs([_write_run(bins)])
+    assert wb is not None
+    assert (wb.writes, wb.stalls, wb.median_ns) == (1020, 20, 30_000.0)
+    assert wb.bytes == pytest.approx(4096 * 1020 / 20)
+    assert wb.flush_ns == pytest.approx((4_970_000 + 14_970_000) / 2)
+    # The log-sd of two equal groups is half their log distance.
+    assert wb.spread == pytest.approx(math.log(14_970_000 / 4_970_000) / 2)
+    # No write over 10x the median, or no histogram: not identified.
+    assert calibrate.writeback_from_runs([_write_run(((30_000.0, 1000), (200_000.0, 5)))]) is None
+    assert calibrate.writeback_from_runs([_write_run(())]) is None
+
+
+def test_each_run_pins_the_parameters_its_figures_answer_to() -> None:
+    runs = calibrate.load_runs(PLAN + CHECKS)
+    pins = calibrate.pins(runs)
+    assert "turnaround" in pins["randrw70-4k-qd1"]
+    assert "turnaround" not in pins["randread-4k-qd1"]
+    assert {"writeback_bytes", "writeback_flush"} <= set(pins["randwrite-4k-qd1"])
+    assert "read_fixed" in pins["randread-4k-qd1"]
+    assert all("service_tail" in keys for keys in pins.values())
+    text = calibrate.pins_text(runs)
+    assert text.count("\n") == len(runs) + 1

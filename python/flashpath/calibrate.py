@@ -31,7 +31,9 @@ class PlanJob:
 # Each job pins one part of the model (device/queue.rs): QD1 4 KiB reads
 # the fixed read service time, deeper 4 KiB reads the number of servers and
 # the IOPS cap, large reads the per-byte transfer time, the sequential 1 MiB
-# read at depth the bandwidth cap, random writes the write service time.
+# read at depth the bandwidth cap, random writes the write service time
+# (and, from their rare long completions, the write-back cache), mixes of
+# reads and writes what a direction switch costs.
 PLAN: tuple[PlanJob, ...] = (
     PlanJob("randread-4k-qd1", "randread", "4k", 1, "fixed read service time"),
     PlanJob("randread-4k-qd4", "randread", "4k", 4, "parallel servers"),
@@ -42,6 +44,12 @@ PLAN: tuple[PlanJob, ...] = (
     PlanJob("read-1m-qd8", "read", "1m", 8, "bandwidth cap"),
     PlanJob("randwrite-4k-qd1", "randwrite", "4k", 1, "fixed write service time"),
     PlanJob("randwrite-4k-qd16", "randwrite", "4k", 16, "write parallelism"),
+    PlanJob(
+        "randrw70-4k-qd1", "randrw", "4k", 1, "read/write turnaround, unloaded", rwmixread=70
+    ),
+    PlanJob(
+        "randrw50-4k-qd16", "randrw", "4k", 16, "read/write turnaround, loaded", rwmixread=50
+    ),
 )
 
 # Jobs outside the plan, to test a fitted profile's predictions (other block
@@ -51,6 +59,8 @@ CHECKS: tuple[PlanJob, ...] = (
     PlanJob("check-randread-16k-qd2", "randread", "16k", 2, "prediction"),
     PlanJob("check-randrw-4k-qd8", "randrw", "4k", 8, "prediction", rwmixread=70),
     PlanJob("check-read-32k-qd4", "read", "32k", 4, "prediction"),
+    PlanJob("check-randrw70-4k-qd16", "randrw", "4k", 16, "prediction", rwmixread=70),
+    PlanJob("check-randrw30-4k-qd4", "randrw", "4k", 4, "prediction", rwmixread=30),
 )
 
 # Long enough for thousands of I/Os even at QD1 on a slow disk, short
@@ -190,12 +200,15 @@ class CalibrateError(Exception):
 
 @dataclass(frozen=True)
 class Figures:
-    """One direction of one job: IOPS, mean total latency and p99
-    completion latency (ns), as fio reports them."""
+    """One direction of one job: IOPS, mean total latency, p99 and p99.9
+    completion latency (ns), as fio reports them, and json+'s completion
+    latency histogram (bin value in ns, count) when the run has one."""
 
     iops: float
     lat_mean_ns: float
     clat_p99_ns: float | None
+    clat_p999_ns: float | None = None
+    clat_bins: tuple[tuple[float, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -293,7 +306,33 @@ def _figures(file: str, job: str, ddir: str, d: object) -> Figures | None:
         raise CalibrateError(f"{file}: job {job!r}: {ddir}.clat_ns.percentile is not a table")
     if percentiles and percentiles.get("99.000000") is not None:
         p99 = _number(file, job, f"{ddir}.clat_ns.percentile.99.000000", percentiles["99.000000"])
-    return Figures(iops, mean, p99)
+    p999 = None
+    if percentiles and percentiles.get("99.900000") is not None:
+        p999 = _number(
+            file, job, f"{ddir}.clat_ns.percentile.99.900000", percentiles["99.900000"]
+        )
+    return Figures(iops, mean, p99, p999, _bins(file, job, ddir, clat.get("bins")))
+
+
+def _bins(file: str, job: str, ddir: str, bins: object) -> tuple[tuple[float, int], ...]:
+    """json+'s completion latency histogram ("bins": {ns: count}), sorted;
+    empty when the run is plain json."""
+    if bins is None:
+        return ()
+    if not isinstance(bins, dict):
+        raise CalibrateError(f"{file}: job {job!r}: {ddir}.clat_ns.bins is not a table")
+    out = []
+    for key, count in bins.items():
+        try:
+            at = float(key)
+        except ValueError:
+            raise CalibrateError(
+                f"{file}: job {job!r}: {ddir}.clat_ns.bins: {_brief(key)} is not a latency in ns"
+            ) from None
+        field = f"{ddir}.clat_ns.bins.{key}"
+        at = _number(file, job, field, at)
+        out.append((at, int(_number(file, job, field, count, integer=True))))
+    return tuple(sorted(out))
 
 
 _OPTION_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
@@ -519,6 +558,11 @@ class Candidate:
     servers: int
     dispatch: str
     service_cv: float = 0.0
+    service_tail: float = 0.0
+    turnaround_ns: float = 0.0
+    writeback_bytes: float = 0.0
+    writeback_flush_ns: float = 0.0
+    writeback_spread: float = 0.0
 
     def overrides(self) -> list[str]:
         return [
@@ -530,6 +574,11 @@ class Candidate:
             f"device.servers={self.servers}",
             f"device.dispatch={self.dispatch}",
             f"device.service_cv={self.service_cv:.4f}",
+            f"device.service_tail={self.service_tail:.4f}",
+            f"device.turnaround={max(0.0, self.turnaround_ns):.0f}ns",
+            f"device.writeback_bytes={self.writeback_bytes:.0f}B",
+            f"device.writeback_flush={max(0.0, self.writeback_flush_ns):.0f}ns",
+            f"device.writeback_spread={self.writeback_spread:.4f}",
         ]
 
 
@@ -584,6 +633,11 @@ write_fixed = {{ value = {cand.write_fixed_ns / 1e3:.3f}, unit = "us", source = 
 transfer_rate = {{ value = {cand.transfer_rate / 1e6:.3f}, unit = "MB/s", source = {src("device.transfer_rate", "fitted")} }}
 iops_cap = {{ value = {cand.iops_cap:.0f}, unit = "count", source = {src("device.iops_cap", "fitted")} }}
 bandwidth_cap = {{ value = {bw_value}, unit = "MB/s", source = {src("device.bandwidth_cap", "fitted")} }}
+service_tail = {{ value = {cand.service_tail:.4f}, unit = "ratio", source = {src("device.service_tail", "fitted")} }}
+turnaround = {{ value = {cand.turnaround_ns / 1e3:.3f}, unit = "us", source = {src("device.turnaround", "fitted")} }}
+writeback_bytes = {{ value = {cand.writeback_bytes / 1024:.0f}, unit = "KiB", source = {src("device.writeback_bytes", "fitted")} }}
+writeback_flush = {{ value = {cand.writeback_flush_ns / 1e3:.1f}, unit = "us", source = {src("device.writeback_flush", "fitted")} }}
+writeback_spread = {{ value = {cand.writeback_spread:.4f}, unit = "ratio", source = {src("device.writeback_spread", "fitted")} }}
 
 """ + DRIVER.format()
 
@@ -665,25 +719,48 @@ def identifiability(runs: list[Measured]) -> list[str]:
 
 
 class Objective:
-    """Log errors of simulated IOPS and mean latency against the runs, for
-    one server count and dispatch."""
+    """Log errors of simulated IOPS, mean latency and p99 completion
+    latency against the runs, for one server count and dispatch and the
+    write-back cache read from the runs (`writeback_from_runs`)."""
 
     def __init__(
-        self, runs: list[Measured], base: str, servers: int, dispatch: str, runtime_ms: int
+        self,
+        runs: list[Measured],
+        base: str,
+        servers: int,
+        dispatch: str,
+        runtime_ms: int,
+        writeback: tuple[float, float, float] = (0.0, 0.0, 0.0),
     ) -> None:
         self.runs = runs
         self.base = base
         self.servers = servers
         self.dispatch = dispatch
         self.runtime_ms = runtime_ms
+        self.writeback = writeback
 
     def candidate(self, x: list[float]) -> Candidate:
         import math
 
-        rf, wf, rate, iops, bw, cv = (math.exp(v) for v in x)
-        return Candidate(rf, wf, rate, iops, bw, self.servers, self.dispatch, min(1.0, cv))
+        rf, wf, rate, iops, bw, cv, tail, turn = (math.exp(v) for v in x)
+        return Candidate(
+            rf,
+            wf,
+            rate,
+            iops,
+            bw,
+            self.servers,
+            self.dispatch,
+            min(1.0, cv),
+            min(TAIL_MAX, tail),
+            turn,
+            self.writeback[0],
+            self.writeback[1],
+            self.writeback[2],
+        )
 
-    def errors(self, cand: Candidate) -> list[float]:
+    def labelled(self, cand: Candidate) -> list[tuple[Measured, str, float]]:
+        """(run, figure, log error) of every figure the fit matches."""
         import math
 
         out = []
@@ -695,12 +772,27 @@ class Objective:
                     raise CalibrateError(
                         f"{run.file}: job {run.name!r}: the simulated job did no {ddir}s"
                     )
-                out.append(math.log(got.iops / meas.iops))
-                out.append(math.log(got.lat_mean_ns / meas.lat_mean_ns))
+                out.append((run, f"{ddir} iops", math.log(got.iops / meas.iops)))
+                out.append((run, f"{ddir} mean lat", math.log(got.lat_mean_ns / meas.lat_mean_ns)))
+                # The tail's figure: p99 (p99.9 is a handful of I/Os in a
+                # second of simulated time, and is checked, not fitted).
+                if meas.clat_p99_ns and got.clat_p99_ns:
+                    out.append((run, f"{ddir} p99", math.log(got.clat_p99_ns / meas.clat_p99_ns)))
         return out
+
+    def errors(self, cand: Candidate) -> list[float]:
+        return [e for (_, _, e) in self.labelled(cand)]
 
     def __call__(self, x: list[float]) -> list[float]:
         return self.errors(self.candidate(x))
+
+
+# The log-normal tail's σ: from 0.05 (as narrow as a fixed time) to 3.
+TAIL_MIN = 0.05
+TAIL_MAX = 3.0
+# The turnaround: from 0.1 us (none, as far as a run can tell) to 1 ms.
+TURN_MIN_NS = 100.0
+TURN_MAX_NS = 1e6
 
 
 def fit_candidate(
@@ -711,18 +803,25 @@ def fit_candidate(
     x0: list[float],
     runtime_ms: int,
     max_nfev: int,
+    writeback: tuple[float, float, float] = (0.0, 0.0, 0.0),
 ) -> tuple[float, list[float]]:
     """The best fit for one server count and dispatch (scipy's trust-region
     least squares over the log parameters): its summed squared log error
     and parameters. A module-level function, run by the sweep engine."""
+    import math
+
     from scipy.optimize import least_squares
 
-    obj = Objective(runs, base, servers, dispatch, runtime_ms)
+    obj = Objective(runs, base, servers, dispatch, runtime_ms, writeback)
     # Parameters within 100x of the start either way; a step of a few
     # percent is what a simulated figure answers to (a smaller one drowns
     # in the finite run's noise).
-    lo = [v - 4.6 for v in x0[:5]] + [CV_LOG_MIN]
-    hi = [v + 4.6 for v in x0[:5]] + [0.0]
+    lo = [v - 4.6 for v in x0[:5]] + [
+        CV_LOG_MIN,
+        math.log(TAIL_MIN),
+        math.log(TURN_MIN_NS),
+    ]
+    hi = [v + 4.6 for v in x0[:5]] + [0.0, math.log(TAIL_MAX), math.log(TURN_MAX_NS)]
     start = [min(max(v, a + 1e-6), b - 1e-6) for v, a, b in zip(x0, lo, hi, strict=True)]
     res = least_squares(obj, start, bounds=(lo, hi), diff_step=0.03, max_nfev=max_nfev)
     return float(2.0 * res.cost), [float(v) for v in res.x]
@@ -774,12 +873,14 @@ def fit(
             "the runs cannot identify " + "; ".join(problems) + ": add those jobs' runs"
         )
     include = _host_include(host, out.parent)
+    wb = writeback_from_runs(runs)
+    writeback = (wb.bytes, wb.flush_ns, wb.spread) if wb else (0.0, 0.0, 0.0)
     with tempfile.TemporaryDirectory(prefix="flashpath-calibrate-") as tmp:
         base = str(Path(tmp) / "candidate.toml")
         abs_include = str(Path(host).resolve()) if Path(host).is_file() else include
         zero = Candidate(0, 0, 1e12, 0, 0, 1, "shared", 0.0)
         Path(base).write_text(profile_text(abs_include, zero, {}), encoding="utf-8")
-        x0 = _start(runs, base)
+        x0 = _start(runs, base, writeback)
         combos = [(d, n) for d in dispatches for n in servers]
 
         def search(
@@ -789,7 +890,7 @@ def fit(
                 Task(
                     f"{combos[i][0]} x{combos[i][1]}",
                     fit_candidate,
-                    (runs, base, combos[i][1], combos[i][0], x, ms, nfev),
+                    (runs, base, combos[i][1], combos[i][0], x, ms, nfev, writeback),
                 )
                 for i, x in zip(picks, starts, strict=True)
             ]
@@ -815,34 +916,98 @@ def fit(
         best = ranked(fine)[0]
         dispatch, nserv = combos[best]
         tried = len(combos)
-        obj = Objective(runs, base, nserv, dispatch, runtime_ms)
+        obj = Objective(runs, base, nserv, dispatch, runtime_ms, writeback)
         cand = obj.candidate(fine[best][1])
-        errs = obj.errors(cand)
-        cost = sum(e * e for e in errs)
-        # A cap no run reaches is not identified: without it the fit is as
-        # good, so it is reported and left out (0 = no cap), not guessed.
+        labelled = obj.labelled(cand)
+        cost = sum(e * e for (_, _, e) in labelled)
+        # A cap no run reaches, a turnaround no mix needs, a tail the
+        # exponential matches as well, are not identified: without them
+        # the fit is as good, so each is reported and left out (0 = none).
         not_identified = []
         for field, key in (
             ("iops_cap", "device.iops_cap"),
             ("bandwidth_cap", "device.bandwidth_cap"),
+            ("turnaround_ns", "device.turnaround"),
+            ("service_tail", "device.service_tail"),
         ):
             trial = Candidate(**{**cand.__dict__, field: 0.0})
-            trial_errs = obj.errors(trial)
-            trial_cost = sum(e * e for e in trial_errs)
+            trial_labelled = obj.labelled(trial)
+            trial_cost = sum(e * e for (_, _, e) in trial_labelled)
             if trial_cost <= cost * 1.02 + 1e-4:
-                cand, errs, cost = trial, trial_errs, trial_cost
+                cand, labelled, cost = trial, trial_labelled, trial_cost
                 not_identified.append(key)
-    rows = _rows(runs, errs)
-    sources = _sources(runs, rows, not_identified, nserv, dispatch, tried)
+    rows = _rows(labelled)
+    sources = _sources(runs, rows, not_identified, nserv, dispatch, tried, wb)
     text = profile_text(include, cand, sources, name=out.stem)
     return FitResult(cand, sources, rows, not_identified, text)
 
 
-def _start(runs: list[Measured], base: str) -> list[float]:
+@dataclass(frozen=True)
+class Writeback:
+    """The write-back cache as one QD1 write run's completion latencies
+    show it: `stalls` of its `writes` took over `STALL_FACTOR` times the
+    median (`median_ns`), on average `flush_ns` longer than the median,
+    the log-sd of their excess `spread`."""
+
+    file: str
+    writes: int
+    stalls: int
+    median_ns: float
+    flush_ns: float
+    bytes: float
+    spread: float
+
+
+# A write is stalled (it waited for a write-back) when its completion
+# took over this many times the median: the body of a QD1 run's
+# latencies stays within ~5x its median at p99.9 (the read runs of
+# docs/calibrate.md), a write-back is milliseconds.
+STALL_FACTOR = 10.0
+
+
+def writeback_from_runs(runs: list[Measured]) -> Writeback | None:
+    """The write-back cache from the write-only QD1 run with json+ bins
+    (the plan's randwrite-4k-qd1): at QD1 a write waits for nothing else,
+    so a stall is the write-back alone. One write-back per `bytes` written
+    (the bytes written over the stalls) lasting the stalls' mean excess
+    over the median. None when no such run, or no write stalled."""
+    qd1 = [
+        r
+        for r in runs
+        if set(r.dirs) == {"write"} and _depth(r) == 1 and r.dirs["write"].clat_bins
+    ]
+    if not qd1:
+        return None
+    run = qd1[0]
+    bins = run.dirs["write"].clat_bins
+    writes = sum(c for _, c in bins)
+    half, seen, med = writes / 2, 0, bins[-1][0]
+    for at, c in bins:
+        seen += c
+        if seen >= half:
+            med = at
+            break
+    stalled = [(at, c) for at, c in bins if at > STALL_FACTOR * med]
+    stalls = sum(c for _, c in stalled)
+    bs = _bs_bytes(run.option("bs", "4k")) or 4096
+    if not stalls or not writes:
+        return None
+    flush = sum((at - med) * c for at, c in stalled) / stalls
+    logs = [(math.log(at - med), c) for at, c in stalled]
+    mean_log = sum(v * c for v, c in logs) / stalls
+    spread = math.sqrt(sum((v - mean_log) ** 2 * c for v, c in logs) / stalls)
+    spread = min(spread, TAIL_MAX)
+    return Writeback(run.file, writes, stalls, med, flush, bs * writes / stalls, spread)
+
+
+def _start(
+    runs: list[Measured], base: str, writeback: tuple[float, float, float] = (0.0, 0.0, 0.0)
+) -> list[float]:
     """Starting parameters from the runs' closed forms: the QD1 latency
     less the host path (the job simulated on a device that takes no time)
-    is the service time; two read sizes give the per-byte term; the caps
-    start above everything measured."""
+    is the service time; two read sizes give the per-byte term; a write's
+    share of the write-backs is taken off its time; the caps start above
+    everything measured."""
     import math
 
     zero = Candidate(0, 0, 1e12, 0, 0, 1, "shared", 0.0).overrides()
@@ -868,28 +1033,23 @@ def _start(runs: list[Measured], base: str) -> list[float]:
     read_fixed = max(1000.0, s_small - bs_small / rate * 1e9)
     writes = sorted((r for r in runs if "write" in r.dirs), key=_depth)
     w = writes[0]
-    write_fixed = max(
-        1000.0, service(w, "write") - (_bs_bytes(w.option("bs", "4k")) or 4096) / rate * 1e9
-    )
+    w_bs = _bs_bytes(w.option("bs", "4k")) or 4096
+    stall_share = writeback[1] * w_bs / writeback[0] if writeback[0] else 0.0
+    write_fixed = max(1000.0, service(w, "write") - stall_share - w_bs / rate * 1e9)
     iops = max(f.iops for r in runs for f in r.dirs.values())
     bw = max(
         f.iops * (_bs_bytes(r.option("bs", "4k")) or 4096) for r in runs for f in r.dirs.values()
     )
-    return [math.log(v) for v in (read_fixed, write_fixed, rate, 2 * iops, 2 * bw, 0.5)]
+    return [
+        math.log(v) for v in (read_fixed, write_fixed, rate, 2 * iops, 2 * bw, 0.5, 1.0, 5000.0)
+    ]
 
 
-def _rows(runs: list[Measured], errs: list[float]) -> list[tuple[str, str, str, float]]:
+def _rows(labelled: list[tuple[Measured, str, float]]) -> list[tuple[str, str, str, float]]:
     """(file, job, figure, relative error) of each fitted figure."""
     import math
 
-    rows = []
-    i = 0
-    for run in runs:
-        for ddir in run.dirs:
-            rows.append((run.file, run.name, f"{ddir} iops", math.exp(errs[i]) - 1))
-            rows.append((run.file, run.name, f"{ddir} mean lat", math.exp(errs[i + 1]) - 1))
-            i += 2
-    return rows
+    return [(run.file, run.name, figure, math.exp(e) - 1) for (run, figure, e) in labelled]
 
 
 def _sources(
@@ -899,38 +1059,94 @@ def _sources(
     servers: int,
     dispatch: str,
     tried: int,
+    wb: Writeback | None = None,
 ) -> dict[str, str]:
     """Each fitted key's source: the run files that pin it and the fit's
-    error on them (the mean absolute relative error of their figures)."""
+    error on them (the mean absolute relative error of their figures;
+    the tail's on their p99s)."""
 
-    def err(select: list[Measured]) -> str:
+    def err(select: list[Measured], figure: str = "") -> str:
         names = {r.name for r in select}
-        vals = [abs(e) for (_, job, _, e) in rows if job in names]
+        vals = [abs(e) for (_, job, fig, e) in rows if job in names and figure in fig]
         mean = sum(vals) / len(vals) if vals else 0.0
         files = ", ".join(sorted({Path(r.file).name for r in select}))
-        return f"fitted to {files}, error {100 * mean:.1f}%"
+        what = f"{figure} " if figure else ""
+        return f"fitted to {files}, {what}error {100 * mean:.1f}%"
 
+    src = {key: err(sel, fig) for key, (sel, fig) in pinned_by(runs).items()}
+    for key in ("device.servers", "device.dispatch"):
+        src[key] += f" (best of {tried} server counts and dispatches)"
+    if wb is not None:
+        closed = (
+            f"from {Path(wb.file).name}'s completion latencies (json+ bins): {wb.stalls} of "
+            f"{wb.writes} writes took over {STALL_FACTOR:g}x the median "
+            f"({wb.median_ns / 1e3:.1f} us)"
+        )
+        src["device.writeback_bytes"] = closed + ": one write-back per bytes written over stalls"
+        src["device.writeback_flush"] = closed + ": their mean excess over the median"
+        src["device.writeback_spread"] = closed + ": the log-sd of their excess over the median"
+    else:
+        for key in ("device.writeback_bytes", "device.writeback_flush", "device.writeback_spread"):
+            src[key] = (
+                "not identified by the runs (no write-only iodepth=1 run with json+ bins, or "
+                "no write in it took 10x the median), so none: 0; run the plan's "
+                "randwrite-4k-qd1 with --output-format=json+"
+            )
+    for key in not_identified:
+        if key == "device.service_tail":
+            src[key] = (
+                "not identified by the runs (an exponential service time matches their p99s "
+                "as well), so 0: exponential"
+            )
+        elif key == "device.turnaround":
+            src[key] = (
+                "not identified by the runs (the fit is as good without one, or no job mixes "
+                "reads and writes), so none: 0; run the plan's randrw jobs to find it"
+            )
+        else:
+            src[key] = (
+                "not identified by the runs (no run reaches a cap: the fit is as good without "
+                "one), so none: 0; run deeper or larger jobs to find it"
+            )
+    return src
+
+
+def pinned_by(runs: list[Measured]) -> dict[str, tuple[list[Measured], str]]:
+    """Which of `runs` pin each fitted key (and the figure that does, ''
+    for all of a run's): docs/calibrate.md's table of the generic
+    device."""
     reads = [r for r in runs if "read" in r.dirs]
     qd1_reads = [r for r in reads if _depth(r) == 1] or reads
     writes = [r for r in runs if "write" in r.dirs]
     deep = [r for r in runs if _depth(r) > 1]
     large = [r for r in reads if (_bs_bytes(r.option("bs", "4k")) or 0) > 4096] or reads
-    src = {
-        "device.read_fixed": err(qd1_reads),
-        "device.write_fixed": err(writes),
-        "device.transfer_rate": err(large),
-        "device.servers": err(deep) + f" (best of {tried} server counts and dispatches)",
-        "device.dispatch": err(deep) + f" (best of {tried} server counts and dispatches)",
-        "device.service_cv": err(deep),
-        "device.iops_cap": err(deep),
-        "device.bandwidth_cap": err(large),
+    mixed = [r for r in runs if len(r.dirs) > 1]
+    qd1_writes = [r for r in writes if set(r.dirs) == {"write"} and _depth(r) == 1]
+    return {
+        "device.read_fixed": (qd1_reads, ""),
+        "device.write_fixed": (writes, ""),
+        "device.transfer_rate": (large, ""),
+        "device.servers": (deep, ""),
+        "device.dispatch": (deep, ""),
+        "device.service_cv": (deep, ""),
+        "device.iops_cap": (deep, ""),
+        "device.bandwidth_cap": (large, ""),
+        "device.service_tail": (runs, "p99"),
+        "device.turnaround": (mixed, ""),
+        "device.writeback_bytes": (qd1_writes, ""),
+        "device.writeback_flush": (qd1_writes, ""),
+        "device.writeback_spread": (qd1_writes, ""),
     }
-    for key in not_identified:
-        src[key] = (
-            "not identified by the runs (no run reaches a cap: the fit is as good without "
-            "one), so none: 0; run deeper or larger jobs to find it"
-        )
-    return src
+
+
+def pins(runs: list[Measured]) -> dict[str, list[str]]:
+    """Each run's job name and the keys it pins (`pinned_by` turned
+    round), for `check`'s report."""
+    out: dict[str, list[str]] = {r.name: [] for r in runs}
+    for key, (sel, _) in pinned_by(runs).items():
+        for r in sel:
+            out[r.name].append(key.removeprefix("device."))
+    return out
 
 
 # ----------------------------------------------------------------------
@@ -953,8 +1169,9 @@ class CheckRow:
 
 
 def check(profile: str, runs: list[Measured], runtime_ms: int = CHECK_MS) -> list[CheckRow]:
-    """Simulate every run's job on `profile`: IOPS, mean latency and p99
-    completion latency of each direction, against the measured ones."""
+    """Simulate every run's job on `profile`: IOPS, mean latency, p99 and
+    p99.9 completion latency of each direction, against the measured
+    ones."""
     rows = []
     for run in runs:
         sim = simulate_run(run, runtime_ms, profile, [])
@@ -973,22 +1190,18 @@ def check(profile: str, runs: list[Measured], runtime_ms: int = CHECK_MS) -> lis
                     got.lat_mean_ns / 1e3,
                 )
             )
-            if meas.clat_p99_ns and got.clat_p99_ns:
-                rows.append(
-                    CheckRow(
-                        name,
-                        run.name,
-                        f"{ddir} p99 clat us",
-                        meas.clat_p99_ns / 1e3,
-                        got.clat_p99_ns / 1e3,
-                    )
-                )
+            for figure, m, g in (
+                ("p99 clat us", meas.clat_p99_ns, got.clat_p99_ns),
+                ("p99.9 clat us", meas.clat_p999_ns, got.clat_p999_ns),
+            ):
+                if m and g:
+                    rows.append(CheckRow(name, run.name, f"{ddir} {figure}", m / 1e3, g / 1e3))
     return rows
 
 
 def table(rows: list[CheckRow]) -> str:
     """The rows as a plain-text table, with the median and worst absolute
-    error of IOPS and mean latency at the end."""
+    error of IOPS, mean latency, p99 and p99.9 at the end."""
     width = max([len(r.job) for r in rows] + [3])
     lines = [f"{'job':<{width}}  {'figure':<16} {'measured':>12} {'simulated':>12} {'error':>8}"]
     for r in rows:
@@ -996,12 +1209,21 @@ def table(rows: list[CheckRow]) -> str:
             f"{r.job:<{width}}  {r.figure:<16} {r.measured:>12.1f} {r.simulated:>12.1f} "
             f"{100 * r.error:>+7.1f}%"
         )
-    for what in ("iops", "mean lat"):
+    for what in ("iops", "mean lat", "p99 clat", "p99.9 clat"):
         errs = sorted(abs(r.error) for r in rows if what in r.figure)
         if errs:
             lines.append(
                 f"{what}: median error {100 * median(errs):.1f}%, worst {100 * errs[-1]:.1f}%"
             )
+    return "\n".join(lines) + "\n"
+
+
+def pins_text(runs: list[Measured]) -> str:
+    """Which of the generic device's parameters each run pins (the ones
+    its figures answer to; docs/calibrate.md)."""
+    lines = ["parameters each run pins:"]
+    for job, keys in pins(runs).items():
+        lines.append(f"  {job}: {', '.join(keys) if keys else 'none'}")
     return "\n".join(lines) + "\n"
 
 
@@ -1019,7 +1241,7 @@ def plot(rows: list[CheckRow], path: str) -> None:
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
-    kinds = [("iops", "IOPS"), ("mean lat", "mean latency (us)"), ("p99", "p99 clat (us)")]
+    kinds = [("iops", "IOPS"), ("mean lat", "mean latency (us)"), ("p99 clat", "p99 clat (us)")]
     fig = Figure(figsize=(13, 4.5))
     axes = fig.subplots(1, 3)
     for ax, (key, title) in zip(axes, kinds, strict=True):

@@ -40,12 +40,16 @@
 //! - A write-back cache (`writeback_bytes`, `writeback_flush`): writes
 //!   land in a cache; each time `writeback_bytes` more bytes have been
 //!   written, the write that fills it waits `writeback_flush` for the
-//!   cache to be written back, and holds its server that long (a guest
-//!   disk over a host file with `cache=writeback`, whose writer blocks in
-//!   the host's dirty throttling, mm/page-writeback.c
-//!   balance_dirty_pages; a drive's DRAM cache destaging). Rare
-//!   millisecond stalls of writes, and of the reads queued behind them in
-//!   a mix. 0 bytes = no cache.
+//!   cache to be written back; its server goes on with the next command
+//!   meanwhile (a guest disk over a host file with `cache=writeback`:
+//!   the host thread doing that write blocks in the host's dirty
+//!   throttling, mm/page-writeback.c balance_dirty_pages, while QEMU's
+//!   other threads serve the rest). Rare millisecond stalls of writes
+//!   alone: the runs of docs/calibrate.md show them on writes, not on the
+//!   reads of a mix. 0 bytes = no cache. `writeback_spread` (σ, 0 to 3) draws
+//!   each write-back's time log-normal with that log-sd and mean
+//!   `writeback_flush` (0: every one the same): a host's write-backs last
+//!   from about a millisecond to tens of them (docs/calibrate.md).
 //! - `turnaround`: a server whose previous command went the other
 //!   direction (a read after a write, or a write after a read) spends
 //!   this much longer on the command: the cost of switching a path
@@ -94,8 +98,11 @@ pub struct QueueParams {
     pub turnaround: Ns,
     /// Bytes written between two write-backs of the cache; 0 = no cache.
     pub writeback_bytes: u64,
-    /// Time the write that fills the cache waits for the write-back.
+    /// Time the write that fills the cache waits for the write-back
+    /// (the mean, when `writeback_spread` > 0).
     pub writeback_flush: Ns,
+    /// Log-normal σ of a write-back's time; 0 = always `writeback_flush`.
+    pub writeback_spread: f64,
 }
 
 pub struct QueueDevice {
@@ -234,11 +241,19 @@ impl BlockBackend for QueueDevice {
             self.turnarounds += 1;
         }
         self.last_write[server] = Some(is_write);
+        let mut stall = 0;
         if cmd.op == Op::Write && self.params.writeback_bytes > 0 {
             self.dirty += u64::from(len);
             if self.dirty >= self.params.writeback_bytes {
                 self.dirty -= self.params.writeback_bytes;
-                service += self.params.writeback_flush;
+                let flush = self.params.writeback_flush as f64;
+                let sigma = self.params.writeback_spread;
+                stall = if sigma > 0.0 {
+                    (flush * (sigma * self.rng.standard_normal() - 0.5 * sigma * sigma).exp())
+                        .round() as Ns
+                } else {
+                    self.params.writeback_flush
+                };
                 self.writebacks += 1;
             }
         }
@@ -246,7 +261,7 @@ impl BlockBackend for QueueDevice {
         self.free_at[server] = done;
         self.commands += 1;
         self.busy_ns += service;
-        Completion::ok(done)
+        Completion::ok(done + stall)
     }
 }
 
@@ -280,6 +295,7 @@ mod tests {
             turnaround: 0,
             writeback_bytes: 0,
             writeback_flush: 0,
+            writeback_spread: 0.0,
         }
     }
 
@@ -409,7 +425,7 @@ mod tests {
     #[test]
     fn the_write_back_cache_holds_one_write_in_every_cache_full() {
         // 16 KiB cache of 4 KiB writes: every fourth write waits for the
-        // write-back, on its server; reads never do.
+        // write-back; its server does not, nor do reads.
         let mut p = params(1);
         p.writeback_bytes = 16_384;
         p.writeback_flush = 5_000_000;
@@ -424,14 +440,15 @@ mod tests {
         let long = base + 5_000_000;
         assert_eq!(times, vec![base, base, base, long, base, base, base, long]);
         assert_eq!(d.writebacks, 2);
-        // A read queued behind the write-back waits for it.
+        // A read queued behind the stalled write waits for its service
+        // only, not for the write-back.
         let at = 10_000_000_000;
         for _ in 0..3 {
             d.submit(at, &w);
         }
         let write_done = d.submit(at, &w).at;
         assert_eq!(write_done, at + 4 * base + 5_000_000);
-        assert_eq!(d.submit(at, &read(4096)).at, write_done + 104_096);
+        assert_eq!(d.submit(at, &read(4096)).at, at + 4 * base + 104_096);
     }
 
     #[test]
@@ -451,5 +468,31 @@ mod tests {
             vec![100_000, 100_000, 307_000, 300_000, 107_000, 307_000]
         );
         assert_eq!(d.turnarounds, 3);
+    }
+
+    #[test]
+    fn spread_write_backs_keep_their_mean_and_vary() {
+        // Every write fills the 4 KiB cache: each waits one write-back of
+        // mean 1 ms, log-normal with σ 1 (log-sd 1 of the excess).
+        let mut p = params(1);
+        p.writeback_bytes = 4096;
+        p.writeback_flush = 1_000_000;
+        p.writeback_spread = 1.0;
+        let mut d = QueueDevice::new(p);
+        let w = Command::new(Ddir::Write, 0, 4096);
+        let n = 20_000u64;
+        let excess: Vec<f64> = (0..n)
+            .map(|i| {
+                let at = i * 1_000_000_000;
+                (d.submit(at, &w).at - at - 304_096) as f64
+            })
+            .collect();
+        let mean = excess.iter().sum::<f64>() / n as f64;
+        // sd of the mean: 1 ms · sqrt(e − 1) / sqrt(n) ~ 9 us.
+        assert!((mean - 1e6).abs() < 45_000.0, "{mean}");
+        let logs: Vec<f64> = excess.iter().map(|t| t.ln()).collect();
+        let lm = logs.iter().sum::<f64>() / n as f64;
+        let lsd = (logs.iter().map(|l| (l - lm).powi(2)).sum::<f64>() / n as f64).sqrt();
+        assert!((lsd - 1.0).abs() < 0.03, "{lsd}");
     }
 }

@@ -102,6 +102,18 @@ impl Generic {
                 0
             },
             writeback_flush: optional_ns(p, "device.writeback_flush")?,
+            writeback_spread: if p.has("device.writeback_spread") {
+                p.ratio(
+                    "device.writeback_spread",
+                    range(
+                        0.0,
+                        3.0,
+                        "the log-normal σ of a write-back's time: 0 (always the same) to 3",
+                    ),
+                )?
+            } else {
+                0.0
+            },
         };
         Ok(Generic {
             dev: QueueDevice::new(params),

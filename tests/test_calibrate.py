@@ -69,7 +69,7 @@ def test_a_fit_to_the_plan_predicts_the_jobs_outside_it(
     print(calibrate.table(rows))
     for what in ("iops", "mean lat"):
         errs = sorted(abs(r.error) for r in rows if what in r.figure)
-        assert len(errs) == 5, what  # four jobs, the mix in both directions
+        assert len(errs) == 9, what  # six jobs, the three mixes in both directions
         assert calibrate.median(errs) <= 0.10, (what, errs)
         assert errs[-1] <= 0.20, (what, errs)
     # The fit's own figures are close too, and every source says so.
@@ -206,3 +206,17 @@ def test_each_run_pins_the_parameters_its_figures_answer_to() -> None:
     assert all("service_tail" in keys for keys in pins.values())
     text = calibrate.pins_text(runs)
     assert text.count("\n") == len(runs) + 1
+
+
+def test_the_tail_starts_from_the_qd1_reads_spread_above_their_floor() -> None:
+    # 1% at 10 us, the median at 20 us, the 99th percentile at
+    # 10 us + 10 us * exp(2.326 * 0.7): a log-normal excess of σ 0.7.
+    p99 = 10_000.0 + 10_000.0 * math.exp(2.326 * 0.7)
+    bins = ((10_000.0, 10), (15_000.0, 479), (20_000.0, 500), (p99, 10), (p99 * 3, 1))
+    figs = calibrate.Figures(1000.0, 20_000.0, p99, None, bins)
+    run = calibrate.Measured("r.json", "randread-4k-qd1", {"rw": "randread"}, {"read": figs})
+    assert calibrate._tail_start(run) == pytest.approx(0.7)
+    # Without a histogram: the exponential's neighbourhood, 1.
+    plain = calibrate.Figures(1000.0, 20_000.0, p99)
+    run = calibrate.Measured("r.json", "randread-4k-qd1", {"rw": "randread"}, {"read": plain})
+    assert calibrate._tail_start(run) == 1.0

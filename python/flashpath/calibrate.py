@@ -1040,9 +1040,37 @@ def _start(
     bw = max(
         f.iops * (_bs_bytes(r.option("bs", "4k")) or 4096) for r in runs for f in r.dirs.values()
     )
+    tail = _tail_start(small)
     return [
-        math.log(v) for v in (read_fixed, write_fixed, rate, 2 * iops, 2 * bw, 0.5, 1.0, 5000.0)
+        math.log(v) for v in (read_fixed, write_fixed, rate, 2 * iops, 2 * bw, 0.5, tail, 5000.0)
     ]
+
+
+def _quantile(bins: tuple[tuple[float, int], ...], q: float) -> float:
+    """The q-quantile of a json+ histogram, as fio reads a percentile (the
+    first bin where the running count reaches q of the samples)."""
+    total = sum(c for _, c in bins)
+    seen = 0
+    for at, c in bins:
+        seen += c
+        if seen >= q * total:
+            return at
+    return bins[-1][0]
+
+
+def _tail_start(run: Measured) -> float:
+    """The log-normal σ of the QD1 read run's completion latencies above
+    their floor (p1: the host path and the fixed part of the service):
+    ln((p99 - p1) / (p50 - p1)) / 2.326, p99 being 2.326 standard
+    deviations above the median of a normal. 1 when the run has no json+
+    histogram or no spread."""
+    bins = run.dirs["read"].clat_bins
+    if not bins:
+        return 1.0
+    p1, p50, p99 = (_quantile(bins, q) for q in (0.01, 0.5, 0.99))
+    if not p99 > p50 > p1:
+        return 1.0
+    return min(TAIL_MAX, max(TAIL_MIN, math.log((p99 - p1) / (p50 - p1)) / 2.326))
 
 
 def _rows(labelled: list[tuple[Measured, str, float]]) -> list[tuple[str, str, str, float]]:

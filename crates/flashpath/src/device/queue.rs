@@ -245,7 +245,10 @@ impl BlockBackend for QueueDevice {
         if cmd.op == Op::Write && self.params.writeback_bytes > 0 {
             self.dirty += u64::from(len);
             if self.dirty >= self.params.writeback_bytes {
-                self.dirty -= self.params.writeback_bytes;
+                // One write-back per write at most: a write larger than
+                // the cache waits for one, and the rest of it starts the
+                // next cache-full.
+                self.dirty %= self.params.writeback_bytes;
                 let flush = self.params.writeback_flush as f64;
                 let sigma = self.params.writeback_spread;
                 stall = if sigma > 0.0 {

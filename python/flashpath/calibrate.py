@@ -719,9 +719,14 @@ def identifiability(runs: list[Measured]) -> list[str]:
 
 
 class Objective:
-    """Log errors of simulated IOPS, mean latency and p99 completion
-    latency against the runs, for one server count and dispatch and the
-    write-back cache read from the runs (`writeback_from_runs`)."""
+    """Log errors of simulated IOPS and mean latency against the runs,
+    for one server count and dispatch, the write-back cache read from the
+    runs (`writeback_from_runs`) and a fixed service tail. The parameters
+    are read_fixed, write_fixed, transfer_rate, the two caps and
+    service_cv, and, when the vector has a seventh, the turnaround (all in
+    log space). The p99s are `labelled` too but not in `errors`: they are
+    fitted through the tail alone (`fit_tail`), so that a tail the runs
+    do not need cannot pull the mean figures."""
 
     def __init__(
         self,
@@ -731,6 +736,7 @@ class Objective:
         dispatch: str,
         runtime_ms: int,
         writeback: tuple[float, float, float] = (0.0, 0.0, 0.0),
+        tail: float = 0.0,
     ) -> None:
         self.runs = runs
         self.base = base
@@ -738,11 +744,13 @@ class Objective:
         self.dispatch = dispatch
         self.runtime_ms = runtime_ms
         self.writeback = writeback
+        self.tail = tail
 
     def candidate(self, x: list[float]) -> Candidate:
         import math
 
-        rf, wf, rate, iops, bw, cv, tail, turn = (math.exp(v) for v in x)
+        rf, wf, rate, iops, bw, cv = (math.exp(v) for v in x[:6])
+        turn = math.exp(x[6]) if len(x) > 6 else 0.0
         return Candidate(
             rf,
             wf,
@@ -752,7 +760,7 @@ class Objective:
             self.servers,
             self.dispatch,
             min(1.0, cv),
-            min(TAIL_MAX, tail),
+            self.tail,
             turn,
             self.writeback[0],
             self.writeback[1],
@@ -760,7 +768,8 @@ class Objective:
         )
 
     def labelled(self, cand: Candidate) -> list[tuple[Measured, str, float]]:
-        """(run, figure, log error) of every figure the fit matches."""
+        """(run, figure, log error) of every figure: IOPS, mean latency
+        and, where the run has one, p99 completion latency."""
         import math
 
         out = []
@@ -781,10 +790,18 @@ class Objective:
         return out
 
     def errors(self, cand: Candidate) -> list[float]:
-        return [e for (_, _, e) in self.labelled(cand)]
+        return [e for (_, fig, e) in self.labelled(cand) if not fig.endswith("p99")]
 
     def __call__(self, x: list[float]) -> list[float]:
         return self.errors(self.candidate(x))
+
+
+def _costs(labelled: list[tuple[Measured, str, float]]) -> tuple[float, float]:
+    """The summed squared log errors of the mean figures (IOPS, mean
+    latency) and of the p99s."""
+    means = sum(e * e for (_, fig, e) in labelled if not fig.endswith("p99"))
+    tails = sum(e * e for (_, fig, e) in labelled if fig.endswith("p99"))
+    return means, tails
 
 
 # The log-normal tail's σ: from 0.05 (as narrow as a fixed time) to 3.
@@ -806,8 +823,9 @@ def fit_candidate(
     writeback: tuple[float, float, float] = (0.0, 0.0, 0.0),
 ) -> tuple[float, list[float]]:
     """The best fit for one server count and dispatch (scipy's trust-region
-    least squares over the log parameters): its summed squared log error
-    and parameters. A module-level function, run by the sweep engine."""
+    least squares over the log parameters, `Objective`'s; a seventh is the
+    turnaround): its summed squared log error and parameters. A
+    module-level function, run by the sweep engine."""
     import math
 
     from scipy.optimize import least_squares
@@ -816,22 +834,44 @@ def fit_candidate(
     # Parameters within 100x of the start either way; a step of a few
     # percent is what a simulated figure answers to (a smaller one drowns
     # in the finite run's noise).
-    lo = [v - 4.6 for v in x0[:5]] + [
-        CV_LOG_MIN,
-        math.log(TAIL_MIN),
-        math.log(TURN_MIN_NS),
-    ]
-    hi = [v + 4.6 for v in x0[:5]] + [0.0, math.log(TAIL_MAX), math.log(TURN_MAX_NS)]
+    lo = [v - 4.6 for v in x0[:5]] + [CV_LOG_MIN] + [math.log(TURN_MIN_NS)] * (len(x0) > 6)
+    hi = [v + 4.6 for v in x0[:5]] + [0.0] + [math.log(TURN_MAX_NS)] * (len(x0) > 6)
     start = [min(max(v, a + 1e-6), b - 1e-6) for v, a, b in zip(x0, lo, hi, strict=True)]
     res = least_squares(obj, start, bounds=(lo, hi), diff_step=0.03, max_nfev=max_nfev)
     return float(2.0 * res.cost), [float(v) for v in res.x]
+
+
+# How much better a fit with an optional mechanism (a cap, the
+# turnaround, the write-back cache, the tail) must be than the fit
+# without it for the runs to identify it: 2% of the summed squared error,
+# more than the one-second simulations' own noise between candidates.
+KEEP_FACTOR = 0.98
+def fit_tail(obj: Objective, cand: Candidate, start: float, max_nfev: int) -> float:
+    """The log-normal σ that best matches the runs' p99s with every other
+    parameter held (least squares in log σ from `start`)."""
+    import math
+
+    from scipy.optimize import least_squares
+
+    def p99_errors(x: list[float]) -> list[float]:
+        trial = Candidate(**{**cand.__dict__, "service_tail": math.exp(x[0])})
+        return [e for (_, fig, e) in obj.labelled(trial) if fig.endswith("p99")]
+
+    lo, hi = math.log(TAIL_MIN), math.log(TAIL_MAX)
+    x0 = min(max(math.log(start), lo + 1e-6), hi - 1e-6)
+    res = least_squares(p99_errors, [x0], bounds=([lo], [hi]), diff_step=0.03, max_nfev=max_nfev)
+    return float(math.exp(res.x[0]))
 
 
 @dataclass
 class FitResult:
     cand: Candidate
     sources: dict[str, str]
+    # The figures the parameters were fitted to (IOPS, mean latency) and
+    # the p99s (fitted through the tail when it is identified, otherwise
+    # only reported): (file, job, figure, relative error).
     errors: list[tuple[str, str, str, float]]
+    tail_errors: list[tuple[str, str, str, float]]
     not_identified: list[str]
     profile: str
 
@@ -880,7 +920,7 @@ def fit(
         abs_include = str(Path(host).resolve()) if Path(host).is_file() else include
         zero = Candidate(0, 0, 1e12, 0, 0, 1, "shared", 0.0)
         Path(base).write_text(profile_text(abs_include, zero, {}), encoding="utf-8")
-        x0 = _start(runs, base, writeback)
+        x0 = _start(runs, base)
         combos = [(d, n) for d in dispatches for n in servers]
 
         def search(
@@ -890,7 +930,7 @@ def fit(
                 Task(
                     f"{combos[i][0]} x{combos[i][1]}",
                     fit_candidate,
-                    (runs, base, combos[i][1], combos[i][0], x, ms, nfev, writeback),
+                    (runs, base, combos[i][1], combos[i][0], x, ms, nfev),
                 )
                 for i, x in zip(picks, starts, strict=True)
             ]
@@ -909,37 +949,80 @@ def fit(
             # The lowest error; on a tie the fewer servers (the simpler model).
             return sorted(found, key=lambda i: (round(found[i][0], 9), combos[i][1], i))
 
+        # The base model (no write-back, no turnaround, an exponential
+        # service time) over every server count and dispatch, fitted to
+        # the mean figures alone.
         everything = list(range(len(combos)))
-        coarse = search([x0] * len(combos), everything, max(200, runtime_ms // 4), COARSE_NFEV)
+        coarse = search([x0[:6]] * len(combos), everything, max(200, runtime_ms // 4), COARSE_NFEV)
         finalists = ranked(coarse)[:FINALISTS]
         fine = search([coarse[i][1] for i in finalists], finalists, runtime_ms, FINE_NFEV)
         best = ranked(fine)[0]
         dispatch, nserv = combos[best]
         tried = len(combos)
-        obj = Objective(runs, base, nserv, dispatch, runtime_ms, writeback)
-        cand = obj.candidate(fine[best][1])
+        x = fine[best][1]
+        obj = Objective(runs, base, nserv, dispatch, runtime_ms)
+        cand = obj.candidate(x)
         labelled = obj.labelled(cand)
-        cost = sum(e * e for (_, _, e) in labelled)
-        # A cap no run reaches, a turnaround no mix needs, a tail the
-        # exponential matches as well, are not identified: without them
-        # the fit is as good, so each is reported and left out (0 = none).
+        cost = _costs(labelled)[0]
         not_identified = []
-        for field, key in (
-            ("iops_cap", "device.iops_cap"),
-            ("bandwidth_cap", "device.bandwidth_cap"),
-            ("turnaround_ns", "device.turnaround"),
-            ("service_tail", "device.service_tail"),
-        ):
+        # Each optional mechanism is kept only when, refitted with it, the
+        # plan's runs are matched better than without it (by KEEP_FACTOR):
+        # a model selection on the runs given, never on jobs held out.
+        # The write-back cache and the turnaround answer to the mean
+        # figures they change; the tail to the p99s, and it may not make
+        # the mean figures worse.
+        with_wb = Objective(runs, base, nserv, dispatch, runtime_ms, writeback)
+        if wb is not None:
+            # From the base fit with a write's share of the write-backs
+            # taken off its time (`_start`).
+            x_wb = [x[0], _start(runs, base, writeback)[1], *x[2:]]
+            _, x_wb = fit_candidate(
+                runs, base, nserv, dispatch, x_wb, runtime_ms, FINE_NFEV, writeback
+            )
+            cand_wb = with_wb.candidate(x_wb)
+            labelled_wb = with_wb.labelled(cand_wb)
+            cost_wb = _costs(labelled_wb)[0]
+            if cost_wb < cost * KEEP_FACTOR:
+                obj, x, cand, labelled, cost = with_wb, x_wb, cand_wb, labelled_wb, cost_wb
+            else:
+                not_identified.append("device.writeback_bytes")
+        if any(len(r.dirs) > 1 for r in runs):
+            _, x_turn = fit_candidate(
+                runs, base, nserv, dispatch, [*x, x0[6]], runtime_ms, FINE_NFEV, obj.writeback
+            )
+            cand_turn = obj.candidate(x_turn)
+            labelled_turn = obj.labelled(cand_turn)
+            cost_turn = _costs(labelled_turn)[0]
+            if cost_turn < cost * KEEP_FACTOR:
+                x, cand, labelled, cost = x_turn, cand_turn, labelled_turn, cost_turn
+            else:
+                not_identified.append("device.turnaround")
+        else:
+            not_identified.append("device.turnaround")
+        tail = fit_tail(obj, cand, math.exp(x0[7]), FINE_NFEV)
+        cand_tail = Candidate(**{**cand.__dict__, "service_tail": tail})
+        labelled_tail = obj.labelled(cand_tail)
+        means_tail, tails_tail = _costs(labelled_tail)
+        if tails_tail < _costs(labelled)[1] * KEEP_FACTOR and means_tail <= cost / KEEP_FACTOR:
+            cand, labelled, cost = cand_tail, labelled_tail, means_tail
+        else:
+            not_identified.append("device.service_tail")
+        # A cap no run reaches is not identified: without it the fit is as
+        # good, so it is reported and left out (0 = no cap), not guessed.
+        for field, key in (("iops_cap", "device.iops_cap"), ("bandwidth_cap", "device.bandwidth_cap")):
             trial = Candidate(**{**cand.__dict__, field: 0.0})
             trial_labelled = obj.labelled(trial)
-            trial_cost = sum(e * e for (_, _, e) in trial_labelled)
-            if trial_cost <= cost * 1.02 + 1e-4:
+            trial_cost = _costs(trial_labelled)[0]
+            if trial_cost <= cost / KEEP_FACTOR + 1e-4:
                 cand, labelled, cost = trial, trial_labelled, trial_cost
                 not_identified.append(key)
     rows = _rows(labelled)
-    sources = _sources(runs, rows, not_identified, nserv, dispatch, tried, wb)
+    kept_wb = wb if cand.writeback_bytes else None
+    sources = _sources(runs, rows, not_identified, nserv, dispatch, tried, kept_wb, wb)
     text = profile_text(include, cand, sources, name=out.stem)
-    return FitResult(cand, sources, rows, not_identified, text)
+    means = [r for r in rows if not r[2].endswith("p99")]
+    tails = [r for r in rows if r[2].endswith("p99")]
+    return FitResult(cand, sources, means, tails, not_identified, text)
 
 
 @dataclass(frozen=True)
@@ -1088,6 +1171,7 @@ def _sources(
     dispatch: str,
     tried: int,
     wb: Writeback | None = None,
+    seen: Writeback | None = None,
 ) -> dict[str, str]:
     """Each fitted key's source: the run files that pin it and the fit's
     error on them (the mean absolute relative error of their figures;
@@ -1113,6 +1197,13 @@ def _sources(
         src["device.writeback_bytes"] = closed + ": one write-back per bytes written over stalls"
         src["device.writeback_flush"] = closed + ": their mean excess over the median"
         src["device.writeback_spread"] = closed + ": the log-sd of their excess over the median"
+    elif seen is not None:
+        for key in ("device.writeback_bytes", "device.writeback_flush", "device.writeback_spread"):
+            src[key] = (
+                f"not identified by the runs: {seen.stalls} of {seen.writes} writes of "
+                f"{Path(seen.file).name} took over {STALL_FACTOR:g}x the median, but the "
+                "fit with a write-back cache matches the runs no better than without, so none: 0"
+            )
     else:
         for key in ("device.writeback_bytes", "device.writeback_flush", "device.writeback_spread"):
             src[key] = (
@@ -1121,10 +1212,13 @@ def _sources(
                 "randwrite-4k-qd1 with --output-format=json+"
             )
     for key in not_identified:
+        if key == "device.writeback_bytes":
+            continue
         if key == "device.service_tail":
             src[key] = (
                 "not identified by the runs (an exponential service time matches their p99s "
-                "as well), so 0: exponential"
+                "as well, or the tail fitted to them makes the mean figures worse), so 0: "
+                "exponential"
             )
         elif key == "device.turnaround":
             src[key] = (

@@ -956,7 +956,7 @@ def calibrate_fit(host: str, out: str, jobs: int, runs: tuple[str, ...]) -> None
     )
     for key in result.not_identified:
         click.echo(f"not identified by these runs: {key} ({result.sources[key]})")
-    for _file, job, figure, err in result.errors:
+    for _file, job, figure, err in result.errors + result.tail_errors:
         click.echo(f"  {job:<28} {figure:<16} {100 * err:+6.1f}%")
 
 

@@ -9,6 +9,7 @@ prediction test fails, as it should."""
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import subprocess
 from pathlib import Path
@@ -19,6 +20,9 @@ from conftest import FIXTURES, cli
 from flashpath import _core, calibrate
 
 RUNS = FIXTURES / "calibrate"
+# The plan of eleven jobs and six checks, measured on a loaded machine
+# (its README): what the plan writes today; not held to the accuracy goal.
+LOADED = FIXTURES / "calibrate-2026-11-27-loaded"
 PLAN = sorted(str(p) for p in RUNS.glob("*.json") if not p.name.startswith("check-"))
 CHECKS = sorted(str(p) for p in RUNS.glob("check-*.json"))
 
@@ -36,10 +40,13 @@ def test_the_plan_is_what_was_measured_and_parses(tmp_path: Path) -> None:
     jobs = [p for p in written if p.suffix == ".fio"]
     assert len(jobs) == len(calibrate.PLAN) + len(calibrate.CHECKS)
     for job in jobs:
-        # The measured runs came from these very job files.
-        kept = RUNS / job.name
+        # The measured runs came from these very job files: all of them in
+        # the loaded sitting, the nine plan jobs and four checks of the
+        # quiet one (measured before the plan had mixes).
         text = job.read_text().replace("/scratch/testfile", "/work/calib-data/testfile")
-        assert kept.read_text() == text, job.name
+        assert (LOADED / job.name).read_text() == text, job.name
+        if (RUNS / job.name).exists():
+            assert (RUNS / job.name).read_text() == text, job.name
         # The simulator takes them as they are.
         _core.parse_only(str(job), "nullblk")
         if shutil.which("fio"):
@@ -128,7 +135,8 @@ def test_bad_runs_get_one_message(tmp_path: Path, make, expected: str) -> None: 
 
 
 def test_runs_that_cannot_identify_a_parameter_are_refused(tmp_path: Path) -> None:
-    reads_only = [p for p in PLAN if "write" not in p]
+    # The plan runs that only read (not the writes, nor the mixes).
+    reads_only = [p for p in PLAN if "write" not in p and "randrw" not in p]
     line = one_message(
         cli(
             "calibrate",
@@ -170,3 +178,73 @@ def test_an_unknown_host_profile_is_one_message(tmp_path: Path) -> None:
     out = tmp_path / "o.toml"
     line = one_message(cli("calibrate", "fit", "--host", "nosuch", "--out", str(out), *PLAN))
     assert line.startswith("flashpath: error: --host: no profile named 'nosuch'"), line
+
+
+def _write_run(bins: tuple[tuple[float, int], ...]) -> calibrate.Measured:
+    figs = calibrate.Figures(1000.0, 50_000.0, None, None, bins)
+    options = {"rw": "randwrite", "bs": "4k", "iodepth": "1"}
+    return calibrate.Measured("w.json", "randwrite-4k-qd1", options, {"write": figs})
+
+
+def test_the_write_back_cache_is_read_from_the_qd1_writes_stalls() -> None:
+    # 1000 writes at 30 us, 10 at 5 ms and 10 at 15 ms: the median is
+    # 30 us, the 20 over 10x it are the write-backs, one per 1020 / 20
+    # writes of 4 KiB, their excess over the median 4.97 and 14.97 ms.
+    bins = ((30_000.0, 1000), (5_000_000.0, 10), (15_000_000.0, 10))
+    wb = calibrate.writeback_from_runs([_write_run(bins)])
+    assert wb is not None
+    assert (wb.writes, wb.stalls, wb.median_ns) == (1020, 20, 30_000.0)
+    assert wb.bytes == pytest.approx(4096 * 1020 / 20)
+    assert wb.flush_ns == pytest.approx((4_970_000 + 14_970_000) / 2)
+    # The log-sd of two equal groups is half their log distance.
+    assert wb.spread == pytest.approx(math.log(14_970_000 / 4_970_000) / 2)
+    # No write over 10x the median, or no histogram: not identified.
+    assert calibrate.writeback_from_runs([_write_run(((30_000.0, 1000), (200_000.0, 5)))]) is None
+    assert calibrate.writeback_from_runs([_write_run(())]) is None
+
+
+def test_the_tail_starts_from_the_qd1_reads_spread_above_their_floor() -> None:
+    # 1% at 10 us, the median at 20 us, the 99th percentile at
+    # 10 us + 10 us * exp(2.326 * 0.7): a log-normal excess of σ 0.7.
+    p99 = 10_000.0 + 10_000.0 * math.exp(2.326 * 0.7)
+    bins = ((10_000.0, 10), (15_000.0, 479), (20_000.0, 500), (p99, 10), (p99 * 3, 1))
+    figs = calibrate.Figures(1000.0, 20_000.0, p99, None, bins)
+    run = calibrate.Measured("r.json", "randread-4k-qd1", {"rw": "randread"}, {"read": figs})
+    assert calibrate._tail_start(run) == pytest.approx(0.7)
+    # Without a histogram: the exponential's neighbourhood, 1.
+    plain = calibrate.Figures(1000.0, 20_000.0, p99)
+    run = calibrate.Measured("r.json", "randread-4k-qd1", {"rw": "randread"}, {"read": plain})
+    assert calibrate._tail_start(run) == 1.0
+
+
+def test_what_the_fit_leaves_out_does_not_help_the_plan(
+    fitted: tuple[Path, calibrate.FitResult],
+) -> None:
+    out, result = fitted
+    cand = result.cand
+    # Every mechanism left out is 0 and its source says why.
+    for key, value in (
+        ("device.service_tail", cand.service_tail),
+        ("device.turnaround", cand.turnaround_ns),
+        ("device.writeback_bytes", cand.writeback_bytes),
+    ):
+        if key in result.not_identified:
+            assert value == 0.0, key
+            assert result.sources[key].startswith("not identified"), result.sources[key]
+        else:
+            assert value > 0.0, key
+    # A tail left out is no better on the plan's p99s at the σ the QD1
+    # reads' spread suggests (the tail fit's start) than at its optimum:
+    # the plan's p99s do not improve by the keep margin, or the mean
+    # figures get worse. The p99s are reported, never in the fitted errors.
+    assert all(not fig.endswith("p99") for (_, _, fig, _) in result.errors)
+    assert {fig for (_, _, fig, _) in result.tail_errors} <= {"read p99", "write p99"}
+    if "device.service_tail" in result.not_identified:
+        runs = calibrate.load_runs(PLAN)
+        obj = calibrate.Objective(runs, str(out), cand.servers, cand.dispatch, calibrate.FIT_MS)
+        means0, tails0 = calibrate._costs(obj.labelled(cand))
+        qd1 = next(r for r in runs if r.name == "randread-4k-qd1")
+        sigma = calibrate._tail_start(qd1)
+        trial = calibrate.Candidate(**{**cand.__dict__, "service_tail": sigma})
+        means, tails = calibrate._costs(obj.labelled(trial))
+        assert tails >= tails0 * calibrate.KEEP_FACTOR or means > means0 / calibrate.KEEP_FACTOR

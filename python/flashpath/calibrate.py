@@ -9,6 +9,7 @@ job by job.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass
@@ -32,7 +33,9 @@ class PlanJob:
 # Each job pins one part of the model (device/queue.rs): QD1 4 KiB reads
 # the fixed read service time, deeper 4 KiB reads the number of servers and
 # the IOPS cap, large reads the per-byte transfer time, the sequential 1 MiB
-# read at depth the bandwidth cap, random writes the write service time.
+# read at depth the bandwidth cap, random writes the write service time
+# (and, from their rare long completions, the write-back cache), mixes of
+# reads and writes what a direction switch costs.
 PLAN: tuple[PlanJob, ...] = (
     PlanJob("randread-4k-qd1", "randread", "4k", 1, "fixed read service time"),
     PlanJob("randread-4k-qd4", "randread", "4k", 4, "parallel servers"),
@@ -43,6 +46,12 @@ PLAN: tuple[PlanJob, ...] = (
     PlanJob("read-1m-qd8", "read", "1m", 8, "bandwidth cap"),
     PlanJob("randwrite-4k-qd1", "randwrite", "4k", 1, "fixed write service time"),
     PlanJob("randwrite-4k-qd16", "randwrite", "4k", 16, "write parallelism"),
+    PlanJob(
+        "randrw70-4k-qd1", "randrw", "4k", 1, "read/write turnaround, unloaded", rwmixread=70
+    ),
+    PlanJob(
+        "randrw50-4k-qd16", "randrw", "4k", 16, "read/write turnaround, loaded", rwmixread=50
+    ),
 )
 
 # Jobs outside the plan, to test a fitted profile's predictions (other block
@@ -52,6 +61,8 @@ CHECKS: tuple[PlanJob, ...] = (
     PlanJob("check-randread-16k-qd2", "randread", "16k", 2, "prediction"),
     PlanJob("check-randrw-4k-qd8", "randrw", "4k", 8, "prediction", rwmixread=70),
     PlanJob("check-read-32k-qd4", "read", "32k", 4, "prediction"),
+    PlanJob("check-randrw70-4k-qd16", "randrw", "4k", 16, "prediction", rwmixread=70),
+    PlanJob("check-randrw30-4k-qd4", "randrw", "4k", 4, "prediction", rwmixread=30),
 )
 
 # Long enough for thousands of I/Os even at QD1 on a slow disk, short
@@ -191,12 +202,15 @@ class CalibrateError(Exception):
 
 @dataclass(frozen=True)
 class Figures:
-    """One direction of one job: IOPS, mean total latency and p99
-    completion latency (ns), as fio reports them."""
+    """One direction of one job: IOPS, mean total latency, p99 and p99.9
+    completion latency (ns), as fio reports them, and json+'s completion
+    latency histogram (bin value in ns, count) when the run has one."""
 
     iops: float
     lat_mean_ns: float
     clat_p99_ns: float | None
+    clat_p999_ns: float | None = None
+    clat_bins: tuple[tuple[float, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -237,8 +251,13 @@ def _figures(file: str, job: str, ddir: str, d: object) -> Figures | None:
 
 def _figures_of(d: fiojson.Direction) -> Figures:
     assert d.iops is not None and d.lat is not None and d.lat.mean is not None
-    p99 = d.clat.percentiles.get("p99") if d.clat is not None else None
-    return Figures(d.iops, d.lat.mean, p99)
+    p99 = p999 = None
+    bins: tuple[tuple[float, int], ...] = ()
+    if d.clat is not None:
+        p99 = d.clat.percentiles.get("p99")
+        p999 = d.clat.percentiles.get("p99.9")
+        bins = tuple(sorted((float(at), n) for at, n in d.clat.bins.items()))
+    return Figures(d.iops, d.lat.mean, p99, p999, bins)
 
 
 _OPTION_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
@@ -412,6 +431,11 @@ class Candidate:
     servers: int
     dispatch: str
     service_cv: float = 0.0
+    service_tail: float = 0.0
+    turnaround_ns: float = 0.0
+    writeback_bytes: float = 0.0
+    writeback_flush_ns: float = 0.0
+    writeback_spread: float = 0.0
 
     def overrides(self) -> list[str]:
         return [
@@ -423,6 +447,11 @@ class Candidate:
             f"device.servers={self.servers}",
             f"device.dispatch={self.dispatch}",
             f"device.service_cv={self.service_cv:.4f}",
+            f"device.service_tail={self.service_tail:.4f}",
+            f"device.turnaround={max(0.0, self.turnaround_ns):.0f}ns",
+            f"device.writeback_bytes={self.writeback_bytes:.0f}B",
+            f"device.writeback_flush={max(0.0, self.writeback_flush_ns):.0f}ns",
+            f"device.writeback_spread={self.writeback_spread:.4f}",
         ]
 
 
@@ -483,6 +512,11 @@ def profile_text(
         ("device.transfer_rate", _fixed(cand.transfer_rate / 1e6, 3), "MB/s", src("device.transfer_rate")),
         ("device.iops_cap", int(f"{cand.iops_cap:.0f}"), "count", src("device.iops_cap")),
         ("device.bandwidth_cap", _fixed(cand.bandwidth_cap / 1e6, 3), "MB/s", src("device.bandwidth_cap")),
+        ("device.service_tail", _fixed(cand.service_tail, 4), "ratio", src("device.service_tail")),
+        ("device.turnaround", _fixed(cand.turnaround_ns / 1e3, 3), "us", src("device.turnaround")),
+        ("device.writeback_bytes", int(f"{cand.writeback_bytes / 1024:.0f}"), "KiB", src("device.writeback_bytes")),
+        ("device.writeback_flush", _fixed(cand.writeback_flush_ns / 1e3, 1), "us", src("device.writeback_flush")),
+        ("device.writeback_spread", _fixed(cand.writeback_spread, 4), "ratio", src("device.writeback_spread")),
     ]
     return _core.write_profile(
         name, description, [host_include], BLOCK + DEVICE + fitted + DRIVER, HEADER + list(notes)
@@ -559,25 +593,57 @@ def identifiability(runs: list[Measured]) -> list[str]:
 
 
 class Objective:
-    """Log errors of simulated IOPS and mean latency against the runs, for
-    one server count and dispatch."""
+    """Log errors of simulated IOPS and mean latency against the runs,
+    for one server count and dispatch, the write-back cache read from the
+    runs (`writeback_from_runs`) and a fixed service tail. The parameters
+    are read_fixed, write_fixed, transfer_rate, the two caps and
+    service_cv, and, when the vector has a seventh, the turnaround (all in
+    log space). The p99s are `labelled` too but not in `errors`: they are
+    fitted through the tail alone (`fit_tail`), so that a tail the runs
+    do not need cannot pull the mean figures."""
 
     def __init__(
-        self, runs: list[Measured], base: str, servers: int, dispatch: str, runtime_ms: int
+        self,
+        runs: list[Measured],
+        base: str,
+        servers: int,
+        dispatch: str,
+        runtime_ms: int,
+        writeback: tuple[float, float, float] = (0.0, 0.0, 0.0),
+        tail: float = 0.0,
     ) -> None:
         self.runs = runs
         self.base = base
         self.servers = servers
         self.dispatch = dispatch
         self.runtime_ms = runtime_ms
+        self.writeback = writeback
+        self.tail = tail
 
     def candidate(self, x: list[float]) -> Candidate:
         import math
 
-        rf, wf, rate, iops, bw, cv = (math.exp(v) for v in x)
-        return Candidate(rf, wf, rate, iops, bw, self.servers, self.dispatch, min(1.0, cv))
+        rf, wf, rate, iops, bw, cv = (math.exp(v) for v in x[:6])
+        turn = math.exp(x[6]) if len(x) > 6 else 0.0
+        return Candidate(
+            rf,
+            wf,
+            rate,
+            iops,
+            bw,
+            self.servers,
+            self.dispatch,
+            min(1.0, cv),
+            self.tail,
+            turn,
+            self.writeback[0],
+            self.writeback[1],
+            self.writeback[2],
+        )
 
-    def errors(self, cand: Candidate) -> list[float]:
+    def labelled(self, cand: Candidate) -> list[tuple[Measured, str, float]]:
+        """(run, figure, log error) of every figure: IOPS, mean latency
+        and, where the run has one, p99 completion latency."""
         import math
 
         out = []
@@ -589,12 +655,35 @@ class Objective:
                     raise CalibrateError(
                         f"{run.file}: job {run.name!r}: the simulated job did no {ddir}s"
                     )
-                out.append(math.log(got.iops / meas.iops))
-                out.append(math.log(got.lat_mean_ns / meas.lat_mean_ns))
+                out.append((run, f"{ddir} iops", math.log(got.iops / meas.iops)))
+                out.append((run, f"{ddir} mean lat", math.log(got.lat_mean_ns / meas.lat_mean_ns)))
+                # The tail's figure: p99 (p99.9 is a handful of I/Os in a
+                # second of simulated time, and is checked, not fitted).
+                if meas.clat_p99_ns and got.clat_p99_ns:
+                    out.append((run, f"{ddir} p99", math.log(got.clat_p99_ns / meas.clat_p99_ns)))
         return out
+
+    def errors(self, cand: Candidate) -> list[float]:
+        return [e for (_, fig, e) in self.labelled(cand) if not fig.endswith("p99")]
 
     def __call__(self, x: list[float]) -> list[float]:
         return self.errors(self.candidate(x))
+
+
+def _costs(labelled: list[tuple[Measured, str, float]]) -> tuple[float, float]:
+    """The summed squared log errors of the mean figures (IOPS, mean
+    latency) and of the p99s."""
+    means = sum(e * e for (_, fig, e) in labelled if not fig.endswith("p99"))
+    tails = sum(e * e for (_, fig, e) in labelled if fig.endswith("p99"))
+    return means, tails
+
+
+# The log-normal tail's σ: from 0.05 (as narrow as a fixed time) to 3.
+TAIL_MIN = 0.05
+TAIL_MAX = 3.0
+# The turnaround: from 0.1 us (none, as far as a run can tell) to 1 ms.
+TURN_MIN_NS = 100.0
+TURN_MAX_NS = 1e6
 
 
 def fit_candidate(
@@ -605,28 +694,58 @@ def fit_candidate(
     x0: list[float],
     runtime_ms: int,
     max_nfev: int,
+    writeback: tuple[float, float, float] = (0.0, 0.0, 0.0),
 ) -> tuple[float, list[float]]:
     """The best fit for one server count and dispatch (scipy's trust-region
-    least squares over the log parameters): its summed squared log error
-    and parameters. A module-level function, run by the sweep engine."""
+    least squares over the log parameters, `Objective`'s; a seventh is the
+    turnaround): its summed squared log error and parameters. A
+    module-level function, run by the sweep engine."""
+    import math
+
     from scipy.optimize import least_squares
 
-    obj = Objective(runs, base, servers, dispatch, runtime_ms)
+    obj = Objective(runs, base, servers, dispatch, runtime_ms, writeback)
     # Parameters within 100x of the start either way; a step of a few
     # percent is what a simulated figure answers to (a smaller one drowns
     # in the finite run's noise).
-    lo = [v - 4.6 for v in x0[:5]] + [CV_LOG_MIN]
-    hi = [v + 4.6 for v in x0[:5]] + [0.0]
+    lo = [v - 4.6 for v in x0[:5]] + [CV_LOG_MIN] + [math.log(TURN_MIN_NS)] * (len(x0) > 6)
+    hi = [v + 4.6 for v in x0[:5]] + [0.0] + [math.log(TURN_MAX_NS)] * (len(x0) > 6)
     start = [min(max(v, a + 1e-6), b - 1e-6) for v, a, b in zip(x0, lo, hi, strict=True)]
     res = least_squares(obj, start, bounds=(lo, hi), diff_step=0.03, max_nfev=max_nfev)
     return float(2.0 * res.cost), [float(v) for v in res.x]
+
+
+# How much better a fit with an optional mechanism (a cap, the
+# turnaround, the write-back cache, the tail) must be than the fit
+# without it for the runs to identify it: 2% of the summed squared error,
+# more than the one-second simulations' own noise between candidates.
+KEEP_FACTOR = 0.98
+def fit_tail(obj: Objective, cand: Candidate, start: float, max_nfev: int) -> float:
+    """The log-normal σ that best matches the runs' p99s with every other
+    parameter held (least squares in log σ from `start`)."""
+    import math
+
+    from scipy.optimize import least_squares
+
+    def p99_errors(x: list[float]) -> list[float]:
+        trial = Candidate(**{**cand.__dict__, "service_tail": math.exp(x[0])})
+        return [e for (_, fig, e) in obj.labelled(trial) if fig.endswith("p99")]
+
+    lo, hi = math.log(TAIL_MIN), math.log(TAIL_MAX)
+    x0 = min(max(math.log(start), lo + 1e-6), hi - 1e-6)
+    res = least_squares(p99_errors, [x0], bounds=([lo], [hi]), diff_step=0.03, max_nfev=max_nfev)
+    return float(math.exp(res.x[0]))
 
 
 @dataclass
 class FitResult:
     cand: Candidate
     sources: dict[str, str]
+    # The figures the parameters were fitted to (IOPS, mean latency) and
+    # the p99s (fitted through the tail when it is identified, otherwise
+    # only reported): (file, job, figure, relative error).
     errors: list[tuple[str, str, str, float]]
+    tail_errors: list[tuple[str, str, str, float]]
     not_identified: list[str]
     profile: str
 
@@ -668,6 +787,8 @@ def fit(
             "the runs cannot identify " + "; ".join(problems) + ": add those jobs' runs"
         )
     include = _host_include(host, out.parent)
+    wb = writeback_from_runs(runs)
+    writeback = (wb.bytes, wb.flush_ns, wb.spread) if wb else (0.0, 0.0, 0.0)
     with tempfile.TemporaryDirectory(prefix="flashpath-calibrate-") as tmp:
         base = str(Path(tmp) / "candidate.toml")
         abs_include = str(Path(host).resolve()) if Path(host).is_file() else include
@@ -702,41 +823,148 @@ def fit(
             # The lowest error; on a tie the fewer servers (the simpler model).
             return sorted(found, key=lambda i: (round(found[i][0], 9), combos[i][1], i))
 
+        # The base model (no write-back, no turnaround, an exponential
+        # service time) over every server count and dispatch, fitted to
+        # the mean figures alone.
         everything = list(range(len(combos)))
-        coarse = search([x0] * len(combos), everything, max(200, runtime_ms // 4), COARSE_NFEV)
+        coarse = search([x0[:6]] * len(combos), everything, max(200, runtime_ms // 4), COARSE_NFEV)
         finalists = ranked(coarse)[:FINALISTS]
         fine = search([coarse[i][1] for i in finalists], finalists, runtime_ms, FINE_NFEV)
         best = ranked(fine)[0]
         dispatch, nserv = combos[best]
         tried = len(combos)
+        x = fine[best][1]
         obj = Objective(runs, base, nserv, dispatch, runtime_ms)
-        cand = obj.candidate(fine[best][1])
-        errs = obj.errors(cand)
-        cost = sum(e * e for e in errs)
+        cand = obj.candidate(x)
+        labelled = obj.labelled(cand)
+        cost = _costs(labelled)[0]
+        not_identified = []
+        # Each optional mechanism is kept only when, refitted with it, the
+        # plan's runs are matched better than without it (by KEEP_FACTOR):
+        # a model selection on the runs given, never on jobs held out.
+        # The write-back cache and the turnaround answer to the mean
+        # figures they change; the tail to the p99s, and it may not make
+        # the mean figures worse.
+        with_wb = Objective(runs, base, nserv, dispatch, runtime_ms, writeback)
+        if wb is not None:
+            # From the base fit with a write's share of the write-backs
+            # taken off its time (`_start`).
+            x_wb = [x[0], _start(runs, base, writeback)[1], *x[2:]]
+            _, x_wb = fit_candidate(
+                runs, base, nserv, dispatch, x_wb, runtime_ms, FINE_NFEV, writeback
+            )
+            cand_wb = with_wb.candidate(x_wb)
+            labelled_wb = with_wb.labelled(cand_wb)
+            cost_wb = _costs(labelled_wb)[0]
+            if cost_wb < cost * KEEP_FACTOR:
+                obj, x, cand, labelled, cost = with_wb, x_wb, cand_wb, labelled_wb, cost_wb
+            else:
+                not_identified.append("device.writeback_bytes")
+        if any(len(r.dirs) > 1 for r in runs):
+            _, x_turn = fit_candidate(
+                runs, base, nserv, dispatch, [*x, x0[6]], runtime_ms, FINE_NFEV, obj.writeback
+            )
+            cand_turn = obj.candidate(x_turn)
+            labelled_turn = obj.labelled(cand_turn)
+            cost_turn = _costs(labelled_turn)[0]
+            if cost_turn < cost * KEEP_FACTOR:
+                x, cand, labelled, cost = x_turn, cand_turn, labelled_turn, cost_turn
+            else:
+                not_identified.append("device.turnaround")
+        else:
+            not_identified.append("device.turnaround")
+        tail = fit_tail(obj, cand, math.exp(x0[7]), FINE_NFEV)
+        cand_tail = Candidate(**{**cand.__dict__, "service_tail": tail})
+        labelled_tail = obj.labelled(cand_tail)
+        means_tail, tails_tail = _costs(labelled_tail)
+        if tails_tail < _costs(labelled)[1] * KEEP_FACTOR and means_tail <= cost / KEEP_FACTOR:
+            cand, labelled, cost = cand_tail, labelled_tail, means_tail
+        else:
+            not_identified.append("device.service_tail")
         # A cap no run reaches is not identified: without it the fit is as
         # good, so it is reported and left out (0 = no cap), not guessed.
-        not_identified = []
-        for field, key in (
-            ("iops_cap", "device.iops_cap"),
-            ("bandwidth_cap", "device.bandwidth_cap"),
-        ):
+        for field, key in (("iops_cap", "device.iops_cap"), ("bandwidth_cap", "device.bandwidth_cap")):
             trial = Candidate(**{**cand.__dict__, field: 0.0})
-            trial_errs = obj.errors(trial)
-            trial_cost = sum(e * e for e in trial_errs)
-            if trial_cost <= cost * 1.02 + 1e-4:
-                cand, errs, cost = trial, trial_errs, trial_cost
+            trial_labelled = obj.labelled(trial)
+            trial_cost = _costs(trial_labelled)[0]
+            if trial_cost <= cost / KEEP_FACTOR + 1e-4:
+                cand, labelled, cost = trial, trial_labelled, trial_cost
                 not_identified.append(key)
-    rows = _rows(runs, errs)
-    sources = _sources(runs, rows, not_identified, nserv, dispatch, tried)
+    rows = _rows(labelled)
+    kept_wb = wb if cand.writeback_bytes else None
+    sources = _sources(runs, rows, not_identified, nserv, dispatch, tried, kept_wb, wb)
     text = profile_text(include, cand, sources, name=out.stem)
-    return FitResult(cand, sources, rows, not_identified, text)
+    means = [r for r in rows if not r[2].endswith("p99")]
+    tails = [r for r in rows if r[2].endswith("p99")]
+    return FitResult(cand, sources, means, tails, not_identified, text)
 
 
-def _start(runs: list[Measured], base: str) -> list[float]:
+@dataclass(frozen=True)
+class Writeback:
+    """The write-back cache as one QD1 write run's completion latencies
+    show it: `stalls` of its `writes` took over `STALL_FACTOR` times the
+    median (`median_ns`), on average `flush_ns` longer than the median,
+    the log-sd of their excess `spread`."""
+
+    file: str
+    writes: int
+    stalls: int
+    median_ns: float
+    flush_ns: float
+    bytes: float
+    spread: float
+
+
+# A write is stalled (it waited for a write-back) when its completion
+# took over this many times the median: the body of a QD1 run's
+# latencies stays within ~5x its median at p99.9 (the read runs of
+# docs/calibrate.md), a write-back is milliseconds.
+STALL_FACTOR = 10.0
+
+
+def writeback_from_runs(runs: list[Measured]) -> Writeback | None:
+    """The write-back cache from the write-only QD1 run with json+ bins
+    (the plan's randwrite-4k-qd1): at QD1 a write waits for nothing else,
+    so a stall is the write-back alone. One write-back per `bytes` written
+    (the bytes written over the stalls) lasting the stalls' mean excess
+    over the median. None when no such run, or no write stalled."""
+    qd1 = [
+        r
+        for r in runs
+        if set(r.dirs) == {"write"} and _depth(r) == 1 and r.dirs["write"].clat_bins
+    ]
+    if not qd1:
+        return None
+    run = qd1[0]
+    bins = run.dirs["write"].clat_bins
+    writes = sum(c for _, c in bins)
+    half, seen, med = writes / 2, 0, bins[-1][0]
+    for at, c in bins:
+        seen += c
+        if seen >= half:
+            med = at
+            break
+    stalled = [(at, c) for at, c in bins if at > STALL_FACTOR * med]
+    stalls = sum(c for _, c in stalled)
+    bs = _bs_bytes(run.option("bs", "4k")) or 4096
+    if not stalls or not writes:
+        return None
+    flush = sum((at - med) * c for at, c in stalled) / stalls
+    logs = [(math.log(at - med), c) for at, c in stalled]
+    mean_log = sum(v * c for v, c in logs) / stalls
+    spread = math.sqrt(sum((v - mean_log) ** 2 * c for v, c in logs) / stalls)
+    spread = min(spread, TAIL_MAX)
+    return Writeback(run.file, writes, stalls, med, flush, bs * writes / stalls, spread)
+
+
+def _start(
+    runs: list[Measured], base: str, writeback: tuple[float, float, float] = (0.0, 0.0, 0.0)
+) -> list[float]:
     """Starting parameters from the runs' closed forms: the QD1 latency
     less the host path (the job simulated on a device that takes no time)
-    is the service time; two read sizes give the per-byte term; the caps
-    start above everything measured."""
+    is the service time; two read sizes give the per-byte term; a write's
+    share of the write-backs is taken off its time; the caps start above
+    everything measured."""
     import math
 
     zero = Candidate(0, 0, 1e12, 0, 0, 1, "shared", 0.0).overrides()
@@ -762,28 +990,51 @@ def _start(runs: list[Measured], base: str) -> list[float]:
     read_fixed = max(1000.0, s_small - bs_small / rate * 1e9)
     writes = sorted((r for r in runs if "write" in r.dirs), key=_depth)
     w = writes[0]
-    write_fixed = max(
-        1000.0, service(w, "write") - (_bs_bytes(w.option("bs", "4k")) or 4096) / rate * 1e9
-    )
+    w_bs = _bs_bytes(w.option("bs", "4k")) or 4096
+    stall_share = writeback[1] * w_bs / writeback[0] if writeback[0] else 0.0
+    write_fixed = max(1000.0, service(w, "write") - stall_share - w_bs / rate * 1e9)
     iops = max(f.iops for r in runs for f in r.dirs.values())
     bw = max(
         f.iops * (_bs_bytes(r.option("bs", "4k")) or 4096) for r in runs for f in r.dirs.values()
     )
-    return [math.log(v) for v in (read_fixed, write_fixed, rate, 2 * iops, 2 * bw, 0.5)]
+    tail = _tail_start(small)
+    return [
+        math.log(v) for v in (read_fixed, write_fixed, rate, 2 * iops, 2 * bw, 0.5, tail, 5000.0)
+    ]
 
 
-def _rows(runs: list[Measured], errs: list[float]) -> list[tuple[str, str, str, float]]:
+def _quantile(bins: tuple[tuple[float, int], ...], q: float) -> float:
+    """The q-quantile of a json+ histogram, as fio reads a percentile (the
+    first bin where the running count reaches q of the samples)."""
+    total = sum(c for _, c in bins)
+    seen = 0
+    for at, c in bins:
+        seen += c
+        if seen >= q * total:
+            return at
+    return bins[-1][0]
+
+
+def _tail_start(run: Measured) -> float:
+    """The log-normal σ of the QD1 read run's completion latencies above
+    their floor (p1: the host path and the fixed part of the service):
+    ln((p99 - p1) / (p50 - p1)) / 2.326, p99 being 2.326 standard
+    deviations above the median of a normal. 1 when the run has no json+
+    histogram or no spread."""
+    bins = run.dirs["read"].clat_bins
+    if not bins:
+        return 1.0
+    p1, p50, p99 = (_quantile(bins, q) for q in (0.01, 0.5, 0.99))
+    if not p99 > p50 > p1:
+        return 1.0
+    return min(TAIL_MAX, max(TAIL_MIN, math.log((p99 - p1) / (p50 - p1)) / 2.326))
+
+
+def _rows(labelled: list[tuple[Measured, str, float]]) -> list[tuple[str, str, str, float]]:
     """(file, job, figure, relative error) of each fitted figure."""
     import math
 
-    rows = []
-    i = 0
-    for run in runs:
-        for ddir in run.dirs:
-            rows.append((run.file, run.name, f"{ddir} iops", math.exp(errs[i]) - 1))
-            rows.append((run.file, run.name, f"{ddir} mean lat", math.exp(errs[i + 1]) - 1))
-            i += 2
-    return rows
+    return [(run.file, run.name, figure, math.exp(e) - 1) for (run, figure, e) in labelled]
 
 
 def _sources(
@@ -793,38 +1044,105 @@ def _sources(
     servers: int,
     dispatch: str,
     tried: int,
+    wb: Writeback | None = None,
+    seen: Writeback | None = None,
 ) -> dict[str, str]:
     """Each fitted key's source: the run files that pin it and the fit's
-    error on them (the mean absolute relative error of their figures)."""
+    error on them (the mean absolute relative error of their figures;
+    the tail's on their p99s)."""
 
-    def err(select: list[Measured]) -> str:
+    def err(select: list[Measured], figure: str = "") -> str:
         names = {r.name for r in select}
-        vals = [abs(e) for (_, job, _, e) in rows if job in names]
+        vals = [abs(e) for (_, job, fig, e) in rows if job in names and figure in fig]
         mean = sum(vals) / len(vals) if vals else 0.0
         files = ", ".join(sorted({Path(r.file).name for r in select}))
-        return f"fitted to {files}, error {100 * mean:.1f}%"
+        what = f"{figure} " if figure else ""
+        return f"fitted to {files}, {what}error {100 * mean:.1f}%"
 
+    src = {key: err(sel, fig) for key, (sel, fig) in pinned_by(runs).items()}
+    for key in ("device.servers", "device.dispatch"):
+        src[key] += f" (best of {tried} server counts and dispatches)"
+    if wb is not None:
+        closed = (
+            f"from {Path(wb.file).name}'s completion latencies (json+ bins): {wb.stalls} of "
+            f"{wb.writes} writes took over {STALL_FACTOR:g}x the median "
+            f"({wb.median_ns / 1e3:.1f} us)"
+        )
+        src["device.writeback_bytes"] = closed + ": one write-back per bytes written over stalls"
+        src["device.writeback_flush"] = closed + ": their mean excess over the median"
+        src["device.writeback_spread"] = closed + ": the log-sd of their excess over the median"
+    elif seen is not None:
+        for key in ("device.writeback_bytes", "device.writeback_flush", "device.writeback_spread"):
+            src[key] = (
+                f"not identified by the runs: {seen.stalls} of {seen.writes} writes of "
+                f"{Path(seen.file).name} took over {STALL_FACTOR:g}x the median, but the "
+                "fit with a write-back cache matches the runs no better than without, so none: 0"
+            )
+    else:
+        for key in ("device.writeback_bytes", "device.writeback_flush", "device.writeback_spread"):
+            src[key] = (
+                "not identified by the runs (no write-only iodepth=1 run with json+ bins, or "
+                "no write in it took 10x the median), so none: 0; run the plan's "
+                "randwrite-4k-qd1 with --output-format=json+"
+            )
+    for key in not_identified:
+        if key == "device.writeback_bytes":
+            continue
+        if key == "device.service_tail":
+            src[key] = (
+                "not identified by the runs (an exponential service time matches their p99s "
+                "as well, or the tail fitted to them makes the mean figures worse), so 0: "
+                "exponential"
+            )
+        elif key == "device.turnaround":
+            src[key] = (
+                "not identified by the runs (the fit is as good without one, or no job mixes "
+                "reads and writes), so none: 0; run the plan's randrw jobs to find it"
+            )
+        else:
+            src[key] = (
+                "not identified by the runs (no run reaches a cap: the fit is as good without "
+                "one), so none: 0; run deeper or larger jobs to find it"
+            )
+    return src
+
+
+def pinned_by(runs: list[Measured]) -> dict[str, tuple[list[Measured], str]]:
+    """Which of `runs` pin each fitted key (and the figure that does, ''
+    for all of a run's): docs/calibrate.md's table of the generic
+    device."""
     reads = [r for r in runs if "read" in r.dirs]
     qd1_reads = [r for r in reads if _depth(r) == 1] or reads
     writes = [r for r in runs if "write" in r.dirs]
     deep = [r for r in runs if _depth(r) > 1]
     large = [r for r in reads if (_bs_bytes(r.option("bs", "4k")) or 0) > 4096] or reads
-    src = {
-        "device.read_fixed": err(qd1_reads),
-        "device.write_fixed": err(writes),
-        "device.transfer_rate": err(large),
-        "device.servers": err(deep) + f" (best of {tried} server counts and dispatches)",
-        "device.dispatch": err(deep) + f" (best of {tried} server counts and dispatches)",
-        "device.service_cv": err(deep),
-        "device.iops_cap": err(deep),
-        "device.bandwidth_cap": err(large),
+    mixed = [r for r in runs if len(r.dirs) > 1]
+    qd1_writes = [r for r in writes if set(r.dirs) == {"write"} and _depth(r) == 1]
+    return {
+        "device.read_fixed": (qd1_reads, ""),
+        "device.write_fixed": (writes, ""),
+        "device.transfer_rate": (large, ""),
+        "device.servers": (deep, ""),
+        "device.dispatch": (deep, ""),
+        "device.service_cv": (deep, ""),
+        "device.iops_cap": (deep, ""),
+        "device.bandwidth_cap": (large, ""),
+        "device.service_tail": (runs, "p99"),
+        "device.turnaround": (mixed, ""),
+        "device.writeback_bytes": (qd1_writes, ""),
+        "device.writeback_flush": (qd1_writes, ""),
+        "device.writeback_spread": (qd1_writes, ""),
     }
-    for key in not_identified:
-        src[key] = (
-            "not identified by the runs (no run reaches a cap: the fit is as good without "
-            "one), so none: 0; run deeper or larger jobs to find it"
-        )
-    return src
+
+
+def pins(runs: list[Measured]) -> dict[str, list[str]]:
+    """Each run's job name and the keys it pins (`pinned_by` turned
+    round), for `check`'s report."""
+    out: dict[str, list[str]] = {r.name: [] for r in runs}
+    for key, (sel, _) in pinned_by(runs).items():
+        for r in sel:
+            out[r.name].append(key.removeprefix("device."))
+    return out
 
 
 # ----------------------------------------------------------------------
@@ -847,8 +1165,9 @@ class CheckRow:
 
 
 def check(profile: str, runs: list[Measured], runtime_ms: int = CHECK_MS) -> list[CheckRow]:
-    """Simulate every run's job on `profile`: IOPS, mean latency and p99
-    completion latency of each direction, against the measured ones."""
+    """Simulate every run's job on `profile`: IOPS, mean latency, p99 and
+    p99.9 completion latency of each direction, against the measured
+    ones."""
     rows = []
     for run in runs:
         sim = simulate_run(run, runtime_ms, profile, [])
@@ -867,22 +1186,18 @@ def check(profile: str, runs: list[Measured], runtime_ms: int = CHECK_MS) -> lis
                     got.lat_mean_ns / 1e3,
                 )
             )
-            if meas.clat_p99_ns and got.clat_p99_ns:
-                rows.append(
-                    CheckRow(
-                        name,
-                        run.name,
-                        f"{ddir} p99 clat us",
-                        meas.clat_p99_ns / 1e3,
-                        got.clat_p99_ns / 1e3,
-                    )
-                )
+            for figure, m, g in (
+                ("p99 clat us", meas.clat_p99_ns, got.clat_p99_ns),
+                ("p99.9 clat us", meas.clat_p999_ns, got.clat_p999_ns),
+            ):
+                if m and g:
+                    rows.append(CheckRow(name, run.name, f"{ddir} {figure}", m / 1e3, g / 1e3))
     return rows
 
 
 def table(rows: list[CheckRow]) -> str:
     """The rows as a plain-text table, with the median and worst absolute
-    error of IOPS and mean latency at the end."""
+    error of IOPS, mean latency, p99 and p99.9 at the end."""
     width = max([len(r.job) for r in rows] + [3])
     lines = [f"{'job':<{width}}  {'figure':<16} {'measured':>12} {'simulated':>12} {'error':>8}"]
     for r in rows:
@@ -890,12 +1205,21 @@ def table(rows: list[CheckRow]) -> str:
             f"{r.job:<{width}}  {r.figure:<16} {r.measured:>12.1f} {r.simulated:>12.1f} "
             f"{100 * r.error:>+7.1f}%"
         )
-    for what in ("iops", "mean lat"):
+    for what in ("iops", "mean lat", "p99 clat", "p99.9 clat"):
         errs = sorted(abs(r.error) for r in rows if what in r.figure)
         if errs:
             lines.append(
                 f"{what}: median error {100 * median(errs):.1f}%, worst {100 * errs[-1]:.1f}%"
             )
+    return "\n".join(lines) + "\n"
+
+
+def pins_text(runs: list[Measured]) -> str:
+    """Which of the generic device's parameters each run pins (the ones
+    its figures answer to; docs/calibrate.md)."""
+    lines = ["parameters each run pins:"]
+    for job, keys in pins(runs).items():
+        lines.append(f"  {job}: {', '.join(keys) if keys else 'none'}")
     return "\n".join(lines) + "\n"
 
 
@@ -913,7 +1237,7 @@ def plot(rows: list[CheckRow], path: str) -> None:
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
-    kinds = [("iops", "IOPS"), ("mean lat", "mean latency (us)"), ("p99", "p99 clat (us)")]
+    kinds = [("iops", "IOPS"), ("mean lat", "mean latency (us)"), ("p99 clat", "p99 clat (us)")]
     fig = Figure(figsize=(13, 4.5))
     axes = fig.subplots(1, 3)
     for ax, (key, title) in zip(axes, kinds, strict=True):

@@ -949,12 +949,14 @@ def calibrate_fit(host: str, out: str, jobs: int, runs: tuple[str, ...]) -> None
     click.echo(
         f"{out}: {c.servers} servers ({c.dispatch}), read {c.read_fixed_ns / 1e3:.1f} us, "
         f"write {c.write_fixed_ns / 1e3:.1f} us, transfer {c.transfer_rate / 1e6:.0f} MB/s, "
-        f"service cv {c.service_cv:.2f}, IOPS cap {c.iops_cap:.0f}, "
-        f"bandwidth cap {c.bandwidth_cap / 1e6:.0f} MB/s"
+        f"service cv {c.service_cv:.2f}, tail {c.service_tail:.2f}, "
+        f"IOPS cap {c.iops_cap:.0f}, bandwidth cap {c.bandwidth_cap / 1e6:.0f} MB/s, "
+        f"turnaround {c.turnaround_ns / 1e3:.1f} us, write-back {c.writeback_bytes / 1024:.0f} "
+        f"KiB / {c.writeback_flush_ns / 1e3:.0f} us"
     )
     for key in result.not_identified:
-        click.echo(f"not identified by these runs: {key} (written as 0: no cap)")
-    for _file, job, figure, err in result.errors:
+        click.echo(f"not identified by these runs: {key} ({result.sources[key]})")
+    for _file, job, figure, err in result.errors + result.tail_errors:
         click.echo(f"  {job:<28} {figure:<16} {100 * err:+6.1f}%")
 
 
@@ -973,6 +975,7 @@ def calibrate_check(profile: str, runs: tuple[str, ...], plot_path: str | None) 
     except calibrate.CalibrateError as err:
         _error(str(err))
     click.echo(calibrate.table(rows), nl=False)
+    click.echo(calibrate.pins_text(measured), nl=False)
     if plot_path is not None:
         try:
             calibrate.plot(rows, plot_path)

@@ -22,6 +22,18 @@ fn profile_with(
     bw_cap_mbs: u32,
     dispatch: &str,
 ) -> Profile {
+    profile_full(servers, read_fixed_us, iops_cap, bw_cap_mbs, dispatch, "")
+}
+
+/// As `profile_with`, with `extra` device lines (the later keys).
+fn profile_full(
+    servers: u32,
+    read_fixed_us: u32,
+    iops_cap: u32,
+    bw_cap_mbs: u32,
+    dispatch: &str,
+    extra: &str,
+) -> Profile {
     let text = format!(
         r#"
 [profile]
@@ -44,6 +56,7 @@ write_fixed = {{ value = 500, unit = "us", source = "test" }}
 transfer_rate = {{ value = 4096, unit = "MB/s", source = "test" }}
 iops_cap = {{ value = {iops_cap}, unit = "count", source = "test" }}
 bandwidth_cap = {{ value = {bw_cap_mbs}, unit = "MB/s", source = "test" }}
+{extra}
 [driver]
 queue_rq = {{ value = 1000, unit = "ns", source = "test" }}
 irq_handler = {{ value = 1000, unit = "ns", source = "test" }}
@@ -53,8 +66,12 @@ irq_handler = {{ value = 1000, unit = "ns", source = "test" }}
 }
 
 fn run(p: &Profile, rw: &str, bs: u32, qd: u32, ios: u32) -> RunOutput {
+    run_opts(p, rw, bs, qd, ios, "")
+}
+
+fn run_opts(p: &Profile, rw: &str, bs: u32, qd: u32, ios: u32, more: &str) -> RunOutput {
     let job = format!(
-        "[j]\nioengine=libaio\ndirect=1\nrw={rw}\nbs={bs}\niodepth={qd}\nsize=8g\nnumber_ios={ios}\n"
+        "[j]\nioengine=libaio\ndirect=1\nrw={rw}\nbs={bs}\niodepth={qd}\nsize=8g\nnumber_ios={ios}\n{more}"
     );
     let jobs = parse_job_str("t.fio", &job, Path::new("."), &parse_context(p).unwrap()).unwrap();
     run_jobs(&jobs, p, 1, &fio_source).unwrap()
@@ -149,4 +166,97 @@ fn by_address_random_reads_collide_before_every_server_is_busy() {
     // Deep, a server is rarely without work: nearly the same saturation.
     let deep = figures(&run(&by_addr, "randread", 4096, 64, 8000)).0;
     assert!(close(deep, 4.0 / 1.001e-3, 0.05), "{deep}");
+}
+
+/// Summed completion latency (ns) of reads and of writes.
+fn clat_sums(out: &RunOutput) -> Vec<f64> {
+    out.result.jobs[0]
+        .dirs
+        .iter()
+        .map(|d| d.clat.stat.mean() * d.total_ios as f64)
+        .collect()
+}
+
+#[test]
+fn the_write_back_cache_adds_one_flush_per_cache_full_of_writes() {
+    // 64 KiB cache, 4 KiB writes at QD1: every 16th write waits 1 ms for
+    // the write-back, so the mean write is 1 ms / 16 = 62.5 us longer,
+    // exactly (1600 writes fill the cache 100 times); reads never wait.
+    let wb = "writeback_bytes = { value = 64, unit = \"KiB\", source = \"test\" }\n\
+              writeback_flush = { value = 1000, unit = \"us\", source = \"test\" }";
+    let with = profile_full(1, 100, 0, 0, "shared", wb);
+    let without = profile(1, 100, 0, 0);
+    let a = run(&with, "randwrite", 4096, 1, 1600);
+    let b = run(&without, "randwrite", 4096, 1, 1600);
+    let (sa, sb) = (clat_sums(&a)[1], clat_sums(&b)[1]);
+    assert!((sa - sb - 100.0 * 1e6).abs() < 1.0, "{sa} - {sb}");
+    assert_eq!(a.result.flashpath["driver"]["writebacks"], 100);
+    let (ra, rb) = (
+        run(&with, "randread", 4096, 1, 500),
+        run(&without, "randread", 4096, 1, 500),
+    );
+    assert_eq!(clat_sums(&ra), clat_sums(&rb));
+    // A profile without the keys reports no write-back counter at all.
+    assert!(b.result.flashpath["driver"].get("writebacks").is_none());
+}
+
+#[test]
+fn turnaround_costs_each_switch_of_direction_and_nothing_in_a_pure_job() {
+    // One server, a 50/50 random mix at QD1: each I/O whose predecessor
+    // went the other way pays 20 us; the mix's summed latency grows by
+    // exactly switches x 20 us (the same directions in both runs: the
+    // job's seed), and about half the I/Os switch (2 p (1 - p)).
+    let turn = "turnaround = { value = 20, unit = \"us\", source = \"test\" }";
+    let with = profile_full(1, 100, 0, 0, "shared", turn);
+    let without = profile(1, 100, 0, 0);
+    let mix = "rwmixread=50\n";
+    let a = run_opts(&with, "randrw", 4096, 1, 2000, mix);
+    let b = run_opts(&without, "randrw", 4096, 1, 2000, mix);
+    let switches = a.result.flashpath["driver"]["turnarounds"]
+        .as_u64()
+        .unwrap();
+    let extra: f64 = clat_sums(&a).iter().sum::<f64>() - clat_sums(&b).iter().sum::<f64>();
+    assert!(
+        (extra - switches as f64 * 20_000.0).abs() < 1.0,
+        "{extra} vs {switches}"
+    );
+    assert!((800..1200).contains(&switches), "{switches}");
+    // A pure job never switches.
+    let r = run(&with, "randread", 4096, 1, 500);
+    assert_eq!(r.result.flashpath["driver"]["turnarounds"], 0);
+    assert_eq!(
+        clat_sums(&r),
+        clat_sums(&run(&without, "randread", 4096, 1, 500))
+    );
+}
+
+#[test]
+fn a_log_normal_tail_moves_p99_and_keeps_the_mean() {
+    // Service all variable (cv 1) with σ 1 against the exponential: the
+    // same mean service time, but p99 over p50 of the service time is
+    // exp(2.326) = 10.2 for the log-normal and ln 100 / ln 2 = 6.6 for
+    // the exponential; the host path (a few us against 1 ms) and fio's
+    // histogram buckets (~3%) shift both a little.
+    let cv = "service_tail = { value = 1.0, unit = \"ratio\", source = \"test\" }";
+    let tail = |extra: &str| {
+        let p = profile_full(1, 1000, 0, 0, "shared", extra);
+        let p = {
+            let mut p = p;
+            p.apply_override("device.service_cv=1").unwrap();
+            p
+        };
+        run(&p, "randread", 4096, 1, 20_000)
+    };
+    let (ln, ex) = (tail(cv), tail(""));
+    let stat = |o: &RunOutput| {
+        let d = &o.result.jobs[0].dirs[0];
+        let p = d.clat.percentiles(&[50.0, 99.0]);
+        (d.clat.stat.mean(), p[0] as f64, p[1] as f64)
+    };
+    let (m_ln, p50_ln, p99_ln) = stat(&ln);
+    let (m_ex, p50_ex, p99_ex) = stat(&ex);
+    assert!(close(m_ln, m_ex, 0.05), "{m_ln} vs {m_ex}");
+    let (r_ln, r_ex) = (p99_ln / p50_ln, p99_ex / p50_ex);
+    assert!(r_ln > 8.0 && r_ln < 11.0, "{r_ln}");
+    assert!(r_ex > 5.5 && r_ex < 7.0, "{r_ex}");
 }

@@ -30,6 +30,34 @@
 //!   softens the knee of throughput against queue depth further, as a
 //!   host's own queueing behind a virtual disk does.
 //!
+//! - `service_tail` (σ, 0 to 3): the variable part's shape. 0 keeps the
+//!   exponential above; σ > 0 makes it log-normal of the same mean
+//!   (`cv · mean · exp(σZ − σ²/2)`, Z standard normal), whose tail is
+//!   heavier than the exponential's at p99.9 and lighter at p90 for
+//!   σ near 1: the shape of a virtio disk's completion latencies at QD1
+//!   (docs/calibrate.md), whose excess over its minimum has p99/p50 ~9
+//!   and p99.9/p99 ~4, where an exponential has 6.6 and 1.5.
+//! - A write-back cache (`writeback_bytes`, `writeback_flush`): writes
+//!   land in a cache; each time `writeback_bytes` more bytes have been
+//!   written, the write that fills it waits `writeback_flush` for the
+//!   cache to be written back; its server goes on with the next command
+//!   meanwhile (a guest disk over a host file with `cache=writeback`:
+//!   the host thread doing that write blocks in the host's dirty
+//!   throttling, mm/page-writeback.c balance_dirty_pages, while QEMU's
+//!   other threads serve the rest). Rare millisecond stalls of writes
+//!   alone: the runs of docs/calibrate.md show them on writes, not on the
+//!   reads of a mix. 0 bytes = no cache. `writeback_spread` (σ, 0 to 3) draws
+//!   each write-back's time log-normal with that log-sd and mean
+//!   `writeback_flush` (0: every one the same): a host's write-backs last
+//!   from about a millisecond to tens of them (docs/calibrate.md).
+//! - `turnaround`: a server whose previous command went the other
+//!   direction (a read after a write, or a write after a read) spends
+//!   this much longer on the command: the cost of switching a path
+//!   between reads and writes (a NAND die's read/program mode switch, a
+//!   host thread's switch between its read and write paths). It adds
+//!   nothing to a pure read or pure write job, so only a mixed job pins
+//!   it.
+//!
 //! Flushes and trims take the write's fixed time and move no data.
 
 use super::{BlockBackend, Command, Completion, Op, UNIT};
@@ -63,6 +91,18 @@ pub struct QueueParams {
     pub iops_cap: f64,
     /// Bytes per second the throttle lets in; 0 = no cap.
     pub bandwidth_cap: f64,
+    /// Log-normal σ of the service time's variable part; 0 = exponential.
+    pub service_tail: f64,
+    /// Time a server adds to a command of the other direction than its
+    /// previous one.
+    pub turnaround: Ns,
+    /// Bytes written between two write-backs of the cache; 0 = no cache.
+    pub writeback_bytes: u64,
+    /// Time the write that fills the cache waits for the write-back
+    /// (the mean, when `writeback_spread` > 0).
+    pub writeback_flush: Ns,
+    /// Log-normal σ of a write-back's time; 0 = always `writeback_flush`.
+    pub writeback_spread: f64,
 }
 
 pub struct QueueDevice {
@@ -71,6 +111,11 @@ pub struct QueueDevice {
     ns_per_byte: f64,
     /// When each server is free again.
     free_at: Vec<Ns>,
+    /// Whether each server's last command was a write, None before its
+    /// first (for `turnaround`).
+    last_write: Vec<Option<bool>>,
+    /// Bytes written since the cache was last written back.
+    dirty: u64,
     /// When the IOPS and the bandwidth gate next let a command in
     /// (fractional ns, so that a cap's spacing does not drift by rounding).
     iops_gate: f64,
@@ -84,6 +129,9 @@ pub struct QueueDevice {
     pub busy_ns: u64,
     /// Time commands waited at the throttle, summed.
     pub throttled_ns: u64,
+    /// Write-backs of the cache, and direction switches paid.
+    pub writebacks: u64,
+    pub turnarounds: u64,
 }
 
 impl QueueDevice {
@@ -92,12 +140,16 @@ impl QueueDevice {
         QueueDevice {
             ns_per_byte: 1e9 / params.transfer_rate,
             free_at: vec![0; servers],
+            last_write: vec![None; servers],
+            dirty: 0,
             iops_gate: 0.0,
             bw_gate: 0.0,
             rng: RngStream::new(0, "device.queue.service"),
             commands: 0,
             busy_ns: 0,
             throttled_ns: 0,
+            writebacks: 0,
+            turnarounds: 0,
             params,
         }
     }
@@ -168,18 +220,51 @@ impl BlockBackend for QueueDevice {
         };
         let free = self.free_at[server];
         let mean = self.service_ns(cmd.op, len);
-        let service = if self.params.service_cv > 0.0 {
+        let mut service = if self.params.service_cv > 0.0 {
             let cv = self.params.service_cv;
             let m = mean as f64;
-            ((1.0 - cv) * m + self.rng.exponential(cv * m)).round() as Ns
+            let variable = if self.params.service_tail > 0.0 {
+                let sigma = self.params.service_tail;
+                cv * m * (sigma * self.rng.standard_normal() - 0.5 * sigma * sigma).exp()
+            } else {
+                self.rng.exponential(cv * m)
+            };
+            ((1.0 - cv) * m + variable).round() as Ns
         } else {
             mean
         };
+        // Reads go one way, everything else (writes, flushes, trims) the
+        // other.
+        let is_write = cmd.op != Op::Read;
+        if self.params.turnaround > 0 && self.last_write[server] == Some(!is_write) {
+            service += self.params.turnaround;
+            self.turnarounds += 1;
+        }
+        self.last_write[server] = Some(is_write);
+        let mut stall = 0;
+        if cmd.op == Op::Write && self.params.writeback_bytes > 0 {
+            self.dirty += u64::from(len);
+            if self.dirty >= self.params.writeback_bytes {
+                // One write-back per write at most: a write larger than
+                // the cache waits for one, and the rest of it starts the
+                // next cache-full.
+                self.dirty %= self.params.writeback_bytes;
+                let flush = self.params.writeback_flush as f64;
+                let sigma = self.params.writeback_spread;
+                stall = if sigma > 0.0 {
+                    (flush * (sigma * self.rng.standard_normal() - 0.5 * sigma * sigma).exp())
+                        .round() as Ns
+                } else {
+                    self.params.writeback_flush
+                };
+                self.writebacks += 1;
+            }
+        }
         let done = admitted.max(free) + service;
         self.free_at[server] = done;
         self.commands += 1;
         self.busy_ns += service;
-        Completion::ok(done)
+        Completion::ok(done + stall)
     }
 }
 
@@ -209,6 +294,11 @@ mod tests {
             service_cv: 0.0,
             iops_cap: 0.0,
             bandwidth_cap: 0.0,
+            service_tail: 0.0,
+            turnaround: 0,
+            writeback_bytes: 0,
+            writeback_flush: 0,
+            writeback_spread: 0.0,
         }
     }
 
@@ -297,5 +387,115 @@ mod tests {
         let b = d.submit(0, &read(1_000_000)).at;
         assert_eq!(a, 100_000 + 1_000_000);
         assert_eq!(b, 10_000_000 + 100_000 + 1_000_000);
+    }
+
+    #[test]
+    fn a_log_normal_tail_keeps_the_mean_and_its_log_spread() {
+        // One server, commands far apart; the variable part is the whole
+        // service time (cv 1), so ln(time) is normal with sd σ and mean
+        // ln(mean) − σ²/2: its median is mean · exp(−σ²/2).
+        let mut p = params(1);
+        p.service_cv = 1.0;
+        p.service_tail = 0.8;
+        let mut d = QueueDevice::new(p);
+        let n = 40_000u64;
+        let mut times: Vec<f64> = (0..n)
+            .map(|i| {
+                let at = i * 100_000_000;
+                (d.submit(at, &read(0)).at - at) as f64
+            })
+            .collect();
+        let mean = times.iter().sum::<f64>() / n as f64;
+        // sd of the mean: 100 us · sqrt(e^0.64 − 1) / sqrt(n) ~ 0.47 us.
+        assert!((mean - 100_000.0).abs() < 2_500.0, "{mean}");
+        let logs: Vec<f64> = times.iter().map(|t| t.ln()).collect();
+        let lm = logs.iter().sum::<f64>() / n as f64;
+        let lsd = (logs.iter().map(|l| (l - lm).powi(2)).sum::<f64>() / n as f64).sqrt();
+        assert!((lsd - 0.8).abs() < 0.02, "{lsd}");
+        times.sort_by(f64::total_cmp);
+        let median = times[times.len() / 2];
+        let want = 100_000.0 * (-0.32f64).exp();
+        assert!((median / want - 1.0).abs() < 0.03, "{median} vs {want}");
+        // p99 is exp(2.326 σ) times the median.
+        let p99 = times[times.len() * 99 / 100];
+        let ratio = p99 / median;
+        assert!(
+            (ratio / (2.326f64 * 0.8).exp() - 1.0).abs() < 0.06,
+            "{ratio}"
+        );
+    }
+
+    #[test]
+    fn the_write_back_cache_holds_one_write_in_every_cache_full() {
+        // 16 KiB cache of 4 KiB writes: every fourth write waits for the
+        // write-back; its server does not, nor do reads.
+        let mut p = params(1);
+        p.writeback_bytes = 16_384;
+        p.writeback_flush = 5_000_000;
+        let mut d = QueueDevice::new(p);
+        let w = Command::new(Ddir::Write, 0, 4096);
+        let mut times = vec![];
+        for i in 0..8u64 {
+            let at = i * 100_000_000;
+            times.push(d.submit(at, &w).at - at);
+        }
+        let base = 300_000 + 4096;
+        let long = base + 5_000_000;
+        assert_eq!(times, vec![base, base, base, long, base, base, base, long]);
+        assert_eq!(d.writebacks, 2);
+        // A read queued behind the stalled write waits for its service
+        // only, not for the write-back.
+        let at = 10_000_000_000;
+        for _ in 0..3 {
+            d.submit(at, &w);
+        }
+        let write_done = d.submit(at, &w).at;
+        assert_eq!(write_done, at + 4 * base + 5_000_000);
+        assert_eq!(d.submit(at, &read(4096)).at, at + 4 * base + 104_096);
+    }
+
+    #[test]
+    fn turnaround_is_paid_only_when_a_server_changes_direction() {
+        let mut p = params(1);
+        p.turnaround = 7_000;
+        let mut d = QueueDevice::new(p);
+        let w = Command::new(Ddir::Write, 0, 0);
+        let ops = [read(0), read(0), w, w, read(0), w];
+        let mut times = vec![];
+        for (i, c) in ops.iter().enumerate() {
+            let at = i as u64 * 10_000_000;
+            times.push(d.submit(at, c).at - at);
+        }
+        assert_eq!(
+            times,
+            vec![100_000, 100_000, 307_000, 300_000, 107_000, 307_000]
+        );
+        assert_eq!(d.turnarounds, 3);
+    }
+
+    #[test]
+    fn spread_write_backs_keep_their_mean_and_vary() {
+        // Every write fills the 4 KiB cache: each waits one write-back of
+        // mean 1 ms, log-normal with σ 1 (log-sd 1 of the excess).
+        let mut p = params(1);
+        p.writeback_bytes = 4096;
+        p.writeback_flush = 1_000_000;
+        p.writeback_spread = 1.0;
+        let mut d = QueueDevice::new(p);
+        let w = Command::new(Ddir::Write, 0, 4096);
+        let n = 20_000u64;
+        let excess: Vec<f64> = (0..n)
+            .map(|i| {
+                let at = i * 1_000_000_000;
+                (d.submit(at, &w).at - at - 304_096) as f64
+            })
+            .collect();
+        let mean = excess.iter().sum::<f64>() / n as f64;
+        // sd of the mean: 1 ms · sqrt(e − 1) / sqrt(n) ~ 9 us.
+        assert!((mean - 1e6).abs() < 45_000.0, "{mean}");
+        let logs: Vec<f64> = excess.iter().map(|t| t.ln()).collect();
+        let lm = logs.iter().sum::<f64>() / n as f64;
+        let lsd = (logs.iter().map(|l| (l - lm).powi(2)).sum::<f64>() / n as f64).sqrt();
+        assert!((lsd - 1.0).abs() < 0.03, "{lsd}");
     }
 }

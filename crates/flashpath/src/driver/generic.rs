@@ -12,7 +12,7 @@ use super::{BlkStatus, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverRq};
 use crate::device::queue::{Dispatch, QueueDevice, QueueParams};
 use crate::device::{BadBlocks, BlockBackend, CapacityParams};
 use crate::error::Result;
-use crate::profile::limits::{COST, QUEUES, QUEUE_DEPTH, RATE};
+use crate::profile::limits::{CAPACITY, COST, QUEUES, QUEUE_DEPTH, RATE};
 use crate::profile::{range, Profile};
 use crate::sim::Ns;
 
@@ -21,6 +21,13 @@ const CAP: crate::profile::Range = range(
     0.0,
     1e12,
     "a throttle's cap: 0 for none, at most 1 T per second (commands or bytes)",
+);
+
+/// The write-back cache's size: 0 (no cache) up to a device's capacity.
+const CAPACITY_OR_NONE: crate::profile::Range = range(
+    0.0,
+    CAPACITY.max,
+    "bytes written between write-backs: 0 for no cache, at most a device's capacity",
 );
 
 pub struct Generic {
@@ -79,6 +86,35 @@ crate::params! {
         queue_depth: u32 = required count_u32("device.queue_depth", QUEUE_DEPTH),
         /// Hardware queues.
         hw_queues: u32 = required count_u32("device.hw_queues", QUEUES),
+        /// The log-normal sigma of the service time's variable part (same
+        /// mean). Absent: 0, the shifted exponential of `service_cv`.
+        service_tail: Option<f64> = optional ratio(
+            "device.service_tail",
+            range(
+                0.0,
+                3.0,
+                "the log-normal sigma of the service time's variable part: 0 (exponential) to 3",
+            )
+        ),
+        /// Extra time when a server switches between reads and writes.
+        /// Absent: 0.
+        turnaround: Option<Ns> = optional ns("device.turnaround", COST),
+        /// Bytes written between write-backs of the write-back cache.
+        /// Absent: 0, no cache.
+        writeback_bytes: Option<u64> = optional bytes("device.writeback_bytes", CAPACITY_OR_NONE),
+        /// The time a write-back holds the write that filled the cache.
+        /// Absent: 0.
+        writeback_flush: Option<Ns> = optional ns("device.writeback_flush", COST),
+        /// The log-normal sigma of a write-back's time. Absent: 0 (always the
+        /// same).
+        writeback_spread: Option<f64> = optional ratio(
+            "device.writeback_spread",
+            range(
+                0.0,
+                3.0,
+                "the log-normal sigma of a write-back's time: 0 (always the same) to 3",
+            )
+        ),
     }
 }
 
@@ -98,6 +134,14 @@ impl Generic {
             service_cv: g.service_cv,
             iops_cap: g.iops_cap as f64,
             bandwidth_cap: g.bandwidth_cap,
+            // The tail, the turnaround and the write-back cache are later
+            // parameters (docs/calibrate.md): a profile without them has
+            // none, as every profile fitted before them was.
+            service_tail: g.service_tail.unwrap_or(0.0),
+            turnaround: g.turnaround.unwrap_or(0),
+            writeback_bytes: g.writeback_bytes.unwrap_or(0),
+            writeback_flush: g.writeback_flush.unwrap_or(0),
+            writeback_spread: g.writeback_spread.unwrap_or(0.0),
         };
         Ok(Generic {
             dev: QueueDevice::new(params),
@@ -124,11 +168,21 @@ impl<E> Driver<E> for Generic {
         ctx.complete(done.at, rq.tag, BlkStatus::from_device(done.status));
     }
     fn counters(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut c = serde_json::json!({
             "kind": "generic",
             "commands": self.dev.commands,
             "device_busy_ns": self.dev.busy_ns,
             "throttled_ns": self.dev.throttled_ns,
-        })
+        });
+        // Counted only for a device that has the mechanism, so a profile
+        // without it reports what it did before the mechanism existed.
+        let p = self.dev.params();
+        if p.writeback_bytes > 0 {
+            c["writebacks"] = self.dev.writebacks.into();
+        }
+        if p.turnaround > 0 {
+            c["turnarounds"] = self.dev.turnarounds.into();
+        }
+        c
     }
 }

@@ -63,6 +63,15 @@ impl RngStream {
         // 1 - u is in (0, 1], so ln never sees 0.
         -mean * (1.0 - self.uniform()).ln()
     }
+
+    /// A standard normal variate (Box and Muller, Ann. Math. Statist. 29,
+    /// 1958): two uniforms per draw, the second variate of the pair
+    /// dropped so that a stream's draws do not depend on the calls' parity.
+    pub fn standard_normal(&mut self) -> f64 {
+        let u1 = 1.0 - self.uniform();
+        let u2 = self.uniform();
+        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+    }
 }
 
 #[cfg(test)]

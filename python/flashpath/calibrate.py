@@ -1053,7 +1053,13 @@ def _sources(
 
     def err(select: list[Measured], figure: str = "") -> str:
         names = {r.name for r in select}
-        vals = [abs(e) for (_, job, fig, e) in rows if job in names and figure in fig]
+        # The mean figures' error unless a figure is named: the p99s have
+        # their own (the tail's), and the fit keeps them out of the means.
+        vals = [
+            abs(e)
+            for (_, job, fig, e) in rows
+            if job in names and (figure in fig if figure else not fig.endswith("p99"))
+        ]
         mean = sum(vals) / len(vals) if vals else 0.0
         files = ", ".join(sorted({Path(r.file).name for r in select}))
         what = f"{figure} " if figure else ""

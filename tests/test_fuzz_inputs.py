@@ -247,11 +247,12 @@ def _paths(doc: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
 HOT = [p for p in _paths(RUN) if len(p) <= 5 and "bins" not in p and "percentile" not in p[:4]]
 
 
-@st.composite
-def runs(draw: st.DrawFn) -> Any:
-    doc = json.loads(json.dumps(RUN))
+def _mutated(draw: st.DrawFn, base: Any, paths: list[tuple[Any, ...]]) -> Any:
+    """A copy of `base` with one to four of the values at `paths` replaced
+    by any JSON value or (one time in six) removed."""
+    doc = json.loads(json.dumps(base))
     for _ in range(draw(st.integers(1, 4))):
-        path = draw(st.sampled_from(HOT))
+        path = draw(st.sampled_from(paths))
         if not path:
             continue
         parent = doc
@@ -265,6 +266,11 @@ def runs(draw: st.DrawFn) -> Any:
         except (KeyError, IndexError, TypeError):
             continue
     return doc
+
+
+@st.composite
+def runs(draw: st.DrawFn) -> Any:
+    return _mutated(draw, RUN, HOT)
 
 
 def _check_run_doc(doc: Any, folder: Path) -> None:
@@ -319,22 +325,7 @@ FIO_PATHS = [p for p in _paths(FIO_RUN) if "bins" not in p and len(p) <= 6]
 
 @st.composite
 def fio_docs(draw: st.DrawFn) -> Any:
-    doc = json.loads(json.dumps(FIO_RUN))
-    for _ in range(draw(st.integers(1, 4))):
-        path = draw(st.sampled_from(FIO_PATHS))
-        if not path:
-            continue
-        parent = doc
-        try:
-            for part in path[:-1]:
-                parent = parent[part]
-            if draw(st.integers(0, 5)) == 0 and isinstance(parent, dict):
-                parent.pop(path[-1], None)
-            else:
-                parent[path[-1]] = draw(JSON_VALUES)
-        except (KeyError, IndexError, TypeError):
-            continue
-    return doc
+    return _mutated(draw, FIO_RUN, FIO_PATHS)
 
 
 def check_fio_json(doc: Any) -> None:

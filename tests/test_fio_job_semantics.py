@@ -268,13 +268,14 @@ def test_exitall_ends_the_group_when_a_job_ends(tmp_path: Path) -> None:
 @need_fio
 def test_exitall_matches_the_real_fio(tmp_path: Path) -> None:
     # The real 'long' is stopped within a few of its 1 ms rate slots (how
-    # many depends on when the real processes notice: 0 to 5 seen), far
-    # below the 3000 its runtime would give; the other jobs run whole.
+    # many depends on when the real processes notice: 0 to 5 seen on a
+    # quiet machine; on a loaded one 'short' may start later), far below
+    # the 3000 its runtime would give; the other jobs run whole.
     (tmp_path / "job.fio").write_text(EXITALL)
     ours = ios(run_ours(tmp_path / "job.fio"), "read")
     real = ios(run_fio(tmp_path / "job.fio"), "read")
     assert [ours[0], ours[2]] == [real[0], real[2]]
-    assert real[1][1] < 100 and ours[1][1] <= 1
+    assert real[1][1] < 1000 and ours[1][1] <= 1
 
 
 def test_exit_what_all_stops_jobs_not_yet_started(tmp_path: Path) -> None:

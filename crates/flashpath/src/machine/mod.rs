@@ -109,6 +109,9 @@ struct Thread {
     /// The buffered call in progress, and what it sleeps on.
     bop: Option<BufferedOp>,
     cache_wait: Option<CacheWait>,
+    /// An fsync waits for the page cache's writeback; once it is over,
+    /// blkdev_fsync goes on to blkdev_issue_flush (block/fops.c).
+    flush_after_writeback: bool,
     /// Its start is scheduled (a `wait_for` job starts when its waitee
     /// ends, once).
     start_scheduled: bool,
@@ -195,6 +198,7 @@ impl Machine {
                 },
                 bop: None,
                 cache_wait: None,
+                flush_after_writeback: false,
                 start_scheduled: false,
             });
         }

@@ -122,6 +122,12 @@ impl Machine {
         if reap_first && !self.threads[ti].fio.done.is_empty() {
             now = self.reap(tid, now, false);
         }
+        if std::mem::take(&mut self.threads[ti].flush_after_writeback)
+            && !self.device_flush(tid, now)
+        {
+            // Back from an fsync's writeback: its device flush sleeps.
+            return;
+        }
         // Back from an fsync=N sync it slept in.
         self.threads[ti].fio.sync_returned(now);
         if self.threads[ti].bop.is_some() {
@@ -207,16 +213,19 @@ impl Machine {
         Some(end)
     }
 
-    /// fsync from `now` in the kernel: a buffered job's page cache is
-    /// written back; a direct job's block device has nothing cached in the
-    /// host, and blkdev_fsync's blkdev_issue_flush flushes the device's
-    /// write cache. Returns false if the thread sleeps.
+    /// fsync from `now` in the kernel, as blkdev_fsync (block/fops.c)
+    /// does it: file_write_and_wait_range writes back a buffered job's
+    /// dirty pages and waits for them (a direct job's block device has
+    /// nothing cached in the host), then blkdev_issue_flush flushes the
+    /// device's write cache. Returns false if the thread sleeps; a thread
+    /// that sleeps in the writeback sends the flush when it is woken
+    /// (`flush_after_writeback`, in `thread_run`).
     fn fsync_wait(&mut self, tid: u32, now: Ns) -> bool {
-        if self.threads[tid as usize].fio.buffered {
-            self.buffered_fsync(tid, now)
-        } else {
-            self.device_flush(tid, now)
+        if self.threads[tid as usize].fio.buffered && !self.buffered_fsync(tid, now) {
+            self.threads[tid as usize].flush_after_writeback = true;
+            return false;
         }
+        self.device_flush(tid, now)
     }
 
     /// blkdev_issue_flush from `now`: an empty REQ_PREFLUSH bio. A queue

@@ -106,7 +106,9 @@ pub fn markdown() -> String {
          as `ratio` or `percent`); the range below is in the family's base unit. A\n\
          value outside its range is refused with the range and the reason given\n\
          here. A required parameter must be in every profile whose machine has the\n\
-         component; an optional one's description says what its absence means. A\n\
+         component; an optional one's declaration gives the value its absence stands\n\
+         for (in the family's base unit), or its description says what its absence\n\
+         means when no value does. A\n\
          key no component of the profile's machine reads is refused.\n",
     );
     for (group, decls) in GROUPS {
@@ -136,7 +138,11 @@ pub fn markdown() -> String {
                 "| `{}` | {} | {} | {} | {} |",
                 d.key,
                 d.family(),
-                if d.required { "yes" } else { "no" },
+                match (d.required, d.default) {
+                    (true, _) => "yes".to_string(),
+                    (false, Some(v)) => format!("no (absent: {v})"),
+                    (false, None) => "no".to_string(),
+                },
                 accepts.replace('|', "\\|"),
                 d.doc_line().replace('|', "\\|")
             );

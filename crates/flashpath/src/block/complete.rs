@@ -7,11 +7,12 @@
 //! or to the task that polls for it. The DMA mapping is undone there
 //! (`dma_unmap_sg`: swiotlb's copy back and release).
 
+use super::flush::flush_policy;
 use super::{BlkCtx, BlockEvent, BlockLayer, RqKind};
-use crate::driver::{BlkStatus, CompletionSignal, DeviceSignal};
+use crate::driver::{BlkStatus, CompletionSignal, DeviceSignal, DriverRq};
 use crate::host::task::{Host, TaskState};
 use crate::sim::Ns;
-use crate::types::{Ddir, IrqCpu};
+use crate::types::{Ddir, IrqCpu, Op};
 
 /// Where a completed request went.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,6 +31,10 @@ pub enum Completion {
         start: Ns,
         at: Ns,
     },
+    /// Not over yet: its data is written, and the flush that follows a
+    /// FUA write on a cache without FUA went to the driver (blk-flush.c's
+    /// REQ_FSEQ_POSTFLUSH); the request completes with the flush.
+    PostFlush,
 }
 
 /// EOPNOTSUPP and EIO (include/uapi/asm-generic/errno*.h).
@@ -71,6 +76,34 @@ impl BlockLayer {
     where
         E: From<BlockEvent> + From<DeviceSignal>,
     {
+        let (fua, has_data, rq_cpu) = {
+            let rq = self.rqs.get(key);
+            (rq.fua, rq.unit.len > 0, rq.cpu)
+        };
+        if fua
+            && status == BlkStatus::Ok
+            && flush_policy(self.write_cache, has_data, false, true).postflush
+        {
+            // blk_flush_complete_seq after REQ_FSEQ_DATA: the post-flush
+            // goes to the driver (blk_kick_flush; the flush request
+            // borrows the data request's tag) before the request ends.
+            self.rqs.get_mut(key).fua = false;
+            let drq = DriverRq {
+                tag: key,
+                op: Op::Flush,
+                fua: false,
+                ddir: Ddir::Write,
+                offset: 0,
+                len: 0,
+                polled: false,
+                cpu: rq_cpu,
+            };
+            let (driver, mut dctx) = ctx.driver_call();
+            driver.queue_rq(drq, &mut dctx);
+            let ran_on = dctx.ran_on();
+            ctx.driver_ran_on(ran_on);
+            return Completion::PostFlush;
+        }
         self.rqs.get_mut(key).error = blk_status_to_errno(status);
         let sent = self.dev_start[key as usize];
         let (tid, hctx, polled, rq_cpu, ddir, blk_start, kind) = {

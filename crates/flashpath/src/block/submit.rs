@@ -138,12 +138,10 @@ impl BlockLayer {
         let rq = self.rqs.get(key);
         ctx.breakdown.tag_wait_ns += u128::from(now - rq.blk_start);
         // blk-flush.c: REQ_FUA reaches the driver where the device honours
-        // it, and is dropped where there is no volatile cache. The other
-        // case (a cache without FUA: the write, then a flush) needs a
-        // driver that reports it, and none here does (NVMe's FUA is its
-        // VWC).
+        // it, and is dropped where there is no volatile cache. On a cache
+        // without FUA (an eMMC card's cache without reliable writes) the
+        // write goes as a plain one and `complete` sends the post-flush.
         let seq = flush_policy(self.write_cache, rq.unit.len > 0, false, rq.fua);
-        debug_assert!(!seq.postflush, "no driver reports a cache without FUA");
         let drq = DriverRq {
             tag: key,
             op: if rq.kind == RqKind::Flush {

@@ -45,6 +45,14 @@ pub struct CardParams {
     /// Card firmware per write command before its data is committed
     /// (the commit then moves the data over a NAND channel).
     pub wr_fw: Ns,
+    /// The card has a volatile cache (eMMC 4.5+, EXT_CSD CACHE_SIZE > 0),
+    /// which the mmc core turns on (CACHE_CTRL = 1, mmc_init_card in
+    /// drivers/mmc/core/mmc.c): a write ends once in it, and only a
+    /// FLUSH_CACHE (CMD6) or a reliable write puts the data on NAND.
+    pub cache: bool,
+    /// The card takes reliable writes (EXT_CSD WR_REL_PARAM EN_REL_WR or
+    /// REL_WR_SEC_C): with CMD23, REQ_FUA becomes a reliable write.
+    pub reliable_write: bool,
 }
 
 /// A card read-ahead size.
@@ -81,6 +89,16 @@ crate::params! {
         wr_task_ready: Ns = required ns("mmc.card.wr_task_ready", COST),
         /// Card firmware per write command before its data is committed.
         wr_fw: Ns = required ns("mmc.card.wr_fw", COST),
+        /// The card has a volatile cache (eMMC 4.5+: EXT_CSD CACHE_SIZE
+        /// > 0) that the mmc core turns on (CACHE_CTRL): writes end once
+        /// in the card's write buffer, and the block layer sends flushes
+        /// (CMD6 SWITCH FLUSH_CACHE). Its size is the FTL's write buffer.
+        /// false: no cache (before eMMC 4.5, or CACHE_SIZE 0).
+        cache: bool = default(false) flag("mmc.card.cache"),
+        /// The card takes reliable writes (EXT_CSD WR_REL_PARAM
+        /// EN_REL_WR): with CMD23 the mmc block driver turns REQ_FUA into
+        /// one (CMD23 bit 31), which ends once the data is on NAND.
+        reliable_write: bool = default(false) flag("mmc.card.reliable_write"),
     }
 }
 
@@ -96,6 +114,8 @@ impl CardParams {
             ra_idle: k.ra_idle,
             wr_task_ready: k.wr_task_ready,
             wr_fw: k.wr_fw,
+            cache: k.cache,
+            reliable_write: k.reliable_write,
         })
     }
 }
@@ -106,6 +126,10 @@ pub struct CardStats {
     pub ra_hits: u64,
     pub ra_reads: u64,
     pub ra_cancelled: u64,
+    /// FLUSH_CACHE switches the card carried out.
+    pub cache_flushes: u64,
+    /// Reliable writes (a write that ended once on NAND).
+    pub reliable_writes: u64,
 }
 
 pub struct EmmcCard {
@@ -200,6 +224,23 @@ impl EmmcCard {
         let end = buffered.max(start + self.p.wr_fw + xfer);
         self.wr_free = end;
         end
+    }
+
+    /// CMD6 SWITCH FLUSH_CACHE decoded at `t`: the card's busy lasts
+    /// until the write in commit and everything in its cache is on NAND
+    /// (JESD84-B51 6.6.31: the flush ends when the cached data is
+    /// written to the non-volatile storage).
+    pub fn flush_cache(&mut self, t: Ns) -> Ns {
+        self.stats.cache_flushes += 1;
+        self.dev.flush(t.max(self.wr_free))
+    }
+
+    /// A reliable write's data committed by `committed`: it ends once the
+    /// data is on NAND (JESD84-B51 6.6.8.2: the write is not done until
+    /// the new data is programmed), which drains the write buffer.
+    pub fn reliable_commit(&mut self, committed: Ns) -> Ns {
+        self.stats.reliable_writes += 1;
+        self.dev.flush(committed)
     }
 
     /// A read decoded at `t`: from the read-ahead cache, else NAND.

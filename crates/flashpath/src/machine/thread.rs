@@ -529,6 +529,8 @@ impl Machine {
                 }
             }
             Completion::Signalled { cpu, at, .. } => self.cache_rq_done(key, cpu, at),
+            // The write is on the device; its post-flush is on the way.
+            Completion::PostFlush => {}
         }
     }
 

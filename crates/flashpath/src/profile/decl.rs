@@ -42,6 +42,10 @@ pub struct Decl {
     /// Whether a profile for this component must give it; an optional
     /// parameter's doc says what its absence means.
     pub required: bool,
+    /// The value an absent optional parameter takes, as its declaration
+    /// states it (base unit), when it has one: the component gets the
+    /// value, not an `Option` it would fill in itself.
+    pub default: Option<&'static str>,
     /// What it is (the field's doc comment).
     pub doc: &'static str,
 }
@@ -183,6 +187,8 @@ macro_rules! choice_enum {
 ///         pub depth: u32 = required count_u32("driver.queue_depth", QUEUE_DEPTH),
 ///         /// Absent: no polling.
 ///         pub poll: Option<u64> = optional ns("driver.poll", COST),
+///         /// Absent: 0 (no cache).
+///         pub cache: u64 = default(0) bytes("device.cache", CACHE),
 ///         pub timing: Timing = required choice("mmc.bus.timing", Timing),
 ///         pub exit: Vec<f64> = required list("host.idle.psci.exit", "time", R, 64),
 ///     }
@@ -193,7 +199,12 @@ macro_rules! choice_enum {
 /// `NvmeParams::read(&Profile)`, which reads every field with the
 /// profile's accessor of that name (`ns`, `ns_f`, `bytes`, `rate`, `hz`,
 /// `ratio`, `count`, `count_u32`, `signed`, `flag`, `choice`, `text`,
-/// `list`) against the declared range. Ranges are constants.
+/// `list`) against the declared range. Ranges are constants. A `required`
+/// field must be in the profile; an `optional` one is `None` when absent
+/// (its absence means something no value says: a feature not there); a
+/// `default(value)` one takes the declared value when absent, and the
+/// declaration (`Decl::default`, `profile show`, docs/parameters.md)
+/// states it.
 #[macro_export]
 macro_rules! params {
     (
@@ -201,7 +212,8 @@ macro_rules! params {
         $vis:vis struct $name:ident {
             $(
                 $(#[doc = $doc:literal])+
-                $fvis:vis $field:ident : $ty:ty = $pres:ident $acc:ident ( $($arg:tt)* )
+                $fvis:vis $field:ident : $ty:ty =
+                    $pres:ident $( ( $def:expr ) )? $acc:ident ( $($arg:tt)* )
             ),* $(,)?
         }
     ) => {
@@ -212,13 +224,15 @@ macro_rules! params {
         impl $name {
             /// The declarations of these parameters, in field order.
             pub const DECLS: &'static [$crate::profile::Decl] = &[
-                $( $crate::__param_decl!($pres $acc ($($arg)*) concat!($($doc, "\n"),+)) ),*
+                $( $crate::__param_decl!(
+                    [$pres $( ($def) )?] $acc ($($arg)*) concat!($($doc, "\n"),+)
+                ) ),*
             ];
             /// Every field from the profile, each checked against its
             /// declaration.
             pub fn read(p: &$crate::profile::Profile) -> $crate::Result<$name> {
                 Ok($name {
-                    $( $field: $crate::__param_read!(p, $pres $acc ($($arg)*)), )*
+                    $( $field: $crate::__param_read!(p, $pres $( ($def) )? $acc ($($arg)*)), )*
                 })
             }
         }
@@ -238,6 +252,13 @@ macro_rules! __param_read {
             None
         }
     };
+    ($p:ident, default ($def:expr) $acc:ident ($key:literal $($rest:tt)*)) => {
+        if $p.has($key) {
+            $crate::__param_get!($p, $acc ($key $($rest)*))
+        } else {
+            $def
+        }
+    };
 }
 
 #[doc(hidden)]
@@ -254,50 +275,59 @@ macro_rules! __param_get {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __param_decl {
-    (@req required) => { true };
-    (@req optional) => { false };
-    ($pres:ident choice ($key:literal, $t:ty) $doc:expr) => {
+    (@req [required]) => { true };
+    (@req [optional]) => { false };
+    (@req [default ($d:expr)]) => { false };
+    (@def [required]) => { None };
+    (@def [optional]) => { None };
+    (@def [default ($d:expr)]) => { Some(stringify!($d)) };
+    ($pres:tt choice ($key:literal, $t:ty) $doc:expr) => {
         $crate::profile::Decl {
             key: $key,
             kind: $crate::profile::Kind::Choice(<$t as $crate::profile::Choice>::NAMES),
             range: None,
             required: $crate::__param_decl!(@req $pres),
+            default: $crate::__param_decl!(@def $pres),
             doc: $doc,
         }
     };
-    ($pres:ident flag ($key:literal) $doc:expr) => {
+    ($pres:tt flag ($key:literal) $doc:expr) => {
         $crate::profile::Decl {
             key: $key,
             kind: $crate::profile::Kind::Flag,
             range: None,
             required: $crate::__param_decl!(@req $pres),
+            default: $crate::__param_decl!(@def $pres),
             doc: $doc,
         }
     };
-    ($pres:ident text ($key:literal) $doc:expr) => {
+    ($pres:tt text ($key:literal) $doc:expr) => {
         $crate::profile::Decl {
             key: $key,
             kind: $crate::profile::Kind::Text,
             range: None,
             required: $crate::__param_decl!(@req $pres),
+            default: $crate::__param_decl!(@def $pres),
             doc: $doc,
         }
     };
-    ($pres:ident list ($key:literal, $fam:literal, $r:expr, $max:expr $(,)?) $doc:expr) => {
+    ($pres:tt list ($key:literal, $fam:literal, $r:expr, $max:expr $(,)?) $doc:expr) => {
         $crate::profile::Decl {
             key: $key,
             kind: $crate::profile::Kind::List($fam, $max),
             range: Some($r),
             required: $crate::__param_decl!(@req $pres),
+            default: $crate::__param_decl!(@def $pres),
             doc: $doc,
         }
     };
-    ($pres:ident $acc:ident ($key:literal, $r:expr $(,)?) $doc:expr) => {
+    ($pres:tt $acc:ident ($key:literal, $r:expr $(,)?) $doc:expr) => {
         $crate::profile::Decl {
             key: $key,
             kind: $crate::profile::Kind::Number($crate::__param_decl!(@fam $acc)),
             range: Some($r),
             required: $crate::__param_decl!(@req $pres),
+            default: $crate::__param_decl!(@def $pres),
             doc: $doc,
         }
     };

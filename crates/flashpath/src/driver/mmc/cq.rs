@@ -38,7 +38,7 @@ use super::{Mmc, BLOCK};
 use crate::driver::{BlkStatus, DriverCtx, DriverRq};
 use crate::sim::queue::Timer;
 use crate::sim::Ns;
-use crate::types::Ddir;
+use crate::types::{Ddir, Op};
 use std::collections::VecDeque;
 
 /// Wait of a software QSR poll loop started at `t0` (host free, DAT idle)
@@ -97,6 +97,8 @@ pub(super) struct Task {
     seq: u64,
     /// How it will end (`device.badblocks`).
     status: BlkStatus,
+    /// A reliable write (REQ_FUA; CMD44's reliable-write bit).
+    reliable: bool,
 }
 
 /// What the mmc context was doing (logged in tests: never two at once).
@@ -115,6 +117,8 @@ pub(crate) enum Activity {
     Done(u32),
     /// A discard (CMD35/36/38) for `tag`, queue empty.
     Trim(u32),
+    /// A flush (CMD6 FLUSH_CACHE) for `tag`, queue empty.
+    Flush(u32),
 }
 
 /// The SW-CQ mmc context: one thread of control, its card queue and the
@@ -192,6 +196,7 @@ impl Mmc {
     /// SW CQ: request `rq` arrives at `now`.
     pub(super) fn cq_arrive<E>(&mut self, now: Ns, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {
         match rq.ddir {
+            _ if rq.op == Op::Flush => {}
             Ddir::Read => self.c.reads += 1,
             Ddir::Write => self.c.writes += 1,
             Ddir::Trim => {}
@@ -259,13 +264,18 @@ impl Mmc {
                 .flatten()
                 .filter(|q| q.queued <= ds)
                 .count() as u64;
+            let mut ends = de;
             if task.write {
                 // The card commits the data in the background and reports
                 // the next write task ready when the commit made room.
-                self.card.commit_write(de, task.lpn, task.n);
+                let committed = self.card.commit_write(de, task.lpn, task.n);
+                if task.reliable {
+                    // A reliable write's task is done once on NAND.
+                    ends = ends.max(self.card.reliable_commit(committed));
+                }
             }
             self.cq.dat_free = de;
-            self.cq.finished.push_back((task.tag, de, task.status));
+            self.cq.finished.push_back((task.tag, ends, task.status));
             let end = if self.h.cq_sync_data { de } else { go };
             self.cq.record(t, end, Activity::Execute(task.tag));
             self.cq.free_at = end;
@@ -287,7 +297,19 @@ impl Mmc {
         if let Some(&rq) = self.cq.pending.front() {
             let lpn = rq.offset / BLOCK;
             let n = u64::from(rq.len).div_ceil(BLOCK) as u32;
-            if rq.ddir == Ddir::Trim {
+            if rq.op == Op::Flush {
+                // A flush is no task: the mmc core sends it with the card
+                // queue empty, as a discard.
+                if self.cq.queued() == 0 && self.cq.dat_free <= t && self.cq.finished.is_empty() {
+                    self.cq.pending.pop_front();
+                    let end = self.flush(t);
+                    self.cq.dat_free = end;
+                    self.cq.finished.push_back((rq.tag, end, BlkStatus::Ok));
+                    self.cq.record(t, end, Activity::Flush(rq.tag));
+                    self.cq.free_at = end;
+                    return true;
+                }
+            } else if rq.ddir == Ddir::Trim {
                 // A discard (CMD35/36/38) needs the card queue empty.
                 if self.cq.queued() == 0 && self.cq.dat_free <= t && self.cq.finished.is_empty() {
                     self.cq.pending.pop_front();
@@ -327,6 +349,7 @@ impl Mmc {
                     queued,
                     seq: self.cq.seq,
                     status: self.status_of(&rq),
+                    reliable: self.reliable(&rq),
                 });
                 // The card holds the task from CMD45's response; the
                 // context goes on once it has been woken.

@@ -38,7 +38,9 @@ mod tests;
 pub use crate::device::emmc::CardParams;
 pub use cq::{qsr_wait, Event};
 
-use super::{BlkStatus, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
+use super::{
+    BlkStatus, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq, WriteCache,
+};
 use crate::device::emmc::EmmcCard;
 use crate::device::BadBlocks;
 use crate::error::Result;
@@ -48,7 +50,7 @@ use crate::profile::limits::{COST, DELAY};
 use crate::profile::Profile;
 use crate::sim::timeline::Timeline;
 use crate::sim::Ns;
-use crate::types::Ddir;
+use crate::types::{Ddir, Op};
 use cq::CqThread;
 
 const BLOCK: u64 = 4096;
@@ -119,6 +121,9 @@ struct Counters {
     qsr_polls: u64,
     queued_at_xfer: u64,
     xfers: u64,
+    /// REQ_OP_FLUSH requests (mmc_blk_issue_flush), with or without a
+    /// FLUSH_CACHE for them.
+    flushes: u64,
 }
 
 pub struct Mmc {
@@ -155,6 +160,36 @@ impl Mmc {
             c: Counters::default(),
             badblocks: BadBlocks::none(),
         }
+    }
+
+    /// The block driver uses reliable writes for REQ_FUA
+    /// (mmc_blk_alloc_req's MMC_BLK_REL_WR: CMD23 and the card's
+    /// EN_REL_WR), drivers/mmc/core/block.c.
+    fn reliable_writes(&self) -> bool {
+        self.h.cmd23 && self.card.p.reliable_write
+    }
+
+    /// A write request that goes to the card as a reliable write
+    /// (mmc_blk_rw_rq_prep's do_rel_wr: REQ_FUA on a write, MMC_BLK_REL_WR;
+    /// CMD23's argument gets bit 31).
+    fn reliable(&self, rq: &DriverRq) -> bool {
+        rq.fua && rq.op == Op::Write && self.reliable_writes()
+    }
+
+    /// REQ_OP_FLUSH from `t`, the card's DAT line idle: mmc_blk_issue_flush
+    /// -> mmc_flush_cache sends CMD6 SWITCH FLUSH_CACHE, with R1b busy
+    /// until the card's cache is on NAND, when the cache is on; without
+    /// one there is nothing to send and the request ends at once. Returns
+    /// when it ends.
+    fn flush(&mut self, t: Ns) -> Ns {
+        self.c.flushes += 1;
+        if !self.card.p.cache {
+            return t;
+        }
+        let r = self.command(t);
+        self.card.command_arrives(r);
+        let flushed = self.card.flush_cache(self.card.decoded(r));
+        self.bus.busy(r, flushed)
     }
 
     /// How request `rq` ends on this card.
@@ -205,6 +240,13 @@ impl Mmc {
     pub fn execute(&mut self, now: Ns, rq: &DriverRq) -> Ns {
         self.host.prune(now);
         self.bus.prune(now);
+        if rq.op == Op::Flush {
+            // mmc_blk_mq_issue_rq issues a flush synchronously, once the
+            // request on the go has ended (mmc_blk_wait_for_idle).
+            let end = self.flush(now.max(self.last_data_end));
+            self.last_data_end = end;
+            return end;
+        }
         let lpn = rq.offset / BLOCK;
         let n = u64::from(rq.len).div_ceil(BLOCK) as u32;
         let len = u64::from(rq.len);
@@ -244,7 +286,12 @@ impl Mmc {
                 let card_t = self.card.decoded(t);
                 let (de, busy_to) = if write {
                     let (_, de) = self.bus.data(t, len);
-                    (de, self.card.commit_write(de, lpn, n))
+                    let committed = self.card.commit_write(de, lpn, n);
+                    if self.reliable(rq) {
+                        (de, self.card.reliable_commit(committed))
+                    } else {
+                        (de, committed)
+                    }
                 } else {
                     let ready = self.card.read(card_t, lpn, n);
                     let (_, de) = self.bus.data(ready, len);
@@ -283,6 +330,17 @@ impl<E> Driver<E> for Mmc {
             MmcMode::SwCmdq => self.cq_arrive(ctx.now(), rq, ctx),
         }
     }
+    /// blk_queue_write_cache(q, cache_enabled, fua_enabled) in
+    /// mmc_blk_alloc_req (drivers/mmc/core/block.c, v5.11+): a volatile
+    /// cache when the card's cache is on or it takes reliable writes, and
+    /// FUA when it takes reliable writes (with CMD23).
+    fn write_cache(&self) -> WriteCache {
+        let rel = self.reliable_writes();
+        WriteCache {
+            volatile: self.card.p.cache || rel,
+            fua: rel,
+        }
+    }
     fn on_event(&mut self, ev: DriverEvent, ctx: &mut DriverCtx<'_, E>) {
         debug_assert!(matches!(ev, DriverEvent::Mmc(_)), "another driver's event");
         if let DriverEvent::Mmc(ev) = ev {
@@ -291,7 +349,7 @@ impl<E> Driver<E> for Mmc {
     }
     fn counters(&self) -> serde_json::Value {
         let ios = (self.c.reads + self.c.writes).max(1) as f64;
-        serde_json::json!({
+        let mut v = serde_json::json!({
             "driver": "mmc",
             "mode": match self.h.mode { MmcMode::Legacy => "legacy", MmcMode::SwCmdq => "swcmdq" },
             "reads": self.c.reads,
@@ -306,6 +364,15 @@ impl<E> Driver<E> for Mmc {
             "mmc_context_busy_ns": self.cq.busy_ns,
             "bus_commands": self.bus.commands,
             "bus_data_bytes": self.bus.data_bytes,
-        })
+        });
+        // Only a run that flushed or wrote reliably shows it (the others'
+        // JSON stays).
+        let st = self.card.stats;
+        if self.c.flushes + st.reliable_writes > 0 {
+            v["flushes"] = serde_json::json!(self.c.flushes);
+            v["card_cache_flushes"] = serde_json::json!(st.cache_flushes);
+            v["reliable_writes"] = serde_json::json!(st.reliable_writes);
+        }
+        v
     }
 }

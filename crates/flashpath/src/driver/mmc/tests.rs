@@ -32,6 +32,8 @@ fn card() -> CardParams {
         ra_idle: 0,
         wr_task_ready: 10_000,
         wr_fw: 30_000,
+        cache: false,
+        reliable_write: false,
     }
 }
 

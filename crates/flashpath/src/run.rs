@@ -365,6 +365,13 @@ impl Prepared<'_> {
         } = self;
         let jobs: &JobFile = &jobs;
         machine.run();
+        // A trace that changed between the check and the run ended its
+        // replay early: the run fails, naming the file and record.
+        for spec in &jobs.jobs {
+            if let Some(e) = spec.trace.as_ref().and_then(|t| t.failure.get()) {
+                return Err(e.clone());
+            }
+        }
         let events = machine.events_handled();
         let completed = machine.completed_ios;
         let submitted = machine.submitted_ios;

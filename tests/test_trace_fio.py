@@ -43,7 +43,9 @@ def record(seq: int, time_ns: int, sector: int, nbytes: int, action: int, cpu: i
     )
 
 
-def writes(n: int, t0: int = 1_000, gap: int = 10_000, first_sector: int = 0, cpu: int = 0) -> bytes:
+def writes(
+    n: int, t0: int = 1_000, gap: int = 10_000, first_sector: int = 0, cpu: int = 0
+) -> bytes:
     """`n` 4 KiB writes, one every `gap` ns, each completing 500 ns after
     its queue event."""
     out = b""
@@ -73,7 +75,9 @@ def ours(job: Path) -> dict:
 
 
 @need_fio
-@pytest.mark.parametrize("engine,iodepth", [("null", 4), ("null", 128), ("libaio", 8), ("psync", 1)])
+@pytest.mark.parametrize(
+    "engine,iodepth", [("null", 4), ("null", 128), ("libaio", 8), ("psync", 1)]
+)
 def test_the_ios_in_flight_when_the_trace_ends_are_counted_but_not_reaped(
     tmp_path: Path, engine: str, iodepth: int
 ) -> None:
@@ -98,3 +102,38 @@ def test_the_ios_in_flight_when_the_trace_ends_are_counted_but_not_reaped(
     assert w_sim["clat_ns"]["N"] == w_real["clat_ns"]["N"]
     lost = {"null": 1, "libaio": iodepth - 1, "psync": 0}[engine]
     assert w_real["io_bytes"] == (683 - lost) * 4096
+
+
+@need_fio
+def test_a_per_cpu_file_in_a_job_file_is_read_alone_as_fio_reads_it(tmp_path: Path) -> None:
+    """fio's read_iolog=sdb.blktrace.0 opens that one file (blktrace.c
+    init_blktrace_read), whatever sdb.blktrace.1 holds; flashpath's job
+    file does the same. `flashpath replay` merges the per-CPU files by
+    default (as blkparse -i sdb reads them) and replays the named one alone
+    with --per-cpu named."""
+    (tmp_path / "sdb.blktrace.0").write_bytes(writes(5, t0=1_000))
+    (tmp_path / "sdb.blktrace.1").write_bytes(writes(3, t0=6_000, first_sector=4096, cpu=1))
+    (tmp_path / "target").write_bytes(b"")
+    job = tmp_path / "j.fio"
+    job.write_text(
+        f"[r]\nioengine=psync\nread_iolog=sdb.blktrace.0\nreplay_redirect={tmp_path / 'target'}\n"
+    )
+    assert real_fio(job)["write"]["total_ios"] == ours(job)["write"]["total_ios"] == 5
+
+    def replay(*extra: str) -> int:
+        out = cli(
+            "replay",
+            str(tmp_path / "sdb.blktrace.0"),
+            "--device",
+            "nullblk",
+            "--output-format",
+            "json",
+            *extra,
+        )
+        assert out.returncode == 0, out.stderr
+        return int(json.loads(out.stdout)["jobs"][0]["write"]["total_ios"])
+
+    assert replay() == replay("--per-cpu", "merge") == 8
+    assert replay("--per-cpu", "named") == 5
+    out = cli("replay", str(tmp_path / "sdb.blktrace.0"), "--device", "nullblk", "--per-cpu", "x")
+    assert out.returncode != 0 and "--per-cpu" in out.stderr and "Traceback" not in out.stderr

@@ -137,3 +137,34 @@ def test_a_per_cpu_file_in_a_job_file_is_read_alone_as_fio_reads_it(tmp_path: Pa
     assert replay("--per-cpu", "named") == 5
     out = cli("replay", str(tmp_path / "sdb.blktrace.0"), "--device", "nullblk", "--per-cpu", "x")
     assert out.returncode != 0 and "--per-cpu" in out.stderr and "Traceback" not in out.stderr
+
+
+READ_Q = TA_QUEUE | tc(0) | tc(4)  # BLK_TC_READ | BLK_TC_QUEUE
+
+
+@need_fio
+def test_a_skipped_event_takes_its_wait_with_it(tmp_path: Path) -> None:
+    """Reads at 0 and 200 ms with a write queued at 100 ms between them:
+    with replay_skip=write, fio's queue_trace still takes the write's time
+    (delay_since_ttime) before dropping it, so the second read waits only
+    the 100 ms since the write and the job runs about 100 ms, not 200."""
+    ms = 1_000_000
+    trace = (
+        record(1, 1_000, 0, 4096, READ_Q)
+        + record(2, 1_000 + 100 * ms, 64, 4096, WRITE_Q)
+        + record(3, 1_000 + 200 * ms, 128, 4096, READ_Q)
+    )
+    (tmp_path / "t.blktrace.0").write_bytes(trace)
+    # Reads need bytes to read: a sparse 1 MiB file.
+    with (tmp_path / "target").open("wb") as f:
+        f.truncate(1 << 20)
+    job = tmp_path / "j.fio"
+    job.write_text(
+        "[r]\nioengine=psync\nread_iolog=t.blktrace.0\nreplay_skip=write\n"
+        f"replay_redirect={tmp_path / 'target'}\n"
+    )
+    real, sim = real_fio(job), ours(job)
+    assert real["read"]["total_ios"] == sim["read"]["total_ios"] == 2
+    assert real["write"]["total_ios"] == sim["write"]["total_ios"] == 0
+    for j in (real, sim):
+        assert 100 <= j["job_runtime"] < 150, j["job_runtime"]

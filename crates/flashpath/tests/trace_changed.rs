@@ -60,7 +60,10 @@ fn an_unchanged_trace_replays_whole() {
 #[test]
 fn a_trace_cut_short_since_the_check_fails_the_run() {
     let e = run_changed("cut", &reads(20), &reads(12)).unwrap_err();
-    assert!(e.contains("t.blkparse: the trace changed since flashpath checked it"), "{e}");
+    assert!(
+        e.contains("t.blkparse: the trace changed since flashpath checked it"),
+        "{e}"
+    );
     assert!(e.contains("it ended after 12 of the 20 I/Os it had"), "{e}");
 }
 

@@ -615,6 +615,15 @@ impl TraceSource {
         let d = ddir_of(rec.op)?;
         let len = round_len(j.blktrace, j.replay.align, rec.len);
         if len == 0 || len > u64::from(u32::MAX) || j.replay.skip & (1 << d.index()) != 0 {
+            // fio's queue_trace takes the time of every queue event
+            // (delay_since_ttime, last_ttime) before it drops one of no
+            // bytes or of a skipped direction: the next I/O's wait starts
+            // here, and this one's is lost. (A flush, which fio replays as
+            // a sync and flashpath leaves out, keeps its wait in the next
+            // I/O's.)
+            if !j.absolute {
+                self.prev = Some(rec.time_ns);
+            }
             return None;
         }
         let shifted = match j.remap {
@@ -648,8 +657,13 @@ impl TraceSource {
         } else if j.absolute {
             Pace::SinceStart(scale(t.saturating_sub(j.t0), j.replay.time_scale_pct))
         } else {
+            // fio keeps the wait in whole us (blktrace.c store_ipo:
+            // ipo->delay = ttime / 1000).
             match self.prev {
-                Some(p) if t > p => Pace::AfterLastIssue(scale(t - p, j.replay.time_scale_pct)),
+                Some(p) if t > p => match scale(t - p, j.replay.time_scale_pct) / 1_000 * 1_000 {
+                    0 => Pace::None,
+                    ns => Pace::AfterLastIssue(ns),
+                },
                 _ => Pace::None,
             }
         };

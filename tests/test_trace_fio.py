@@ -168,3 +168,102 @@ def test_a_skipped_event_takes_its_wait_with_it(tmp_path: Path) -> None:
     assert real["write"]["total_ios"] == sim["write"]["total_ios"] == 0
     for j in (real, sim):
         assert 100 <= j["job_runtime"] < 150, j["job_runtime"]
+
+
+def _times(merged: Path) -> list[int]:
+    data = merged.read_bytes()
+    assert len(data) % 48 == 0
+    recs = [struct.unpack_from("<IIQQIIIIIHH", data, i) for i in range(0, len(data), 48)]
+    assert all(r[0] == MAGIC and r[10] == 0 and r[5] == WRITE_Q for r in recs)
+    return [r[2] for r in recs]
+
+
+def test_merge_blktrace_file_merges_as_fios_blktrace_c_means_it(tmp_path: Path) -> None:
+    """merge_blktrace_file: read_iolog's files (':'-separated) merged into
+    one before the run (blktrace.c merge_blktrace_iologs), the queue events
+    only, earliest first, file i's times (t + iter * length) * scalar / 100
+    where length is the time of its last record; the job replays the merge."""
+    (tmp_path / "a.bin").write_bytes(writes(5, t0=1_000))
+    (tmp_path / "b.bin").write_bytes(writes(3, t0=6_000, first_sector=4096, cpu=1))
+    job = tmp_path / "j.fio"
+    base = "[m]\nioengine=psync\nread_iolog=a.bin:b.bin\nmerge_blktrace_file=merged.bin\n"
+    job.write_text(base)
+    assert ours(job)["write"]["total_ios"] == 8
+    a = [1_000 + 10_000 * i for i in range(5)]
+    b = [6_000 + 10_000 * i for i in range(3)]
+    assert _times(tmp_path / "merged.bin") == sorted(a + b)
+    # The first file at half time, the second twice: its second pass starts
+    # after its last record (a completion, 500 ns after its last queue).
+    job.write_text(base + "merge_blktrace_scalars=50:100\nmerge_blktrace_iters=1:2\n")
+    assert ours(job)["write"]["total_ios"] == 11
+    length_b = b[-1] + 500
+    want = [t * 50 // 100 for t in a] + b + [t + length_b for t in b]
+    assert _times(tmp_path / "merged.bin") == sorted(want)
+
+
+@pytest.mark.parametrize(
+    "extra,needle",
+    [
+        (
+            "merge_blktrace_scalars=50\n",
+            "j.fio:1: job 'm': merge_blktrace_scalars(1) != nr_logs(2)",
+        ),
+        ("merge_blktrace_iters=1:2:3\n", "merge_blktrace_iters(3) != nr_logs(2)"),
+    ],
+)
+def test_merge_lists_of_another_length_are_refused(tmp_path: Path, extra: str, needle: str) -> None:
+    (tmp_path / "a.bin").write_bytes(writes(2))
+    (tmp_path / "b.bin").write_bytes(writes(2))
+    job = tmp_path / "j.fio"
+    job.write_text(
+        "[m]\nioengine=psync\nread_iolog=a.bin:b.bin\nmerge_blktrace_file=out.bin\n" + extra
+    )
+    out = cli("run", str(job), "--device", "nullblk")
+    assert out.returncode != 0 and needle in out.stderr, out.stderr
+    assert not (tmp_path / "out.bin").exists()
+
+
+def test_a_merge_of_what_is_no_blktrace_or_onto_its_input_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "a.bin").write_bytes(writes(2))
+    (tmp_path / "t.iolog").write_text("fio version 3 iolog\n")
+    job = tmp_path / "j.fio"
+    job.write_text("[m]\nioengine=psync\nread_iolog=a.bin:t.iolog\nmerge_blktrace_file=o.bin\n")
+    out = cli("run", str(job), "--device", "nullblk")
+    assert out.returncode != 0 and "t.iolog: job 'm': merge_blktrace_file: file is not a " in (
+        out.stderr
+    ), out.stderr
+    before = (tmp_path / "a.bin").read_bytes()
+    job.write_text("[m]\nioengine=psync\nread_iolog=a.bin\nmerge_blktrace_file=a.bin\n")
+    out = cli("run", str(job), "--device", "nullblk")
+    assert out.returncode != 0 and "would destroy it" in out.stderr, out.stderr
+    assert (tmp_path / "a.bin").read_bytes() == before
+
+
+@need_fio
+def test_fio_333_itself_never_merges(tmp_path: Path) -> None:
+    """Why the merge is checked against fio's source, not its output: fio
+    3.33's read_trace reads 8 bytes into the record pointer, so the merge
+    stops at once ("fio: iolog short read"), the merged file stays empty,
+    and the job replays read_iolog's first file (fixed in fio commit
+    c55d29ef)."""
+    version = subprocess.run([FIO or "fio", "--version"], capture_output=True, text=True)
+    if version.stdout.strip() != "fio-3.33":
+        pytest.skip(f"this is about fio 3.33, not {version.stdout.strip()}")
+    (tmp_path / "a.bin").write_bytes(writes(5))
+    (tmp_path / "b.bin").write_bytes(writes(3, first_sector=4096))
+    (tmp_path / "target").write_bytes(b"")
+    job = tmp_path / "j.fio"
+    job.write_text(
+        "[m]\nioengine=null\nread_iolog=a.bin:b.bin\nmerge_blktrace_file=merged.bin\n"
+        f"replay_redirect={tmp_path / 'target'}\n"
+    )
+    out = subprocess.run(
+        [FIO or "fio", "--output-format=json", str(job)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert "fio: iolog short read" in out.stderr
+    assert (tmp_path / "merged.bin").read_bytes() == b""
+    assert json.loads(out.stdout)["jobs"][0]["write"]["total_ios"] == 5

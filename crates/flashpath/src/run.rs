@@ -326,7 +326,11 @@ pub fn prepare<'a>(
     make_source: SourceFactory<'_>,
     base_dir: &Path,
 ) -> Result<Prepared<'a>> {
-    let jobs_read = if jobs.jobs.iter().any(|j| j.read_iolog.is_some()) {
+    let jobs_read = if jobs
+        .jobs
+        .iter()
+        .any(|j| j.read_iolog.is_some() || j.merge_blktrace_file.is_some())
+    {
         std::borrow::Cow::Owned(load_iologs(jobs, base_dir)?)
     } else {
         std::borrow::Cow::Borrowed(jobs)

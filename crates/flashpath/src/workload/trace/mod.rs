@@ -20,6 +20,7 @@ pub mod blktrace;
 pub mod delimited;
 pub mod disksim;
 pub mod events;
+pub mod merge;
 pub mod mqsim;
 pub mod msr;
 pub mod replay;

@@ -24,9 +24,16 @@ CASES = [
     ("option before section", "rw=read\n[j]\nsize=1m\n", [], ["job.fio:1"]),
     (
         "unmodelled option",
+        "[j]\nioengine=psync\ndirect=1\nsize=1m\nexec_prerun=ls\n",
+        [],
+        ["job.fio:5", "exec_prerun"],
+    ),
+    (
+        # fio 3.33 crashes on it (a segmentation fault).
+        "a merge without traces",
         "[j]\nioengine=psync\ndirect=1\nsize=1m\nmerge_blktrace_file=x.log\n",
         [],
-        ["job.fio:5", "merge_blktrace_file"],
+        ["job.fio:1", "merge_blktrace_file needs read_iolog"],
     ),
     (
         "a startdelay range (checked when jobs are set up)",

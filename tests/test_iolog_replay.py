@@ -41,13 +41,17 @@ def replay() -> tuple[dict, dict]:
 
 
 def test_every_logged_io_is_replayed_once(replay: tuple[dict, dict]) -> None:
+    """Every logged I/O is issued and counted (total_ios); the ones still in
+    flight when the log runs out are never reaped, as in fio (read_iolog_get
+    sets td->done, and td_io_getevents reaps nothing after that), so their
+    bytes and latencies are missing from the report: the real replay's
+    53,248 read and 65,536 write bytes fewer than the log (traces/README.md),
+    byte for byte, and one clat sample fewer per I/O left in flight."""
     ours, real = replay
     for ddir, (ios, nbytes) in _log_totals(TRACE / "trace.iolog").items():
         assert ours[ddir]["total_ios"] == ios == real[ddir]["total_ios"]
-        assert ours[ddir]["io_bytes"] == nbytes
-        # fio 3.33's replay reports one I/O's bytes fewer than it issued
-        # (traces/README.md); the counts agree exactly.
-        assert 0 <= nbytes - real[ddir]["io_bytes"] <= 65536
+        assert ours[ddir]["io_bytes"] == real[ddir]["io_bytes"] < nbytes
+        assert ours[ddir]["clat_ns"]["N"] == real[ddir]["clat_ns"]["N"] < ios
 
 
 def test_queue_depth_and_latency_follow_the_pacing(replay: tuple[dict, dict]) -> None:
@@ -153,9 +157,15 @@ def test_capture_writes_fios_logs_and_keeps_the_byte_rates(tmp_path: Path) -> No
     again = cli("run", str(replay), "--device", "nullblk", "--output-format", "json", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     j = json.loads(again.stdout)["jobs"][0]
+    # Every I/O is issued again; the last ones, in flight when the log runs
+    # out, are never reaped (as in fio), so their bytes are missing.
+    entries = [line.split() for line in log[1:] if line.split()[2] in ("read", "write")]
+    unreaped = sum(j[d]["total_ios"] - j[d]["clat_ns"]["N"] for d in ("read", "write"))
+    assert 0 < unreaped < 4  # iodepth=4: at most three wait behind the last issue
     for ddir in ("read", "write"):
         assert j[ddir]["total_ios"] == ours[ddir]["total_ios"]
-        assert j[ddir]["io_bytes"] == ours[ddir]["io_bytes"]
+        tail = sum(int(e[4]) for e in entries[-unreaped:] if e[2] == ddir)
+        assert j[ddir]["io_bytes"] == ours[ddir]["io_bytes"] - tail
 
 
 def test_bw_and_iops_logs_follow_each_completion(tmp_path: Path) -> None:

@@ -299,3 +299,37 @@ def test_profiles_lists_each_profiles_own_description() -> None:
     for name in ("nullblk", "brd", "rpi4-sdcard", "virtio-vda-fitted"):
         own = tomllib.loads((PROFILES / f"{name}.toml").read_text())["profile"]["description"]
         assert rows[name].strip() == own, (name, rows[name])
+
+
+def test_replay_latency_on_a_real_trace_holds_no_think_gaps(tmp_path: Path) -> None:
+    """The real blktrace sample's I/Os are a median of tens of us apart;
+    replayed on nullblk with fio 3.36's reaping wait (flashpath replay's
+    default) every I/O's simulated latency is the device path's, below that
+    gap; with fio 3.33's sleep the waits show in it, as they do in fio."""
+
+    def simulated(delay: str) -> tuple[list[int], list[int]]:
+        lat = tmp_path / f"{delay}.csv"
+        out = cli(
+            "replay",
+            str(BIN),
+            "--device",
+            "nullblk",
+            "--remap",
+            "wrap",
+            "--replay-delay",
+            delay,
+            "--lat-csv",
+            str(lat),
+        )
+        assert out.returncode == 0, out.stderr
+        rows = list(csv.DictReader(lat.open()))
+        times = [int(r["time_ns"]) for r in rows]
+        gaps = sorted(b - a for a, b in zip(times, times[1:], strict=False))
+        return [int(r["simulated_lat_ns"]) for r in rows], gaps
+
+    sim, gaps = simulated("reap")
+    median_gap = gaps[len(gaps) // 2]
+    assert len(sim) == 963
+    assert max(sim) < median_gap, (max(sim), median_gap)
+    slept, _ = simulated("sleep")
+    assert sorted(slept)[len(slept) // 2] >= median_gap

@@ -87,6 +87,7 @@ def run_trace_text(
     lat_csv: str | None = None,
     recorded_depth: bool = False,
     replay_delay: str | None = None,
+    per_cpu: str | None = None,
 ) -> JobRun: ...
 def run_iozone(
     args: list[str], device: str, overrides: list[str] = ..., seed: int = 0

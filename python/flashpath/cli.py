@@ -684,6 +684,14 @@ def _trace_path_problem(trace: str) -> str | None:
     "and later, clat is the I/O's own) or sleep without reaping (fio 3.33: clat includes "
     "the wait).",
 )
+@click.option(
+    "--per-cpu",
+    type=click.Choice(["merge", "named"]),
+    default="merge",
+    show_default=True,
+    help="A blktrace per-CPU file NAME.blktrace.N: merge every NAME.blktrace.M beside it "
+    "(as blkparse -i NAME) or replay the named file alone (as fio's read_iolog).",
+)
 @click.option("--ioengine", "engine", default="libaio", show_default=True)
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE")
 @click.option("--seed", default=0, show_default=True, type=SEED)
@@ -708,6 +716,7 @@ def replay_cmd(
     trace_device: str | None,
     remap: str,
     replay_delay: str,
+    per_cpu: str,
     engine: str,
     overrides: tuple[str, ...],
     seed: int,
@@ -774,6 +783,7 @@ def replay_cmd(
                 lat_csv=lat_csv,
                 recorded_depth=recorded_depth,
                 replay_delay=replay_delay,
+                per_cpu=per_cpu,
             )
         )
     except FlashpathError as err:

@@ -191,7 +191,7 @@ fn run_job_text(
 /// `flashpath replay`: the replay job text and the trace options fio has
 /// no words for.
 #[pyfunction]
-#[pyo3(signature = (text, name, base_dir, device, overrides, seed, output_format, trace_format=None, columns=None, trace_device=None, remap=None, absolute=false, lat_csv=None, recorded_depth=false, replay_delay=None))]
+#[pyo3(signature = (text, name, base_dir, device, overrides, seed, output_format, trace_format=None, columns=None, trace_device=None, remap=None, absolute=false, lat_csv=None, recorded_depth=false, replay_delay=None, per_cpu=None))]
 #[allow(clippy::too_many_arguments)]
 fn run_trace_text(
     py: Python<'_>,
@@ -210,6 +210,7 @@ fn run_trace_text(
     lat_csv: Option<Text>,
     recorded_depth: bool,
     replay_delay: Option<Text>,
+    per_cpu: Option<Text>,
 ) -> PyResult<JobRun> {
     guarded(py, move || {
         let formats = OutputFormat::from_fio_name(&output_format.0)?;
@@ -222,6 +223,7 @@ fn run_trace_text(
             lat_csv.as_ref().map(|t| t.0.as_str()),
             recorded_depth,
             replay_delay.as_ref().map_or("reap", |t| t.0.as_str()),
+            per_cpu.as_ref().map_or("merge", |t| t.0.as_str()),
         )?;
         let overrides = strings(overrides);
         let out = run::run_trace_text(

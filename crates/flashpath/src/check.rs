@@ -304,6 +304,11 @@ pub fn trace_input(data: &[u8], sandbox: &Path) -> Outcome {
     {
         results.push(trace_file(&path, &f));
     }
+    // merge_blktrace_file: the input merged with itself (half time, and
+    // twice over), then the merge read as a replay reads it.
+    let merged = sandbox.join("merged");
+    let merge = trace::merge::merge(&[path.clone(), path.clone()], &[50, 100], &[1, 2], &merged);
+    results.push(merge.and_then(|_| trace_file(&merged, &Format::Blktrace)));
     Outcome::Ran(results)
 }
 

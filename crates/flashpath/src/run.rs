@@ -326,7 +326,11 @@ pub fn prepare<'a>(
     make_source: SourceFactory<'_>,
     base_dir: &Path,
 ) -> Result<Prepared<'a>> {
-    let jobs_read = if jobs.jobs.iter().any(|j| j.read_iolog.is_some()) {
+    let jobs_read = if jobs
+        .jobs
+        .iter()
+        .any(|j| j.read_iolog.is_some() || j.merge_blktrace_file.is_some())
+    {
         std::borrow::Cow::Owned(load_iologs(jobs, base_dir)?)
     } else {
         std::borrow::Cow::Borrowed(jobs)
@@ -365,6 +369,13 @@ impl Prepared<'_> {
         } = self;
         let jobs: &JobFile = &jobs;
         machine.run();
+        // A trace that changed between the check and the run ended its
+        // replay early: the run fails, naming the file and record.
+        for spec in &jobs.jobs {
+            if let Some(e) = spec.trace.as_ref().and_then(|t| t.failure.get()) {
+                return Err(e.clone());
+            }
+        }
         let events = machine.events_handled();
         let completed = machine.completed_ios;
         let submitted = machine.submitted_ios;

@@ -266,6 +266,12 @@ pub struct JobSpec {
     pub replay: crate::workload::iolog::ReplayOptions,
     /// replay_redirect: the file the log's I/O goes to instead.
     pub replay_redirect: Option<String>,
+    /// merge_blktrace_file, merge_blktrace_scalars, merge_blktrace_iters:
+    /// read_iolog's blktrace files merged into this one, which the job
+    /// replays (workload::trace::merge).
+    pub merge_blktrace_file: Option<String>,
+    pub merge_blktrace_scalars: Vec<f64>,
+    pub merge_blktrace_iters: Vec<f64>,
     /// write_lat_log: the prefix of the per-I/O latency logs.
     pub write_lat_log: Option<String>,
     /// write_bw_log / write_iops_log: prefixes of the per-I/O bandwidth
@@ -432,6 +438,9 @@ impl Default for JobSpec {
             read_iolog: None,
             replay: crate::workload::iolog::ReplayOptions::default(),
             replay_redirect: None,
+            merge_blktrace_file: None,
+            merge_blktrace_scalars: Vec::new(),
+            merge_blktrace_iters: Vec::new(),
             write_lat_log: None,
             write_bw_log: None,
             write_iops_log: None,

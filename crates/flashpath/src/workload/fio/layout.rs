@@ -113,7 +113,9 @@ fn file_of(
     capacity: u64,
 ) -> Result<(String, bool, u64)> {
     let (key, raw_device) = match &spec.filename {
-        Some(f) => (f.clone(), f.starts_with("/dev/")),
+        // A block trace's addresses are the device's, whatever file
+        // replay_redirect names (fio opens it as the trace's device).
+        Some(f) => (f.clone(), f.starts_with("/dev/") || spec.trace.is_some()),
         None => (format!("{}.{}.0", spec.name, clone), false),
     };
     let size = match (spec.size, spec.filesize) {

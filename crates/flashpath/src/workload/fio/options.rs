@@ -1010,18 +1010,24 @@ pub static OPTIONS: &[OptDef] = &[
         }),
     )
     .cb(Cb::ReplaySkip),
-    o("merge_blktrace_file", &[], STORE, Handling::Refuse),
+    // blktrace.c merge_blktrace_iologs (workload::trace::merge).
+    o(
+        "merge_blktrace_file",
+        &[],
+        STORE,
+        sets(|s, g| s.merge_blktrace_file = Some(g.v().to_string())),
+    ),
     o(
         "merge_blktrace_scalars",
         &[],
         FLOATS.max_len(20),
-        Handling::Inert("merge_blktrace_file"),
+        sets(|s, g| s.merge_blktrace_scalars = g.parsed.floats.clone()),
     ),
     o(
         "merge_blktrace_iters",
         &[],
         FLOATS.max_len(20),
-        Handling::Inert("merge_blktrace_file"),
+        sets(|s, g| s.merge_blktrace_iters = g.parsed.floats.clone()),
     ),
     // fio runs the job only if the command succeeds (backend.c
     // exec_string): flashpath runs no host commands.

@@ -26,6 +26,19 @@ pub fn load_iologs(jobs: &JobFile, dir: &Path) -> Result<JobFile> {
     let mut out = jobs.clone();
     for spec in &mut out.jobs {
         let Some(name) = spec.read_iolog.clone() else {
+            if spec.merge_blktrace_file.is_some() {
+                // fio 3.33 crashes here (merge_blktrace_iologs strdup()s the
+                // missing read_iolog: a segmentation fault).
+                return Err(InputError::new(
+                    jobs.path.clone(),
+                    Some(spec.line),
+                    format!(
+                        "job '{}': merge_blktrace_file needs read_iolog, the blktrace files to \
+                         merge (separated by ':')",
+                        spec.name
+                    ),
+                ));
+            }
             continue;
         };
         let refuse = |what: &str| {
@@ -47,6 +60,10 @@ pub fn load_iologs(jobs: &JobFile, dir: &Path) -> Result<JobFile> {
         if spec.io_size.is_some() || spec.number_ios.is_some() {
             return Err(refuse("io_size or number_ios"));
         }
+        let name = match &spec.merge_blktrace_file {
+            Some(merged) => merge_traces(&jobs.path, spec, dir, &name, merged)?,
+            None => name,
+        };
         let path = iolog_path(dir, &name);
         // A FIFO or a device is no log (and opening a FIFO would block).
         crate::workload::trace::check_regular(&path)?;
@@ -141,6 +158,40 @@ pub fn load_iologs(jobs: &JobFile, dir: &Path) -> Result<JobFile> {
         spec.iolog = Some(std::sync::Arc::new(log));
     }
     Ok(out)
+}
+
+/// merge_blktrace_file: the blktrace files `read_iolog` lists merged into
+/// `merged` (relative to `dir`), as fio's init.c add_job does before the
+/// job runs (blktrace.c merge_blktrace_iologs); the job replays the merge.
+fn merge_traces(
+    job_file: &str,
+    spec: &crate::workload::fio::JobSpec,
+    dir: &Path,
+    list: &str,
+    merged: &str,
+) -> Result<String> {
+    use crate::workload::trace::merge;
+    let names = merge::split_names(list);
+    let inputs: Vec<PathBuf> = names.iter().map(|n| iolog_path(dir, n)).collect();
+    let option = |values: &[f64], default: u64, option: &str| {
+        merge::per_file(values, inputs.len(), default, option).map_err(|m| {
+            InputError::new(
+                job_file,
+                Some(spec.line),
+                format!("job '{}': {m}", spec.name),
+            )
+        })
+    };
+    let scalars = option(&spec.merge_blktrace_scalars, 100, "merge_blktrace_scalars")?;
+    let iters = option(&spec.merge_blktrace_iters, 1, "merge_blktrace_iters")?;
+    merge::merge(&inputs, &scalars, &iters, &iolog_path(dir, merged)).map_err(|e| {
+        InputError::new(
+            e.file.clone(),
+            e.line,
+            format!("job '{}': merge_blktrace_file: {}", spec.name, e.message),
+        )
+    })?;
+    Ok(merged.to_string())
 }
 
 /// Whether the file begins as fio's iologs do.

@@ -160,6 +160,17 @@ pub struct FioThread {
     lat_log: bool,
     io_log: bool,
     exhausted: bool,
+    /// A log replay (read_iolog) whose log ran out leaves what it has in
+    /// flight unreaped, as fio does: read_iolog_get sets td->done when the
+    /// log is empty, and td_io_getevents returns nothing once td->done is
+    /// set (ioengines.c), so do_io's last io_u_queued_complete reaps none
+    /// of them. fio counted them at issue (total_ios) but never adds their
+    /// bytes or latencies, and its runtime ends there. `fio_log_end`: the
+    /// job follows that rule (a job file does; `flashpath replay` counts
+    /// every I/O it replays, for its per-I/O comparison); `log_done_at`:
+    /// when the log ran out.
+    fio_log_end: bool,
+    log_done_at: Option<Ns>,
     ios_since_think: u32,
     think_due: bool,
     /// flow=N: the clone's flow group, and flow_sleep.
@@ -318,6 +329,8 @@ impl FioThread {
             lat_log: spec.logs_per_io() || spec.trace_opts.lat_csv.is_some(),
             io_log: spec.write_iolog.is_some(),
             exhausted: false,
+            fio_log_end: spec.read_iolog.is_some() && !spec.trace_opts.count_tail,
+            log_done_at: None,
             ios_since_think: 0,
             think_due: false,
             flow: plan.flow,
@@ -422,6 +435,9 @@ impl FioThread {
                 }
                 None => {
                     self.exhausted = true;
+                    if self.fio_log_end {
+                        self.log_done_at.get_or_insert(now);
+                    }
                     return self.stop();
                 }
             },
@@ -453,6 +469,15 @@ impl FioThread {
                 return Step::ReapUntil(at);
             }
             self.paced_at = None;
+        }
+        // engines/null.c null_queue: past iodepth 1 the null engine returns
+        // FIO_Q_BUSY while the events of its last commit are unreaped, so
+        // fio reaps them before it queues this I/O (taken from its source
+        // already, as get_io_u took it): the null engine keeps one I/O in
+        // flight at any depth (fio reports iodepth 1 at 100%).
+        if self.engine == IoEngine::Null && self.depth > 1 && !self.done.is_empty() {
+            self.pending = Some((unit, due));
+            return Step::Reap;
         }
         // Rate limits (io_u.c: rate_ddir): ahead of schedule, fio first
         // quiesces (inline submit mode) and then sleeps until the I/O's
@@ -613,7 +638,7 @@ impl FioThread {
         } else {
             self.done.len().min(self.complete_max as usize)
         } as u64;
-        if n > 0 {
+        if n > 0 && self.log_done_at.is_none() {
             // I/Os reaped per call, buckets 0, 4, 8, 16, 32, 64, >=64 (each
             // covers up to its key).
             self.res.iodepth_complete[batch_bucket(n)] += 1.0;
@@ -626,6 +651,12 @@ impl FioThread {
     /// latency buckets and per-I/O log sample.
     pub fn record_io(&mut self, now: Ns, unit: IoUnit, start: Ns, issue: Ns) {
         if now < self.stats_start {
+            return;
+        }
+        if self.log_done_at.is_some() {
+            // Issued after the log ran out of entries: counted, never
+            // reaped (see `fio_log_end`).
+            self.res.dirs[unit.ddir.index()].total_ios += 1;
             return;
         }
         let d = &mut self.res.dirs[unit.ddir.index()];
@@ -665,6 +696,13 @@ impl FioThread {
     /// latency bucket (io_u.c io_completed accounts only an I/O without
     /// error); then fio's error handling.
     pub fn io_failed(&mut self, now: Ns, unit: IoUnit, slat: Option<Ns>, err: i32) {
+        if self.log_done_at.is_some() {
+            // Never reaped, so fio never sees its error (`fio_log_end`).
+            if now >= self.stats_start {
+                self.res.dirs[unit.ddir.index()].total_ios += 1;
+            }
+            return;
+        }
         if now >= self.stats_start {
             let d = &mut self.res.dirs[unit.ddir.index()];
             d.total_ios += 1;
@@ -826,7 +864,14 @@ impl FioThread {
             res.error = res.first_error;
             res.error_msg = self.verror;
         }
-        let runtime = self.end.saturating_sub(self.stats_start);
+        // A log replay's runtime ends when its log ran out (backend.c:
+        // do_io returns without reaping, see `fio_log_end`), or after the
+        // end_fsync that follows.
+        let end = match self.log_done_at {
+            Some(at) if !self.end_fsync => at.max(self.stats_start),
+            _ => self.end,
+        };
+        let runtime = end.saturating_sub(self.stats_start);
         for d in Ddir::ALL {
             let dr = &mut res.dirs[d.index()];
             if dr.total_ios > 0 {

@@ -344,6 +344,15 @@ impl BlktraceReader {
         BlktraceReader::from_inputs(inputs)
     }
 
+    /// The file at `path` alone, its siblings left out (fio's read_iolog).
+    pub fn open_one(path: &Path) -> Result<BlktraceReader> {
+        let f = super::open_file(path)?;
+        BlktraceReader::from_inputs(vec![(
+            path.display().to_string(),
+            Box::new(BufReader::with_capacity(READ_BUFFER, f)),
+        )])
+    }
+
     /// Merge the given inputs (name for messages, bytes).
     pub fn from_inputs(inputs: Vec<(String, Box<dyn Read>)>) -> Result<BlktraceReader> {
         let cap = (REORDER_WINDOW / inputs.len().max(1)).max(MIN_WINDOW);

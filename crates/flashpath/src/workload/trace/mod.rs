@@ -20,6 +20,7 @@ pub mod blktrace;
 pub mod delimited;
 pub mod disksim;
 pub mod events;
+pub mod merge;
 pub mod mqsim;
 pub mod msr;
 pub mod replay;
@@ -365,11 +366,27 @@ fn open_file(path: &Path) -> Result<std::fs::File> {
 const READ_BUFFER: usize = 256 * 1024;
 
 /// A reader of the trace at `path` in `format` (not `Iolog`, which has
-/// its own reader).
+/// its own reader); a blktrace per-CPU file brings its siblings
+/// ([`blktrace::trace_files`]).
 pub fn open(path: &Path, format: &Format) -> Result<Box<dyn TraceReader>> {
+    open_with(path, format, true)
+}
+
+/// [`open`], with a blktrace per-CPU file `NAME.blktrace.N` read with
+/// every `NAME.blktrace.M` beside it (`per_cpu_files`, as blkparse -i NAME)
+/// or alone (as fio's read_iolog reads it).
+pub fn open_with(
+    path: &Path,
+    format: &Format,
+    per_cpu_files: bool,
+) -> Result<Box<dyn TraceReader>> {
     let name = path.display().to_string();
     if *format == Format::Blktrace {
-        return Ok(Box::new(blktrace::BlktraceReader::open(path)?));
+        return Ok(Box::new(if per_cpu_files {
+            blktrace::BlktraceReader::open(path)?
+        } else {
+            blktrace::BlktraceReader::open_one(path)?
+        }));
     }
     let input = BufReader::with_capacity(READ_BUFFER, open_file(path)?);
     open_text(&name, Box::new(input), format)

@@ -96,6 +96,7 @@ pub fn options_from_args(
     lat_csv: Option<&str>,
     recorded_depth: bool,
     delay: &str,
+    per_cpu: &str,
 ) -> Result<TraceOptions> {
     let format = match format {
         None | Some("auto") => {
@@ -123,6 +124,25 @@ pub fn options_from_args(
         lat_csv: lat_csv.map(str::to_string),
         recorded_depth,
         delay: ReplayDelay::parse(delay).map_err(|m| InputError::new("--replay-delay", None, m))?,
+        per_cpu_files: match per_cpu {
+            "merge" => true,
+            "named" => false,
+            other => {
+                return Err(InputError::new(
+                    "--per-cpu",
+                    None,
+                    format!(
+                        "{}: merge (every NAME.blktrace.N beside the named file, as blkparse -i \
+                         NAME reads them) or named (that file alone, as fio's read_iolog)",
+                        crate::error::quote(other)
+                    ),
+                ))
+            }
+        },
+        // The per-I/O comparison needs every replayed I/O's simulated
+        // latency, so flashpath replay reaps the I/Os in flight when the
+        // trace ends; a job file's replay leaves them unreaped, as fio.
+        count_tail: true,
     })
 }
 
@@ -181,6 +201,18 @@ pub struct TraceOptions {
     pub recorded_depth: bool,
     /// Reap or sleep while waiting for the next I/O's time.
     pub delay: ReplayDelay,
+    /// A blktrace per-CPU file `NAME.blktrace.N` brings every
+    /// `NAME.blktrace.M` beside it (blkparse -i NAME's merge;
+    /// `flashpath replay`'s default); false: the named file alone, as
+    /// fio's `read_iolog=NAME.blktrace.N` reads it (blktrace.c
+    /// init_blktrace_read opens that one file; fio merges files only with
+    /// `merge_blktrace_file`).
+    pub per_cpu_files: bool,
+    /// Count the I/Os still in flight when the trace runs out (their bytes
+    /// and latencies). fio does not (read_iolog_get sets td->done, after
+    /// which td_io_getevents reaps nothing): a job file's replay follows
+    /// fio; `flashpath replay` counts them.
+    pub count_tail: bool,
 }
 
 /// A trace checked and summed before the run.
@@ -215,6 +247,39 @@ pub struct TraceJob {
     pub first_unaligned: Option<(u64, Ddir, u64, u64)>,
     /// A block trace's events replayed as I/Os (queue, issue or complete).
     pub events: Option<&'static str>,
+    /// What the checking pass replays, summed ([`Digest`]): the run's
+    /// reading of the file must give the same, or the file changed.
+    pub digest: Digest,
+    /// The first failure of a run's reading of the trace (the file changed
+    /// since it was checked): the run reports it instead of ending short.
+    pub failure: std::sync::OnceLock<InputError>,
+}
+
+/// The replayed I/Os of a pass over a trace, in order: how many, and an
+/// FNV-1a hash of each one's direction, offset, length and time. Cheap
+/// enough for the hot path (no allocation, a few multiplies an I/O).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Digest {
+    pub ios: u64,
+    pub hash: u64,
+}
+
+impl Default for Digest {
+    fn default() -> Digest {
+        Digest {
+            ios: 0,
+            hash: 0xcbf2_9ce4_8422_2325,
+        }
+    }
+}
+
+impl Digest {
+    fn add(&mut self, d: Ddir, offset: u64, len: u64, time_ns: u64) {
+        self.ios += 1;
+        for v in [d.index() as u64, offset, len, time_ns] {
+            self.hash = (self.hash ^ v).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
 }
 
 /// Two loads of the same file with the same options are the same job.
@@ -262,7 +327,7 @@ impl TraceJob {
         replay: ReplayOptions,
     ) -> Result<TraceJob> {
         let name = path.display().to_string();
-        let mut r = super::open(&path, &format)?;
+        let mut r = super::open_with(&path, &format, opts.per_cpu_files)?;
         let mut job = TraceJob {
             path,
             format,
@@ -280,6 +345,8 @@ impl TraceJob {
             max_depth: 0,
             first_unaligned: None,
             events: None,
+            digest: Digest::default(),
+            failure: std::sync::OnceLock::new(),
         };
         let mut prev: Option<u64> = None;
         // Completion times of the I/Os in flight at the latest arrival.
@@ -342,6 +409,7 @@ impl TraceJob {
                 }
             }
             prev = Some(rec.time_ns);
+            job.digest.add(d, offset, len, rec.time_ns);
             job.ios[d.index()] += 1;
             job.largest[d.index()] = job.largest[d.index()].max(len);
             job.end = job.end.max(offset.saturating_add(len));
@@ -460,7 +528,7 @@ impl TraceJob {
     /// `[start, start + len)`.
     pub fn source(self: &TraceJob, start: u64, len: u64) -> Result<TraceSource> {
         Ok(TraceSource {
-            reader: super::open(&self.path, &self.format)?,
+            reader: super::open_with(&self.path, &self.format, self.opts.per_cpu_files)?,
             job: TraceJobView {
                 device: self.opts.device,
                 remap: self.opts.remap,
@@ -474,7 +542,27 @@ impl TraceJob {
             len,
             prev: None,
             pace: Pace::None,
+            digest: Digest::default(),
+            shared: None,
         })
+    }
+
+    /// The run's reading of the trace gave `got` where the checking pass
+    /// gave [`TraceJob::digest`]: the message naming the file and, when
+    /// known, the record or line where they part.
+    fn changed(&self, at: Option<u64>, what: &str) -> InputError {
+        let (line, pre) = match at {
+            Some(a) => where_is(&self.format, a),
+            None => (None, String::new()),
+        };
+        InputError::new(
+            self.path.display().to_string(),
+            line,
+            format!(
+                "{pre}the trace changed since flashpath checked it before the run ({what}); \
+                 the replay stopped there: replay a file nothing writes to while it runs"
+            ),
+        )
     }
 }
 
@@ -510,6 +598,11 @@ pub struct TraceSource {
     len: u64,
     prev: Option<u64>,
     pace: Pace,
+    /// What this pass replayed so far, to compare with the check's.
+    digest: Digest,
+    /// The job, where a failure of this reading is kept for the run to
+    /// report (None: the caller sees errors itself).
+    shared: Option<Arc<TraceJob>>,
 }
 
 impl TraceSource {
@@ -522,6 +615,15 @@ impl TraceSource {
         let d = ddir_of(rec.op)?;
         let len = round_len(j.blktrace, j.replay.align, rec.len);
         if len == 0 || len > u64::from(u32::MAX) || j.replay.skip & (1 << d.index()) != 0 {
+            // fio's queue_trace takes the time of every queue event
+            // (delay_since_ttime, last_ttime) before it drops one of no
+            // bytes or of a skipped direction: the next I/O's wait starts
+            // here, and this one's is lost. (A flush, which fio replays as
+            // a sync and flashpath leaves out, keeps its wait in the next
+            // I/O's.)
+            if !j.absolute {
+                self.prev = Some(rec.time_ns);
+            }
             return None;
         }
         let shifted = match j.remap {
@@ -532,6 +634,7 @@ impl TraceSource {
         if j.replay.align > 0 {
             o &= !(j.replay.align - 1);
         }
+        let o_checked = o;
         let cap = self.len;
         match j.remap {
             Remap::Wrap if o.saturating_add(len) > cap && cap > 0 => {
@@ -547,14 +650,20 @@ impl TraceSource {
             // 4 KiB aligned.
             o = cap.saturating_sub(len) & !4095;
         }
+        self.digest.add(d, o_checked, len, rec.time_ns);
         let t = rec.time_ns;
         self.pace = if j.replay.no_stall {
             Pace::None
         } else if j.absolute {
             Pace::SinceStart(scale(t.saturating_sub(j.t0), j.replay.time_scale_pct))
         } else {
+            // fio keeps the wait in whole us (blktrace.c store_ipo:
+            // ipo->delay = ttime / 1000).
             match self.prev {
-                Some(p) if t > p => Pace::AfterLastIssue(scale(t - p, j.replay.time_scale_pct)),
+                Some(p) if t > p => match scale(t - p, j.replay.time_scale_pct) / 1_000 * 1_000 {
+                    0 => Pace::None,
+                    ns => Pace::AfterLastIssue(ns),
+                },
                 _ => Pace::None,
             }
         };
@@ -634,14 +743,48 @@ fn scale(ns: u64, pct: u32) -> u64 {
 
 impl IoSource for TraceSource {
     fn next_io(&mut self) -> Option<IoUnit> {
-        // The file was read whole before the run: an error now means it
-        // changed since; the replay ends there.
-        while let Ok(Some(rec)) = self.reader.next_record() {
-            if let Some(u) = self.take(&rec) {
-                return Some(u);
+        // The file was read whole before the run: anything this reading
+        // finds that the check did not (an error, an I/O past the device,
+        // a different stream of I/Os, an early or late end) means it
+        // changed since. The run ends the replay there and reports it
+        // (`TraceJob::failure`) rather than ending short in silence.
+        loop {
+            let rec = match self.reader.next_record() {
+                Ok(Some(rec)) => rec,
+                Ok(None) => {
+                    self.finish();
+                    return None;
+                }
+                Err(e) => {
+                    let what = format!("now: {}", e.message);
+                    let at = e.line.map(u64::from);
+                    self.fail(at, &what);
+                    return None;
+                }
+            };
+            let Some(u) = self.take(&rec) else { continue };
+            let (ios, checked) = (self.digest.ios, self.checked().ios);
+            if ios > checked {
+                self.fail(
+                    Some(rec.at),
+                    &format!("it holds more than the {checked} I/Os it had"),
+                );
+                return None;
             }
+            if u.offset + u64::from(u.len) > self.start + self.len {
+                self.fail(
+                    Some(rec.at),
+                    &format!(
+                        "{} {} bytes at offset {} now reaches past the end of the device",
+                        describe(u.ddir),
+                        u.len,
+                        u.offset - self.start
+                    ),
+                );
+                return None;
+            }
+            return Some(u);
         }
-        None
     }
 
     fn pace(&self) -> Pace {
@@ -649,12 +792,49 @@ impl IoSource for TraceSource {
     }
 }
 
+impl TraceSource {
+    /// What the checking pass replayed.
+    fn checked(&self) -> Digest {
+        self.shared.as_ref().map_or(self.digest, |j| j.digest)
+    }
+
+    /// The reading ended: it must have replayed what the check did.
+    fn finish(&mut self) {
+        let want = self.checked();
+        if self.digest.ios < want.ios {
+            let what = format!(
+                "it ended after {} of the {} I/Os it had",
+                self.digest.ios, want.ios
+            );
+            self.fail(None, &what);
+        } else if self.digest != want {
+            self.fail(None, "its I/Os are not those it had");
+        }
+    }
+
+    /// Keep the first failure for the run to report.
+    fn fail(&mut self, at: Option<u64>, what: &str) {
+        if let Some(job) = &self.shared {
+            let _ = job.failure.set(job.changed(at, what));
+        }
+    }
+}
+
 /// A shared trace job's source for a job clone (the fio source factory).
+/// A failure to read the trace again is kept in the job
+/// ([`TraceJob::failure`]) for the run to report.
 pub fn source_of(job: &Arc<TraceJob>, start: u64, len: u64) -> Box<dyn IoSource> {
     match job.source(start, len) {
-        Ok(s) => Box::new(s),
-        // Unreadable since the check: nothing to replay.
-        Err(_) => Box::new(Empty),
+        Ok(mut s) => {
+            s.shared = Some(Arc::clone(job));
+            Box::new(s)
+        }
+        Err(e) => {
+            let _ = job
+                .failure
+                .set(job.changed(None, &format!("it no longer opens: {}", e.message)));
+            Box::new(Empty)
+        }
     }
 }
 

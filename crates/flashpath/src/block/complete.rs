@@ -53,6 +53,20 @@ pub fn blk_status_to_errno(status: BlkStatus) -> i32 {
 }
 
 impl BlockLayer {
+    /// The requests a completion's restart run handed out that still need
+    /// their DMA mapping: mapped and issued by that run, queued from
+    /// `cpu` at `at` (`restart_dispatch`).
+    fn restart_mapped<E>(&mut self, cpu: u32, at: Ns, ctx: &mut BlkCtx<'_, E>)
+    where
+        E: From<BlockEvent> + From<DeviceSignal>,
+    {
+        for i in 0..self.to_map.len() {
+            let next = self.to_map[i];
+            self.restart_dispatch(next, cpu, at, ctx);
+        }
+        self.to_map.clear();
+    }
+
     /// The CPU that takes the completion interrupt of a request submitted
     /// on `rq_cpu`, raised at `at`.
     pub(super) fn irq_target(&self, rq_cpu: u32, host: &mut Host, at: Ns) -> u32 {
@@ -106,7 +120,7 @@ impl BlockLayer {
         }
         self.rqs.get_mut(key).error = blk_status_to_errno(status);
         let sent = self.dev_start[key as usize];
-        let (tid, hctx, polled, rq_cpu, ddir, blk_start, kind) = {
+        let (tid, hctx, polled, rq_cpu, ddir, blk_start, kind, ioprio) = {
             let rq = self.rqs.get(key);
             (
                 rq.thread,
@@ -116,6 +130,7 @@ impl BlockLayer {
                 rq.unit.ddir,
                 rq.blk_start,
                 rq.kind,
+                rq.ioprio,
             )
         };
         if kind == RqKind::Fio {
@@ -139,12 +154,19 @@ impl BlockLayer {
         // swiotlb it still has to be mapped, on the CPU of the queue run
         // that the completion starts (below, once the completion's own work
         // is done).
-        let mut restart = None;
         if let Some(next) = self.tags.put_tag(hctx as usize) {
             if ctx.dma.is_some() && !self.rqs.get(next).mapped {
-                restart = Some(next);
+                self.to_map.push(next);
             } else {
                 self.issue_to_driver(next, now, ctx);
+            }
+        }
+        if kind != RqKind::Flush {
+            if let Some(e) = self.elevator.as_deref_mut() {
+                // blk_mq_free_request -> finish_request, then the restart
+                // run of the queue (blk_mq_sched_restart).
+                e.finish(ioprio, now);
+                self.run_queue(now, ctx);
             }
         }
         // Page cache requests complete by interrupt (nobody polls them).
@@ -156,9 +178,7 @@ impl BlockLayer {
         if polled_now {
             // The poller's CPU finds the completion; the restart is queued
             // from there.
-            if let Some(next) = restart {
-                self.restart_dispatch(next, rq_cpu, now, ctx);
-            }
+            self.restart_mapped(rq_cpu, now, ctx);
             return Completion::Polled { thread: tid };
         }
         let costs = ctx.host.costs();
@@ -196,9 +216,7 @@ impl BlockLayer {
                 (rq_cpu, now, end)
             }
         };
-        if let Some(next) = restart {
-            self.restart_dispatch(next, irq_cpu, at, ctx);
-        }
+        self.restart_mapped(irq_cpu, at, ctx);
         Completion::Signalled {
             kind,
             thread: tid,

@@ -18,8 +18,10 @@
 //! the event queue, the DMA path and the driver.
 
 pub mod complete;
+pub mod elevator;
 pub mod flush;
 pub mod poll;
+pub mod sched;
 pub mod submit;
 
 use crate::dma::bounce::SwiotlbPath;
@@ -111,6 +113,10 @@ pub struct Request {
     pub error: i32,
     /// REQ_FUA: a write of an O_SYNC / O_DSYNC direct I/O.
     pub fua: bool,
+    /// Its I/O priority (`IOPRIO_PRIO_VALUE`, include/uapi/linux/ioprio.h):
+    /// the submitter's (ioprio_set) or the command's (fio's cmdprio);
+    /// 0 is IOPRIO_CLASS_NONE.
+    pub ioprio: u16,
 }
 
 impl Request {
@@ -141,6 +147,7 @@ impl Request {
             mapped: false,
             error: 0,
             fua: false,
+            ioprio: 0,
         }
     }
 
@@ -260,6 +267,11 @@ pub struct BlockLayer {
     pub restarts: u64,
     hybrid_sleeps: u64,
     hybrid_sleep_ns: u128,
+    /// The queue's I/O scheduler; `None` is `none` (no elevator).
+    elevator: Option<Box<dyn elevator::ElevatorOps>>,
+    /// Requests a queue run handed out that still need their DMA mapping
+    /// (reused: the hot path allocates nothing).
+    to_map: Vec<u32>,
 }
 
 impl BlockLayer {
@@ -301,6 +313,8 @@ impl BlockLayer {
             restarts: 0,
             hybrid_sleeps: 0,
             hybrid_sleep_ns: 0,
+            elevator: settings.scheduler.elevator(&settings),
+            to_map: Vec::with_capacity(max_inflight),
         }
     }
 
@@ -375,6 +389,33 @@ pub struct QueueSettings {
     /// (block/blk-core.c, `goto not_supported`); `false` clears the flag
     /// and completes it by interrupt, as older kernels did.
     pub polled_without_poll_fails: bool,
+    /// queue/scheduler: the I/O scheduler.
+    pub scheduler: Scheduler,
+    /// queue/iosched/* of mq-deadline.
+    pub deadline: sched::mq_deadline::DeadlineTunables,
+}
+
+crate::choice_enum! {
+    /// `block.scheduler`: the queue's I/O scheduler, as
+    /// /sys/block/DEV/queue/scheduler names it.
+    pub enum Scheduler {
+        /// No elevator: requests go for a driver tag in arrival order.
+        None = "none",
+        /// block/mq-deadline.c.
+        MqDeadline = "mq-deadline",
+    }
+}
+
+impl Scheduler {
+    /// The elevator this scheduler puts on a queue with `s`.
+    fn elevator(self, s: &QueueSettings) -> Option<Box<dyn elevator::ElevatorOps>> {
+        match self {
+            Scheduler::None => None,
+            Scheduler::MqDeadline => {
+                Some(Box::new(sched::mq_deadline::MqDeadline::new(s.deadline)))
+            }
+        }
+    }
 }
 
 crate::choice_enum! {
@@ -435,6 +476,41 @@ crate::params! {
             "block.read_ahead_kb",
             range(0.0, (1u32 << 20) as f64, "the read-ahead window in KiB: 0 (off) to 1 GiB")
         ),
+        /// queue/scheduler: the I/O scheduler (fio's `ioscheduler=` sets it
+        /// for a run). Absent: none, no elevator. (The kernel's own choice,
+        /// elevator_get_default in block/elevator.c, is mq-deadline for a
+        /// queue with one hardware queue and none for several; a profile
+        /// that models a single-queue device measured with mq-deadline has
+        /// to say so.)
+        pub scheduler: Option<Scheduler> = optional choice("block.scheduler", Scheduler),
+        /// queue/iosched/read_expire of mq-deadline: a read's deadline.
+        /// Absent: HZ / 2, 500 ms (block/mq-deadline.c).
+        pub read_expire: Option<crate::sim::Ns> =
+            optional ns("block.iosched.read_expire", DELAY),
+        /// queue/iosched/write_expire of mq-deadline: a write's deadline.
+        /// Absent: 5 * HZ, 5 s (block/mq-deadline.c).
+        pub write_expire: Option<crate::sim::Ns> =
+            optional ns("block.iosched.write_expire", DELAY),
+        /// queue/iosched/writes_starved of mq-deadline: read batches that
+        /// may pass over queued writes. Absent: 2 (block/mq-deadline.c).
+        pub writes_starved: Option<u64> = optional count(
+            "block.iosched.writes_starved",
+            range(0.0, (i32::MAX) as f64, "0 to INT_MAX (the kernel takes negatives too, which \
+                 act as 0: starved++ >= writes_starved holds at once)")
+        ),
+        /// queue/iosched/fifo_batch of mq-deadline: requests dispatched in
+        /// sector order before the direction and deadlines are checked.
+        /// Absent: 16 (block/mq-deadline.c).
+        pub fifo_batch: Option<u64> = optional count(
+            "block.iosched.fifo_batch",
+            range(0.0, (i32::MAX) as f64, "0 (every dispatch checks direction and deadlines) \
+                 to INT_MAX, as deadline_fifo_batch_store takes")
+        ),
+        /// queue/iosched/prio_aging_expire of mq-deadline: how long a BE or
+        /// IDLE request waits behind higher priorities before it goes
+        /// first. Absent: 10 * HZ, 10 s (block/mq-deadline.c, 5.19+).
+        pub prio_aging_expire: Option<crate::sim::Ns> =
+            optional ns("block.iosched.prio_aging_expire", DELAY),
     }
 }
 
@@ -447,6 +523,17 @@ impl QueueSettings {
             dev_freq_timeout: b.dev_freq_timeout.unwrap_or(0),
             polled_without_poll_fails: b.polled_without_poll_queue
                 == PolledWithoutPollQueue::Eopnotsupp,
+            scheduler: b.scheduler.unwrap_or(Scheduler::None),
+            deadline: {
+                let d = sched::mq_deadline::DeadlineTunables::default();
+                sched::mq_deadline::DeadlineTunables {
+                    read_expire: b.read_expire.unwrap_or(d.read_expire),
+                    write_expire: b.write_expire.unwrap_or(d.write_expire),
+                    writes_starved: b.writes_starved.map_or(d.writes_starved, |v| v as u32),
+                    fifo_batch: b.fifo_batch.map_or(d.fifo_batch, |v| v as u32),
+                    prio_aging_expire: b.prio_aging_expire.unwrap_or(d.prio_aging_expire),
+                }
+            },
         }
     }
 }
@@ -541,6 +628,23 @@ impl BlkMq {
             self.tag_waits += 1;
             false
         }
+    }
+
+    /// Take a tag on `hctx` for a request an elevator dispatched, if one
+    /// is free and no request waits ahead of it.
+    pub fn try_tag(&mut self, hctx: usize) -> bool {
+        let ok = self.tag_free(hctx);
+        if ok {
+            self.hctxs[hctx].free_tags -= 1;
+        }
+        ok
+    }
+
+    /// A request an elevator dispatched found no tag: it goes on the
+    /// hardware queue's dispatch list (`hctx->dispatch`,
+    /// blk_mq_dispatch_rq_list), the first the next freed tag serves.
+    pub fn park(&mut self, hctx: usize, rq: u32) {
+        self.hctxs[hctx].waiting.push_back(rq);
     }
 
     /// Give a tag back; if a request was waiting, it takes the tag and is

@@ -4,6 +4,7 @@
 //! dispatches it, and goes to the driver. A tag freed by a completion hands
 //! the next waiting request on through a restart run of the hardware queue.
 
+use super::elevator::SchedRq;
 use super::flush::flush_policy;
 use super::{BlkCtx, BlockEvent, BlockLayer, RqKind};
 use crate::driver::{BlkStatus, DeviceSignal, DriverRq};
@@ -34,7 +35,7 @@ impl BlockLayer {
     {
         let hctx = self.tags.hctx_of_cpu(cpu);
         let end = match ctx.dma.as_deref_mut() {
-            Some(dma) if self.tags.tag_free(hctx) => {
+            Some(dma) if self.tags.tag_free(hctx) && !self.elevator_has_work() => {
                 let rq = self.rqs.get_mut(key);
                 rq.mapped = true;
                 let (ddir, len) = (rq.unit.ddir, u64::from(rq.unit.len));
@@ -70,8 +71,28 @@ impl BlockLayer {
         // The flush machinery's requests are not in the disk's statistics
         // (blk-flush.c's flush_rq has no RQF_IO_STAT: blk_account_io_start
         // skips it).
-        if rq.kind != RqKind::Flush {
+        let kind = rq.kind;
+        if kind != RqKind::Flush {
             self.disk_account(now, 1);
+        }
+        if kind != RqKind::Flush {
+            if let Some(e) = self.elevator.as_deref_mut() {
+                // blk_mq_submit_bio -> blk_mq_insert_request: into the
+                // elevator, then a run of the queue on the submitting CPU.
+                let rq = self.rqs.get(key);
+                e.insert(
+                    SchedRq::new(key, rq.unit.ddir, rq.unit.offset, rq.ioprio),
+                    now,
+                );
+                self.run_queue(now, ctx);
+                for i in 0..self.to_map.len() {
+                    let k = self.to_map[i];
+                    let cpu = self.rqs.get(k).cpu;
+                    self.map_then_issue(k, cpu, now, ctx);
+                }
+                self.to_map.clear();
+                return;
+            }
         }
         if self.tags.get_tag(hctx, key) {
             let rq = self.rqs.get(key);
@@ -80,6 +101,38 @@ impl BlockLayer {
                 // submitter maps it inline after all.
                 let cpu = rq.cpu;
                 self.map_then_issue(key, cpu, now, ctx);
+            } else {
+                self.issue_to_driver(key, now, ctx);
+            }
+        }
+    }
+
+    /// Whether the elevator holds requests.
+    pub(super) fn elevator_has_work(&self) -> bool {
+        self.elevator.as_deref().is_some_and(|e| e.has_work())
+    }
+
+    /// A run of the queue with an elevator at `now`
+    /// (`blk_mq_sched_dispatch_requests`): requests the elevator hands
+    /// out take driver tags and go to the driver, until it holds back or
+    /// one finds no tag (that one waits on its hardware queue's dispatch
+    /// list). Requests still to be mapped for DMA are left in `to_map`
+    /// for the caller, which knows the CPU the run is on.
+    pub(super) fn run_queue<E>(&mut self, now: Ns, ctx: &mut BlkCtx<'_, E>)
+    where
+        E: From<BlockEvent> + From<DeviceSignal>,
+    {
+        while let Some(e) = self.elevator.as_deref_mut() {
+            let Some(key) = e.dispatch(now) else {
+                break;
+            };
+            let hctx = self.rqs.get(key).hctx as usize;
+            if !self.tags.try_tag(hctx) {
+                self.tags.park(hctx, key);
+                break;
+            }
+            if ctx.dma.is_some() && !self.rqs.get(key).mapped {
+                self.to_map.push(key);
             } else {
                 self.issue_to_driver(key, now, ctx);
             }

@@ -61,6 +61,9 @@ impl CacheCtx for CacheIo<'_> {
             mapped: false,
             error: 0,
             fua: false,
+            // The flusher's and readahead's default priority
+            // (IOPRIO_CLASS_NONE: mq-deadline's BE).
+            ioprio: 0,
             kind: if writeback {
                 RqKind::Writeback
             } else {

@@ -1,0 +1,79 @@
+//! The I/O scheduler seam: blk-mq's `struct elevator_mq_ops`
+//! (include/linux/elevator.h, block/blk-mq-sched.c). A queue without an
+//! elevator (`none`, `q->elevator == NULL`) sends each request straight for
+//! a driver tag and, when none is free, it waits on the hardware queue in
+//! arrival order (`BlkMq::get_tag`). With an elevator every request is
+//! inserted into it (`insert_requests`), and a run of the queue
+//! (`blk_mq_sched_dispatch_requests`) takes requests from it
+//! (`dispatch_request`) while driver tags are free; a request the
+//! elevator handed out that finds no tag goes on the hardware queue's
+//! dispatch list (`hctx->dispatch`), which the next run empties first.
+//! `finish_request` tells the elevator a request it dispatched is done.
+//!
+//! Flush requests bypass the elevator as blk-flush.c's do
+//! (`blk_insert_flush` -> `blk_mq_request_bypass_insert`).
+//!
+//! Not modelled (assumptions, see docs/schedulers.md): request merging
+//! (the model's requests are fio's I/Os, already whole), the scheduler tag
+//! depth (`q->nr_requests = 2 * min(depth, BLKDEV_DEFAULT_RQ)`,
+//! blk_mq_init_sched; only jobs deeper than 256 in flight would meet it),
+//! and jiffy granularity of the deadlines (the model's clock is in ns).
+
+use crate::sim::Ns;
+use crate::types::Ddir;
+
+/// I/O priority classes (include/uapi/linux/ioprio.h).
+pub const IOPRIO_CLASS_NONE: u16 = 0;
+pub const IOPRIO_CLASS_RT: u16 = 1;
+pub const IOPRIO_CLASS_BE: u16 = 2;
+pub const IOPRIO_CLASS_IDLE: u16 = 3;
+/// `IOPRIO_CLASS_SHIFT`: the class sits above 13 bits of level and hint.
+pub const IOPRIO_CLASS_SHIFT: u16 = 13;
+
+/// `IOPRIO_PRIO_VALUE(class, level)`.
+pub const fn ioprio_value(class: u16, level: u16) -> u16 {
+    (class << IOPRIO_CLASS_SHIFT) | (level & 7)
+}
+
+/// `IOPRIO_PRIO_CLASS(ioprio)`.
+pub const fn ioprio_class(ioprio: u16) -> u16 {
+    ioprio >> IOPRIO_CLASS_SHIFT
+}
+
+/// What an elevator knows of a request it is given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SchedRq {
+    /// The request's slab key.
+    pub key: u32,
+    /// `rq_data_dir`: a discard is a write (REQ_OP_DISCARD is odd).
+    pub write: bool,
+    /// `blk_rq_pos`: its first 512-byte sector.
+    pub sector: u64,
+    /// The request's I/O priority (`req_get_ioprio`).
+    pub ioprio: u16,
+}
+
+impl SchedRq {
+    pub fn new(key: u32, ddir: Ddir, offset: u64, ioprio: u16) -> SchedRq {
+        SchedRq {
+            key,
+            write: ddir != Ddir::Read,
+            sector: offset >> 9,
+            ioprio,
+        }
+    }
+}
+
+/// `struct elevator_mq_ops`, the hooks flashpath's requests reach.
+pub trait ElevatorOps {
+    /// `insert_requests`: request `rq` enters the scheduler at `now`.
+    fn insert(&mut self, rq: SchedRq, now: Ns);
+    /// `dispatch_request`: the request to hand to the driver next at
+    /// `now`, or none (nothing queued, or the scheduler holds back).
+    fn dispatch(&mut self, now: Ns) -> Option<u32>;
+    /// `finish_request`: a request the scheduler dispatched, with priority
+    /// `ioprio`, completed at `now`.
+    fn finish(&mut self, ioprio: u16, now: Ns);
+    /// `has_work`: requests are queued in the scheduler.
+    fn has_work(&self) -> bool;
+}

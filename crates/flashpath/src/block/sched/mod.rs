@@ -1,0 +1,4 @@
+//! The I/O schedulers behind the elevator seam (`super::elevator`), one
+//! file each as block/ has them: mq-deadline (block/mq-deadline.c).
+
+pub mod mq_deadline;

@@ -281,6 +281,39 @@ fn hpb_read_skips_the_map_lookup_and_detects_stale_entries() {
     assert!(ok);
 }
 
+/// Scattered writes cost memory per entry written, not per map chunk or
+/// 4 KiB page of entries they fall in: 100,000 uniform random 4 KiB writes
+/// over the 64 GB device touch most of its 3,800 chunks and 15,200 pages of
+/// entries (a dense page each: 61 MiB) but hold about 2 MiB of L2P (a hash
+/// slot of 8 B at most half full per entry, plus pages that filled).
+#[test]
+fn scattered_writes_cost_l2p_memory_per_entry() {
+    let p = FlashParams::example_ufs_64g();
+    let mut dev = FlashDevice::new(&p, 1).unwrap();
+    let idle = dev.memory().l2p_bytes;
+    let mut rng = RngStream::new(3, "scatter");
+    let n = 100_000u64;
+    let mut now: Ns = 0;
+    for _ in 0..n {
+        now = dev.write(now, rng.below(dev.user_lpns()), 1);
+    }
+    dev.flush(now);
+    let m = dev.memory();
+    assert!(
+        m.l2p_chunks as f64 > 0.9 * m.l2p_chunks_total as f64,
+        "the writes reach most chunks: {} of {}",
+        m.l2p_chunks,
+        m.l2p_chunks_total
+    );
+    let per_entry = (m.l2p_bytes - idle) as f64 / n as f64;
+    assert!(
+        (8.0..=40.0).contains(&per_entry),
+        "{per_entry:.1} B of L2P per entry written ({} B in all)",
+        m.l2p_bytes
+    );
+    dev.audit().unwrap();
+}
+
 #[test]
 fn memory_grows_with_the_touched_footprint() {
     let p = FlashParams::example_ufs_64g();

@@ -147,6 +147,9 @@ impl FtlStats {
 pub struct MemoryUse {
     pub l2p_chunks: usize,
     pub l2p_chunks_total: usize,
+    /// Bytes the L2P holds (slabs allocated, hashed entries, page state):
+    /// follows the entries written, not the chunks they fall in.
+    pub l2p_bytes: usize,
     pub version_chunks: usize,
     pub phys_version_chunks: usize,
     /// Blocks with an explicit reverse map (P2L) allocated.

@@ -37,10 +37,8 @@ impl FlashDevice {
             } else {
                 dst.fill(NONE);
             }
-            if let Some(c) = self.l2p.chunk(ci) {
-                for (o, &x) in dst.iter_mut().zip(&c[off..off + take]) {
-                    *o ^= x;
-                }
+            if self.l2p.chunk_touched(ci) {
+                self.l2p.xor_into(l, dst);
             }
             k += take;
             l += take as u64;
@@ -65,7 +63,7 @@ impl FlashDevice {
         self.check_range(start, n as u32);
         let first = (start / CHUNK as u64) as usize;
         let last = ((start + n - 1) / CHUNK as u64) as usize;
-        (first..=last).all(|ci| self.l2p.chunk(ci).is_none())
+        (first..=last).all(|ci| !self.l2p.chunk_touched(ci))
     }
 
     /// [`Self::factory_ppn`] of consecutive LPNs from `lpn`: the factory
@@ -188,6 +186,7 @@ impl FlashDevice {
         MemoryUse {
             l2p_chunks: self.l2p.chunks_allocated(),
             l2p_chunks_total: self.l2p.chunks_total(),
+            l2p_bytes: self.l2p.bytes(),
             version_chunks: self.lpn_ver.chunks_allocated(),
             phys_version_chunks: self.phys_ver.chunks_allocated(),
             p2l_blocks: self.p2l.iter().filter(|m| m.is_some()).count(),

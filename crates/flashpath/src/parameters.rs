@@ -45,7 +45,9 @@ pub const GROUPS: &[Group] = &[
     ("device: eMMC card (device/emmc.rs)", crate::device::emmc::CardKeys::DECLS),
     ("device: UFS device (device/ufs/mod.rs)", crate::device::ufs::UfsDeviceParams::DECLS),
     ("device: UFS HPB (device/ufs/hpb.rs)", crate::device::ufs::hpb::HpbKeys::DECLS),
-    ("device: NAND and FTL (device/flash.rs)", crate::device::flash::FlashKeys::DECLS),
+    ("device: NAND (device/flash.rs)", crate::device::flash::NandKeys::DECLS),
+    ("device: the translation layer (device/ftl/layer.rs)", crate::device::ftl::layer::LayerParams::DECLS),
+    ("device: the page-mapping FTL (device/flash.rs)", crate::device::flash::FlashKeys::DECLS),
     ("device: FTL preconditioning, UFS and NVMe flash (device/flash.rs)", crate::device::flash::PreconditionParams::DECLS),
     ("device: the FTL's SLC cache, with `device.flash.slc_static` (device/flash.rs, device/ftl/slc.rs)", crate::device::flash::SlcKeys::DECLS),
 ];

@@ -6,7 +6,7 @@
 mod common;
 
 use flashpath::device::nvme_flash::{NvmeDevice, NvmeFlashSsd};
-use flashpath::device::{BlockBackend, Command, Op, Status};
+use flashpath::device::{BlockBackend, Command, FlashDevice, Op, Status};
 use flashpath::driver::DriverRq;
 use flashpath::run::RunOutput;
 use flashpath::workload::Ddir;
@@ -20,10 +20,15 @@ fn ssd(profile: &str, sets: &[&str]) -> NvmeFlashSsd {
 /// The program time of a host row: SLC mode while the drive's SLC cache
 /// has room (it has, in these short tests), else the NAND's tPROG.
 fn row_prog(d: &NvmeFlashSsd) -> u64 {
-    d.ftl
+    ftl(d)
         .params()
         .slc
-        .map_or(d.ftl.nand().timing.t_prog, |s| s.t_prog)
+        .map_or(ftl(d).nand().timing.t_prog, |s| s.t_prog)
+}
+
+/// The SSD's page-mapping FTL (every profile here has one).
+fn ftl(d: &NvmeFlashSsd) -> &FlashDevice {
+    d.layer_as::<FlashDevice>().expect("the page FTL")
 }
 
 fn write(at: u64, offset: u64, len: u32) -> (u64, Command) {
@@ -285,7 +290,7 @@ fn the_service_time_model_stays_without_a_flash_section() {
 #[test]
 fn mqsim_default_has_mqsims_geometry_and_logical_capacity() {
     let d = ssd("mqsim-default", &[]);
-    let g = d.ftl.nand().geo;
+    let g = ftl(&d).nand().geo;
     assert_eq!(
         (
             g.channels,
@@ -309,8 +314,9 @@ fn mqsim_default_has_mqsims_geometry_and_logical_capacity() {
         "{ours} vs MQSim's {mqsim_bytes}"
     );
     // 2 MiB of CMT at 9 B an entry, 8 KiB each: 1.78 GiB of LBA covered.
-    let covered =
-        f64::from(d.ftl.params().map_cache_pages) * d.ftl.entries_per_map_page() as f64 * 4096.0;
+    let covered = f64::from(ftl(&d).params().map_cache_pages)
+        * ftl(&d).entries_per_map_page() as f64
+        * 4096.0;
     let mqsim_covered = (2_097_152 / 9) as f64 * 8192.0;
     assert!(
         (covered / mqsim_covered - 1.0).abs() < 0.01,
@@ -502,7 +508,7 @@ fn intel_d7_p5510_meets_its_product_specification() {
         0,
     ));
     let d = ssd(p, &[]);
-    let nand = d.ftl.nand();
+    let nand = ftl(&d).nand();
     let unit_ns = nand.timing.t_read + nand.chan.cmd_ns + nand.xfer_ns(4096);
     let ceiling = f64::from(nand.geo.dies()) * 4096.0 / unit_ns as f64 * 1e3;
     near(

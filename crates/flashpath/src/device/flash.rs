@@ -308,9 +308,9 @@ impl crate::profile::Choice for GcPolicy {
 }
 
 crate::params! {
-    /// The NAND and FTL of every flash device (`device.flash.*`: UFS, eMMC,
-    /// the NVMe flash SSD).
-    pub struct FlashKeys {
+    /// The NAND of every flash device (`device.flash.*`: UFS, eMMC, the
+    /// NVMe flash SSD), whatever translation layer is above it.
+    pub struct NandKeys {
         /// NAND channels of the controller.
         channels: u32 = required count_u32("device.flash.channels", FLASH_CHANNELS),
         /// Chips (targets) on each channel.
@@ -341,6 +341,41 @@ crate::params! {
         channel_cmd: Ns = required ns("device.flash.channel_cmd", COST),
         /// The fixed part of a data transfer on the channel.
         channel_xfer_overhead: Ns = required ns("device.flash.channel_xfer_overhead", COST),
+    }
+}
+
+/// The NAND a profile's `device.flash.*` keys describe: geometry, cell
+/// timing and channels (every translation layer's back end).
+pub fn nand_from_profile(p: &Profile) -> Result<(Geometry, CellTiming, ChannelParams)> {
+    let k = NandKeys::read(p)?;
+    Ok((
+        Geometry {
+            channels: k.channels,
+            chips_per_channel: k.chips_per_channel,
+            dies_per_chip: k.dies_per_chip,
+            planes_per_die: k.planes_per_die,
+            blocks_per_plane: k.blocks_per_plane,
+            pages_per_block: k.pages_per_block,
+            page_bytes: k.page_bytes as u32,
+        },
+        CellTiming {
+            t_read: k.t_read,
+            read_by_page_type: read_by_page_type(p, k.t_read_page_type.as_deref())?,
+            t_prog: k.t_prog,
+            t_erase: k.t_erase,
+        },
+        ChannelParams {
+            bytes_per_sec: k.channel_rate as u64,
+            cmd_ns: k.channel_cmd,
+            xfer_overhead_ns: k.channel_xfer_overhead,
+        },
+    ))
+}
+
+crate::params! {
+    /// The page-mapping FTL of every flash device (`device.flash.*`: UFS,
+    /// eMMC, the NVMe flash SSD's default layer).
+    pub struct FlashKeys {
         /// Bytes of one L2P map page in NAND.
         map_page_bytes: u64 = required bytes(
             "device.flash.map_page_bytes",
@@ -414,28 +449,12 @@ impl FlashParams {
     /// The device back end's parameters from `device.flash.*` (the NAND
     /// and FTL of every flash device: UFS, eMMC).
     pub fn from_profile(p: &Profile) -> Result<FlashParams> {
+        let (geometry, timing, channel) = nand_from_profile(p)?;
         let k = FlashKeys::read(p)?;
         let fp = FlashParams {
-            geometry: Geometry {
-                channels: k.channels,
-                chips_per_channel: k.chips_per_channel,
-                dies_per_chip: k.dies_per_chip,
-                planes_per_die: k.planes_per_die,
-                blocks_per_plane: k.blocks_per_plane,
-                pages_per_block: k.pages_per_block,
-                page_bytes: k.page_bytes as u32,
-            },
-            timing: CellTiming {
-                t_read: k.t_read,
-                read_by_page_type: read_by_page_type(p, k.t_read_page_type.as_deref())?,
-                t_prog: k.t_prog,
-                t_erase: k.t_erase,
-            },
-            channel: ChannelParams {
-                bytes_per_sec: k.channel_rate as u64,
-                cmd_ns: k.channel_cmd,
-                xfer_overhead_ns: k.channel_xfer_overhead,
-            },
+            geometry,
+            timing,
+            channel,
             unit_bytes: 4096,
             map_page_bytes: k.map_page_bytes as u32,
             map_entry_bytes: k.map_entry_bytes as u32,

@@ -1,6 +1,8 @@
 //! An NVMe flash SSD as engineers build one: the NVMe controller's front
-//! end over the shared FTL core ([`super::FlashDevice`]) over NAND, as
-//! MQSim splits host interface, FTL and PHY. A profile with
+//! end over a translation layer (the shared page-mapping FTL,
+//! [`super::FlashDevice`], or another the profile names: see
+//! [`super::ftl::layer`]) over NAND, as MQSim splits host interface, FTL
+//! and PHY. A profile with
 //! `device.kind = "nvme"` and a `[device.flash]` section gets this device;
 //! without `[device.flash]` the NVMe device stays the service-time model
 //! ([`super::nvme::NvmeSsd`]). The PCIe link in front of it (doorbell,
@@ -42,10 +44,10 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::flash::flash_device_from_profile;
+use super::ftl::layer::{layer_from_profile, TranslationLayer};
 use super::nand::Timeline;
 use super::nvme::NvmeSsd;
-use super::{BlockBackend, Command, Completion, FlashDevice, Op, UNIT};
+use super::{BlockBackend, Command, Completion, Op, Status, UNIT};
 use crate::error::Result;
 use crate::profile::limits::{COST, RATE};
 use crate::profile::{range, Profile};
@@ -152,8 +154,8 @@ pub struct FrontEndStats {
 
 pub struct NvmeFlashSsd {
     p: FrontEndParams,
-    /// The back end: FTL over NAND.
-    pub ftl: FlashDevice,
+    /// The back end: a translation layer over NAND.
+    layer: Box<dyn TranslationLayer>,
     /// When each command slot is free again (min-heap).
     slots: BinaryHeap<Reverse<Ns>>,
     /// When each controller core is free again.
@@ -170,13 +172,13 @@ pub struct NvmeFlashSsd {
 }
 
 impl NvmeFlashSsd {
-    pub fn new(p: FrontEndParams, ftl: FlashDevice) -> NvmeFlashSsd {
+    pub fn new(p: FrontEndParams, layer: Box<dyn TranslationLayer>) -> NvmeFlashSsd {
         let mut slots = BinaryHeap::with_capacity(p.cmd_slots as usize + 1);
         slots.extend((0..p.cmd_slots).map(|_| Reverse(0)));
         NvmeFlashSsd {
             cores: vec![0; p.fw_cores as usize],
             p,
-            ftl,
+            layer,
             slots,
             dram: Timeline::new(),
             up: Timeline::new(),
@@ -185,18 +187,26 @@ impl NvmeFlashSsd {
         }
     }
 
-    /// `device.nvme.*` over `device.flash.*` (preconditioned as the
-    /// profile says). A map cache that holds the whole map starts full:
-    /// the controller loads the map from NAND at power-on, before the
-    /// first command.
+    /// `device.nvme.*` over the translation layer `device.flash.*` names
+    /// ([`layer_from_profile`]).
     pub fn from_profile(p: &Profile, seed: u64) -> Result<NvmeFlashSsd> {
-        let mut ftl = flash_device_from_profile(p, seed)?;
-        ftl.load_whole_map();
-        Ok(NvmeFlashSsd::new(FrontEndParams::from_profile(p)?, ftl))
+        let layer = layer_from_profile(p, seed)?;
+        Ok(NvmeFlashSsd::new(FrontEndParams::from_profile(p)?, layer))
     }
 
     pub fn params(&self) -> &FrontEndParams {
         &self.p
+    }
+
+    /// The translation layer.
+    pub fn layer(&self) -> &dyn TranslationLayer {
+        self.layer.as_ref()
+    }
+
+    /// The translation layer as its concrete type, if it is one (`None`
+    /// for another layer).
+    pub fn layer_as<L: 'static>(&self) -> Option<&L> {
+        self.layer.as_any().downcast_ref::<L>()
     }
 
     /// One DRAM access of `bytes` from `t`: when it is done.
@@ -234,13 +244,12 @@ impl NvmeFlashSsd {
 
     /// One piece (at most MDTS) of a data command, decoded by `t`; `xfer`
     /// is its data's time on the link (None: the link is not booked here).
-    fn piece(&mut self, t: Ns, op: Op, offset: u64, len: u32, xfer: Option<Ns>) -> Ns {
-        let (lpn, n) = Command::of(op, offset, len).units();
+    fn piece(&mut self, t: Ns, op: Op, offset: u64, len: u32, xfer: Option<Ns>) -> Completion {
+        let (_, n) = Command::of(op, offset, len).units();
         match op {
             Op::Read => {
-                let hits = self.ftl.stats().buffer_read_hits;
-                let done = self.ftl.read(t, lpn, n);
-                let hit = self.ftl.stats().buffer_read_hits - hits;
+                let r = self.layer.read(t, offset, len);
+                let (done, hit) = (r.done.at, r.buffer_hits);
                 let done = if hit > 0 {
                     self.stats.cache_read_hits += hit;
                     done.max(self.dram(t, hit * UNIT))
@@ -248,12 +257,13 @@ impl NvmeFlashSsd {
                     done
                 };
                 // The data goes up the link behind earlier read data.
-                match xfer {
+                let at = match xfer {
                     Some(x) => self.up.reserve(done, x) + x,
                     None => done,
-                }
+                };
+                Completion { at, ..r.done }
             }
-            Op::Write => {
+            Op::Write | Op::ZoneAppend => {
                 // The controller fetches the data from host memory (behind
                 // earlier write data), then puts it in its DRAM.
                 let fetched = match xfer {
@@ -262,10 +272,14 @@ impl NvmeFlashSsd {
                 };
                 self.stats.cache_write_units += u64::from(n);
                 let in_dram = self.dram(fetched, u64::from(len));
-                self.ftl.write(in_dram, lpn, n)
+                if op == Op::ZoneAppend {
+                    self.layer.append(in_dram, offset, len)
+                } else {
+                    self.layer.write(in_dram, offset, len)
+                }
             }
-            Op::Trim => self.ftl.trim(t, lpn, n),
-            Op::Flush | Op::WriteZeroes | Op::ZoneMgmt(_) | Op::ZoneAppend => {
+            Op::Trim => self.layer.trim(t, offset, len),
+            Op::Flush | Op::WriteZeroes | Op::ZoneMgmt(_) => {
                 unreachable!("not a data command")
             }
         }
@@ -274,19 +288,29 @@ impl NvmeFlashSsd {
     /// A data command (read, write, trim) from `at`, split at MDTS (a trim
     /// carries no data and is one command). `xfer`: the whole command's
     /// data time on the link, shared by its pieces in proportion.
-    fn data_command(&mut self, at: Ns, op: Op, offset: u64, len: u32, xfer: Option<Ns>) -> Ns {
+    fn data_command(
+        &mut self,
+        at: Ns,
+        op: Op,
+        offset: u64,
+        len: u32,
+        xfer: Option<Ns>,
+    ) -> Completion {
         self.stats.commands += 1;
         // Commands arrive in time order: bookings that ended before are
         // forgotten.
         self.dram.prune(at);
         self.up.prune(at);
         self.down.prune(at);
-        let step = if op == Op::Trim {
+        // A Zone Append is never split: the host keeps it within ZASL
+        // (queue_limits.max_zone_append_sectors), and pieces would land
+        // wherever the write pointer is.
+        let step = if op == Op::Trim || op == Op::ZoneAppend {
             u64::from(len).max(1)
         } else {
             self.p.mdts
         };
-        let mut done = at;
+        let mut done = Completion::ok(at);
         let mut off = 0u64;
         loop {
             let l = (u64::from(len) - off).min(step) as u32;
@@ -300,8 +324,16 @@ impl NvmeFlashSsd {
                 }
             });
             let d = self.piece(t, op, offset + off, l, x);
-            self.release(d);
-            done = done.max(d);
+            self.release(d.at);
+            done = Completion {
+                at: done.at.max(d.at),
+                status: if done.status == Status::Ok {
+                    d.status
+                } else {
+                    done.status
+                },
+                result: done.result.or(d.result),
+            };
             off += u64::from(l);
             if off >= u64::from(len) {
                 break;
@@ -323,15 +355,45 @@ impl NvmeFlashSsd {
     /// Any command from `at`; `xfer` as [`Self::submit_linked`]'s (None:
     /// the link is not booked here).
     fn command(&mut self, at: Ns, cmd: &Command, xfer: Option<Ns>) -> Completion {
-        match cmd.op {
-            Op::Write if cmd.fua => Completion::ok(self.fua_command(at, cmd, xfer)),
-            Op::Read | Op::Write => {
-                Completion::ok(self.data_command(at, cmd.op, cmd.offset, cmd.len, xfer))
-            }
-            Op::Trim => Completion::ok(self.data_command(at, cmd.op, cmd.offset, cmd.len, None)),
-            Op::Flush => Completion::ok(self.flush(at)),
-            Op::WriteZeroes | Op::ZoneMgmt(_) | Op::ZoneAppend => Completion::unsupported(at),
+        if matches!(cmd.op, Op::ZoneMgmt(_) | Op::ZoneAppend) && self.layer.zones().is_none() {
+            return Completion::unsupported(at);
         }
+        // The layer's rules are checked when the command is decoded,
+        // before any data moves (a zoned layer's write pointer).
+        let s = self.layer.admit(cmd.op, cmd.offset, cmd.len);
+        if s != Status::Ok {
+            return self.rejected(at, s);
+        }
+        match cmd.op {
+            Op::Write if cmd.fua => self.fua_command(at, cmd, xfer),
+            Op::Read | Op::Write => self.data_command(at, cmd.op, cmd.offset, cmd.len, xfer),
+            Op::Trim => self.data_command(at, cmd.op, cmd.offset, cmd.len, None),
+            Op::Flush => Completion::ok(self.flush(at)),
+            Op::ZoneAppend => self.data_command(at, cmd.op, cmd.offset, cmd.len, xfer),
+            Op::ZoneMgmt(action) => self.zone_command(at, action, cmd.offset),
+            Op::WriteZeroes => Completion::unsupported(at),
+        }
+    }
+
+    /// A command the layer refused: decoded, then completed with its
+    /// status.
+    fn rejected(&mut self, at: Ns, s: Status) -> Completion {
+        self.stats.commands += 1;
+        self.stats.pieces += 1;
+        let t = self.decode(at);
+        self.release(t);
+        Completion::ok(t).with_status(s)
+    }
+
+    /// Zone Management Send: decoded, then the layer's work (a reset's
+    /// erases, a finish's padding) in a command slot.
+    fn zone_command(&mut self, at: Ns, action: super::ZoneAction, offset: u64) -> Completion {
+        self.stats.commands += 1;
+        self.stats.pieces += 1;
+        let t = self.decode(at);
+        let c = self.layer.zone_mgmt(t, action, offset, false);
+        self.release(c.at);
+        c
     }
 
     /// Flush from `at`: with a volatile write cache, when every buffered
@@ -342,7 +404,7 @@ impl NvmeFlashSsd {
         self.stats.flushes += 1;
         let t = self.decode(at);
         let done = if self.p.volatile_write_cache {
-            self.ftl.flush(t)
+            self.layer.flush(t)
         } else {
             t
         };
@@ -358,14 +420,17 @@ impl NvmeFlashSsd {
             fua: true,
             ..Command::of(Op::Write, offset, len)
         };
-        self.fua_command(at, &cmd, None)
+        self.fua_command(at, &cmd, None).at
     }
 
-    fn fua_command(&mut self, at: Ns, cmd: &Command, xfer: Option<Ns>) -> Ns {
+    fn fua_command(&mut self, at: Ns, cmd: &Command, xfer: Option<Ns>) -> Completion {
         self.stats.fua_writes += 1;
         let buffered = self.data_command(at, Op::Write, cmd.offset, cmd.len, xfer);
-        if self.p.volatile_write_cache {
-            self.ftl.flush(buffered)
+        if self.p.volatile_write_cache && buffered.status == Status::Ok {
+            Completion {
+                at: self.layer.flush(buffered.at),
+                ..buffered
+            }
         } else {
             buffered
         }
@@ -375,8 +440,8 @@ impl NvmeFlashSsd {
     /// as the run's JSON shows them.
     pub fn counters(&self) -> serde_json::Value {
         let s = &self.stats;
-        let f = self.ftl.stats();
-        serde_json::json!({
+        let f = self.layer.buffer_counters();
+        let mut v = serde_json::json!({
             "front_end": {
                 "commands": s.commands,
                 "pieces": s.pieces,
@@ -389,28 +454,22 @@ impl NvmeFlashSsd {
             "data_cache": {
                 "write_units": s.cache_write_units,
                 "read_hits": s.cache_read_hits,
-                "coalesced_writes": f.buffer_coalesced,
+                "coalesced_writes": f.coalesced,
                 "dram_accesses": s.dram_accesses,
                 "dram_wait_ns": s.dram_wait_ns,
                 "write_stall_ns": f.write_stall_ns,
             },
-            "ftl": self.ftl.ftl_counters(),
-            "gc": {
-                "runs": f.gc_runs,
-                "victims": f.gc_victims,
-                "units_programmed_host": f.units_programmed_host,
-                "units_programmed_gc": f.units_programmed_gc,
-                "units_padded": f.units_padded,
-                "erases": f.nand_erases,
-            },
-            "nand": self.ftl.nand_counters(UNIT),
-        })
+        });
+        if let Some(out) = v.as_object_mut() {
+            self.layer.counters(out);
+        }
+        v
     }
 }
 
 impl BlockBackend for NvmeFlashSsd {
     fn capacity(&self) -> u64 {
-        self.ftl.user_lpns() * UNIT
+        self.layer.user_bytes()
     }
     fn submit(&mut self, at: Ns, cmd: &Command) -> Completion {
         self.command(at, cmd, None)

@@ -21,6 +21,7 @@
 pub mod analytic;
 mod counters;
 mod gc;
+pub mod layer;
 pub mod map_cache;
 pub mod slc;
 pub mod sparse;

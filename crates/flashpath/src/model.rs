@@ -11,6 +11,7 @@ use crate::driver::Driver;
 use crate::error::{InputError, Result};
 use crate::host::config::{BackgroundWakeups, HostCpus, HostParams};
 use crate::host::cpu::{Cpu, HostCosts};
+use crate::host::cpufreq::CpuFreqConfig;
 use crate::host::idle::IdleConfig;
 use crate::host::sched::WakePlacement;
 use crate::machine::{Ev, MachineParts};
@@ -28,6 +29,8 @@ pub struct Model {
     pub wake_placement: WakePlacement,
     pub background: Option<BackgroundWakeups>,
     pub idle: IdleConfig,
+    /// The cores' frequency governor (`host.cpufreq.*`), if any.
+    pub cpufreq: Option<CpuFreqConfig>,
     pub costs: HostCosts,
     pub settings: QueueSettings,
     pub driver: Box<dyn Driver<Ev>>,
@@ -50,6 +53,7 @@ pub fn build_model(profile: &Profile) -> Result<Model> {
     let wake_placement = host.wake_placement.unwrap_or(WakePlacement::PrevCpu);
     let background = BackgroundWakeups::from_profile(profile, host.cpus)?;
     let idle = IdleConfig::from_profile(profile, host.cpus)?;
+    let cpufreq = CpuFreqConfig::from_profile(profile, host.freq, idle.tick_ns)?;
     let costs = HostCosts::from_profile(profile)?;
     let block = BlockParams::read(profile)?;
     let settings = QueueSettings::from_params(&block);
@@ -83,6 +87,7 @@ pub fn build_model(profile: &Profile) -> Result<Model> {
         wake_placement,
         background,
         idle,
+        cpufreq,
         costs,
         settings,
         driver,
@@ -154,6 +159,7 @@ impl Model {
         MachineParts {
             cpus: self.cpus,
             idle: self.idle,
+            cpufreq: self.cpufreq,
             costs: self.costs,
             irq_cpu: self.irq_cpu,
             wake_placement: self.wake_placement,

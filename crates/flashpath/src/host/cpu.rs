@@ -58,6 +58,8 @@ pub struct Cpu {
     /// reference frequency / current frequency: a cost of c ns at the
     /// reference frequency takes c * scale ns here.
     scale: f64,
+    /// The frequency the costs are given at.
+    reference_hz: f64,
     /// Idle since this time (no runnable work), if idle.
     pub idle_since: Option<Ns>,
     /// Threads on this core that are runnable or running.
@@ -76,6 +78,7 @@ impl Cpu {
             id,
             busy_until: 0,
             scale: reference_hz / hz,
+            reference_hz,
             idle_since: None,
             runnable: 0,
             usr_ns: 0,
@@ -84,6 +87,12 @@ impl Cpu {
             idle_ns: 0,
             wakeups_from_idle: 0,
         }
+    }
+
+    /// The core's clock changes (a frequency governor's P-state): work
+    /// booked from now on takes reference / `hz` times its cost.
+    pub fn set_hz(&mut self, hz: f64) {
+        self.scale = self.reference_hz / hz;
     }
 
     /// The time `cost` (ns at the reference frequency) takes on this core.
@@ -162,6 +171,16 @@ mod tests {
     fn half_frequency_doubles_costs() {
         let mut c = Cpu::new(0, 2e9, 1e9);
         assert_eq!(c.run(0, 100, 50), 300);
+    }
+
+    #[test]
+    fn a_new_clock_scales_work_booked_after_it() {
+        let mut c = Cpu::new(0, 3e9, 3e9);
+        assert_eq!(c.run(0, 0, 300), 300);
+        c.set_hz(1.2e9);
+        assert_eq!(c.run(300, 0, 300), 1_050);
+        c.set_hz(3.5e9);
+        assert_eq!(c.scaled(350), 300);
     }
 
     #[test]

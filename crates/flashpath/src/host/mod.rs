@@ -4,6 +4,8 @@
 //! * [`config`]: the host a profile describes (`host.*`): CPUs, idle
 //!   configuration, wake-up placement.
 //! * [`cpu`]: cores as serial servers of kernel and application work.
+//! * [`cpufreq`]: the v4.4 x86 frequency governors (intel_pstate's PID on
+//!   APERF/MPERF, acpi-cpufreq with ondemand) that set each core's clock.
 //! * [`idle`]: C-state tables (`drivers/idle/intel_idle.c`, the POLL state of
 //!   `drivers/cpuidle/poll_state.c`), the menu idle governor
 //!   (`drivers/cpuidle/governors/menu.c`, v4.4 and a recent text), C-state
@@ -17,6 +19,7 @@
 
 pub mod config;
 pub mod cpu;
+pub mod cpufreq;
 pub mod idle;
 pub mod pm_qos;
 pub mod sched;

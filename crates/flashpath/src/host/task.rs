@@ -8,6 +8,7 @@
 //! waits until the poller lets go.
 
 use super::cpu::{Cpu, HostCosts};
+use super::cpufreq::{CpuFreq, CpuFreqConfig};
 use super::idle::{CoreIdle, IdleConfig};
 use super::pm_qos::CpuLatencyQos;
 use super::sched::{select_task_rq, RunQueues, WakePlacement, Wakee};
@@ -114,6 +115,9 @@ pub struct Host {
     core_wait_ns: u128,
     /// Completion wake-ups that put the task on another CPU.
     wake_migrations: u64,
+    /// The cores' frequency governor, if the profile gives one (else each
+    /// core keeps `host.freq`).
+    freq: Option<CpuFreq>,
 }
 
 impl Host {
@@ -123,8 +127,16 @@ impl Host {
         costs: HostCosts,
         wake_placement: WakePlacement,
         tasks: Vec<Task>,
+        freq: Option<CpuFreqConfig>,
     ) -> Host {
         let n = cpus.len();
+        let freq = freq.map(|f| CpuFreq::new(f, n));
+        let mut cpus = cpus;
+        if let Some(f) = &freq {
+            for (i, c) in cpus.iter_mut().enumerate() {
+                c.set_hz(f.hz(i));
+            }
+        }
         Host {
             idle: (0..n).map(|i| CoreIdle::for_cpu(idle, i)).collect(),
             cpus,
@@ -136,7 +148,28 @@ impl Host {
             wake_placement,
             core_wait_ns: 0,
             wake_migrations: 0,
+            freq,
         }
+    }
+
+    /// A task runs on core `cpu` at `at`: its tick runs, and the governor's
+    /// samples due by then fire (cpufreq.rs); a new P-state rescales the
+    /// work booked from now on.
+    #[inline]
+    fn freq_task_runs(&mut self, cpu: u32, at: Ns) {
+        if let Some(f) = self.freq.as_mut() {
+            if let Some(hz) = f.task_runs(cpu as usize, at) {
+                self.cpus[cpu as usize].set_hz(hz);
+            }
+        }
+    }
+
+    /// The frequency core `cpu` runs at, and its governor's samples so far
+    /// (None without a governor).
+    pub fn cpufreq(&self, cpu: u32) -> Option<(f64, u64)> {
+        self.freq
+            .as_ref()
+            .map(|f| (f.hz(cpu as usize), f.core(cpu as usize).samples))
     }
 
     pub fn ncpus(&self) -> u32 {
@@ -167,6 +200,9 @@ impl Host {
     /// (after what it already has): returns when it is done.
     #[inline]
     pub fn run_on(&mut self, cpu: u32, at: Ns, usr: Ns, sys: Ns) -> Ns {
+        if self.cpus[cpu as usize].runnable > 0 {
+            self.freq_task_runs(cpu, at);
+        }
         self.cpus[cpu as usize].run(at, usr, sys)
     }
 
@@ -279,6 +315,7 @@ impl Host {
     /// Task `tid` runs `usr` + `sys` reference-ns on its core from `at`,
     /// booked to its rusage. Returns when it is done.
     pub fn run_task(&mut self, tid: u32, at: Ns, usr: Ns, sys: Ns) -> Ns {
+        self.freq_task_runs(self.tasks[tid as usize].cpu, at);
         let t = &mut self.tasks[tid as usize];
         let cpu = &mut self.cpus[t.cpu as usize];
         let end = cpu.run(at, usr, sys);
@@ -299,8 +336,11 @@ impl Host {
         let c = cpu as usize;
         let since = self.cpus[c].idle_since;
         match self.cpus[c].leave_idle(at) {
-            Some(_) => {
+            Some(idle) => {
                 let iowait = self.iowaiters(cpu);
+                if let Some(f) = self.freq.as_mut() {
+                    f.account_idle(c, idle, iowait > 0);
+                }
                 self.idle[c].exit(at, by_timer, iowait)
             }
             None => {
@@ -361,6 +401,13 @@ impl Host {
         // walks the idle path from the task, else it re-enters from the
         // idle loop after an interrupt.
         let from_task = std::mem::take(&mut self.switched_out[c]);
+        if let Some(f) = self.freq.as_mut() {
+            // The samples due while a task ran fire; then the tick stops
+            // (tick_nohz_idle_enter).
+            if let Some(hz) = f.idles(c, at.max(self.cpus[c].busy_until)) {
+                self.cpus[c].set_hz(hz);
+            }
+        }
         self.cpus[c].enter_idle(at);
         let since = self.cpus[c].idle_since.unwrap_or(at);
         let timer = self
@@ -572,6 +619,7 @@ impl Host {
                 wakeup: at - woke_at,
             };
         }
+        self.freq_task_runs(t_cpu, at);
         let cpu = &mut self.cpus[t_cpu as usize];
         let resumed = cpu.run(at, 0, switch);
         self.core_wait_ns += u128::from(resumed - at - cpu.scaled(switch));
@@ -601,11 +649,20 @@ impl Host {
             .iter()
             .zip(&self.idle)
             .map(|(c, idle)| {
-                serde_json::json!({
+                let mut v = serde_json::json!({
                     "cpu": c.id, "usr_ns": c.usr_ns, "sys_ns": c.sys_ns, "irq_ns": c.irq_ns,
                     "idle_ns": c.idle_ns, "wakeups_from_idle": c.wakeups_from_idle,
                     "cstates": idle.report(),
-                })
+                });
+                // Only with a governor: hosts at a fixed clock report as before.
+                if let Some(f) = &self.freq {
+                    let core = f.core(c.id as usize);
+                    v["cpufreq"] = serde_json::json!({
+                        "mhz_at_end": (f.hz(c.id as usize) / 1e6).round() as u64,
+                        "samples": core.samples,
+                    });
+                }
+                v
             })
             .collect()
     }

@@ -144,6 +144,8 @@ pub struct MachineParts {
     pub cpus: Vec<Cpu>,
     /// The cpuidle model of every core.
     pub idle: IdleConfig,
+    /// The cores' frequency governor (`host.cpufreq.*`), if any.
+    pub cpufreq: Option<crate::host::cpufreq::CpuFreqConfig>,
     pub costs: HostCosts,
     pub irq_cpu: IrqCpu,
     /// Where a thread woken by a completion runs (`host.wake_placement`).
@@ -228,6 +230,7 @@ impl Machine {
                 parts.costs,
                 parts.wake_placement,
                 tasks,
+                parts.cpufreq,
             ),
             block,
             driver: parts.driver,

@@ -70,15 +70,9 @@ fn overridden(name: &str, assignments: &[&str]) -> Result<Profile> {
 /// Fuzz inputs that ask for it are skipped; values out of range are not
 /// (building refuses them at once).
 fn preconditions(profile: &Profile) -> bool {
-    use crate::profile::Value;
-    profile
-        .params()
-        .find(|(k, _)| k.as_str() == "device.flash.precondition_random_overwrites")
-        .is_some_and(|(_, p)| match p.value {
-            Value::Int(i) => (1..=4).contains(&i),
-            Value::Float(x) => x > 0.0 && x <= 4.0,
-            _ => false,
-        })
+    use crate::device::flash::PreconditionParams;
+    PreconditionParams::DECLS.iter().all(|d| profile.has(d.key))
+        && PreconditionParams::read(profile).is_ok_and(|p| p.precondition_random_overwrites > 0.0)
 }
 
 /// A job file's text, as `dir/job.fio` (its includes and iologs are looked

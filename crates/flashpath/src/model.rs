@@ -70,14 +70,9 @@ pub fn build_model(profile: &Profile) -> Result<Model> {
     } else {
         None
     };
-    // The queue's max_sectors_kb unless the profile sets it:
-    // BLK_DEF_MAX_SECTORS_CAP, 2560 sectors (include/linux/blkdev.h).
-    let max_sectors_kb = block.max_sectors_kb.unwrap_or(1280);
-    // The queue's read_ahead_kb unless the profile sets it:
-    // VM_READAHEAD_PAGES (include/linux/mm.h).
-    let read_ahead_kb = block
-        .read_ahead_kb
-        .unwrap_or(4 * crate::mm::readahead::DEFAULT_RA_PAGES);
+    // The queue's limits, the kernel's defaults unless the profile sets
+    // them (declared in block::BlockParams).
+    let (max_sectors_kb, read_ahead_kb) = (block.max_sectors_kb, block.read_ahead_kb);
     let memory = host.memory;
     let max_dma_pages = max_dma_pages(dma.is_some());
     profile.check_all_read()?;
@@ -108,7 +103,7 @@ fn thp_mode(profile: &Profile, bouncing: bool) -> Result<ThpMode> {
     if !bouncing && !profile.has("host.thp") {
         return Ok(ThpMode::Never);
     }
-    Ok(ThpParams::read(profile)?.thp.unwrap_or(ThpMode::Never))
+    Ok(ThpParams::read(profile)?.thp)
 }
 
 /// A bouncing DMA path caps the request: drivers set max_hw_sectors

@@ -304,6 +304,38 @@ mod tests {
         assert!(found[2].contains("no.such.key"), "{found:?}");
     }
 
+    /// A declared default is a value its parameter accepts, and the
+    /// kernel defaults stated twice agree.
+    #[test]
+    fn every_declared_default_is_accepted() {
+        let mut n = 0;
+        for (group, d) in all() {
+            let Some(v) = d.default else {
+                continue;
+            };
+            n += 1;
+            assert!(!d.required, "{} ({group}): required with a default", d.key);
+            match (d.kind, d.range) {
+                (Kind::Number(_), Some(r)) => {
+                    let x: f64 = v
+                        .parse()
+                        .unwrap_or_else(|_| panic!("{}: default {v} is not a number", d.key));
+                    assert!(
+                        r.min <= x && x <= r.max,
+                        "{}: default {v} out of {r:?}",
+                        d.key
+                    );
+                }
+                (Kind::Flag, _) => assert!(v == "true" || v == "false", "{}: {v}", d.key),
+                _ => {}
+            }
+        }
+        assert!(n >= 10, "{n} defaults");
+        // VM_READAHEAD_PAGES, as the page cache's default window.
+        assert_eq!(find("block.read_ahead_kb").unwrap().default, Some("128"));
+        assert_eq!(4 * crate::mm::readahead::DEFAULT_RA_PAGES, 128);
+    }
+
     /// A declaration says what it is, and a range holds some value.
     #[test]
     fn every_declaration_is_complete() {

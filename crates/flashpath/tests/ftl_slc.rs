@@ -1,7 +1,8 @@
 //! The FTL's SLC cache (device/ftl/slc.rs) against closed forms: its size
 //! (static plus a dynamic part that shrinks as the drive fills), the
-//! program time of rows inside and past it, idle folding that never delays
-//! the host, and foreground folding when full.
+//! program time of rows inside and past it, the read time of data in it
+//! and after folding, idle folding that never delays the host, and
+//! foreground folding when full.
 
 use flashpath::device::ftl::slc::SlcWhenFull;
 use flashpath::device::{FlashDevice, FlashParams, SlcParams};
@@ -129,6 +130,47 @@ fn idle_folding_fills_the_gap_and_never_delays_the_host() {
     assert_eq!(d.slc_rows(0), 0);
     assert_eq!(d.slc_stats().unwrap().folded_idle_rows, 50);
     d.audit().unwrap();
+}
+
+/// One read of a unit on an idle die and channel: command cycles, the
+/// sense, data out (device/nand.rs `read`).
+fn read_ns(d: &FlashDevice, t_read: Ns) -> Ns {
+    d.nand().chan.cmd_ns + t_read + d.nand().xfer_ns(4096)
+}
+
+#[test]
+fn data_in_the_cache_reads_at_slc_speed_and_after_folding_at_tlc_speed() {
+    let t_tlc_read = params(SlcWhenFull::Bypass).timing.t_read;
+    assert!(T_READ_SLC < t_tlc_read);
+    let mut d = dev(SlcWhenFull::Bypass);
+    for l in 0..3 {
+        d.write(0, l, 1);
+    }
+    let t0 = d.flush(0);
+    // Right after the write, inside the fold delay: an SLC-mode read.
+    assert_eq!(d.read(t0, 1, 1), t0 + read_ns(&d, T_READ_SLC));
+    assert_eq!(d.slc_rows(0), 3);
+    // After an idle gap long enough to fold all three rows, the same
+    // data is read from TLC.
+    let idle = FOLD_IDLE + 10 * fold_ns(&d) + t0;
+    d.flush(idle);
+    assert_eq!(d.slc_rows(0), 0);
+    let t1 = d.nand().die_busy_until(0).max(idle);
+    assert_eq!(d.read(t1, 1, 1), t1 + read_ns(&d, t_tlc_read));
+
+    // Past the cache (bypass), rows are TLC from the start.
+    let mut full = dev(SlcWhenFull::Bypass);
+    let cap = u64::from(full.slc_capacity_rows(0));
+    for l in 0..cap + 1 {
+        full.write(0, l, 1);
+    }
+    let t2 = full.flush(0);
+    assert_eq!(full.slc_stats().unwrap().direct_rows, 1);
+    assert_eq!(full.read(t2, cap, 1), t2 + read_ns(&full, t_tlc_read));
+    // The first rows are still in SLC mode.
+    let t3 = full.nand().die_busy_until(0);
+    assert_eq!(full.read(t3, 0, 1), t3 + read_ns(&full, T_READ_SLC));
+    full.audit().unwrap();
 }
 
 #[test]

@@ -193,10 +193,9 @@ impl BlockLayer {
                 ctx.breakdown.cstate_exit_ns += u128::from(exit);
                 let cost = costs.irq_entry + drv.irq_handler + costs.blk_complete;
                 let start = arrive + exit;
-                let cpu = ctx.host.cpu_mut(c);
-                let mut end = cpu.run_irq(start, cost);
+                let mut end = ctx.host.run_irq(c, start, cost);
                 if let Some(dma) = ctx.dma.as_deref_mut() {
-                    end = dma.unmap(cpu, key, end);
+                    end = dma.unmap(ctx.host, c, key, end);
                 }
                 ctx.breakdown.irq_ns += u128::from(end - now - exit);
                 (c, start, end)
@@ -207,10 +206,9 @@ impl BlockLayer {
                 } else {
                     0
                 };
-                let cpu = ctx.host.cpu_mut(rq_cpu);
-                let mut end = cpu.run_irq(now, cost);
+                let mut end = ctx.host.run_irq(rq_cpu, now, cost);
                 if let Some(dma) = ctx.dma.as_deref_mut() {
-                    end = dma.unmap(cpu, key, end);
+                    end = dma.unmap(ctx.host, rq_cpu, key, end);
                 }
                 ctx.breakdown.irq_ns += u128::from(end - now);
                 (rq_cpu, now, end)

@@ -459,9 +459,10 @@ crate::params! {
         /// cannot poll.
         pub polled_without_poll_queue: PolledWithoutPollQueue =
             required choice("block.polled_without_poll_queue", PolledWithoutPollQueue),
-        /// queue/max_sectors_kb: a request's largest size. Absent:
-        /// BLK_DEF_MAX_SECTORS_CAP, 2560 sectors (include/linux/blkdev.h).
-        pub max_sectors_kb: Option<u64> = optional count(
+        /// queue/max_sectors_kb: a request's largest size. Default: the
+        /// queue's, BLK_DEF_MAX_SECTORS_CAP, 2560 sectors
+        /// (include/linux/blkdev.h).
+        pub max_sectors_kb: u64 = default(1280) count(
             "block.max_sectors_kb",
             range(
                 4.0,
@@ -470,9 +471,10 @@ crate::params! {
                  refuses less), at most 4 GiB",
             )
         ),
-        /// queue/read_ahead_kb: the read-ahead window. Absent:
-        /// VM_READAHEAD_PAGES (include/linux/mm.h).
-        pub read_ahead_kb: Option<u64> = optional count(
+        /// queue/read_ahead_kb: the read-ahead window. Default:
+        /// VM_READAHEAD_PAGES, 128 KiB (include/linux/mm.h; the page
+        /// cache's DEFAULT_RA_PAGES).
+        pub read_ahead_kb: u64 = default(128) count(
             "block.read_ahead_kb",
             range(0.0, (1u32 << 20) as f64, "the read-ahead window in KiB: 0 (off) to 1 GiB")
         ),

@@ -64,14 +64,14 @@ impl BlockLayer {
             let cost = costs.irq_entry + drv.irq_handler;
             if ic == t_cpu {
                 ctx.host.spin_task(tid, spin_from, irq_at.min(seen));
-                let end = ctx.host.cpu_mut(t_cpu).run_irq(irq_at, cost);
+                let end = ctx.host.run_irq(t_cpu, irq_at, cost);
                 if irq_at < seen {
                     ctx.breakdown.irq_ns += u128::from(end - irq_at);
                     seen += end - irq_at;
                 }
             } else {
                 let exit = ctx.host.wake_cpu(ic, irq_at);
-                let end = ctx.host.cpu_mut(ic).run_irq(irq_at + exit, cost);
+                let end = ctx.host.run_irq(ic, irq_at + exit, cost);
                 ctx.host.cpu_idle(ic, end, &*ctx.driver);
             }
         }
@@ -83,7 +83,7 @@ impl BlockLayer {
         // completion path, before the block completion.
         let seen = match ctx.dma.as_deref_mut() {
             Some(dma) => {
-                let unmapped = dma.unmap(ctx.host.cpu_mut(t_cpu), key, seen);
+                let unmapped = dma.unmap(ctx.host, t_cpu, key, seen);
                 ctx.host.account_sys(tid, unmapped - seen);
                 unmapped
             }

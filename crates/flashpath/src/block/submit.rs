@@ -39,7 +39,7 @@ impl BlockLayer {
                 let rq = self.rqs.get_mut(key);
                 rq.mapped = true;
                 let (ddir, len) = (rq.unit.ddir, u64::from(rq.unit.len));
-                dma.map(ctx.host.cpu_mut(cpu), key, ddir, len, rq.contiguous, at)
+                dma.map(ctx.host, cpu, key, ddir, len, rq.contiguous, at)
             }
             _ => at,
         };
@@ -148,7 +148,7 @@ impl BlockLayer {
         rq.mapped = true;
         let (ddir, len) = (rq.unit.ddir, u64::from(rq.unit.len));
         let dma = ctx.dma.as_deref_mut().expect("only swiotlb runs map");
-        let end = dma.map(ctx.host.cpu_mut(cpu), key, ddir, len, rq.contiguous, at);
+        let end = dma.map(ctx.host, cpu, key, ddir, len, rq.contiguous, at);
         ctx.schedule(end, BlockEvent::Issue(key));
     }
 

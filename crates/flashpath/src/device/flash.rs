@@ -432,7 +432,7 @@ crate::params! {
     /// card starts fresh).
     pub struct PreconditionParams {
         /// Random 4 KiB overwrites before the run, in device capacities.
-        precondition_random_overwrites: f64 = required ratio(
+        pub precondition_random_overwrites: f64 = required ratio(
             "device.flash.precondition_random_overwrites",
             range(
                 0.0,

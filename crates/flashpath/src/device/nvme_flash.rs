@@ -488,7 +488,11 @@ impl NvmeDevice {
     /// model's `device.*` keys. The probe table builds devices without the
     /// run seed (as the UFS device), and the FTL is deterministic.
     pub fn from_profile(p: &Profile) -> Result<NvmeDevice> {
-        if p.params().any(|(k, _)| k.starts_with("device.flash.")) {
+        // Any of the back end's declared keys makes it the flash SSD (one
+        // missing is then refused by name).
+        use crate::device::flash::{FlashKeys, PreconditionParams, SlcKeys};
+        let back_end = [FlashKeys::DECLS, PreconditionParams::DECLS, SlcKeys::DECLS];
+        if back_end.iter().flat_map(|d| d.iter()).any(|d| p.has(d.key)) {
             Ok(NvmeDevice::Flash(Box::new(NvmeFlashSsd::from_profile(
                 p, 0,
             )?)))

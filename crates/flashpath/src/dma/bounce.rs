@@ -24,7 +24,7 @@ use super::swiotlb::{
     SwiotlbCosts, SwiotlbParam,
 };
 use crate::error::{InputError, Result};
-use crate::host::cpu::Cpu;
+use crate::host::task::Host;
 use crate::mm::thp::segments;
 use crate::profile::limits::{COST, DELAY, RATE};
 use crate::profile::Profile;
@@ -307,22 +307,29 @@ impl SwiotlbPath {
     /// the search (its spins and lookup burn the core), then the copy into
     /// the bounce buffer (`swiotlb_bounce(DMA_TO_DEVICE)`, for every
     /// direction). Returns the slot and when the core is done.
-    fn map_one(&mut self, cpu: &mut Cpu, orig: u64, size: u64, start: Ns) -> (SlotAddr, Ns) {
+    fn map_one(
+        &mut self,
+        host: &mut Host,
+        cpu: u32,
+        orig: u64,
+        size: u64,
+        start: Ns,
+    ) -> (SlotAddr, Ns) {
         self.catch_up(start);
-        if let Some(n) = self.maps_by_cpu.get_mut(cpu.id as usize) {
+        if let Some(n) = self.maps_by_cpu.get_mut(cpu as usize) {
             *n += 1;
         }
-        let out = self.mem.map(start, cpu.id, MapRequest::new(orig, size));
+        let out = self.mem.map(start, cpu, MapRequest::new(orig, size));
         let slot = out
             .slot
             .expect("swiotlb: a growing allocator always finds slots (transient pool)");
         if out.schedule_growth {
             self.grow_at = Some(out.done_at + self.grow_delay);
         }
-        let searched = cpu.spin_until(start, out.done_at);
+        let searched = host.burn_sys(cpu, start, out.done_at);
         self.map_ns += searched - start;
         let copy = self.mem.costs().bounce_ns(size);
-        let end = cpu.spin_until(searched, searched + copy);
+        let end = host.burn_sys(cpu, searched, searched + copy);
         self.copy_in_ns += copy;
         (slot, end)
     }
@@ -333,7 +340,8 @@ impl SwiotlbPath {
     /// their copies in are done.
     pub fn map(
         &mut self,
-        cpu: &mut Cpu,
+        host: &mut Host,
+        cpu: u32,
         key: u32,
         ddir: Ddir,
         len: u64,
@@ -351,12 +359,13 @@ impl SwiotlbPath {
             _ => DmaDir::ToDevice,
         };
         let virtio = self.ring == RingMaps::VirtioIndirect;
-        let mut t = now.max(cpu.busy_until);
+        let mut t = now.max(host.busy_until(cpu));
         // The indirect table is mapped last but unmapped first: its place
         // in `entries` is reserved now.
         if virtio {
             entries.push((SlotAddr(0), DmaDir::ToDevice));
-            let (slot, end) = self.map_one(cpu, driver_addr(key, 0), VIRTIO_BLK_OUTHDR_BYTES, t);
+            let (slot, end) =
+                self.map_one(host, cpu, driver_addr(key, 0), VIRTIO_BLK_OUTHDR_BYTES, t);
             entries.push((slot, DmaDir::ToDevice));
             t = end;
         }
@@ -364,16 +373,17 @@ impl SwiotlbPath {
         for i in 0..segments(len, piece) {
             let offset = i * piece;
             let size = piece.min(len.saturating_sub(offset)).max(1);
-            let (slot, end) = self.map_one(cpu, orig_addr(key) + offset, size, t);
+            let (slot, end) = self.map_one(host, cpu, orig_addr(key) + offset, size, t);
             entries.push((slot, data_dir));
             t = end;
         }
         if virtio {
-            let (slot, end) = self.map_one(cpu, driver_addr(key, 1), VIRTIO_BLK_STATUS_BYTES, t);
+            let (slot, end) =
+                self.map_one(host, cpu, driver_addr(key, 1), VIRTIO_BLK_STATUS_BYTES, t);
             entries.push((slot, DmaDir::FromDevice));
             // total_sg = the entries after the reserved table place.
             let table = (entries.len() as u64 - 1) * VRING_DESC_BYTES;
-            let (table_slot, end) = self.map_one(cpu, driver_addr(key, 2), table, end);
+            let (table_slot, end) = self.map_one(host, cpu, driver_addr(key, 2), table, end);
             entries[0] = (table_slot, DmaDir::ToDevice);
             t = end;
         }
@@ -385,7 +395,7 @@ impl SwiotlbPath {
     /// at `at` (interrupt or polling context: it runs now, pushing queued
     /// thread work back). Returns when it is done (the copies back of what
     /// the device wrote included).
-    pub fn unmap(&mut self, cpu: &mut Cpu, key: u32, at: Ns) -> Ns {
+    pub fn unmap(&mut self, host: &mut Host, cpu: u32, key: u32, at: Ns) -> Ns {
         let Some(entries) = self.maps.get_mut(key as usize) else {
             return at;
         };
@@ -396,14 +406,13 @@ impl SwiotlbPath {
         self.catch_up(at);
         let mut t = at;
         for &(slot, dir) in entries.iter() {
-            let out = self.mem.unmap(t, cpu.id, slot, dir);
+            let out = self.mem.unmap(t, cpu, slot, dir);
             self.unmap_ns += out.done_at - t - out.copy_ns;
             self.copy_out_ns += out.copy_ns;
             t = out.done_at;
         }
         let spent = t - at;
-        cpu.irq_ns += spent;
-        cpu.busy_until = cpu.busy_until.max(at) + spent;
+        host.account_irq(cpu, at, spent);
         entries.clear();
         self.maps[key as usize] = entries;
         t

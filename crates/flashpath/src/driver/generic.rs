@@ -87,8 +87,8 @@ crate::params! {
         /// Hardware queues.
         hw_queues: u32 = required count_u32("device.hw_queues", QUEUES),
         /// The log-normal sigma of the service time's variable part (same
-        /// mean). Absent: 0, the shifted exponential of `service_cv`.
-        service_tail: Option<f64> = optional ratio(
+        /// mean). 0: the shifted exponential of `service_cv`.
+        service_tail: f64 = default(0.0) ratio(
             "device.service_tail",
             range(
                 0.0,
@@ -97,17 +97,14 @@ crate::params! {
             )
         ),
         /// Extra time when a server switches between reads and writes.
-        /// Absent: 0.
-        turnaround: Option<Ns> = optional ns("device.turnaround", COST),
-        /// Bytes written between write-backs of the write-back cache.
-        /// Absent: 0, no cache.
-        writeback_bytes: Option<u64> = optional bytes("device.writeback_bytes", CAPACITY_OR_NONE),
+        turnaround: Ns = default(0) ns("device.turnaround", COST),
+        /// Bytes written between write-backs of the write-back cache. 0: no
+        /// cache.
+        writeback_bytes: u64 = default(0) bytes("device.writeback_bytes", CAPACITY_OR_NONE),
         /// The time a write-back holds the write that filled the cache.
-        /// Absent: 0.
-        writeback_flush: Option<Ns> = optional ns("device.writeback_flush", COST),
-        /// The log-normal sigma of a write-back's time. Absent: 0 (always the
-        /// same).
-        writeback_spread: Option<f64> = optional ratio(
+        writeback_flush: Ns = default(0) ns("device.writeback_flush", COST),
+        /// The log-normal sigma of a write-back's time. 0: always the same.
+        writeback_spread: f64 = default(0.0) ratio(
             "device.writeback_spread",
             range(
                 0.0,
@@ -135,13 +132,14 @@ impl Generic {
             iops_cap: g.iops_cap as f64,
             bandwidth_cap: g.bandwidth_cap,
             // The tail, the turnaround and the write-back cache are later
-            // parameters (docs/calibrate.md): a profile without them has
-            // none, as every profile fitted before them was.
-            service_tail: g.service_tail.unwrap_or(0.0),
-            turnaround: g.turnaround.unwrap_or(0),
-            writeback_bytes: g.writeback_bytes.unwrap_or(0),
-            writeback_flush: g.writeback_flush.unwrap_or(0),
-            writeback_spread: g.writeback_spread.unwrap_or(0.0),
+            // parameters (docs/calibrate.md): their declared defaults (0)
+            // give a profile without them none, as every profile fitted
+            // before them had.
+            service_tail: g.service_tail,
+            turnaround: g.turnaround,
+            writeback_bytes: g.writeback_bytes,
+            writeback_flush: g.writeback_flush,
+            writeback_spread: g.writeback_spread,
         };
         Ok(Generic {
             dev: QueueDevice::new(params),

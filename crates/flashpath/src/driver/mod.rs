@@ -201,8 +201,7 @@ impl<'a, E> DriverCtx<'a, E> {
     /// time. Not guest CPU time: no usr/sys/irq accounting.
     pub fn occupy_core(&mut self, cpu: u32, until: Ns) {
         if let Some(host) = self.host.as_deref_mut() {
-            let c = host.cpu_mut(cpu);
-            c.busy_until = c.busy_until.max(until);
+            host.occupy_core(cpu, until);
         }
     }
     /// A thread of the hypervisor preempts vCPU `cpu` from `from` until
@@ -214,12 +213,7 @@ impl<'a, E> DriverCtx<'a, E> {
     pub fn steal_core(&mut self, cpu: u32, from: Ns, until: Ns) {
         let len = until.saturating_sub(from);
         if let Some(host) = self.host.as_deref_mut() {
-            let c = host.cpu_mut(cpu);
-            c.busy_until = if c.busy_until > from {
-                c.busy_until + len
-            } else {
-                until
-            };
+            host.steal_core(cpu, from, len);
         }
         self.stolen = Some((cpu, from, len));
     }

@@ -321,9 +321,9 @@ crate::params! {
                  kept where its FSHIFT fixed point (11 bits) fits 32 bits",
             )
         ),
-        /// CONFIG_NO_HZ_IDLE: the tick stops on an idle CPU. Absent: the
+        /// CONFIG_NO_HZ_IDLE: the tick stops on an idle CPU. false: the
         /// tick keeps running.
-        nohz: Option<bool> = optional flag("host.idle.nohz"),
+        nohz: bool = default(false) flag("host.idle.nohz"),
         /// The idle path from the last task blocking to the idle state.
         entry_path: u64 = required ns(
             "host.idle.entry_path",
@@ -384,7 +384,7 @@ impl IdleConfig {
             c1e_auto_promotion: ip.c1e_auto_promotion,
             load_avg: ip.load_avg,
             per_cpu,
-            nohz_idle: ip.nohz == Some(true),
+            nohz_idle: ip.nohz,
             qcom_lpm: ip.governor == IdleGovernor::QcomLpm,
             entry_path_ns: ip.entry_path,
         })

@@ -188,12 +188,52 @@ impl Host {
         &self.cpus[cpu as usize]
     }
 
-    /// Core `cpu`, to book work on it (an interrupt handler, a DMA
-    /// mapping's copy). Its run queue changes through `make_runnable`,
-    /// `make_unrunnable` and the task methods, not here.
+    /// An interrupt handler (or softirq, or completion work in the
+    /// poller's context) of `cost` reference-ns on core `cpu` from `at`:
+    /// it preempts what the core runs. Returns when it is done.
     #[inline]
-    pub fn cpu_mut(&mut self, cpu: u32) -> &mut Cpu {
-        &mut self.cpus[cpu as usize]
+    pub fn run_irq(&mut self, cpu: u32, at: Ns, cost: Ns) -> Ns {
+        self.cpus[cpu as usize].run_irq(at, cost)
+    }
+
+    /// Core `cpu` burns wall time from `from` until `until` in the kernel
+    /// (a spin on a lock, a copy whose time was measured, not scaled):
+    /// system time. Returns when it is done (not before its booked work).
+    #[inline]
+    pub fn burn_sys(&mut self, cpu: u32, from: Ns, until: Ns) -> Ns {
+        self.cpus[cpu as usize].spin_until(from, until)
+    }
+
+    /// Core `cpu` spent `spent` ns of wall time in interrupt context from
+    /// `at` (work measured by its caller, such as swiotlb's unmaps): it
+    /// preempts what the core runs.
+    #[inline]
+    pub fn account_irq(&mut self, cpu: u32, at: Ns, spent: Ns) {
+        let c = &mut self.cpus[cpu as usize];
+        c.irq_ns += spent;
+        c.busy_until = c.busy_until.max(at) + spent;
+    }
+
+    /// A thread of the hypervisor holds the physical CPU under vCPU `cpu`
+    /// until `until`: work asked of the vCPU meanwhile waits for it. Not
+    /// guest CPU time.
+    #[inline]
+    pub fn occupy_core(&mut self, cpu: u32, until: Ns) {
+        let c = &mut self.cpus[cpu as usize];
+        c.busy_until = c.busy_until.max(until);
+    }
+
+    /// A thread of the hypervisor preempts vCPU `cpu` from `from` for
+    /// `len`: its booked work moves back by that time, and work asked of
+    /// an idle vCPU waits until `from + len`. Not guest CPU time.
+    #[inline]
+    pub fn steal_core(&mut self, cpu: u32, from: Ns, len: Ns) {
+        let c = &mut self.cpus[cpu as usize];
+        c.busy_until = if c.busy_until > from {
+            c.busy_until + len
+        } else {
+            from + len
+        };
     }
 
     /// Book `usr` + `sys` reference-ns of work on core `cpu` from `at`

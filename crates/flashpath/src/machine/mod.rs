@@ -267,7 +267,7 @@ impl Machine {
         *n += 1;
         let cost = b.cost;
         let exit = self.host.wake_cpu(cpu, now);
-        let end = self.host.cpu_mut(cpu).run_irq(now + exit, cost);
+        let end = self.host.run_irq(cpu, now + exit, cost);
         self.cpu_idle(cpu, end);
         self.schedule_background(cpu, now);
     }

@@ -39,9 +39,9 @@ crate::params! {
     /// The memory-management keys of the host.
     pub struct ThpParams {
         /// `/sys/kernel/mm/transparent_hugepage/enabled`: how many DMA
-        /// segments a request's buffer makes. Absent: never; only a
-        /// bouncing DMA path needs it.
-        pub thp: Option<ThpMode> = optional choice("host.thp", ThpMode),
+        /// segments a request's buffer makes; only a bouncing DMA path
+        /// needs it.
+        pub thp: ThpMode = default(ThpMode::Never) choice("host.thp", ThpMode),
     }
 }
 

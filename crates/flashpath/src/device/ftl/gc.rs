@@ -40,6 +40,11 @@ impl FlashDevice {
             if self.timed {
                 self.nand.erase(t, die);
             }
+            if let Some(s) = &mut self.slc {
+                // The block's rows hold no SLC data from now on.
+                let rows = self.slots_per_block / self.row_slots;
+                s.erased(gb as u32 * rows, rows);
+            }
             self.stats.nand_erases += 1;
             self.stats.gc_victims += 1;
             self.erase_count[gb] += 1;

@@ -299,6 +299,7 @@ impl FlashDevice {
                     s,
                     dies,
                     u64::from(g.planes_per_die) * u64::from(g.page_bytes),
+                    nblocks as u64 * u64::from(g.pages_per_block),
                 )
             }),
             p,
@@ -643,7 +644,8 @@ impl FlashDevice {
             self.nand.read_more(t, die, se, self.unit_bytes)
         } else {
             let page = (ppn % self.slots_per_block) / self.row_slots;
-            let (se, done) = self.nand.read(t, die, page, self.unit_bytes);
+            let t_read = self.row_t_read(row, self.nand.timing.t_read_of(page));
+            let (se, done) = self.nand.read_for(t, die, t_read, self.unit_bytes);
             if self.scratch.len() < self.scratch.capacity() {
                 self.scratch.push((row, se));
             }

@@ -23,17 +23,25 @@
 //!   progress is not suspended; one that would not end in the gap is not
 //!   started).
 //!
+//! - **Reads.** A row still in SLC mode (programmed as SLC and not folded
+//!   yet) is sensed at `slc_t_read`, an SLC-mode read (one threshold, not
+//!   the TLC page types' several); once folded it is read as TLC.
+//!
 //! The L2P map points at the data's TLC home from the start (placement,
 //! GC and the integrity oracle are unchanged): the cache is a mechanism of
-//! NAND time and capacity. Assumptions, with their effect: data still in
-//! SLC is read at the TLC read time (an SLC read is ~2x faster, so reads of
-//! just-written data are pessimistic); the dynamic region's blocks are not
-//! taken out of the free pool (GC sees the TLC space the data will occupy
-//! after folding, not the 3x it occupies before).
+//! NAND time and capacity, and which rows are in SLC mode is kept beside
+//! the map (one bit per row, and per die the rows in programming order, so
+//! the oldest folds first). Assumptions, with their effect: the dynamic
+//! region's blocks are not taken out of the free pool (GC sees the TLC
+//! space the data will occupy after folding, not the 3x it occupies
+//! before); a block GC erases while some of its rows are still counted in
+//! SLC mode leaves them counted until they would have folded (its rows read
+//! as TLC from the erase on).
 
 use super::FlashDevice;
 use crate::device::flash::SlcParams;
 use crate::sim::Ns;
+use std::collections::VecDeque;
 
 crate::choice_enum! {
     /// What happens to a host row when its die's SLC region is full.
@@ -71,21 +79,63 @@ pub(super) struct Slc {
     resident: u64,
     /// Arrival of the latest host command, for idle folding.
     last_host: Ns,
+    /// Per die, the rows in SLC mode in programming order (the front
+    /// folds first); as long as `rows`.
+    order: Vec<VecDeque<u32>>,
+    /// One bit per row of the device: the row's data is in SLC mode.
+    in_slc: Vec<u64>,
     pub(super) stats: SlcStats,
 }
 
 impl Slc {
-    /// The cache of a device of `dies` dies with `row_bytes` per row.
-    pub(super) fn new(p: SlcParams, dies: u32, row_bytes: u64) -> Slc {
+    /// The cache of a device of `dies` dies with `row_bytes` per row and
+    /// `total_rows` rows in all. The rows' order is allocated here for the
+    /// most the region can hold, so admitting a row allocates nothing.
+    pub(super) fn new(p: SlcParams, dies: u32, row_bytes: u64, total_rows: u64) -> Slc {
         let per_die = |bytes: u64| (bytes / u64::from(dies) / row_bytes) as u32;
+        let (static_rows, dynamic_max_rows) = (per_die(p.static_bytes), per_die(p.dynamic_bytes));
+        let most = (static_rows + dynamic_max_rows) as usize;
         Slc {
             rows: vec![0; dies as usize],
-            static_rows: per_die(p.static_bytes),
-            dynamic_max_rows: per_die(p.dynamic_bytes),
+            static_rows,
+            dynamic_max_rows,
             resident: 0,
             last_host: 0,
+            order: (0..dies).map(|_| VecDeque::with_capacity(most)).collect(),
+            in_slc: vec![0; total_rows.div_ceil(64) as usize],
             stats: SlcStats::default(),
             p,
+        }
+    }
+
+    /// Row `row` of die `d` is programmed in SLC mode.
+    fn enter(&mut self, d: usize, row: u32) {
+        self.rows[d] += 1;
+        self.resident += 1;
+        self.stats.slc_rows += 1;
+        self.order[d].push_back(row);
+        self.in_slc[(row / 64) as usize] |= 1 << (row % 64);
+    }
+
+    /// The oldest SLC row of die `d` leaves SLC mode (folded).
+    fn leave_oldest(&mut self, d: usize) {
+        self.rows[d] -= 1;
+        self.resident -= 1;
+        if let Some(row) = self.order[d].pop_front() {
+            self.in_slc[(row / 64) as usize] &= !(1 << (row % 64));
+        }
+    }
+
+    /// Whether row `row`'s data is in SLC mode.
+    #[inline]
+    pub(super) fn holds(&self, row: u32) -> bool {
+        self.in_slc[(row / 64) as usize] & (1 << (row % 64)) != 0
+    }
+
+    /// Rows `first..first + n` were erased (GC): none holds SLC data.
+    pub(super) fn erased(&mut self, first: u32, n: u32) {
+        for row in first..first + n {
+            self.in_slc[(row / 64) as usize] &= !(1 << (row % 64));
         }
     }
 }
@@ -123,10 +173,20 @@ impl FlashDevice {
         self.slc.as_ref().map(|s| s.stats)
     }
 
-    /// The program time of the host row die `die` programs from `t`, and
-    /// the SLC bookkeeping for it (a foreground fold is booked on the die
-    /// first).
-    pub(super) fn slc_admit(&mut self, die: u32, t: Ns) -> Ns {
+    /// The sense time of a read of row `row` from NAND: SLC mode while the
+    /// row's data is in the SLC cache, else `t_read` (the page type's).
+    #[inline]
+    pub(super) fn row_t_read(&self, row: u32, t_read: Ns) -> Ns {
+        match &self.slc {
+            Some(s) if s.holds(row) => s.p.t_read,
+            _ => t_read,
+        }
+    }
+
+    /// The program time of the host row `row` die `die` programs from
+    /// `t`, and the SLC bookkeeping for it (a foreground fold is booked on
+    /// the die first).
+    pub(super) fn slc_admit(&mut self, die: u32, row: u32, t: Ns) -> Ns {
         let tlc = self.nand.timing.t_prog;
         if self.slc.is_none() {
             return tlc;
@@ -135,9 +195,7 @@ impl FlashDevice {
         let s = self.slc.as_mut().expect("checked");
         let d = die as usize;
         if s.rows[d] < cap {
-            s.rows[d] += 1;
-            s.resident += 1;
-            s.stats.slc_rows += 1;
+            s.enter(d, row);
             return s.p.t_prog;
         }
         match s.p.when_full {
@@ -158,9 +216,7 @@ impl FlashDevice {
                     s.stats.folded_foreground_rows += 1;
                 }
                 let s = self.slc.as_mut().expect("checked");
-                s.rows[d] += 1;
-                s.resident += 1;
-                s.stats.slc_rows += 1;
+                s.enter(d, row);
                 s.p.t_prog
             }
         }
@@ -170,8 +226,7 @@ impl FlashDevice {
     /// transfer out, then the transfer in and TLC program. Returns the end.
     fn fold_row(&mut self, die: u32, t: Ns) -> Ns {
         let s = self.slc.as_mut().expect("folding needs the SLC cache");
-        s.rows[die as usize] -= 1;
-        s.resident -= 1;
+        s.leave_oldest(die as usize);
         let t_read = s.p.t_read;
         let (_, out) = self.nand.read_for(t, die, t_read, self.row_bytes);
         let tlc = self.nand.timing.t_prog;

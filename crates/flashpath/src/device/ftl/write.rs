@@ -71,10 +71,11 @@ impl FlashDevice {
             self.die_state[die as usize].pending = pending;
             return;
         }
+        let mut row = 0;
         for &l in &pending {
             let l = u64::from(l);
             let ver = self.lpn_version(l);
-            self.place(l, false, t, ver);
+            row = self.place(l, false, t, ver) / self.row_slots;
             if self.timed {
                 // Read-modify-write of the entry's map page; a miss reads it
                 // from NAND. The data program does not wait for it (the
@@ -90,7 +91,7 @@ impl FlashDevice {
         self.buf_pending -= n;
         let end = if self.timed {
             self.stats.nand_programs_data += 1;
-            let t_prog = self.slc_admit(die, t);
+            let t_prog = self.slc_admit(die, row, t);
             self.nand.program_for(t, die, self.row_bytes, t_prog)
         } else {
             t

@@ -262,9 +262,9 @@ crate::params! {
     /// Whether the controller scales its clock.
     pub struct ClkScalingGate {
         /// UFSHCD_CAP_CLK_SCALING: the controller scales its clock and gear
-        /// with devfreq's simple_ondemand. Absent or false: it does not, and
-        /// no other `ufs.clk_scaling.*` or `ufs.clk_gating.*` key is read.
-        enabled: Option<bool> = optional flag("ufs.clk_scaling.enabled"),
+        /// with devfreq's simple_ondemand. false: it does not, and no other
+        /// `ufs.clk_scaling.*` or `ufs.clk_gating.*` key is read.
+        enabled: bool = default(false) flag("ufs.clk_scaling.enabled"),
     }
 }
 
@@ -322,7 +322,7 @@ pub(super) fn clk_scaling_from_profile(
     gear: u32,
     ncpus: u32,
 ) -> Result<Option<ClkScaling>> {
-    if ClkScalingGate::read(p)?.enabled != Some(true) {
+    if !ClkScalingGate::read(p)?.enabled {
         return Ok(None);
     }
     let cp = ClkScalingParams::read(p)?;

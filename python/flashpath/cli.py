@@ -621,6 +621,12 @@ def _trace_path_problem(trace: str) -> str | None:
     "'time=0:us,op=1:R/W,offset=2:bytes,len=3:bytes' (see docs/traces.md).",
 )
 @click.option(
+    "--blkparse-format",
+    default=None,
+    help="The -f format blkparse printed the trace with, e.g. '%D %a %d %S %n %T.%t\\n' "
+    "(it needs %a, %d, %S, %T and %n or %N; implies --format blkparse).",
+)
+@click.option(
     "--mode",
     type=click.Choice(["as-recorded", "closed", "fast"]),
     default=None,
@@ -707,6 +713,7 @@ def replay_cmd(
     device: str,
     trace_format: str,
     columns: str | None,
+    blkparse_format: str | None,
     mode: str | None,
     timing: str | None,
     iodepth: int | None,
@@ -728,6 +735,12 @@ def replay_cmd(
     with fio's report; a trace with recorded completions gets its recorded
     latencies beside the simulated ones."""
 
+    if blkparse_format is not None:
+        if columns is not None:
+            _error("--blkparse-format and --columns: give one")
+        if trace_format not in ("auto", "blkparse"):
+            _error(f"--blkparse-format is blkparse's, not --format {shown(trace_format)}'s")
+        trace_format, columns = "blkparse", blkparse_format
     if mode and timing and mode != timing:
         _error(f"--mode {mode} and --timing {timing}: give one")
     mode = mode or timing or "as-recorded"

@@ -307,9 +307,10 @@ pub fn trace_input(data: &[u8], sandbox: &Path) -> Outcome {
 }
 
 /// `trace_columns` input: a column mapping (`flashpath replay --columns`)
-/// on the first line, a delimited trace after it. The mapping is parsed;
-/// when it parses, the trace is read with it, checked and replayed as
-/// [`trace_file`] does.
+/// or a blkparse `-f` format (`--blkparse-format`, a line starting with
+/// `%`) on the first line, the trace after it. The mapping or format is
+/// parsed; when it parses, the trace is read with it, checked and replayed
+/// as [`trace_file`] does.
 pub fn trace_columns_input(data: &[u8], sandbox: &Path) -> Outcome {
     use crate::workload::trace::{delimited::Mapping, Format};
     clear_sandbox(sandbox);
@@ -318,8 +319,15 @@ pub fn trace_columns_input(data: &[u8], sandbox: &Path) -> Outcome {
         return Outcome::Skipped;
     };
     let body = data.get(split + 1..).unwrap_or(&[]);
-    let map = match Mapping::parse(map_text) {
-        Ok(m) => m,
+    // A first line that starts with '%' is a blkparse -f format
+    // (--blkparse-format), read the same way.
+    let parsed = if map_text.starts_with('%') {
+        crate::workload::trace::blkparse::LineFormat::parse(map_text).map(Format::BlkparseFormat)
+    } else {
+        Mapping::parse(map_text).map(Format::Csv)
+    };
+    let format = match parsed {
+        Ok(f) => f,
         // A refused mapping is a message, never a panic.
         Err(m) => {
             assert!(!m.is_empty(), "an empty message for mapping {map_text:?}");
@@ -334,7 +342,7 @@ pub fn trace_columns_input(data: &[u8], sandbox: &Path) -> Outcome {
     if std::fs::write(&path, body).is_err() {
         return Outcome::Skipped;
     }
-    Outcome::Ran(vec![trace_file(&path, &Format::Csv(map))])
+    Outcome::Ran(vec![trace_file(&path, &format)])
 }
 
 /// `iozone_args` input: one argument per line, run on `nullblk` (the

@@ -102,6 +102,9 @@ pub trait TraceReader {
 pub enum Format {
     Blktrace,
     Blkparse,
+    /// blkparse text printed with `-f FORMAT` (given as the format's
+    /// `--blkparse-format`, or `--columns` with `--format blkparse`).
+    BlkparseFormat(blkparse::LineFormat),
     Msr,
     Mqsim,
     Disksim,
@@ -152,7 +155,7 @@ impl Format {
     pub fn name(&self) -> &'static str {
         match self {
             Format::Blktrace => "blktrace",
-            Format::Blkparse => "blkparse",
+            Format::Blkparse | Format::BlkparseFormat(_) => "blkparse",
             Format::Msr => "msr",
             Format::Mqsim => "mqsim",
             Format::Disksim => "disksim",
@@ -169,6 +172,10 @@ impl Format {
     pub fn from_name(name: &str, columns: Option<&str>) -> std::result::Result<Format, String> {
         let f = match name {
             "blktrace" => Format::Blktrace,
+            "blkparse" if columns.is_some() => {
+                return blkparse::LineFormat::parse(columns.unwrap_or_default())
+                    .map(Format::BlkparseFormat)
+            }
             "blkparse" => Format::Blkparse,
             "msr" => Format::Msr,
             "mqsim" => Format::Mqsim,
@@ -200,7 +207,8 @@ impl Format {
         };
         if columns.is_some() {
             return Err(format!(
-                "a column mapping is for format 'csv', not '{}'",
+                "a column mapping is for format 'csv' (and a -f format string for \
+                 'blkparse'), not '{}'",
                 f.name()
             ));
         }
@@ -401,6 +409,9 @@ pub fn open_text(
     let lines = Lines::new(name, input);
     Ok(match format {
         Format::Blkparse => Box::new(blkparse::BlkparseReader::new(lines)),
+        Format::BlkparseFormat(f) => {
+            Box::new(blkparse::BlkparseReader::with_format(lines, f.clone()))
+        }
         Format::Msr => Box::new(delimited::DelimitedReader::new(lines, msr::mapping())),
         Format::Mqsim => Box::new(delimited::DelimitedReader::new(lines, mqsim::mapping())),
         Format::Disksim => Box::new(delimited::DelimitedReader::new(lines, disksim::mapping())),

@@ -48,6 +48,7 @@ pub const GROUPS: &[Group] = &[
     ("device: NAND (device/flash.rs)", crate::device::flash::NandKeys::DECLS),
     ("device: the translation layer (device/ftl/layer.rs)", crate::device::ftl::layer::LayerParams::DECLS),
     ("device: the page-mapping FTL (device/flash.rs)", crate::device::flash::FlashKeys::DECLS),
+    ("device: the zoned namespace, with `device.flash.layer = \"zns\"` (device/zns.rs)", crate::device::zns::ZnsKeys::DECLS),
     ("device: FTL preconditioning, UFS and NVMe flash (device/flash.rs)", crate::device::flash::PreconditionParams::DECLS),
     ("device: the FTL's SLC cache, with `device.flash.slc_static` (device/flash.rs, device/ftl/slc.rs)", crate::device::flash::SlcKeys::DECLS),
 ];

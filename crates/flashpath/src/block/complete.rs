@@ -37,9 +37,12 @@ pub enum Completion {
     PostFlush,
 }
 
-/// EOPNOTSUPP and EIO (include/uapi/asm-generic/errno*.h).
+/// EOPNOTSUPP, EIO, EOVERFLOW and ETOOMANYREFS
+/// (include/uapi/asm-generic/errno*.h).
 pub const EOPNOTSUPP: i32 = 95;
 pub const EIO: i32 = 5;
+pub const EOVERFLOW: i32 = 75;
+pub const ETOOMANYREFS: i32 = 109;
 
 /// The errno of a request's status, as block/blk-core.c's `blk_errors`
 /// table gives it (`blk_status_to_errno`, negated: the positive errno a
@@ -49,6 +52,8 @@ pub fn blk_status_to_errno(status: BlkStatus) -> i32 {
         BlkStatus::Ok => 0,
         BlkStatus::NotSupp => EOPNOTSUPP,
         BlkStatus::IoErr => EIO,
+        BlkStatus::ZoneOpenResource => ETOOMANYREFS,
+        BlkStatus::ZoneActiveResource => EOVERFLOW,
     }
 }
 

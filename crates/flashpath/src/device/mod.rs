@@ -15,6 +15,7 @@
 //! | [`emmc::EmmcCard`] | firmware, read-ahead cache, write commit over the FTL | mmc |
 //! | [`ufs::UfsDevice`] | firmware core, HPB device side over the FTL | ufs |
 //! | [`ftl::FlashDevice`] | the FTL over NAND, every flash device's back end | |
+//! | [`zns::Zns`] | a zoned namespace over NAND, the NVMe flash SSD's other layer | |
 //!
 //! Every device takes a [`Command`] through [`BlockBackend::submit`] and
 //! answers with a [`Completion`]: a booking model, the device reserves
@@ -63,6 +64,7 @@ pub mod queue;
 pub mod ram;
 pub mod sd;
 pub mod ufs;
+pub mod zns;
 
 pub use ftl::{FactoryLayout, FlashDevice, FtlStats, GcPolicy, MemoryUse, Ppn};
 pub use nand::{CellTiming, CellType, ChannelParams, Geometry, ReadByPageType};
@@ -166,6 +168,50 @@ pub enum Status {
     /// what null_blk's badblocks answer (BLK_STS_IOERR,
     /// drivers/block/null_blk/main.c null_handle_badblocks).
     IoError,
+    /// A field of the command is wrong for the device (NVMe Invalid Field
+    /// in Command, 0x02: a Zone Append off a zone's start or past ZASL).
+    InvalidField,
+    /// A zoned device's rule was broken (the NVMe ZNS statuses).
+    Zone(ZoneStatus),
+}
+
+/// The Zoned Namespace Command Set specific status values (NVMe ZNS
+/// Command Set Specification 1.1, figure 27; Linux's NVME_SC_ZONE_* in
+/// include/linux/nvme.h), with their status codes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ZoneStatus {
+    /// 0xB8: the command would cross the zone's writable capacity.
+    BoundaryError,
+    /// 0xB9: a write to a full zone.
+    Full,
+    /// 0xBA: a write to a read-only zone.
+    ReadOnly,
+    /// 0xBB: any access to an offline zone.
+    Offline,
+    /// 0xBC: a write not at the zone's write pointer.
+    InvalidWrite,
+    /// 0xBD: the zone would need an active resource and none is left.
+    TooManyActive,
+    /// 0xBE: the zone would need an open resource and none is left.
+    TooManyOpen,
+    /// 0xBF: the zone's state does not allow the action.
+    InvalidTransition,
+}
+
+impl ZoneStatus {
+    /// The Status Code (Status Code Type 1h, command specific).
+    pub fn code(self) -> u8 {
+        match self {
+            ZoneStatus::BoundaryError => 0xB8,
+            ZoneStatus::Full => 0xB9,
+            ZoneStatus::ReadOnly => 0xBA,
+            ZoneStatus::Offline => 0xBB,
+            ZoneStatus::InvalidWrite => 0xBC,
+            ZoneStatus::TooManyActive => 0xBD,
+            ZoneStatus::TooManyOpen => 0xBE,
+            ZoneStatus::InvalidTransition => 0xBF,
+        }
+    }
 }
 
 /// The device's answer: when it has done the command's work (read data

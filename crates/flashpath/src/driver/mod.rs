@@ -96,6 +96,10 @@ pub enum BlkStatus {
     NotSupp,
     /// BLK_STS_IOERR: the catch-all I/O error.
     IoErr,
+    /// BLK_STS_ZONE_OPEN_RESOURCE: a zoned device has no open zone left.
+    ZoneOpenResource,
+    /// BLK_STS_ZONE_ACTIVE_RESOURCE: a zoned device has no active zone left.
+    ZoneActiveResource,
 }
 
 impl BlkStatus {
@@ -104,12 +108,19 @@ impl BlkStatus {
     /// into BLK_STS_NOTSUPP and the rest into BLK_STS_IOERR; SCSI's
     /// ILLEGAL REQUEST with an invalid opcode becomes BLK_STS_NOTSUPP
     /// (scsi_io_completion_action); null_blk's bad blocks are
-    /// BLK_STS_IOERR (null_handle_badblocks).
+    /// BLK_STS_IOERR (null_handle_badblocks). nvme_error_status makes
+    /// Invalid Field BLK_STS_NOTSUPP, the two ZNS resource statuses
+    /// BLK_STS_ZONE_ACTIVE_RESOURCE and BLK_STS_ZONE_OPEN_RESOURCE, and
+    /// every other ZNS status BLK_STS_IOERR (its default).
     pub fn from_device(s: crate::device::Status) -> BlkStatus {
+        use crate::device::{Status, ZoneStatus};
         match s {
-            crate::device::Status::Ok => BlkStatus::Ok,
-            crate::device::Status::Unsupported => BlkStatus::NotSupp,
-            crate::device::Status::IoError => BlkStatus::IoErr,
+            Status::Ok => BlkStatus::Ok,
+            Status::Unsupported | Status::InvalidField => BlkStatus::NotSupp,
+            Status::IoError => BlkStatus::IoErr,
+            Status::Zone(ZoneStatus::TooManyActive) => BlkStatus::ZoneActiveResource,
+            Status::Zone(ZoneStatus::TooManyOpen) => BlkStatus::ZoneOpenResource,
+            Status::Zone(_) => BlkStatus::IoErr,
         }
     }
 }

@@ -138,8 +138,10 @@ pub fn strerror(err: i32) -> String {
         5 => "Input/output error".into(),
         28 => "No space left on device".into(),
         61 => "No data available".into(),
+        75 => "Value too large for defined data type".into(),
         84 => "Invalid or incomplete multibyte or wide character".into(),
         95 => "Operation not supported".into(),
+        109 => "Too many references: cannot splice".into(),
         _ => format!("Unknown error {err}"),
     }
 }

@@ -1,7 +1,8 @@
 //! The translation layer seam: what a flash front end (the NVMe
 //! controller of [`crate::device::nvme_flash`]) asks of the layer between
 //! the host's logical blocks and NAND. The conventional page-mapping FTL
-//! ([`FlashDevice`]) is the first implementation. MQSim draws the same line
+//! ([`FlashDevice`]) is one implementation; a zoned namespace
+//! ([`crate::device::zns::Zns`]) is another. MQSim draws the same line
 //! (its `NVM_Firmware` holds an `Address_Mapping_Unit` the host interface
 //! never sees).
 //!
@@ -117,6 +118,9 @@ crate::choice_enum! {
         /// The conventional page-mapping FTL with its map cache, write
         /// buffer and garbage collection.
         Page = "page",
+        /// An NVMe Zoned Namespace: zones of erase blocks written at their
+        /// write pointers, no device-side GC ([`crate::device::zns`]).
+        Zns = "zns",
     }
 }
 
@@ -139,6 +143,7 @@ pub fn layer_from_profile(p: &Profile, seed: u64) -> Result<Box<dyn TranslationL
             ftl.load_whole_map();
             Ok(Box::new(ftl))
         }
+        LayerKind::Zns => Ok(Box::new(super::super::zns::Zns::from_profile(p)?)),
     }
 }
 

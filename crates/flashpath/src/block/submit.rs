@@ -7,6 +7,7 @@
 use super::elevator::SchedRq;
 use super::flush::flush_policy;
 use super::{BlkCtx, BlockEvent, BlockLayer, RqKind};
+use crate::dma::bounce::RqData;
 use crate::driver::{BlkStatus, DeviceSignal, DriverRq};
 use crate::sim::Ns;
 use crate::types::Ddir;
@@ -39,7 +40,17 @@ impl BlockLayer {
                 let rq = self.rqs.get_mut(key);
                 rq.mapped = true;
                 let (ddir, len) = (rq.unit.ddir, u64::from(rq.unit.len));
-                dma.map(ctx.host, cpu, key, ddir, len, rq.contiguous, at)
+                dma.map(
+                    ctx.host,
+                    cpu,
+                    key,
+                    RqData {
+                        ddir,
+                        len,
+                        contiguous: rq.contiguous,
+                    },
+                    at,
+                )
             }
             _ => at,
         };
@@ -148,7 +159,17 @@ impl BlockLayer {
         rq.mapped = true;
         let (ddir, len) = (rq.unit.ddir, u64::from(rq.unit.len));
         let dma = ctx.dma.as_deref_mut().expect("only swiotlb runs map");
-        let end = dma.map(ctx.host, cpu, key, ddir, len, rq.contiguous, at);
+        let end = dma.map(
+            ctx.host,
+            cpu,
+            key,
+            RqData {
+                ddir,
+                len,
+                contiguous: rq.contiguous,
+            },
+            at,
+        );
         ctx.schedule(end, BlockEvent::Issue(key));
     }
 

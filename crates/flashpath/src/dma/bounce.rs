@@ -162,6 +162,15 @@ crate::params! {
     }
 }
 
+/// A request's data as its mapping sees it: its direction, `len` bytes in
+/// pieces of at most `contiguous` physically contiguous bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct RqData {
+    pub ddir: Ddir,
+    pub len: u64,
+    pub contiguous: u64,
+}
+
 impl SwiotlbPath {
     /// The profile's `dma.swiotlb.*`; `None` when the profile has no
     /// swiotlb section or the boot parameter does not force bouncing (the
@@ -334,20 +343,15 @@ impl SwiotlbPath {
         (slot, end)
     }
 
-    /// `dma_map_sg` of request `key` (`len` bytes of data in pieces of at
-    /// most `contiguous` physically contiguous bytes) on `cpu`, asked at
+    /// `dma_map_sg` of request `key` (its `data`) on `cpu`, asked at
     /// `now`, with the driver's own mappings: returns when all mappings and
     /// their copies in are done.
-    pub fn map(
-        &mut self,
-        host: &mut Host,
-        cpu: u32,
-        key: u32,
-        ddir: Ddir,
-        len: u64,
-        contiguous: u64,
-        now: Ns,
-    ) -> Ns {
+    pub fn map(&mut self, host: &mut Host, cpu: u32, key: u32, data: RqData, now: Ns) -> Ns {
+        let RqData {
+            ddir,
+            len,
+            contiguous,
+        } = data;
         let k = key as usize;
         if self.maps.len() <= k {
             self.maps.resize_with(k + 1, Vec::new);

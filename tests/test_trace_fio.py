@@ -267,3 +267,28 @@ def test_fio_333_itself_never_merges(tmp_path: Path) -> None:
     assert "fio: iolog short read" in out.stderr
     assert (tmp_path / "merged.bin").read_bytes() == b""
     assert json.loads(out.stdout)["jobs"][0]["write"]["total_ios"] == 5
+
+
+@need_fio
+def test_fio_333_sleeps_between_paced_ios_without_reaping(tmp_path: Path) -> None:
+    """Three reads one second apart at iodepth 2 (libaio): fio 3.33 sleeps
+    each gap without reaping (iolog_delay), so the first two are reaped
+    only when the queue is full, each with a clat of about the 1 s it
+    waited, and the third is still in flight when the log ends, never
+    reaped: 3 reads issued, 8,192 bytes, 2 clat samples near 1 s."""
+    s = 1_000_000_000
+    trace = b"".join(record(i + 1, 1_000 + i * s, 8 * i, 4096, READ_Q) for i in range(3))
+    (tmp_path / "t.blktrace.0").write_bytes(trace)
+    with (tmp_path / "target").open("wb") as f:
+        f.truncate(1 << 20)
+    job = tmp_path / "j.fio"
+    job.write_text(
+        "[r]\nioengine=libaio\niodepth=2\nread_iolog=t.blktrace.0\n"
+        f"replay_redirect={tmp_path / 'target'}\n"
+    )
+    real, sim = real_fio(job)["read"], ours(job)["read"]
+    assert real["total_ios"] == sim["total_ios"] == 3
+    assert real["io_bytes"] == sim["io_bytes"] == 8192
+    assert real["clat_ns"]["N"] == sim["clat_ns"]["N"] == 2
+    for j in (real, sim):
+        assert s <= j["clat_ns"]["min"] <= j["clat_ns"]["max"] < 1.01 * s

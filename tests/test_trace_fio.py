@@ -267,3 +267,82 @@ def test_fio_333_itself_never_merges(tmp_path: Path) -> None:
     assert "fio: iolog short read" in out.stderr
     assert (tmp_path / "merged.bin").read_bytes() == b""
     assert json.loads(out.stdout)["jobs"][0]["write"]["total_ios"] == 5
+
+
+@need_fio
+def test_fio_333_sleeps_between_paced_ios_without_reaping(tmp_path: Path) -> None:
+    """Three reads one second apart at iodepth 2 (libaio): fio 3.33 sleeps
+    each gap without reaping (iolog_delay), so the first two are reaped
+    only when the queue is full, each with a clat of about the 1 s it
+    waited, and the third is still in flight when the log ends, never
+    reaped: 3 reads issued, 8,192 bytes, 2 clat samples near 1 s."""
+    s = 1_000_000_000
+    trace = b"".join(record(i + 1, 1_000 + i * s, 8 * i, 4096, READ_Q) for i in range(3))
+    (tmp_path / "t.blktrace.0").write_bytes(trace)
+    with (tmp_path / "target").open("wb") as f:
+        f.truncate(1 << 20)
+    job = tmp_path / "j.fio"
+    job.write_text(
+        "[r]\nioengine=libaio\niodepth=2\nread_iolog=t.blktrace.0\n"
+        f"replay_redirect={tmp_path / 'target'}\n"
+    )
+    real, sim = real_fio(job)["read"], ours(job)["read"]
+    assert real["total_ios"] == sim["total_ios"] == 3
+    assert real["io_bytes"] == sim["io_bytes"] == 8192
+    assert real["clat_ns"]["N"] == sim["clat_ns"]["N"] == 2
+    for j in (real, sim):
+        assert s <= j["clat_ns"]["min"] <= j["clat_ns"]["max"] < 1.01 * s
+
+
+@need_fio
+def test_replay_scale_and_align_place_each_io_as_fio(tmp_path: Path) -> None:
+    """replay_scale=2 and replay_align=4096 on writes of 4096, 1024, 3000
+    and 512 bytes at sectors 1, 9, 1000 and 77777: fio divides each byte
+    offset by 2 and rounds it down to 4096 (blktrace.c store_ipo,
+    ipo_bytes_align) and rounds each length up to 4096 (t_bytes_align).
+    The per-I/O latency logs (log_offset=1) of the real fio and flashpath
+    list the same directions, sizes and offsets."""
+    spec = [(1, 4096), (9, 1024), (1000, 3000), (77777, 512)]
+    trace = b"".join(
+        record(i + 1, 1_000 + i * 1_000, s, n, WRITE_Q) for i, (s, n) in enumerate(spec)
+    )
+    (tmp_path / "t.blktrace.0").write_bytes(trace)
+    with (tmp_path / "target").open("wb") as f:
+        f.truncate(64 << 20)
+    job = tmp_path / "j.fio"
+    job.write_text(
+        "[r]\nioengine=psync\nread_iolog=t.blktrace.0\nreplay_scale=2\nreplay_align=4096\n"
+        f"replay_redirect={tmp_path / 'target'}\nwrite_lat_log=lat\nlog_offset=1\n"
+    )
+
+    def logged() -> list[tuple[str, ...]]:
+        lines = (tmp_path / "lat_lat.1.log").read_text().splitlines()
+        (tmp_path / "lat_lat.1.log").unlink()
+        return [tuple(f.strip() for f in line.split(",")[2:5]) for line in lines]
+
+    real_fio(job)
+    real = logged()
+    out = cli("run", str(job), "--device", "nullblk", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert logged() == real
+    assert [int(r[2]) for r in real] == [0, 0, 253952, 19910656]
+
+
+@need_fio
+def test_replay_time_scale_shortens_the_waits_as_fio(tmp_path: Path) -> None:
+    """Three reads 100 ms apart with replay_time_scale=200: fio waits each
+    gap times 100 / 200 (iolog.c delay_since_ttime), so both run about
+    100 ms, not 200."""
+    ms = 1_000_000
+    trace = b"".join(record(i + 1, 1_000 + i * 100 * ms, 8 * i, 4096, READ_Q) for i in range(3))
+    (tmp_path / "t.blktrace.0").write_bytes(trace)
+    with (tmp_path / "target").open("wb") as f:
+        f.truncate(1 << 20)
+    job = tmp_path / "j.fio"
+    job.write_text(
+        "[r]\nioengine=psync\nread_iolog=t.blktrace.0\nreplay_time_scale=200\n"
+        f"replay_redirect={tmp_path / 'target'}\n"
+    )
+    for j in (real_fio(job), ours(job)):
+        assert j["read"]["total_ios"] == 3
+        assert 100 <= j["job_runtime"] < 150, j["job_runtime"]

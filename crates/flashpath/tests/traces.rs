@@ -483,6 +483,9 @@ mod replay {
         let opts = TraceOptions {
             remap: Remap::Wrap,
             lat_csv: Some("lat.csv".into()),
+            // As flashpath replay sets it: the I/Os in flight at the end
+            // are reaped too, so every row has its simulation.
+            count_tail: true,
             ..TraceOptions::default()
         };
         let out = run::run_trace_text(

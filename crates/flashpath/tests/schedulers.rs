@@ -155,3 +155,73 @@ fn a_scheduler_the_queue_does_not_offer_is_refused_with_its_line() {
         .to_string();
     assert!(err.contains("one scheduler for the whole run"), "{err}");
 }
+
+/// fio 3.33's per-priority output (stat.c): in the JSON a "prios" array
+/// right after "lat_ns" in the direction that has two or more priorities
+/// with samples, each {prioclass, prio, clat_ns}; in the normal output a
+/// `clat prio C/L` line per priority after ` lat`, and a table per
+/// priority with its share of I/Os after the clat percentiles. Under
+/// group_reporting the members' entries merge by priority.
+#[test]
+fn per_priority_latency_is_reported_as_fio_prints_it() {
+    use flashpath::report::{render, OutputFormat};
+    let job = reader_beside_writer(
+        "ioscheduler=mq-deadline",
+        "cmdprio_percentage=30\\ncmdprio_class=1",
+    );
+    let out = run(&job, &[]);
+    let raw = render(&out.result, OutputFormat::Json);
+    // Order as fio writes it (serde_json's map would sort the keys): the
+    // first "prios" (the writer has none) follows the reader's lat_ns and
+    // comes before its bw_min.
+    let at = raw.find("\"prios\" : [").expect("prios");
+    let lat = raw[..at].rfind("\"lat_ns\" : {").unwrap();
+    assert!(!raw[lat..at].contains("\"bw_min\""));
+    assert!(!raw[lat..at].contains("\"runtime\""));
+    assert!(raw[at..].find("\"bw_min\"").unwrap() < raw[at..].find("\"iops\"").unwrap());
+    let json: serde_json::Value = serde_json::from_str(&raw).unwrap();
+    let read = &json["jobs"][1]["read"];
+    let prios = read["prios"].as_array().unwrap();
+    assert_eq!(prios.len(), 2);
+    assert_eq!(
+        (prios[0]["prioclass"].as_u64(), prios[0]["prio"].as_u64()),
+        (Some(0), Some(0))
+    );
+    assert_eq!(
+        (prios[1]["prioclass"].as_u64(), prios[1]["prio"].as_u64()),
+        (Some(1), Some(0))
+    );
+    let n: u64 = prios
+        .iter()
+        .map(|p| p["clat_ns"]["N"].as_u64().unwrap())
+        .sum();
+    assert_eq!(n, read["clat_ns"]["N"].as_u64().unwrap());
+    assert!(prios[1]["clat_ns"]["percentile"]["99.000000"].is_u64());
+    assert!(json["jobs"][0]["write"].get("prios").is_none());
+
+    let normal = render(&out.result, OutputFormat::Normal);
+    let reader = &normal[normal.find("reader: (groupid").unwrap()..];
+    let lat = reader.find("     lat (").unwrap();
+    let p0 = reader.find("    clat prio 0/0 (").unwrap();
+    let p1 = reader.find("    clat prio 1/0 (").unwrap();
+    let pct = reader.find("    clat percentiles (").unwrap();
+    assert!(lat < p0 && p0 < p1 && p1 < pct, "{reader}");
+    let t0 = reader.find("    clat prio 0/0 (").unwrap();
+    let share = reader.find("% of IOs) percentiles (").unwrap();
+    assert!(t0 < share && pct < share, "{reader}");
+    assert!(reader.contains("    clat prio 1/0 ("), "{reader}");
+
+    let grouped = run(
+        &job.replace("[global]\n", "[global]\ngroup_reporting\n"),
+        &[],
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&render(&grouped.result, OutputFormat::Json)).unwrap();
+    let read = &json["jobs"][0]["read"];
+    let prios = read["prios"].as_array().unwrap();
+    let n: u64 = prios
+        .iter()
+        .map(|p| p["clat_ns"]["N"].as_u64().unwrap())
+        .sum();
+    assert_eq!(n, read["clat_ns"]["N"].as_u64().unwrap());
+}

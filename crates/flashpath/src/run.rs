@@ -318,6 +318,52 @@ fn check_faults_direct(jobs: &JobFile, profile: &Profile) -> Result<()> {
     }
 }
 
+/// fio's `ioscheduler=` (backend.c switch_ioscheduler): the queue's
+/// scheduler for the run. A name the queue does not offer fails as fio's
+/// read-back check does ("unable to set io scheduler"); jobs that ask for
+/// different schedulers are refused (the run has one queue setting).
+fn apply_ioscheduler(jobs: &JobFile, settings: &mut crate::block::QueueSettings) -> Result<()> {
+    use crate::block::Scheduler;
+    use crate::profile::Choice;
+    let mut chosen: Option<(&str, u32)> = None;
+    for spec in &jobs.jobs {
+        let Some(name) = spec.ioscheduler.as_deref() else {
+            continue;
+        };
+        if Scheduler::from_name(name).is_none() {
+            return Err(InputError::new(
+                jobs.path.clone(),
+                Some(spec.line),
+                format!(
+                    "job '{}': ioscheduler={name}: the queue offers {} (fio: unable to set io \
+                     scheduler to {name})",
+                    spec.name,
+                    Scheduler::NAMES.join(", ")
+                ),
+            ));
+        }
+        match chosen {
+            Some((first, line)) if first != name => {
+                return Err(InputError::new(
+                    jobs.path.clone(),
+                    Some(spec.line),
+                    format!(
+                        "job '{}': ioscheduler={name}, but the job at line {line} set {first}: \
+                         flashpath keeps one scheduler for the whole run",
+                        spec.name
+                    ),
+                ))
+            }
+            Some(_) => {}
+            None => chosen = Some((name, spec.line)),
+        }
+    }
+    if let Some((name, _)) = chosen {
+        settings.scheduler = Scheduler::from_name(name).expect("checked above");
+    }
+    Ok(())
+}
+
 /// Everything [`run_jobs`] does before it simulates: read the iologs,
 pub fn prepare<'a>(
     jobs: &'a JobFile,
@@ -338,7 +384,8 @@ pub fn prepare<'a>(
     let jobs: &JobFile = &jobs_read;
     check_fio_setup(jobs)?;
     check_modelled(jobs)?;
-    let model = build_model(profile)?;
+    let mut model = build_model(profile)?;
+    apply_ioscheduler(jobs, &mut model.settings)?;
     check_faults_direct(jobs, profile)?;
     let disk = model.driver.info();
     check_iologs_within(jobs, base_dir, disk.capacity)?;

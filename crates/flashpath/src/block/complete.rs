@@ -171,7 +171,7 @@ impl BlockLayer {
                 // blk_mq_free_request -> finish_request, then the restart
                 // run of the queue (blk_mq_sched_restart).
                 e.finish(ioprio, now);
-                self.run_queue(now, ctx);
+                self.run_queue(hctx as usize, now, ctx);
             }
         }
         // Page cache requests complete by interrupt (nobody polls them).

@@ -95,7 +95,7 @@ impl BlockLayer {
                     SchedRq::new(key, rq.unit.ddir, rq.unit.offset, rq.ioprio),
                     now,
                 );
-                self.run_queue(now, ctx);
+                self.run_queue(hctx, now, ctx);
                 for i in 0..self.to_map.len() {
                     let k = self.to_map[i];
                     let cpu = self.rqs.get(k).cpu;
@@ -123,24 +123,29 @@ impl BlockLayer {
         self.elevator.as_deref().is_some_and(|e| e.has_work())
     }
 
-    /// A run of the queue with an elevator at `now`
-    /// (`blk_mq_sched_dispatch_requests`): requests the elevator hands
-    /// out take driver tags and go to the driver, until it holds back or
-    /// one finds no tag (that one waits on its hardware queue's dispatch
-    /// list). Requests still to be mapped for DMA are left in `to_map`
-    /// for the caller, which knows the CPU the run is on.
-    pub(super) fn run_queue<E>(&mut self, now: Ns, ctx: &mut BlkCtx<'_, E>)
+    /// A run of hardware queue `hctx` with an elevator at `now`
+    /// (`blk_mq_sched_dispatch_requests`): while the queue has a free
+    /// driver tag and nothing on its dispatch list (a request there is
+    /// served first, by the next freed tag), requests the elevator hands
+    /// out take tags and go to the driver, until it holds back. One whose
+    /// own hardware queue has no tag (mq-deadline is queue-wide) waits on
+    /// that queue's dispatch list. Requests still to be mapped for DMA are
+    /// left in `to_map` for the caller, which knows the CPU the run is on.
+    pub(super) fn run_queue<E>(&mut self, hctx: usize, now: Ns, ctx: &mut BlkCtx<'_, E>)
     where
         E: From<BlockEvent> + From<DeviceSignal>,
     {
-        while let Some(e) = self.elevator.as_deref_mut() {
+        while self.tags.tag_free(hctx) {
+            let Some(e) = self.elevator.as_deref_mut() else {
+                return;
+            };
             let Some(key) = e.dispatch(now) else {
                 break;
             };
-            let hctx = self.rqs.get(key).hctx as usize;
-            if !self.tags.try_tag(hctx) {
-                self.tags.park(hctx, key);
-                break;
+            let h = self.rqs.get(key).hctx as usize;
+            if !self.tags.try_tag(h) {
+                self.tags.park(h, key);
+                continue;
             }
             if ctx.dma.is_some() && !self.rqs.get(key).mapped {
                 self.to_map.push(key);

@@ -137,6 +137,9 @@ impl Machine {
             false,
             0,
         ));
+        // The system call's priority, for fio's per-priority statistics
+        // (the page cache's own requests keep the default).
+        self.block.rqs.get_mut(key).ioprio = t.fio.ioprio_for(unit.ddir);
         t.fio.queued();
         self.submitted_ios += 1;
         t.bop = Some(BufferedOp {

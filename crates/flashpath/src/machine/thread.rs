@@ -306,6 +306,7 @@ impl Machine {
         if fio.fua_writes && unit.ddir == Ddir::Write {
             self.block.rqs.get_mut(key).fua = true;
         }
+        self.block.rqs.get_mut(key).ioprio = fio.ioprio_for(unit.ddir);
         fio.queued();
         if unit.ddir == Ddir::Write {
             // fsync=N counts issued writes (io_u.c: io_issues[DDIR_WRITE]).
@@ -573,7 +574,7 @@ impl Machine {
             self.completed_ios += 1;
             self.breakdown.ios += 1;
             if rq.error == 0 {
-                fio.record_io(now, rq.unit, rq.start, rq.issue);
+                fio.record_io(now, rq.unit, rq.start, rq.issue, rq.ioprio);
             } else {
                 fio.io_failed(now, rq.unit, Some(rq.issue - rq.start), rq.error);
             }

@@ -108,6 +108,8 @@ pub struct DirStat {
     pub slat: LatencyHist,
     pub clat: LatencyHist,
     pub lat: LatencyHist,
+    /// fio's clat_prio: (ioprio, latency) per priority.
+    pub prios: Vec<(u16, LatencyHist)>,
     /// KiB/s samples.
     pub bw: SampleStat,
     pub iops: SampleStat,
@@ -302,6 +304,7 @@ fn clone_stat(j: &JobResult, index: usize) -> ThreadStat {
         d.slat = src.slat.clone();
         d.clat = src.clat.clone();
         d.lat = src.lat.clone();
+        d.prios = src.prios.clone();
         d.bw = SampleStat::from_samples(&src.bw_samples);
         d.iops = SampleStat::from_samples(&src.iops_samples);
     }
@@ -330,6 +333,7 @@ fn collapse_mixed(ts: &mut ThreadStat) {
         m.clat.merge(&d.clat);
         m.slat.merge(&d.slat);
         m.lat.merge(&d.lat);
+        merge_prios(&mut m.prios, &d.prios);
         m.bw.pure_sum(&d.bw);
         m.iops.pure_sum(&d.iops);
         m.io_bytes += d.io_bytes;
@@ -339,6 +343,17 @@ fn collapse_mixed(ts: &mut ThreadStat) {
         m.drop_ios += d.drop_ios;
     }
     ts.dirs = [m, DirStat::default(), DirStat::default()];
+}
+
+/// sum_clat_prio_stats: each of `src`'s priorities merges into `dst`'s
+/// entry of the same ioprio, or is appended (alloc_or_get_clat_prio_index).
+fn merge_prios(dst: &mut Vec<(u16, LatencyHist)>, src: &[(u16, LatencyHist)]) {
+    for (p, h) in src {
+        match dst.iter_mut().find(|(q, _)| q == p) {
+            Some((_, d)) => d.merge(h),
+            None => dst.push((*p, h.clone())),
+        }
+    }
 }
 
 /// sum_thread_stats(dst, src) plus the per-member bookkeeping of
@@ -361,6 +376,7 @@ fn sum_into(dst: &mut ThreadStat, src: &ThreadStat) {
         d.clat.merge(&s.clat);
         d.slat.merge(&s.slat);
         d.lat.merge(&s.lat);
+        merge_prios(&mut d.prios, &s.prios);
         d.bw.pure_sum(&s.bw);
         d.iops.pure_sum(&s.iops);
         d.io_bytes += s.io_bytes;

@@ -197,6 +197,24 @@ fn ddir_obj(ts: &ThreadStat, rs: &GroupStats, k: usize, plus: bool) -> O {
     o.obj("slat_ns", lat_obj(&d.slat, list, st.slat_percentiles, plus));
     o.obj("clat_ns", lat_obj(&d.clat, list, st.clat_percentiles, plus));
     o.obj("lat_ns", lat_obj(&d.lat, list, st.lat_percentiles, plus));
+    // add_ddir_status_json: per priority, only when two or more have
+    // samples (stat.c get_nr_prios_with_samples).
+    if d.prios.iter().filter(|(_, h)| h.samples() > 0).count() >= 2 {
+        let name = if st.lat_percentiles {
+            "lat_ns"
+        } else {
+            "clat_ns"
+        };
+        let pct = st.clat_percentiles || st.lat_percentiles;
+        let mut arr = Vec::new();
+        for (p, h) in d.prios.iter().filter(|(_, h)| h.samples() > 0) {
+            let mut e = O::new();
+            e.int("prioclass", p >> 13).int("prio", p & 7);
+            e.obj(name, lat_obj(h, list, pct, plus));
+            arr.push(e.done());
+        }
+        o.0.push(("prios".into(), JVal::Arr(arr)));
+    }
     let (min, max, agg, mean, dev) = match d.bw.calc() {
         Some((mn, mx, mean, dev)) => (
             mn,

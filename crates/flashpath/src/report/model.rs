@@ -21,6 +21,11 @@ pub struct DirResult {
     pub clat: LatencyHist,
     /// Total latency (slat + clat).
     pub lat: LatencyHist,
+    /// fio's clat_prio: per I/O priority value, the clat (the lat with
+    /// lat_percentiles) of the I/Os that carried it; the thread's own
+    /// priority first (engines/cmdprio.c init_cmdprio_values). Empty
+    /// unless the job sets a command priority for the direction.
+    pub prios: Vec<(u16, LatencyHist)>,
     /// Bandwidth samples, KiB/s, one per bwavgtime interval (500 ms).
     pub bw_samples: Vec<u64>,
     /// IOPS samples, one per iopsavgtime interval (500 ms).

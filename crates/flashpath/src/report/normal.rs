@@ -209,8 +209,19 @@ fn ddir_status(out: &mut String, ts: &ThreadStat, rs: &GroupStats, k: usize) {
     if let Some(v) = calc_lat(&d.lat) {
         display_lat(out, " lat", v);
     }
-    // show_ddir_status: each kind's table when its option is on.
     let st = &ts.stat;
+    // Per priority, only when two or more have samples (stat.c
+    // get_nr_prios_with_samples); "lat" with lat_percentiles.
+    let clat_type = if st.lat_percentiles { "lat" } else { "clat" };
+    let prios_shown = d.prios.iter().filter(|(_, h)| h.samples() > 0).count() >= 2;
+    if prios_shown {
+        for (p, h) in &d.prios {
+            if let Some(v) = calc_lat(h) {
+                display_lat(out, &format!("{clat_type} prio {}/{}", p >> 13, p & 7), v);
+            }
+        }
+    }
+    // show_ddir_status: each kind's table when its option is on.
     let (list, prec) = (&st.percentile_list[..], st.percentile_precision);
     if st.slat_percentiles && d.slat.samples() > 0 {
         clat_percentiles(out, &d.slat, list, prec, "slat");
@@ -220,6 +231,22 @@ fn ddir_status(out: &mut String, ts: &ThreadStat, rs: &GroupStats, k: usize) {
     }
     if st.lat_percentiles && d.lat.samples() > 0 {
         clat_percentiles(out, &d.lat, list, prec, "lat");
+    }
+    if (st.clat_percentiles || st.lat_percentiles) && prios_shown {
+        let samples = if st.lat_percentiles {
+            d.lat.samples()
+        } else {
+            d.clat.samples()
+        };
+        for (p, h) in d.prios.iter().filter(|(_, h)| h.samples() > 0) {
+            let name = format!(
+                "{clat_type} prio {}/{} ({:.2}% of IOs)",
+                p >> 13,
+                p & 7,
+                100.0 * h.samples() as f64 / samples as f64
+            );
+            clat_percentiles(out, h, list, prec, &name);
+        }
     }
     if let Some((min, max, mean, dev)) = d.bw.calc() {
         let p_of_agg = convert_agg(mean, rs.agg[k]);

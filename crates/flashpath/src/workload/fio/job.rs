@@ -260,6 +260,21 @@ pub struct JobSpec {
     /// contiguity sets a request's DMA segments).
     pub io_mem: crate::mm::thp::IoMem,
     pub hipri: bool,
+    /// prioclass= and prio=: the class and level fio's thread sets with
+    /// ioprio_set before its I/O (backend.c thread_main); None when
+    /// neither is given.
+    pub prioclass: Option<u16>,
+    pub prio: Option<u16>,
+    /// cmdprio_percentage, cmdprio_class, cmdprio per direction (read,
+    /// write; engines/cmdprio.h): the share of I/Os that carry the
+    /// command priority (class 0: unset, RT as fio_cmdprio_parse_and_gen
+    /// makes it).
+    pub cmdprio_percentage: [u32; 2],
+    pub cmdprio_class: [u16; 2],
+    pub cmdprio_level: [u16; 2],
+    /// ioscheduler=: the scheduler fio switches the device's queue to
+    /// (backend.c switch_ioscheduler), as written.
+    pub ioscheduler: Option<String>,
     /// read_iolog: the log to replay, as written (None: fio's own I/O).
     pub read_iolog: Option<String>,
     /// replay_* options applied to the log.
@@ -396,6 +411,37 @@ pub struct JobSpec {
     pub errors: super::errors::ErrorPolicy,
 }
 
+impl JobSpec {
+    /// fio's td->ioprio: `ioprio_value(prioclass, prio)` once either is
+    /// set (a class of 0 is BE, os/os-linux.h ioprio_value), else 0.
+    pub fn td_ioprio(&self) -> u16 {
+        if self.prioclass.is_none() && self.prio.is_none() {
+            return 0;
+        }
+        let class = match self.prioclass.unwrap_or(0) {
+            0 => crate::block::elevator::IOPRIO_CLASS_BE,
+            c => c,
+        };
+        crate::block::elevator::ioprio_value(class, self.prio.unwrap_or(0))
+    }
+
+    /// The command priority of direction `d` (0 read, 1 write): its
+    /// percentage and ioprio value, when the job's engine sets one.
+    pub fn cmdprio(&self, d: usize) -> Option<(u32, u16)> {
+        let perc = self.cmdprio_percentage[d];
+        (perc > 0).then(|| {
+            let class = match self.cmdprio_class[d] {
+                0 => crate::block::elevator::IOPRIO_CLASS_RT,
+                c => c,
+            };
+            (
+                perc,
+                crate::block::elevator::ioprio_value(class, self.cmdprio_level[d]),
+            )
+        })
+    }
+}
+
 impl Default for JobSpec {
     /// fio's defaults (options.c): rw=read, bs=4k, ioengine=psync,
     /// iodepth=1, numjobs=1, randrepeat=1, rwmixread=50, loops=1.
@@ -435,6 +481,12 @@ impl Default for JobSpec {
             fadvise_hint: FadviseHint::ByPattern,
             io_mem: crate::mm::thp::IoMem::Malloc,
             hipri: false,
+            prioclass: None,
+            prio: None,
+            cmdprio_percentage: [0; 2],
+            cmdprio_class: [0; 2],
+            cmdprio_level: [0; 2],
+            ioscheduler: None,
             read_iolog: None,
             replay: crate::workload::iolog::ReplayOptions::default(),
             replay_redirect: None,

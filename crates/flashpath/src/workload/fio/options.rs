@@ -237,6 +237,23 @@ fn per_direction(target: &mut [u64; 3], slots: &[Option<u64>; 3]) {
     }
 }
 
+/// A read,write option of engines/cmdprio.h (no trim slot).
+fn per_direction_u32(target: &mut [u32; 2], slots: &[Option<u64>; 3]) {
+    for (t, v) in target.iter_mut().zip(slots) {
+        if let Some(v) = v {
+            *t = *v as u32;
+        }
+    }
+}
+
+fn per_direction_u16(target: &mut [u16; 2], slots: &[Option<u64>; 3]) {
+    for (t, v) in target.iter_mut().zip(slots) {
+        if let Some(v) = v {
+            *t = *v as u16;
+        }
+    }
+}
+
 /// fio's times are microseconds; the model's nanoseconds.
 fn us_to_ns(us: u64) -> u64 {
     us.saturating_mul(1000)
@@ -1033,7 +1050,15 @@ pub static OPTIONS: &[OptDef] = &[
     // exec_string): flashpath runs no host commands.
     o("exec_prerun", &[], STORE, Handling::Refuse),
     o("exec_postrun", &[], STORE, Handling::Ignore),
-    o("ioscheduler", &[], STORE, Handling::Refuse),
+    // backend.c switch_ioscheduler: the queue's scheduler for the run
+    // (block.scheduler); a name the queue does not offer is refused when
+    // the run is built.
+    o(
+        "ioscheduler",
+        &[],
+        STORE,
+        sets(|s, g| s.ioscheduler = Some(g.v().to_string())),
+    ),
     o(
         "zonemode",
         &[],
@@ -1096,8 +1121,20 @@ pub static OPTIONS: &[OptDef] = &[
         INT.min(-20).max(19),
         Handling::RefuseUnless(&["0"]),
     ),
-    o("prio", &[], INT.max(7), Handling::Refuse),
-    o("prioclass", &[], INT.max(3), Handling::Refuse),
+    // ioprio_set(IOPRIO_WHO_PROCESS, 0, prioclass, prio) in thread_main:
+    // the priority of the thread's requests.
+    o(
+        "prio",
+        &[],
+        INT.max(7),
+        sets(|s, g| s.prio = Some(g.n() as u16)),
+    ),
+    o(
+        "prioclass",
+        &[],
+        INT.max(3),
+        sets(|s, g| s.prioclass = Some(g.n() as u16)),
+    ),
     o(
         "thinktime",
         &[],
@@ -1557,19 +1594,26 @@ pub static OPTIONS: &[OptDef] = &[
         INT.max(100),
         Handling::RefuseUnless(&["100"]),
     ),
+    // engines/cmdprio.c: per direction, the share of I/Os that carry the
+    // command priority (cmdprio_class, cmdprio) in their iocb / sqe.
     e(
         "cmdprio_percentage",
         URING_AIO,
         INT.max(100),
-        Handling::Refuse,
+        sets(|s, g| per_direction_u32(&mut s.cmdprio_percentage, &g.parsed.slots)),
     ),
     e(
         "cmdprio_class",
         URING_AIO,
         INT.min(1).max(3),
-        Handling::Refuse,
+        sets(|s, g| per_direction_u16(&mut s.cmdprio_class, &g.parsed.slots)),
     ),
-    e("cmdprio", URING_AIO, INT.max(7), Handling::Refuse),
+    e(
+        "cmdprio",
+        URING_AIO,
+        INT.max(7),
+        sets(|s, g| per_direction_u16(&mut s.cmdprio_level, &g.parsed.slots)),
+    ),
     e("cmdprio_bssplit", URING_AIO, STORE, Handling::Refuse),
     // Buffer and file registration save CPU work in the kernel that the
     // host model charges per I/O anyway; they do not change the I/O.

@@ -132,6 +132,12 @@ pub struct FioThread {
     rate_bps: [u64; 3],
     rate_poisson: bool,
     rate_rng: RngStream,
+    /// td->ioprio (prioclass, prio) and, per direction (read, write), the
+    /// command priority's percentage and value (engines/cmdprio.c), drawn
+    /// from fio's prio_state stream.
+    td_ioprio: u16,
+    cmdprio: [Option<(u32, u16)>; 2],
+    prio_rng: RngStream,
     /// fio's rate_next_io_time per direction (ns since the job started).
     rate_next: [Ns; 3],
     rate_late_ns: u128,
@@ -261,6 +267,19 @@ impl FioThread {
         for d in Ddir::ALL {
             res.bs_range[d.index()] = bs_range(&spec.bs[d.index()]);
         }
+        // fio_cmdprio_gen_perc: a direction the job does and that carries
+        // a command priority gets clat_prio entries, the thread's own
+        // priority at index 0 and the command's (when it differs) next.
+        for d in 0..2 {
+            let does = spec.rw.has(if d == 0 { Ddir::Read } else { Ddir::Write });
+            if let (Some((_, cmd)), true) = (spec.cmdprio(d), does) {
+                let prios = &mut res.dirs[d].prios;
+                prios.push((spec.td_ioprio(), Default::default()));
+                if cmd != spec.td_ioprio() {
+                    prios.push((cmd, Default::default()));
+                }
+            }
+        }
         let max_bs = Ddir::ALL
             .iter()
             .map(|d| res.bs_range[d.index()].1)
@@ -310,6 +329,9 @@ impl FioThread {
             }),
             rate_poisson: spec.rate_process == RateProcess::Poisson,
             rate_rng: RngStream::new(seed, &format!("job{}.{}.rate", plan.spec_index, plan.clone)),
+            td_ioprio: spec.td_ioprio(),
+            cmdprio: [spec.cmdprio(0), spec.cmdprio(1)],
+            prio_rng: RngStream::new(seed, &format!("job{}.{}.prio", plan.spec_index, plan.clone)),
             rate_next: [0; 3],
             rate_late_ns: 0,
             rate_late_n: 0,
@@ -646,10 +668,22 @@ impl FioThread {
         n
     }
 
+    /// The priority an I/O of direction `ddir` carries: the command
+    /// priority for `cmdprio_percentage` of them
+    /// (fio_cmdprio_set_ioprio: `rand_between(0, 99) < percentage`), the
+    /// thread's own (ioprio_set) otherwise.
+    pub fn ioprio_for(&mut self, ddir: Ddir) -> u16 {
+        let d = ddir.index();
+        match self.cmdprio.get(d).copied().flatten() {
+            Some((perc, prio)) if self.prio_rng.below(100) < u64::from(perc) => prio,
+            _ => self.td_ioprio,
+        }
+    }
+
     /// fio reaps at `now` an I/O of `unit` it started at `start` and
     /// issued at `issue`: after ramp_time its slat, clat and lat, bytes,
     /// latency buckets and per-I/O log sample.
-    pub fn record_io(&mut self, now: Ns, unit: IoUnit, start: Ns, issue: Ns) {
+    pub fn record_io(&mut self, now: Ns, unit: IoUnit, start: Ns, issue: Ns, ioprio: u16) {
         if now < self.stats_start {
             return;
         }
@@ -659,7 +693,13 @@ impl FioThread {
             self.res.dirs[unit.ddir.index()].total_ios += 1;
             return;
         }
+        let lat_pct = self.res.stat.lat_percentiles;
         let d = &mut self.res.dirs[unit.ddir.index()];
+        // add_clat_sample / add_lat_sample: the I/O's priority entry takes
+        // its clat, or its lat with lat_percentiles.
+        if let Some((_, h)) = d.prios.iter_mut().find(|(p, _)| *p == ioprio) {
+            h.record(if lat_pct { now - start } else { now - issue });
+        }
         d.io_bytes += u64::from(unit.len);
         d.total_ios += 1;
         // engines/null.c null_init: at iodepth 1 the null engine is

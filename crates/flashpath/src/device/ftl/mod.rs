@@ -143,6 +143,12 @@ impl FtlStats {
     }
 }
 
+/// Rows of one request remembered as sensed; a request touching more
+/// distinct rows senses the later ones again for each unit.
+const SCRATCH_ROWS: usize = 64;
+/// End of a die's chain in `FlashDevice::scratch`.
+const NO_ROW: u32 = u32::MAX;
+
 /// What the model has allocated, for memory checks (chunk counts, not RSS).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MemoryUse {
@@ -209,9 +215,18 @@ pub struct FlashDevice {
     stats: FtlStats,
     timed: bool,
     clock: u64,
-    /// Rows sensed during the current request: (global row, sense end), so
-    /// units of one row are read with one tR.
-    scratch: Vec<(u32, Ns)>,
+    /// Rows sensed during the current request: (global row, sense end,
+    /// index of the previous entry of the same die or `NO_ROW`), so units of
+    /// one row are read with one tR. At most `SCRATCH_ROWS`.
+    scratch: Vec<(u32, Ns, u32)>,
+    /// Per die: (request number, index in `scratch` of the die's latest
+    /// row). A row lies in one die, so a lookup walks that die's rows only,
+    /// not every row of the request (a 128 KiB read striped over 32 dies
+    /// scanned 16 rows a unit on average).
+    scratch_head: Vec<(u64, u32)>,
+    /// Requests begun, numbering `scratch_head`'s entries: one that is not
+    /// the current request's is empty without clearing it.
+    scratch_req: u64,
     /// The run seed, for device-side random streams (none yet: the model is
     /// deterministic given the request sequence).
     seed: u64,
@@ -290,7 +305,9 @@ impl FlashDevice {
             stats: FtlStats::default(),
             timed: true,
             clock: 0,
-            scratch: Vec::with_capacity(64),
+            scratch: Vec::with_capacity(SCRATCH_ROWS),
+            scratch_head: vec![(0, NO_ROW); dies as usize],
+            scratch_req: 0,
             seed,
             pool,
             mapped: vec![0; dies as usize],
@@ -595,7 +612,7 @@ impl FlashDevice {
         self.check_range(lpn, npages);
         self.slc_host_arrival(now);
         self.nand.set_now(now);
-        self.scratch.clear();
+        self.clear_scratch();
         let mut done = now;
         let mut memo = (NONE, now);
         for l in lpn..lpn + u64::from(npages) {
@@ -640,14 +657,21 @@ impl FlashDevice {
         let die = self.die_of_ppn(ppn);
         debug_assert_eq!(die, self.die_of_lpn(lpn), "LPN left its die");
         let row = ppn / self.row_slots;
-        let done = if let Some(&(_, se)) = self.scratch.iter().find(|(r, _)| *r == row) {
+        let done = if let Some(se) = self.sensed(die, row) {
             self.nand.read_more(t, die, se, self.unit_bytes)
         } else {
             let page = (ppn % self.slots_per_block) / self.row_slots;
             let t_read = self.row_t_read(row, self.nand.timing.t_read_of(page));
             let (se, done) = self.nand.read_for(t, die, t_read, self.unit_bytes);
-            if self.scratch.len() < self.scratch.capacity() {
-                self.scratch.push((row, se));
+            if self.scratch.len() < SCRATCH_ROWS {
+                let head = &mut self.scratch_head[die as usize];
+                let prev = if head.0 == self.scratch_req {
+                    head.1
+                } else {
+                    NO_ROW
+                };
+                *head = (self.scratch_req, self.scratch.len() as u32);
+                self.scratch.push((row, se, prev));
             }
             self.stats.nand_reads_data += 1;
             done
@@ -656,6 +680,30 @@ impl FlashDevice {
             self.check(lpn, ppn);
         }
         done
+    }
+
+    /// Forget the rows sensed by the previous request.
+    #[inline]
+    fn clear_scratch(&mut self) {
+        self.scratch.clear();
+        self.scratch_req += 1;
+    }
+
+    /// Sense end of `row` (of `die`) if the current request sensed it.
+    #[inline]
+    fn sensed(&self, die: u32, row: u32) -> Option<Ns> {
+        let (req, mut k) = self.scratch_head[die as usize];
+        if req != self.scratch_req {
+            return None;
+        }
+        while k != NO_ROW {
+            let (r, se, prev) = self.scratch[k as usize];
+            if r == row {
+                return Some(se);
+            }
+            k = prev;
+        }
+        None
     }
 
     /// The oracle: the slot must hold this LPN's latest version.
@@ -691,7 +739,7 @@ impl FlashDevice {
         self.check_range(lpn, ppns.len() as u32);
         self.slc_host_arrival(now);
         self.nand.set_now(now);
-        self.scratch.clear();
+        self.clear_scratch();
         let mut done = now;
         let mut all_valid = true;
         let mut memo = (NONE, now);

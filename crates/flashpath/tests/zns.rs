@@ -421,3 +421,28 @@ fn writes_to_different_zones_go_on_in_parallel() {
         assert_eq!(j["jobs"][k]["error"], 0);
     }
 }
+
+/// A zoned profile that cannot be built is one clear message naming where
+/// the value came from, the key and the rule, not a panic.
+#[test]
+fn an_impossible_zone_layout_is_one_clear_message() {
+    let job = "[j]\nrw=read\nbs=4k\nsize=64k\nioengine=psync\n";
+    for (set, words) in [
+        ("device.zns.zone_size=3GiB", "not a power of two"),
+        ("device.zns.zone_capacity=3GiB", "at most the zone size"),
+        ("device.zns.zones=2000", "blocks on each die"),
+        ("device.zns.max_open=20", "an open zone is active"),
+    ] {
+        let o = vec![set.to_string()];
+        let err = match run_text(job, "job.fio", Path::new("."), "nvme-zn540-like", &o, 1) {
+            Ok(_) => panic!("{set} must be refused"),
+            Err(e) => e.to_string(),
+        };
+        // The value came from --set, so the message names it as the source.
+        let key = set.split('=').next().unwrap();
+        assert!(
+            err.starts_with("--set: ") && err.contains(key) && err.contains(words),
+            "{set}: {err}"
+        );
+    }
+}

@@ -155,6 +155,14 @@ impl BlockLayer {
                 }
             }
         }
+        // A zone's next plugged write is submitted by the plug's work
+        // (blk_zone_write_plug_finish_request -> disk_zone_wplug_unplug_bio).
+        if ddir == Ddir::Write {
+            let offset = self.rqs.get(key).unit.offset;
+            if let Some(next) = self.zone_plugs.as_mut().and_then(|p| p.unplug(key, offset)) {
+                ctx.schedule(now, BlockEvent::Dispatch(next));
+            }
+        }
         // The tag is free again: a waiting request goes to the driver. With
         // swiotlb it still has to be mapped, on the CPU of the queue run
         // that the completion starts (below, once the completion's own work

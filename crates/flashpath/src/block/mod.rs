@@ -23,6 +23,7 @@ pub mod flush;
 pub mod poll;
 pub mod sched;
 pub mod submit;
+pub mod zoned;
 
 use crate::dma::bounce::SwiotlbPath;
 use crate::driver::{CompletionSignal, DeviceSignal, DiskInfo, Driver, DriverCpuCosts, DriverCtx};
@@ -265,6 +266,8 @@ pub struct BlockLayer {
     irq_delay: Ns,
     /// Requests mapped and dispatched by a restart run (`restart_dispatch`).
     pub restarts: u64,
+    /// A zoned disk's zone write plugs (`None`: a conventional disk).
+    pub zone_plugs: Option<zoned::ZoneWritePlugs>,
     hybrid_sleeps: u64,
     hybrid_sleep_ns: u128,
     /// The queue's I/O scheduler; `None` is `none` (no elevator).
@@ -307,6 +310,7 @@ impl BlockLayer {
             signal: probed.completion_signal,
             irq_cpu,
             max_discard_sectors: u64::from(u32::MAX) >> 9,
+            zone_plugs: None,
             write_cache: Default::default(),
             polled_irq,
             irq_delay,
@@ -346,12 +350,17 @@ impl BlockLayer {
 
     /// The `"block"` counters.
     pub fn counters(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut v = serde_json::json!({
             "tag_waits": self.tags.tag_waits, "io_poll": self.settings.io_poll,
             "io_poll_delay": self.settings.io_poll_delay,
             "hybrid_sleeps": self.hybrid_sleeps,
             "hybrid_sleep_ns": self.hybrid_sleep_ns as u64,
-        })
+        });
+        // Only a zoned disk shows its zone limits and plugs.
+        if let Some(p) = &self.zone_plugs {
+            v["zoned"] = p.counters();
+        }
+        v
     }
 
     /// The disk's busy time and queue occupancy up to `now`; `delta`

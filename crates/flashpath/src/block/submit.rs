@@ -64,6 +64,14 @@ impl BlockLayer {
     where
         E: From<BlockEvent> + From<DeviceSignal>,
     {
+        // blk_mq_submit_bio -> blk_zone_plug_bio: a write to a zone with
+        // a write in flight waits in the zone's plug.
+        if let Some(plugs) = self.zone_plugs.as_mut() {
+            let unit = self.rqs.get(key).unit;
+            if unit.ddir == Ddir::Write && plugs.plug(key, unit.offset) {
+                return;
+            }
+        }
         // blk_mq_submit_bio: a READ or REQ_SYNC bio (fio's direct I/O is
         // REQ_SYNC) records its time for the dev_freq_timeout_ms work.
         if self.rqs.get(key).unit.ddir != Ddir::Trim {

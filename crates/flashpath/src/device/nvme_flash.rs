@@ -510,6 +510,15 @@ impl NvmeDevice {
         }
     }
 
+    /// The zone geometry of a zoned namespace and the controller's MDTS
+    /// (`None`: a conventional namespace).
+    pub fn zones(&self) -> Option<(super::ftl::layer::ZoneGeometry, u64)> {
+        match self {
+            NvmeDevice::Service(_) => None,
+            NvmeDevice::Flash(f) => f.layer.zones().map(|z| (z, f.p.mdts)),
+        }
+    }
+
     /// The service-time model, if that is the device.
     pub fn service(&self) -> Option<&NvmeSsd> {
         match self {

@@ -228,30 +228,41 @@ pub struct Zns {
 }
 
 impl Zns {
-    pub fn new(p: ZnsParams, nand: Nand) -> std::result::Result<Zns, String> {
+    /// The zoned layer of `p` over `nand`, or the key whose value breaks a
+    /// rule and why.
+    pub fn new(p: ZnsParams, nand: Nand) -> std::result::Result<Zns, (&'static str, String)> {
         let geo = nand.geo;
         let dies = geo.dies();
         let row_bytes = u64::from(geo.planes_per_die) * u64::from(geo.page_bytes);
         let row_units = row_bytes / UNIT;
         if !p.zone_size.is_power_of_two() {
-            return Err(format!(
-                "device.zns.zone_size {} is not a power of two (Linux refuses such a zoned \
+            return Err((
+                "device.zns.zone_size",
+                format!(
+                    "device.zns.zone_size {} is not a power of two (Linux refuses such a zoned \
                  namespace: nvme_update_zone_info)",
-                p.zone_size
+                    p.zone_size
+                ),
             ));
         }
         if p.zone_capacity > p.zone_size || !p.zone_capacity.is_multiple_of(UNIT) {
-            return Err(format!(
-                "device.zns.zone_capacity {} must be a multiple of 4 KiB and at most the zone \
+            return Err((
+                "device.zns.zone_capacity",
+                format!(
+                    "device.zns.zone_capacity {} must be a multiple of 4 KiB and at most the zone \
                  size {}",
-                p.zone_capacity, p.zone_size
+                    p.zone_capacity, p.zone_size
+                ),
             ));
         }
         if p.max_active != 0 && p.max_open > p.max_active {
-            return Err(format!(
+            return Err((
+                "device.zns.max_open",
+                format!(
                 "device.zns.max_open {} is more than device.zns.max_active {}: an open zone is \
                  active (ZNS 1.1 section 2.1.1.4)",
                 p.max_open, p.max_active
+            ),
             ));
         }
         let cap_units = p.zone_capacity / UNIT;
@@ -260,10 +271,13 @@ impl Zns {
         let bpz = rows_per_die.div_ceil(u64::from(geo.pages_per_block));
         let needed = bpz * u64::from(p.zones);
         if needed > u64::from(geo.blocks_per_plane) {
-            return Err(format!(
-                "{} zones of {} bytes of capacity need {needed} blocks on each die ({bpz} a \
-                 zone); the NAND has {}",
-                p.zones, p.zone_capacity, geo.blocks_per_plane
+            return Err((
+                "device.zns.zones",
+                format!(
+                    "device.zns.zones: {} zones of {} bytes of capacity need {needed} blocks on \
+                 each die ({bpz} a zone); the NAND has {}",
+                    p.zones, p.zone_capacity, geo.blocks_per_plane
+                ),
             ));
         }
         Ok(Zns {
@@ -305,7 +319,7 @@ impl Zns {
             buffer_rows: k.buffer_rows,
         };
         Zns::new(params, Nand::new(geo, timing, channel))
-            .map_err(|m| InputError::new(p.file_of("device.zns.zones"), None, m))
+            .map_err(|(key, m)| InputError::new(p.file_of(key), None, m))
     }
 
     pub fn params(&self) -> &ZnsParams {

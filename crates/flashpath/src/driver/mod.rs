@@ -125,6 +125,20 @@ impl BlkStatus {
     }
 }
 
+/// A zoned disk's queue limits, named as /sys/block/<disk>/queue/ shows
+/// them (Documentation/ABI/stable/sysfs-block): `zoned` is
+/// "host-managed" when a driver gives these.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ZonedLimits {
+    pub nr_zones: u32,
+    /// The zone size in 512-byte sectors.
+    pub chunk_sectors: u64,
+    /// 0: no limit.
+    pub max_open_zones: u32,
+    pub max_active_zones: u32,
+    pub zone_append_max_bytes: u64,
+}
+
 /// Events of the whole machine: the driver's are wrapped, completions are
 /// handed to the host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -411,6 +425,12 @@ pub trait Driver<E> {
     /// here takes discards unless its driver says otherwise.
     fn max_discard_sectors(&self) -> u64 {
         u64::from(u32::MAX) >> 9
+    }
+    /// A zoned disk's queue limits (`None`: a conventional disk), as the
+    /// driver sets them at probe (nvme_update_zone_info for a ZNS
+    /// namespace, drivers/nvme/host/zns.c).
+    fn zoned(&self) -> Option<ZonedLimits> {
+        None
     }
     /// The queue's write-cache flags the driver sets at probe
     /// (blk_queue_write_cache(q, wc, fua): QUEUE_FLAG_WC, QUEUE_FLAG_FUA).

@@ -21,6 +21,7 @@
 
 use super::{
     BlkStatus, CompletionSignal, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverRq, WriteCache,
+    ZonedLimits,
 };
 use crate::device::nvme_flash::NvmeDevice;
 use crate::device::{BadBlocks, BlockBackend, Command};
@@ -147,6 +148,21 @@ impl<E> Driver<E> for Nvme {
             volatile: vwc,
             fua: vwc,
         }
+    }
+    /// A zoned namespace's limits as nvme_update_zone_info sets them
+    /// (drivers/nvme/host/zns.c): chunk_sectors the zone size, the open and
+    /// active limits MOR + 1 and MAR + 1, and the append limit ZASL capped
+    /// by the transfer limit (nvme_set_max_append, max_zone_append_sectors
+    /// <= max_hw_sectors).
+    fn zoned(&self) -> Option<ZonedLimits> {
+        let (z, mdts) = self.ssd.zones()?;
+        Some(ZonedLimits {
+            nr_zones: z.zones,
+            chunk_sectors: z.zone_bytes >> 9,
+            max_open_zones: z.max_open,
+            max_active_zones: z.max_active,
+            zone_append_max_bytes: z.append_max_bytes.min(mdts),
+        })
     }
     fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {
         self.commands += 1;

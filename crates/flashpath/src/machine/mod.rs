@@ -221,6 +221,10 @@ impl Machine {
             max_inflight,
         );
         block.max_discard_sectors = parts.driver.max_discard_sectors();
+        block.zone_plugs = parts
+            .driver
+            .zoned()
+            .map(|z| crate::block::zoned::ZoneWritePlugs::new(&z, max_inflight));
         block.write_cache = parts.driver.write_cache();
         Machine {
             queue: EventQueue::with_capacity(4 * max_inflight + 16),

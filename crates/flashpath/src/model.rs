@@ -53,7 +53,7 @@ pub fn build_model(profile: &Profile) -> Result<Model> {
     let wake_placement = host.wake_placement.unwrap_or(WakePlacement::PrevCpu);
     let background = BackgroundWakeups::from_profile(profile, host.cpus)?;
     let idle = IdleConfig::from_profile(profile, host.cpus)?;
-    let cpufreq = CpuFreqConfig::from_profile(profile, host.freq, idle.tick_ns)?;
+    let cpufreq = CpuFreqConfig::from_profile(profile, host.freq, idle.tick_ns, idle.nohz_idle)?;
     let costs = HostCosts::from_profile(profile)?;
     let block = BlockParams::read(profile)?;
     let settings = QueueSettings::from_params(&block);

@@ -14,6 +14,7 @@ pub const GROUPS: &[Group] = &[
     ("host: background wake-ups, when `host.background_wakeups.rate` is given (host/config.rs)", crate::host::config::BackgroundParams::DECLS),
     ("host: cpuidle, when `host.idle.table` is given (host/config.rs)", crate::host::config::IdleParams::DECLS),
     ("host: PSCI idle states, when `host.idle.table` is \"psci\" (host/config.rs)", crate::host::config::PsciParams::DECLS),
+    ("host: CPU frequency governor, when `host.cpufreq.governor` is given (host/cpufreq.rs)", crate::host::cpufreq::CpuFreqParams::DECLS),
     ("memory management (mm/thp.rs)", crate::mm::thp::ThpParams::DECLS),
     ("page cache costs, when `host.cost.copy_user` is given (mm/buffered.rs)", crate::mm::buffered::CacheCostParams::DECLS),
     ("block layer: request queue (block/mod.rs)", crate::block::BlockParams::DECLS),

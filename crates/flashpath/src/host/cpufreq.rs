@@ -131,12 +131,21 @@ pub struct CpuFreqConfig {
     /// The scheduler tick (`host.idle.tick`): samples fire on its
     /// boundaries.
     pub tick_ns: Ns,
+    /// `host.idle.nohz`: the tick stops when a core idles, so the
+    /// deferrable sample timer waits for a task to run. Without it the
+    /// tick runs on idle cores too and every core is sampled on time.
+    pub nohz_idle: bool,
 }
 
 impl CpuFreqConfig {
     /// `None` when the profile gives no governor: the cores keep
     /// `host.freq`.
-    pub fn from_profile(p: &Profile, freq_hz: f64, tick_ns: Ns) -> Result<Option<CpuFreqConfig>> {
+    pub fn from_profile(
+        p: &Profile,
+        freq_hz: f64,
+        tick_ns: Ns,
+        nohz_idle: bool,
+    ) -> Result<Option<CpuFreqConfig>> {
         if !p.has("host.cpufreq.governor") {
             return Ok(None);
         }
@@ -170,6 +179,7 @@ impl CpuFreqConfig {
             max_pstate: c.max_pstate,
             turbo_pstate: c.turbo_pstate,
             tick_ns: tick_ns.max(1),
+            nohz_idle,
         }))
     }
 
@@ -263,6 +273,15 @@ impl CpuFreq {
         changed
     }
 
+    /// Core `cpu` leaves idle at `at`: without NOHZ idle its tick ran
+    /// while it slept, and the samples due by then have fired.
+    pub fn wakes(&mut self, cpu: usize, at: Ns) -> Option<f64> {
+        if self.cfg.nohz_idle {
+            return None;
+        }
+        self.advance(cpu, at)
+    }
+
     /// Core `cpu` was idle for `ns`, with a task in I/O wait or not: what
     /// ondemand counts as idle (I/O wait counts busy, `io_is_busy` = 1).
     pub fn account_idle(&mut self, cpu: usize, ns: Ns, iowait: bool) {
@@ -278,7 +297,11 @@ impl CpuFreq {
         let before = self.cores[cpu].pstate;
         loop {
             let c = &self.cores[cpu];
-            let Some(since) = c.tick_since else { break };
+            let since = match (self.cfg.nohz_idle, c.tick_since) {
+                (false, _) => 0,
+                (true, Some(since)) => since,
+                (true, None) => break,
+            };
             let from = c.due.max(since);
             let t = from.div_ceil(tick) * tick;
             if t > at {
@@ -293,6 +316,7 @@ impl CpuFreq {
     fn sample(&mut self, cpu: usize, t: Ns) {
         let cfg = self.cfg;
         let c = &mut self.cores[cpu];
+
         let duration = t - c.last_sample;
         let next = match cfg.governor {
             FreqGovernor::IntelPstate => {
@@ -384,6 +408,7 @@ mod tests {
             max_pstate: 30,
             turbo_pstate: 35,
             tick_ns: 4_000_000,
+            nohz_idle: true,
         }
     }
 
@@ -440,6 +465,20 @@ mod tests {
         f.idles(1, 5_000_000_000);
         assert_eq!(f.core(1).pstate, 12);
         assert_eq!(f.core(1).samples, 0);
+    }
+
+    #[test]
+    fn without_nohz_an_idle_core_is_sampled_on_time_and_climbs() {
+        let mut c = cfg(FreqGovernor::IntelPstate);
+        c.nohz_idle = false;
+        let mut f = CpuFreq::new(c, 2);
+        // Core 1 never runs a task; its tick samples it every 12 ms, and
+        // APERF/MPERF at the asked P-state reads busy 100 > setpoint 97.
+        f.wakes(1, 120_000_000);
+        assert_eq!(f.core(1).samples, 10);
+        assert_eq!(f.core(1).pstate, 22);
+        f.idles(1, 1_000_000_000);
+        assert_eq!(f.core(1).pstate, 35);
     }
 
     #[test]

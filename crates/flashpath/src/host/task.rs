@@ -380,6 +380,9 @@ impl Host {
                 let iowait = self.iowaiters(cpu);
                 if let Some(f) = self.freq.as_mut() {
                     f.account_idle(c, idle, iowait > 0);
+                    if let Some(hz) = f.wakes(c, at) {
+                        self.cpus[c].set_hz(hz);
+                    }
                 }
                 self.idle[c].exit(at, by_timer, iowait)
             }
@@ -678,6 +681,12 @@ impl Host {
     /// The cores' counters at the end of the run (`end`): a core still idle
     /// counts its last stay first.
     pub fn cpu_counters(&mut self, end: Ns) -> Vec<serde_json::Value> {
+        if let Some(f) = self.freq.as_mut() {
+            // Samples the tick of a core idle to the end still takes.
+            for c in 0..self.cpus.len() {
+                f.wakes(c, end);
+            }
+        }
         for (i, c) in self.cpus.iter_mut().enumerate() {
             if let Some(since) = c.idle_since {
                 if c.leave_idle(end.max(since + 1)).is_some() {

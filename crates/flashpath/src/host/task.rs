@@ -500,8 +500,10 @@ impl Host {
 
     /// Task `tid` sleeps on a timer from `now` (fio's usec_sleep, a
     /// nanosleep: it fires at the end of its slack range, `wake` plus the
-    /// timer slack). The timer fires on the task's core: it pays the idle
-    /// exit and the switch back to the task. Returns when the task runs.
+    /// timer slack). Returns when the timer fires; the machine calls
+    /// `timer_fired` then. Until it fires the core is free for its other
+    /// tasks, and its armed hrtimer is what a cpuidle governor sees
+    /// (kernel/time/hrtimer.c: the timer is queued until it expires).
     pub fn timer_sleep<Q: CpuLatencyQos + ?Sized>(
         &mut self,
         tid: u32,
@@ -509,15 +511,24 @@ impl Host {
         wake: Ns,
         qos: &Q,
     ) -> Ns {
-        let wake = wake + self.costs.timer_slack;
-        self.tasks[tid as usize].timer_at = Some(wake);
+        let fire = wake + self.costs.timer_slack;
+        self.tasks[tid as usize].timer_at = Some(fire);
         self.block(tid, TaskState::Timer, now, qos);
+        fire
+    }
+
+    /// Task `tid`'s sleep timer fires at `at` on its core: the core pays
+    /// the idle exit and the switch back to the task, after whatever the
+    /// core runs at that moment. Returns when the task runs. (Booking that
+    /// switch when the task went to sleep held the core for the sleeper
+    /// and delayed its other tasks' work until after the wake-up.)
+    pub fn timer_fired(&mut self, tid: u32, at: Ns) -> Ns {
         self.tasks[tid as usize].timer_at = None;
         let cpu_id = self.tasks[tid as usize].cpu;
-        let exit = self.wake_cpu_by(cpu_id, wake, true);
+        let exit = self.wake_cpu_by(cpu_id, at, true);
         let cpu = &mut self.cpus[cpu_id as usize];
         cpu.runnable += 1;
-        let resumed = cpu.run(wake + exit, 0, self.costs.context_switch);
+        let resumed = cpu.run(at + exit, 0, self.costs.context_switch);
         let switch = cpu.scaled(self.costs.context_switch);
         self.tasks[tid as usize].sys_ns += switch;
         resumed

@@ -50,6 +50,9 @@ pub enum Ev {
     Submit(u32),
     /// A hybrid poller's sleep timer fired.
     HybridWake(u32),
+    /// A thread's sleep timer fired (thinktime, a rate limit, flow_sleep,
+    /// a replay's timing).
+    TimerWake(u32),
     /// A replay's wait for its next I/O's time ended (fio 3.36's
     /// iolog_delay, which reaps while it waits).
     PaceWake(u32),
@@ -316,6 +319,7 @@ impl Machine {
                 Ev::Run(t) => self.thread_run(t, now, true),
                 Ev::Submit(t) => self.thread_run(t, now, false),
                 Ev::HybridWake(t) => self.hybrid_wake(t, now),
+                Ev::TimerWake(t) => self.timer_wake(t, now),
                 Ev::PaceWake(t) => self.pace_wake(t, now),
                 Ev::Flush => self.flush_work(now),
                 Ev::FlushTimer => self.flush_timer(now),

@@ -466,7 +466,14 @@ impl Machine {
     /// before the queue is full (a rate or thinktime sleep came after a
     /// quiesce, so only a paced replay has completions waiting).
     fn sleep_timer(&mut self, tid: u32, now: Ns, wake: Ns) {
-        let resumed = self.host.timer_sleep(tid, now, wake, &*self.driver);
+        let fire = self.host.timer_sleep(tid, now, wake, &*self.driver);
+        self.queue.schedule(fire, Ev::TimerWake(tid));
+    }
+
+    /// The sleep timer of thread `tid` fires at `now`: it runs again once
+    /// its core has switched back to it.
+    pub(super) fn timer_wake(&mut self, tid: u32, now: Ns) {
+        let resumed = self.host.timer_fired(tid, now);
         self.queue.schedule(resumed, Ev::Submit(tid));
     }
 

@@ -1,8 +1,9 @@
 //! The log files a job asks fio to write (`write_lat_log`,
-//! `write_bw_log`, `write_iops_log`, `write_iolog`), rendered from the
+//! `write_bw_log`, `write_iops_log`, `write_hist_log`, `write_iolog`), rendered from the
 //! samples the machine kept, in fio's formats (stat.c, iolog.c).
 
 use crate::report::{JobResult, LatSample};
+use crate::sim::hist::{plat_val_to_idx, PLAT_NR};
 use crate::types::Ddir;
 use crate::workload::fio::{JobFile, JobSpec};
 use std::fmt::Write as _;
@@ -19,6 +20,50 @@ pub struct LogFile {
     /// Added to the end of an existing file instead of replacing it: fio
     /// opens a shared log (per_job_logs=0) with "a" (iolog.c flush_log).
     pub append: bool,
+}
+
+/// The clat histogram log (write_hist_log) as fio 3.33 writes it. In
+/// add_clat_sample each direction keeps a window: its start (hist_last) is
+/// the elapsed ms of the first completion, unless that is 0, when the next
+/// completion's is taken; a completion at least `msec` past it snapshots
+/// the direction's cumulative clat histogram (td->ts.io_u_plat) and the
+/// window moves on by exactly `msec` (hist_last = elapsed - (this_window -
+/// msec)). flush_hist_samples writes each snapshot less the one before as
+/// "time, ddir, bs, " and the bins summed `stride` at a time: the sums start
+/// at 0, stride, ... below PLAT_NR - stride, then one at PLAT_NR - stride
+/// (a stride that does not divide 1856 makes the last two overlap, as in
+/// fio). A window still open at the job's end is not written.
+fn hist_log(samples: &[LatSample], msec: u64, coarseness: u32) -> String {
+    let mut text = String::new();
+    if msec == 0 {
+        return text;
+    }
+    let stride = 1usize << coarseness;
+    let mut now = vec![[0u64; PLAT_NR]; 3];
+    let mut before = vec![[0u64; PLAT_NR]; 3];
+    let mut last = [0u64; 3];
+    for s in samples {
+        let d = usize::from(s.ddir).min(2);
+        now[d][plat_val_to_idx(s.clat_ns)] += 1;
+        if last[d] == 0 {
+            last[d] = s.time_ms;
+        }
+        let this_window = s.time_ms - last[d];
+        if this_window < msec {
+            continue;
+        }
+        let _ = write!(text, "{}, {}, {}", s.time_ms, s.ddir, s.bs);
+        let sum = |j: usize| -> u64 { (j..j + stride).map(|k| now[d][k] - before[d][k]).sum() };
+        let mut j = 0;
+        while j + stride < PLAT_NR {
+            let _ = write!(text, ", {}", sum(j));
+            j += stride;
+        }
+        let _ = writeln!(text, ", {}", sum(PLAT_NR - stride));
+        before[d] = now[d];
+        last[d] = s.time_ms - (this_window - msec);
+    }
+    text
 }
 
 /// A log averaged over `log_avg_msec` windows (stat.c), as fio writes it:
@@ -190,6 +235,11 @@ pub fn log_files(jobs: &JobFile, results: &mut [JobResult]) -> Vec<LogFile> {
                 text.push_str("0\n");
             }
             add_log(&mut files, log(name, text, option, prefix));
+        }
+        if let Some(prefix) = &spec.write_hist_log {
+            let text = hist_log(&samples, spec.log_hist_msec, spec.log_hist_coarseness);
+            let name = log_name(prefix, "clat_hist");
+            add_log(&mut files, log(name, text, "write_hist_log", prefix));
         }
         let issued = std::mem::take(&mut res.io_log);
         if let Some(name) = &spec.write_iolog {

@@ -295,6 +295,13 @@ pub struct JobSpec {
     pub write_iops_log: Option<String>,
     /// write_iolog: the I/O log to record (fio's version 3).
     pub write_iolog: Option<String>,
+    /// write_hist_log: the prefix of the clat histogram log, one line per
+    /// direction every `log_hist_msec` (0: the file stays empty), its bins
+    /// summed `2^log_hist_coarseness` at a time (stat.c add_clat_sample,
+    /// iolog.c flush_hist_samples).
+    pub write_hist_log: Option<String>,
+    pub log_hist_msec: u64,
+    pub log_hist_coarseness: u32,
     /// log_offset: the latency logs carry each I/O's offset.
     pub log_offset: bool,
     /// per_job_logs: one log file per job (the default) or one shared.
@@ -497,6 +504,9 @@ impl Default for JobSpec {
             write_bw_log: None,
             write_iops_log: None,
             write_iolog: None,
+            write_hist_log: None,
+            log_hist_msec: 0,
+            log_hist_coarseness: 0,
             log_offset: false,
             per_job_logs: true,
             log_avg_msec: 0,
@@ -580,7 +590,10 @@ pub struct JobFile {
 impl JobSpec {
     /// Whether any per-I/O log (lat, clat, slat, bw, iops) is asked for.
     pub fn logs_per_io(&self) -> bool {
-        self.write_lat_log.is_some() || self.write_bw_log.is_some() || self.write_iops_log.is_some()
+        self.write_lat_log.is_some()
+            || self.write_bw_log.is_some()
+            || self.write_iops_log.is_some()
+            || self.write_hist_log.is_some()
     }
 }
 

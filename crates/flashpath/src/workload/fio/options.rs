@@ -1345,9 +1345,36 @@ pub static OPTIONS: &[OptDef] = &[
         INT,
         sets(|s, g| s.log_avg_msec = g.n()),
     ),
-    o("log_hist_msec", &[], INT, Handling::Ignore),
-    o("log_hist_coarseness", &[], INT, Handling::Ignore),
-    o("write_hist_log", &[], STR, Handling::Ignore),
+    o(
+        "log_hist_msec",
+        &[],
+        INT,
+        sets(|s, g| s.log_hist_msec = g.n()),
+    ),
+    // fio documents [0,6] but enforces no maximum (options.c); past 10 the
+    // stride (2^N) outgrows the 1856 bins and flush_hist_samples reads
+    // past its histogram.
+    o(
+        "log_hist_coarseness",
+        &[],
+        INT,
+        resolves(|d, g| {
+            if g.n() > 10 {
+                return Err(not_modelled(
+                    "log_hist_coarseness above 10 (fio's flush_hist_samples reads past its 1856 bins)",
+                ));
+            }
+            d.spec.log_hist_coarseness = g.n() as u32;
+            Ok(())
+        }),
+    ),
+    // str_write_hist_log_cb: a bare option logs under the job's name.
+    o(
+        "write_hist_log",
+        &[],
+        STR,
+        sets(|s, g| s.write_hist_log = Some(g.text.unwrap_or(&s.name).to_string())),
+    ),
     o(
         "log_max_value",
         &[],

@@ -7,6 +7,7 @@
 
 mod common;
 
+use flashpath::device::ftl::FlashDevice;
 use flashpath::device::nvme_flash::NvmeFlashSsd;
 
 fn job(extra: &str) -> String {
@@ -20,10 +21,10 @@ fn job(extra: &str) -> String {
 /// in these short runs), else the NAND's tPROG.
 fn row_prog(profile: &str) -> u64 {
     let d = NvmeFlashSsd::from_profile(&common::profile(profile, &[]), 0).unwrap();
-    d.ftl
-        .params()
+    let ftl = d.layer_as::<FlashDevice>().expect("the page FTL");
+    ftl.params()
         .slc
-        .map_or(d.ftl.nand().timing.t_prog, |s| s.t_prog)
+        .map_or(ftl.nand().timing.t_prog, |s| s.t_prog)
 }
 
 #[test]

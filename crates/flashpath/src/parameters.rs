@@ -91,6 +91,16 @@ pub fn describe(profile: &Profile) -> String {
     out
 }
 
+/// A declared default as a profile would give it: a choice's variant
+/// (`ThpMode::Never`) by its name (`never`), anything else as declared.
+fn shown_default(d: &Decl) -> Option<String> {
+    let v = d.default?;
+    Some(match (d.kind, v.rsplit_once("::")) {
+        (Kind::Choice(_), Some((_, variant))) => variant.to_lowercase(),
+        _ => v.to_string(),
+    })
+}
+
 /// docs/parameters.md: every declared parameter, made from the
 /// declarations so that it cannot drift (the test
 /// `parameters_doc_is_current` compares it; run it with
@@ -142,7 +152,7 @@ pub fn markdown() -> String {
                 "| `{}` | {} | {} | {} | {} |",
                 d.key,
                 d.family(),
-                match (d.required, d.default) {
+                match (d.required, shown_default(d)) {
                     (true, _) => "yes".to_string(),
                     (false, Some(v)) => format!("no (absent: {v})"),
                     (false, None) => "no".to_string(),
@@ -329,6 +339,10 @@ mod tests {
                     );
                 }
                 (Kind::Flag, _) => assert!(v == "true" || v == "false", "{}: {v}", d.key),
+                (Kind::Choice(names), _) => {
+                    let shown = shown_default(d).unwrap();
+                    assert!(names.contains(&shown.as_str()), "{}: {shown}", d.key);
+                }
                 _ => {}
             }
         }

@@ -225,3 +225,92 @@ fn per_priority_latency_is_reported_as_fio_prints_it() {
         .sum();
     assert_eq!(n, read["clat_ns"]["N"].as_u64().unwrap());
 }
+
+/// cmdprio_bssplit: each entry of the I/O's block size takes its percent
+/// of one draw; an entry without class and level takes cmdprio_class and
+/// cmdprio (RT/0 when unset).
+#[test]
+fn cmdprio_bssplit_gives_each_block_size_its_priorities() {
+    let job = reader_beside_writer(
+        "ioscheduler=mq-deadline",
+        "cmdprio_bssplit=4k/25/1/1:4k/75/3/2",
+    );
+    let out = run(&job, &[]);
+    let d = &out.result.jobs[1].dirs[0];
+    let ids: Vec<u16> = d.prios.iter().map(|p| p.0).collect();
+    assert_eq!(ids, vec![0, (1 << 13) | 1, (3 << 13) | 2]);
+    assert_eq!(
+        d.prios[0].1.samples(),
+        0,
+        "every 4k read has a command priority"
+    );
+    let n = d.clat.samples() as f64;
+    let rt = d.prios[1].1.samples() as f64 / n;
+    assert!((rt - 0.25).abs() < 0.1, "RT share {rt}");
+    // IDLE reads wait behind the BE writer and the RT reads.
+    assert!(d.prios[1].1.stat.mean() < d.prios[2].1.stat.mean());
+
+    // A block size without entries keeps the thread's priority; one with
+    // a bare percent takes cmdprio_class/cmdprio.
+    let job = reader_beside_writer(
+        "",
+        "bssplit=4k/50:8k/50\ncmdprio_bssplit=8k/100\ncmdprio_class=3\ncmdprio=5",
+    );
+    let out = run(&job, &[]);
+    let d = &out.result.jobs[1].dirs[0];
+    let ids: Vec<u16> = d.prios.iter().map(|p| p.0).collect();
+    assert_eq!(ids, vec![0, (3 << 13) | 5]);
+    let share = d.prios[1].1.samples() as f64 / d.clat.samples() as f64;
+    assert!((share - 0.5).abs() < 0.1, "8k share {share}");
+}
+
+/// What fio refuses in cmdprio_bssplit, with its reason and the line.
+#[test]
+fn bad_cmdprio_bssplit_is_refused_with_fios_reason() {
+    use flashpath::run::parse_context;
+    use flashpath::workload::fio::parse_job_str;
+    let p = common::profile(UFS, &[]);
+    let ctx = parse_context(&p).unwrap();
+    let try_job = |extra: &str| {
+        let job = reader_beside_writer("", extra);
+        match parse_job_str("t.fio", &job, std::path::Path::new("."), &ctx) {
+            Err(e) => e.to_string(),
+            Ok(jf) => flashpath::run::run_jobs(&jf, &p, 0, &flashpath::run::fio_source)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default(),
+        }
+    };
+    let e = try_job("cmdprio_bssplit=4k/60/1/0:4k/50/2/0");
+    assert!(
+        e.contains("total percentage for bs: 4096 exceeds 100"),
+        "{e}"
+    );
+    let e = try_job("cmdprio_bssplit=4k/60/1");
+    assert!(e.contains("invalid cmdprio_bssplit format"), "{e}");
+    let e = try_job("cmdprio_bssplit=4k/60\ncmdprio_percentage=10");
+    assert!(e.contains("mutually exclusive"), "{e}");
+    assert!(e.contains("t.fio"), "{e}");
+}
+
+/// fio's own cmdprio examples run (tests/fixtures/fio/examples).
+#[test]
+fn fios_cmdprio_examples_run() {
+    for name in ["cmdprio-percentage.fio", "cmdprio-bssplit.fio"] {
+        let text = std::fs::read_to_string(common::fio_fixtures().join("examples").join(name))
+            .unwrap()
+            .replace("time_based", "")
+            .replace(
+                "[global]\n",
+                "[global]\nruntime=0.2\ntime_based\nsize=256m\n",
+            );
+        let out = common::run_str(UFS, &text, &["block.scheduler=mq-deadline"], 1);
+        let prios: usize = out
+            .result
+            .jobs
+            .iter()
+            .map(|j| j.dirs[0].prios.iter().filter(|p| p.1.samples() > 0).count())
+            .sum();
+        assert!(prios >= 2, "{name}: {prios} priorities with reads");
+    }
+}

@@ -139,7 +139,7 @@ impl Machine {
         ));
         // The system call's priority, for fio's per-priority statistics
         // (the page cache's own requests keep the default).
-        self.block.rqs.get_mut(key).ioprio = t.fio.ioprio_for(unit.ddir);
+        self.block.rqs.get_mut(key).ioprio = t.fio.ioprio_for(unit.ddir, unit.len);
         t.fio.queued();
         self.submitted_ios += 1;
         t.bop = Some(BufferedOp {

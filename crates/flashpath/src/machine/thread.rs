@@ -306,7 +306,7 @@ impl Machine {
         if fio.fua_writes && unit.ddir == Ddir::Write {
             self.block.rqs.get_mut(key).fua = true;
         }
-        self.block.rqs.get_mut(key).ioprio = fio.ioprio_for(unit.ddir);
+        self.block.rqs.get_mut(key).ioprio = fio.ioprio_for(unit.ddir, unit.len);
         fio.queued();
         if unit.ddir == Ddir::Write {
             // fsync=N counts issued writes (io_u.c: io_issues[DDIR_WRITE]).

@@ -17,7 +17,7 @@ use crate::error::clip;
 /// options.c str_split_parse: "r" gives every direction the same list,
 /// "r,w" gives trims the write list, "r,w,t..." each its own (the trim
 /// part keeps any further commas).
-fn split_dirs(v: &str) -> [&str; 3] {
+pub(super) fn split_dirs(v: &str) -> [&str; 3] {
     match v.split_once(',') {
         None => [v, v, v],
         Some((r, rest)) => match rest.split_once(',') {

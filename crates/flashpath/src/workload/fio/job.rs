@@ -204,6 +204,10 @@ pub enum RandomDistribution {
     ZonedAbs(Vec<(f64, u64)>),
 }
 
+/// One direction's cmdprio_bssplit: (block size, percent, ioprio value or
+/// None for cmdprio_class/cmdprio).
+pub type CmdprioBssplit = Vec<(u64, u32, Option<u16>)>;
+
 /// One job section, resolved. `numjobs` clones are made by the simulator.
 #[derive(Clone, Debug, PartialEq)]
 pub struct JobSpec {
@@ -272,6 +276,11 @@ pub struct JobSpec {
     pub cmdprio_percentage: [u32; 2],
     pub cmdprio_class: [u16; 2],
     pub cmdprio_level: [u16; 2],
+    /// cmdprio_bssplit, per direction: (block size, percent, ioprio value
+    /// or None for cmdprio_class/cmdprio), zero-percent entries left out,
+    /// sorted by block size (options.c split_parse_prio_ddir); None when
+    /// the option is not given.
+    pub cmdprio_bssplit: Option<[CmdprioBssplit; 2]>,
     /// ioscheduler=: the scheduler fio switches the device's queue to
     /// (backend.c switch_ioscheduler), as written.
     pub ioscheduler: Option<String>,
@@ -432,19 +441,30 @@ impl JobSpec {
         crate::block::elevator::ioprio_value(class, self.prio.unwrap_or(0))
     }
 
-    /// The command priority of direction `d` (0 read, 1 write): its
-    /// percentage and ioprio value, when the job's engine sets one.
+    /// The command priority cmdprio_class/cmdprio give direction `d` (0
+    /// read, 1 write): an unset class is RT (fio_cmdprio_parse_and_gen).
+    pub fn cmdprio_value(&self, d: usize) -> u16 {
+        let class = match self.cmdprio_class[d] {
+            0 => crate::block::elevator::IOPRIO_CLASS_RT,
+            c => c,
+        };
+        crate::block::elevator::ioprio_value(class, self.cmdprio_level[d])
+    }
+
+    /// The command priority of direction `d` (0 read, 1 write) by
+    /// cmdprio_percentage: its percentage and ioprio value.
     pub fn cmdprio(&self, d: usize) -> Option<(u32, u16)> {
         let perc = self.cmdprio_percentage[d];
-        (perc > 0).then(|| {
-            let class = match self.cmdprio_class[d] {
-                0 => crate::block::elevator::IOPRIO_CLASS_RT,
-                c => c,
-            };
-            (
-                perc,
-                crate::block::elevator::ioprio_value(class, self.cmdprio_level[d]),
-            )
+        (perc > 0 && self.cmdprio_bssplit.is_none()).then(|| (perc, self.cmdprio_value(d)))
+    }
+
+    /// cmdprio_bssplit's entries of direction `d` with their priorities
+    /// resolved: (block size, percent, ioprio value).
+    pub fn cmdprio_bs(&self, d: usize) -> Vec<(u64, u32, u16)> {
+        self.cmdprio_bssplit.as_ref().map_or(Vec::new(), |b| {
+            b[d].iter()
+                .map(|&(bs, perc, prio)| (bs, perc, prio.unwrap_or(self.cmdprio_value(d))))
+                .collect()
         })
     }
 }
@@ -493,6 +513,7 @@ impl Default for JobSpec {
             cmdprio_percentage: [0; 2],
             cmdprio_class: [0; 2],
             cmdprio_level: [0; 2],
+            cmdprio_bssplit: None,
             ioscheduler: None,
             read_iolog: None,
             replay: crate::workload::iolog::ReplayOptions::default(),

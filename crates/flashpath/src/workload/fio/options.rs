@@ -32,7 +32,9 @@
 
 use super::callbacks::{opt_postfix, parse_bssplit_dirs, parse_cpu_list, parse_distribution};
 use super::draft::{not_modelled, Draft, Given};
-use super::job::{FadviseHint, IoEngine, JobSpec, RandomDistribution, RateProcess, RwKind};
+use super::job::{
+    CmdprioBssplit, FadviseHint, IoEngine, JobSpec, RandomDistribution, RateProcess, RwKind,
+};
 use super::number::{as_percent, as_zones, atoi, fio_bytes, ZONE_BASE};
 use super::value::posval_match;
 use crate::error::{clip, nearest};
@@ -235,6 +237,74 @@ fn per_direction(target: &mut [u64; 3], slots: &[Option<u64>; 3]) {
             *t = *v;
         }
     }
+}
+
+/// cmdprio_bssplit (options.c split_parse_prio_ddir and
+/// parse_cmdprio_bssplit_entry, engines/cmdprio.c): per direction
+/// (str_split_parse; trim's list is parsed and dropped), `bs/`,
+/// `bs/perc` or `bs/perc/class/level` entries joined by ':' up to the
+/// first empty one; zero-percent entries are left out, the rest sorted
+/// by block size; one block size's percents may not pass 100.
+fn parse_cmdprio_bssplit(v: &str, kb: u64) -> Result<[CmdprioBssplit; 2], String> {
+    let dirs = super::callbacks::split_dirs(v.trim());
+    let mut out: [CmdprioBssplit; 2] = [Vec::new(), Vec::new()];
+    for (d, list) in dirs.iter().enumerate() {
+        let mut entries = Vec::new();
+        let mut n = 0;
+        for ent in list.split(':') {
+            if ent.is_empty() {
+                break;
+            }
+            n += 1;
+            if n > 64 {
+                return Err("too many cmdprio_bssplit entries (BSSPLIT_MAX is 64)".into());
+            }
+            // sscanf("%m[^/]/%u/%u/%u"): the fields read up to the first
+            // that is not a number.
+            let mut fields = ent.split('/');
+            let bs_str = fields.next().unwrap_or("");
+            if bs_str.is_empty() {
+                return Err(format!("invalid cmdprio_bssplit format in '{ent}'"));
+            }
+            let nums: Vec<u32> = fields
+                .map_while(|f| f.parse::<u32>().ok())
+                .take(3)
+                .collect();
+            let bs = fio_bytes(bs_str, kb)
+                .ok_or_else(|| format!("split conversion failed for '{bs_str}'"))?;
+            let perc = nums.first().map_or(0, |p| (*p).min(100));
+            let prio = match nums.len() {
+                0 | 1 => None,
+                3 => Some(crate::block::elevator::ioprio_value(
+                    match nums[1].min(3) as u16 {
+                        0 => crate::block::elevator::IOPRIO_CLASS_BE,
+                        c => c,
+                    },
+                    nums[2].min(7) as u16,
+                )),
+                _ => return Err(format!("invalid cmdprio_bssplit format in '{ent}'")),
+            };
+            if perc > 0 {
+                entries.push((bs, perc, prio));
+            }
+        }
+        entries.sort_by_key(|e| e.0);
+        let mut i = 0;
+        while i < entries.len() {
+            let bs = entries[i].0;
+            let tot: u32 = entries.iter().filter(|e| e.0 == bs).map(|e| e.1).sum();
+            if tot > 100 {
+                return Err(format!(
+                    "cmdprio_bssplit total percentage for bs: {bs} exceeds 100"
+                ));
+            }
+            i += entries.iter().filter(|e| e.0 == bs).count();
+        }
+        if d < 2 {
+            out[d] = entries;
+        }
+    }
+    Ok(out)
 }
 
 /// A read,write option of engines/cmdprio.h (no trim slot).
@@ -1641,7 +1711,15 @@ pub static OPTIONS: &[OptDef] = &[
         INT.max(7),
         sets(|s, g| per_direction_u16(&mut s.cmdprio_level, &g.parsed.slots)),
     ),
-    e("cmdprio_bssplit", URING_AIO, STORE, Handling::Refuse),
+    e(
+        "cmdprio_bssplit",
+        URING_AIO,
+        STORE,
+        resolves(|d, g| {
+            d.spec.cmdprio_bssplit = Some(parse_cmdprio_bssplit(g.v(), g.kb)?);
+            Ok(())
+        }),
+    ),
     // Buffer and file registration save CPU work in the kernel that the
     // host model charges per I/O anyway; they do not change the I/O.
     e("fixedbufs", URING, SET, Handling::Ignore),

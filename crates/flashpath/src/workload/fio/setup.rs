@@ -102,6 +102,13 @@ pub fn check_fio_setup(jobs: &JobFile) -> Result<()> {
                 );
             }
         }
+        // engines/cmdprio.c fio_cmdprio_init: the engine's init fails.
+        if spec.cmdprio_bssplit.is_some() && spec.cmdprio_percentage.iter().any(|p| *p > 0) {
+            return at(
+                spec,
+                "cmdprio_percentage and cmdprio_bssplit options are mutually exclusive".into(),
+            );
+        }
         if spec.rate.iter().any(|r| *r > 0) && spec.rate_iops.iter().any(|r| *r > 0) {
             return at(spec, "rate and rate_iops are mutually exclusive".into());
         }

@@ -137,6 +137,8 @@ pub struct FioThread {
     /// from fio's prio_state stream.
     td_ioprio: u16,
     cmdprio: [Option<(u32, u16)>; 2],
+    /// cmdprio_bssplit per direction: (block size, percent, ioprio).
+    cmdprio_bs: [Vec<(u64, u32, u16)>; 2],
     prio_rng: RngStream,
     /// fio's rate_next_io_time per direction (ns since the job started).
     rate_next: [Ns; 3],
@@ -267,16 +269,21 @@ impl FioThread {
         for d in Ddir::ALL {
             res.bs_range[d.index()] = bs_range(&spec.bs[d.index()]);
         }
-        // fio_cmdprio_gen_perc: a direction the job does and that carries
-        // a command priority gets clat_prio entries, the thread's own
-        // priority at index 0 and the command's (when it differs) next.
+        // fio_cmdprio_gen_perc / _parse_and_gen_bssplit: a direction the
+        // job does and that carries command priorities gets clat_prio
+        // entries, the thread's own priority at index 0 and each other
+        // priority the command can carry after it, in first-use order.
         for d in 0..2 {
             let does = spec.rw.has(if d == 0 { Ddir::Read } else { Ddir::Write });
-            if let (Some((_, cmd)), true) = (spec.cmdprio(d), does) {
+            let mut cmd: Vec<u16> = spec.cmdprio(d).map(|(_, p)| p).into_iter().collect();
+            cmd.extend(spec.cmdprio_bs(d).iter().map(|e| e.2));
+            if does && !cmd.is_empty() {
                 let prios = &mut res.dirs[d].prios;
                 prios.push((spec.td_ioprio(), Default::default()));
-                if cmd != spec.td_ioprio() {
-                    prios.push((cmd, Default::default()));
+                for p in cmd {
+                    if !prios.iter().any(|(q, _)| *q == p) {
+                        prios.push((p, Default::default()));
+                    }
                 }
             }
         }
@@ -331,6 +338,7 @@ impl FioThread {
             rate_rng: RngStream::new(seed, &format!("job{}.{}.rate", plan.spec_index, plan.clone)),
             td_ioprio: spec.td_ioprio(),
             cmdprio: [spec.cmdprio(0), spec.cmdprio(1)],
+            cmdprio_bs: [spec.cmdprio_bs(0), spec.cmdprio_bs(1)],
             prio_rng: RngStream::new(seed, &format!("job{}.{}.prio", plan.spec_index, plan.clone)),
             rate_next: [0; 3],
             rate_late_ns: 0,
@@ -668,16 +676,41 @@ impl FioThread {
         n
     }
 
-    /// The priority an I/O of direction `ddir` carries: the command
-    /// priority for `cmdprio_percentage` of them
-    /// (fio_cmdprio_set_ioprio: `rand_between(0, 99) < percentage`), the
-    /// thread's own (ioprio_set) otherwise.
-    pub fn ioprio_for(&mut self, ddir: Ddir) -> u16 {
+    /// The priority an I/O of direction `ddir` and `len` bytes carries:
+    /// the command priority for `cmdprio_percentage` of them, or by
+    /// `cmdprio_bssplit` for its block size (fio_cmdprio_set_ioprio:
+    /// `rand_between(0, 99) < percentage`), the thread's own (ioprio_set)
+    /// otherwise.
+    pub fn ioprio_for(&mut self, ddir: Ddir, len: u32) -> u16 {
         let d = ddir.index();
-        match self.cmdprio.get(d).copied().flatten() {
-            Some((perc, prio)) if self.prio_rng.below(100) < u64::from(perc) => prio,
-            _ => self.td_ioprio,
+        if let Some((perc, prio)) = self.cmdprio.get(d).copied().flatten() {
+            return if self.prio_rng.below(100) < u64::from(perc) {
+                prio
+            } else {
+                self.td_ioprio
+            };
         }
+        // cmdprio_bssplit: the entries of the I/O's block size share one
+        // draw, each taking its percent of it in order.
+        let Some(entries) = self.cmdprio_bs.get(d) else {
+            return self.td_ioprio;
+        };
+        let mut of_bs = entries.iter().filter(|e| e.0 == u64::from(len));
+        let total: u32 = of_bs.clone().map(|e| e.1).sum();
+        if total == 0 {
+            return self.td_ioprio;
+        }
+        let rand = self.prio_rng.below(100) as u32;
+        if rand >= total {
+            return self.td_ioprio;
+        }
+        let mut acc = 0;
+        of_bs
+            .find(|e| {
+                acc += e.1;
+                rand < acc
+            })
+            .map_or(self.td_ioprio, |e| e.2)
     }
 
     /// fio reaps at `now` an I/O of `unit` it started at `start` and

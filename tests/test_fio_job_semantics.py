@@ -230,6 +230,58 @@ def test_the_real_fio_repeats_its_offsets_with_randrepeat(tmp_path: Path) -> Non
     assert runs[0] == runs[1] and len(set(runs[0])) > 1
 
 
+# A random job of three loops over 16 blocks. fio's thread_main starts each
+# loop with clear_io_state, whose td_fill_rand_seeds seeds the offsets again
+# (libfio.c): with randrepeat=1 from the same seed, and with the random map
+# emptied (fio_file_reset) every loop draws the first loop's offsets. The
+# real fio 3.33 (2026-11-27): one order three times; with randrepeat=0 or
+# norandommap=1 three different loops.
+LOOPED = """[test]
+ioengine=null
+rw=randread
+size=64k
+bs=4k
+loops=3
+write_iolog=io.log
+"""
+
+
+def loops_of(offs: list[int]) -> list[list[int]]:
+    assert len(offs) == 48, offs
+    return [offs[i : i + 16] for i in range(0, 48, 16)]
+
+
+@pytest.mark.parametrize(
+    ("extra", "repeats"),
+    [("", True), ("randrepeat=0\n", False), ("norandommap=1\n", False)],
+)
+def test_loops_repeat_their_offsets_as_fio_seeds_them(
+    tmp_path: Path, extra: str, repeats: bool
+) -> None:
+    first, *rest = loops_of(run_log(tmp_path, LOOPED + extra))
+    if repeats:
+        assert rest == [first, first]
+        assert sorted(first) == list(range(0, 65536, 4096)) and first != sorted(first)
+    else:
+        assert first not in rest and rest[0] != rest[1]
+
+
+@need_fio
+@pytest.mark.parametrize(
+    ("extra", "repeats"),
+    [("", True), ("randrepeat=0\n", False), ("norandommap=1\n", False)],
+)
+def test_the_real_fios_loops_repeat_their_offsets(
+    tmp_path: Path, extra: str, repeats: bool
+) -> None:
+    (tmp_path / "job.fio").write_text(LOOPED + extra)
+    run_fio(tmp_path / "job.fio")
+    first, *rest = loops_of(offsets_of(tmp_path / "io.log"))
+    # (Without repeats, two equal loops of 16 random draws would be a
+    # chance below 1e-13 with the random map, and far less without it.)
+    assert (rest == [first, first]) == repeats, (first, rest)
+
+
 def test_write_iolog_adds_to_an_existing_file(tmp_path: Path) -> None:
     # iolog.c init_iolog_write opens write_iolog with "a".
     (tmp_path / "job.fio").write_text(SEEDED)

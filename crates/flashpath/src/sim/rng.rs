@@ -6,6 +6,7 @@
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
+#[derive(Clone)]
 pub struct RngStream {
     inner: Xoshiro256PlusPlus,
 }

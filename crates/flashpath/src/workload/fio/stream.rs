@@ -85,6 +85,10 @@ pub struct IoStream {
     rate_until_due: [Option<u64>; 2],
     pending_write: Option<IoUnit>,
     r_off: RngStream,
+    /// randrepeat=1 with the random map on a job of `loops` passes: the
+    /// offset stream as it began, taken up again at each pass (see
+    /// `random_offset`).
+    r_off_loop: Option<RngStream>,
     r_bs: RngStream,
     r_mix: RngStream,
     r_dist: RngStream,
@@ -320,6 +324,10 @@ impl IoStream {
             rate_until_due: [None, None],
             pending_write: None,
             r_off: RngStream::new(seed, &name("offset")),
+            r_off_loop: (use_map
+                && spec.randrepeat
+                && !(spec.time_based || spec.io_size.is_some() || nfiles > 1))
+                .then(|| RngStream::new(seed, &name("offset"))),
             r_bs: RngStream::new(seed, &name("bs")),
             r_mix: RngStream::new(seed, &name("rwmix")),
             r_dist,
@@ -634,6 +642,20 @@ impl IoStream {
             }
         }
         let n = self.nblocks;
+        // A new loop of a `loops` job (its map full): fio's thread_main
+        // calls clear_io_state, whose td_fill_rand_seeds seeds the offsets
+        // again, with randrepeat=1 from the same fixed seed (libfio.c,
+        // init.c), and fio_file_reset empties the map: the loop repeats
+        // the first one's offsets (the real fio 3.33: randread size=64k
+        // bs=4k loops=3 gives one order three times; with randrepeat=0 or
+        // norandommap=1 each loop differs). time_based and io_size jobs
+        // start over inside one loop (io_u.c get_next_rand_block resets
+        // the file, not the seeds).
+        if self.use_map && self.map_used >= n {
+            if let Some(start) = &self.r_off_loop {
+                self.r_off = start.clone();
+            }
+        }
         let blk = match &self.dist {
             Dist::Uniform => {
                 let b = self.r_off.below(n);

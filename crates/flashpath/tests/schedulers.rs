@@ -314,3 +314,35 @@ fn fios_cmdprio_examples_run() {
         assert!(prios >= 2, "{name}: {prios} priorities with reads");
     }
 }
+
+/// With swiotlb and an elevator, a request the elevator hands out when a
+/// completion frees a tag is mapped by that restart run, on the completing
+/// CPU (as the none path's tag waiter is); the submitter maps the ones it
+/// dispatches itself. Every request is mapped once.
+#[test]
+fn elevator_dispatches_are_mapped_where_the_run_is() {
+    const MAPS_PER_VIRTIO_4K: u64 = 4;
+    let job = "[j]\nfilename=/dev/vda\ndirect=1\nioengine=libaio\niodepth=64\nbs=4k\nsize=8m\n\
+               rw=randrw\ncpus_allowed=1\n";
+    let sets = [
+        "device.num_queues=1",
+        "device.queue_size=16",
+        "block.nr_requests=16",
+        "host.irq_cpu=cpu0",
+        "block.scheduler=mq-deadline",
+    ];
+    let out = common::run_job_file("virtio-ramdisk", job, &sets, 7);
+    let sw = &out.result.flashpath["swiotlb"];
+    let maps = sw["maps"].as_u64().unwrap();
+    let restarts = sw["restart_maps"].as_u64().unwrap();
+    let ios: u64 = out.result.jobs[0].dirs.iter().map(|d| d.total_ios).sum();
+    assert_eq!(ios, 2048);
+    assert_eq!(maps, MAPS_PER_VIRTIO_4K * ios);
+    assert!(
+        restarts > ios / 2,
+        "the device queue must be the bottleneck: {restarts}"
+    );
+    let by_cpu = common::maps_by_cpu(&out);
+    assert_eq!(by_cpu[0], MAPS_PER_VIRTIO_4K * restarts);
+    assert_eq!(by_cpu[1], maps - MAPS_PER_VIRTIO_4K * restarts);
+}

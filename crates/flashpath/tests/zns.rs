@@ -446,3 +446,25 @@ fn an_impossible_zone_layout_is_one_clear_message() {
         );
     }
 }
+
+/// One zone's sequential write rate follows from the mechanism: at most
+/// `buffer_rows` rows per tPROG, and at most one row per die per tPROG.
+/// With 32 rows (the profile) every die of the 16 is busy: 16 x 32 KiB /
+/// 600 us = 874 MB/s; with 2 rows, 2 x 32 KiB / 600 us = 109 MB/s. The
+/// link and front end take a little of each (within 10% below).
+#[test]
+fn one_zones_write_rate_is_its_buffer_or_its_dies_over_tprog() {
+    let job = "[j]\nrw=write\nbs=128k\nsize=256m\nioengine=libaio\ndirect=1\niodepth=4\n\
+               filename=/dev/nvme0n1\n";
+    let row = 2.0 * 16384.0;
+    let t_prog = 600e-6;
+    for (rows, want) in [(32u32, 16.0 * row / t_prog), (2, 2.0 * row / t_prog)] {
+        let o = vec![format!("device.zns.buffer_rows={rows}")];
+        let out = run_text(job, "job.fio", Path::new("."), "nvme-zn540-like", &o, 1).unwrap();
+        let bw = json(&out)["jobs"][0]["write"]["bw_bytes"].as_f64().unwrap();
+        assert!(
+            bw <= want * 1.001 && bw > want * 0.9,
+            "{rows} rows: {bw} B/s vs {want} B/s"
+        );
+    }
+}

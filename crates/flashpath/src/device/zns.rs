@@ -163,7 +163,12 @@ crate::params! {
         /// Rows (one page on every plane of a die) of write buffer each open zone holds.
         buffer_rows: u32 = required count_u32(
             "device.zns.buffer_rows",
-            range(1.0, 256.0, "rows of buffer per open zone: 1 (no overlap of fill and program) to 256")
+            range(
+                1.0,
+                256.0,
+                "rows of buffer per open zone: 1 (no overlap of fill and program) to 256; a \
+                 zone writes at most buffer_rows rows per tPROG",
+            )
         ),
     }
 }

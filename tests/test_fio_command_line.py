@@ -67,7 +67,7 @@ def test_command_line_jobs_match_the_real_fio(tmp_path: Path) -> None:
         (["--name=a", "--ioengine=null", "--size=1m", "--bs=foo"], "--bs=foo"),
         (["--ioengine=null", "--size=1m"], "no job defined"),
         (["--name=a", "--ioengine=null", "stray"], "stray"),
-        ([], "nothing to run"),
+        ([], "Missing argument"),
     ],
 )
 def test_bad_command_line_jobs_are_named(tmp_path: Path, args: list[str], message: str) -> None:

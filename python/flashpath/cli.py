@@ -187,7 +187,8 @@ def main() -> None:
 @main.command("run", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 @click.argument("job", type=click.Path(dir_okay=False), required=False)
 @click.option(
-    "--device", required=True, help="Profile name (see `flashpath profiles`) or .toml path."
+    "--device",
+    help="Profile name (see `flashpath profiles`) or .toml path (required).",
 )
 @click.option(
     "--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a profile parameter."
@@ -207,7 +208,7 @@ def main() -> None:
 def run_cmd(
     ctx: click.Context,
     job: str | None,
-    device: str,
+    device: str | None,
     overrides: tuple[str, ...],
     seed: int,
     output_format: str,
@@ -222,6 +223,12 @@ def run_cmd(
         # An unknown option came first: click took it for JOB.
         args.insert(0, job)
         job = None
+    # JOB may be left out for jobs on the command line, and --device is
+    # checked here so that click's own words come in its order.
+    if job is None and not args:
+        raise click.UsageError("Missing argument 'JOB'.", ctx)
+    if device is None:
+        raise click.UsageError("Missing option '--device'.", ctx)
     if args:
         if job is not None:
             _error(
@@ -237,8 +244,6 @@ def run_cmd(
         )
         _write_outputs(run, output, _device_input(device))
         return
-    if job is None:
-        _error("no job file and no job on the command line (--name=...): nothing to run")
     if not Path(job).is_file():
         _error(f"{named(job)}: no such job file")
     inputs = _job_inputs(job) + _device_input(device)

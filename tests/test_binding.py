@@ -14,7 +14,7 @@ JOB = "[j]\nioengine=psync\ndirect=1\nrw=randread\nbs=4k\nsize=1m\nwrite_iolog=j
 
 def test_run_job_result_has_named_fields(tmp_path: Path) -> None:
     job = tmp_path / "j.fio"
-    job.write_text(JOB + "write_hist_log=h\n")
+    job.write_text(JOB + "log_store_compressed=1\n")
     run = _core.run_job(str(job), "nullblk", [], 0, "terse")
     assert isinstance(run, _core.JobRun)
     doc = json.loads(run.json_text)
@@ -23,8 +23,8 @@ def test_run_job_result_has_named_fields(tmp_path: Path) -> None:
     assert run.events > run.completed_ios
     assert run.text.startswith("3;fio-3.33;j;")
     # An ignored option is listed in the JSON, not in the notes (stderr).
-    assert any("write_hist_log" in n for n in doc["flashpath"]["ignored_options"])
-    assert not any("write_hist_log" in n for n in run.notes)
+    assert any("log_store_compressed" in n for n in doc["flashpath"]["ignored_options"])
+    assert not any("log_store_compressed" in n for n in run.notes)
     [log] = run.logs
     assert isinstance(log, _core.LogFile)
     assert log.name == "j.iolog"

@@ -100,15 +100,16 @@ def test_profiles_listed_and_shown() -> None:
 def test_ignored_option_is_listed_where_users_look_not_on_stderr(tmp_path: Path) -> None:
     """fio prints nothing for an option flashpath ignores: the run's stderr
     stays clean; --parse-only and the JSON's flashpath section list it."""
-    job = write_job(tmp_path, JOB + "write_hist_log=foo\n")
+    # (write_hist_log was the example until flashpath wrote its log.)
+    job = write_job(tmp_path, JOB + "log_store_compressed=1\n")
     r = cli("run", str(job), "--device", "nullblk", "--output-format", "json")
     assert r.returncode == 0, r.stderr
     assert r.stderr == ""
     listed = json.loads(r.stdout)["flashpath"]["ignored_options"]
-    assert any("write_hist_log" in x and "job.fio:" in x for x in listed), listed
+    assert any("log_store_compressed" in x and "job.fio:" in x for x in listed), listed
     p = cli("run", "--parse-only", str(job), "--device", "nullblk")
     assert p.returncode == 0
-    assert "write_hist_log" in p.stderr and "job.fio:" in p.stderr
+    assert "log_store_compressed" in p.stderr and "job.fio:" in p.stderr
 
 
 def test_bench_runs_the_hpb_workload_and_takes_ufs_overrides() -> None:

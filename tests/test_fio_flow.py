@@ -194,10 +194,11 @@ def test_the_real_fios_held_jobs_have_null_engine_latency(tmp_path: Path) -> Non
     assert r.returncode == 0, r.stderr
     for j in json.loads(r.stdout)["jobs"]:
         if j["jobname"] in ("flow2", "flow3"):
-            # The mean over 5120 or 10240 I/Os: a preempted I/O on a loaded
-            # machine moves it by microseconds; the 100 us sleeps would
-            # move it by tens of microseconds at least.
-            assert j["read"]["lat_ns"]["mean"] < 20_000, j["read"]["lat_ns"]
+            # The mean over 5120 or 10240 I/Os (111-185 ns here): preempted
+            # I/Os on a loaded machine move it by microseconds; a hold in
+            # the latency would put a 100 us sleep (plus its 50 us slack)
+            # in most I/Os, as flashpath's 136 us mean did.
+            assert j["read"]["lat_ns"]["mean"] < 50_000, j["read"]["lat_ns"]
 
 
 def test_a_rate_limited_job_paces_its_flow(tmp_path: Path) -> None:

@@ -89,6 +89,34 @@ def _run_job_text(
     return run
 
 
+def command_line_job(args: Sequence[str]) -> tuple[str, dict[int, str]]:
+    """fio's jobs on its command line (init.c parse_cmd_line): `--key=value`
+    or `--key` options; those before the first `--name` go to the global
+    section, each `--name=X` starts job X (whose options then list `name`,
+    as fio's JSON shows). Returns the job text and, for messages, which
+    argument wrote each of its lines."""
+    lines = ["[global]"]
+    written_by: dict[int, str] = {}
+    for arg in args:
+        if not arg.startswith("--") or len(arg) == 2:
+            _error(
+                f"{printable(arg)}: not a job option (--key=value); flashpath runs one "
+                f"job file or the jobs given on the command line"
+            )
+        key, sep, value = arg[2:].partition("=")
+        if key == "name":
+            if not value:
+                _error(f"{printable(arg)}: --name needs a job name")
+            lines.append(f"[{value}]")
+            written_by[len(lines)] = arg
+        lines.append(f"{key}={value}" if sep else key)
+        written_by[len(lines)] = arg
+    if not any(a.startswith("--name=") for a in args):
+        # fio: "No job(s) defined" when no --name starts a job.
+        _error(f"{printable(' '.join(args))}: no job defined (start one with --name=...)")
+    return "\n".join(lines) + "\n", written_by
+
+
 def _error(message: str) -> NoReturn:
     click.echo(f"flashpath: error: {printable(message)}", err=True)
     sys.exit(2)
@@ -156,10 +184,11 @@ def main() -> None:
     """flashpath: simulate the whole Linux flash-storage I/O path."""
 
 
-@main.command("run")
-@click.argument("job", type=click.Path(dir_okay=False))
+@main.command("run", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.argument("job", type=click.Path(dir_okay=False), required=False)
 @click.option(
-    "--device", required=True, help="Profile name (see `flashpath profiles`) or .toml path."
+    "--device",
+    help="Profile name (see `flashpath profiles`) or .toml path (required).",
 )
 @click.option(
     "--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a profile parameter."
@@ -175,16 +204,46 @@ def main() -> None:
 @click.option(
     "--parse-only", is_flag=True, help="Check the job file and exit, as fio --parse-only."
 )
+@click.pass_context
 def run_cmd(
-    job: str,
-    device: str,
+    ctx: click.Context,
+    job: str | None,
+    device: str | None,
     overrides: tuple[str, ...],
     seed: int,
     output_format: str,
     output: str | None,
     parse_only: bool,
 ) -> None:
-    """Run fio job file JOB on a simulated machine."""
+    """Run fio job file JOB on a simulated machine, or jobs given on the
+    command line as fio takes them (`--name=a --rw=randread ...`: options
+    before the first --name are global, each --name starts a job)."""
+    args = list(ctx.args)
+    if job is not None and job.startswith("--"):
+        # An unknown option came first: click took it for JOB.
+        args.insert(0, job)
+        job = None
+    # JOB may be left out for jobs on the command line, and --device is
+    # checked here so that click's own words come in its order.
+    if job is None and not args:
+        raise click.UsageError("Missing argument 'JOB'.", ctx)
+    if device is None:
+        raise click.UsageError("Missing option '--device'.", ctx)
+    if args:
+        if job is not None:
+            _error(
+                f"{named(job)}: give a job file or jobs on the command line (--name=...), not both"
+            )
+        text, written_by = command_line_job(args)
+        if parse_only:
+            _error("--parse-only checks a job file; jobs on the command line are run")
+        if output:
+            _check_writable(output, "--output")
+        run = _run_job_text(
+            text, "<command line>", device, overrides, seed, output_format, written_by
+        )
+        _write_outputs(run, output, _device_input(device))
+        return
     if not Path(job).is_file():
         _error(f"{named(job)}: no such job file")
     inputs = _job_inputs(job) + _device_input(device)

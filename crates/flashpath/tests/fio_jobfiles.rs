@@ -214,7 +214,7 @@ fn refused_and_unknown_options() {
     assert!(e.message.contains("did you mean 'iodepth'"), "{e}");
     let e = p("[a]\nhipri\n").unwrap_err();
     assert!(e.message.contains("io_uring"), "{e}");
-    let j = p("[a]\nhipri\nioengine=io_uring\nwrite_hist_log=x\npre_read=0\n").unwrap();
+    let j = p("[a]\nhipri\nioengine=io_uring\nlog_store_compressed=1\npre_read=0\n").unwrap();
     assert!(j.jobs[0].hipri);
     assert_eq!(j.ignored.len(), 2);
     assert_eq!(j.ignored[0].line, Some(4));

@@ -51,7 +51,7 @@ fn ignored_options_are_listed_in_the_json_not_in_the_notes() {
     // fio prints nothing for an option flashpath ignores, so the notes
     // (printed on stderr) leave it out; the JSON's flashpath section lists it.
     let out = run_text(
-        &format!("{JOB}write_hist_log=h\n"),
+        &format!("{JOB}log_store_compressed=1\n"),
         "<job text>",
         Path::new("."),
         "nullblk",
@@ -61,7 +61,7 @@ fn ignored_options_are_listed_in_the_json_not_in_the_notes() {
     .unwrap();
     assert_eq!(out.completed_ios, 256);
     assert!(
-        !out.notes.iter().any(|n| n.contains("write_hist_log")),
+        !out.notes.iter().any(|n| n.contains("log_store_compressed")),
         "{:?}",
         out.notes
     );
@@ -71,7 +71,7 @@ fn ignored_options_are_listed_in_the_json_not_in_the_notes() {
     assert!(
         listed.iter().any(|n| n
             .as_str()
-            .is_some_and(|n| n.starts_with("<job text>:") && n.contains("write_hist_log"))),
+            .is_some_and(|n| n.starts_with("<job text>:") && n.contains("log_store_compressed"))),
         "{listed:?}"
     );
 }

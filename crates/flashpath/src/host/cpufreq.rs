@@ -151,8 +151,14 @@ impl CpuFreqConfig {
         }
         let c = CpuFreqParams::read(p)?;
         if !(c.min_pstate <= c.max_pstate && c.max_pstate <= c.turbo_pstate) {
+            // Name the file of the key out of order (a --set names "--set").
+            let key = if c.max_pstate > c.turbo_pstate {
+                "host.cpufreq.turbo_pstate"
+            } else {
+                "host.cpufreq.min_pstate"
+            };
             return Err(InputError::new(
-                p.file_of("host.cpufreq.max_pstate"),
+                p.file_of(key),
                 None,
                 format!(
                     "host.cpufreq: min_pstate ({}) <= max_pstate ({}) <= turbo_pstate ({}) must hold",
@@ -410,6 +416,33 @@ mod tests {
             tick_ns: 4_000_000,
             nohz_idle: true,
         }
+    }
+
+    #[test]
+    fn the_seed_host_runs_intel_pstate_and_bad_ranges_are_refused() {
+        let mut p = Profile::load("nvme-dram").unwrap();
+        let c = CpuFreqConfig::from_profile(&p, 3e9, 4_000_000, false)
+            .unwrap()
+            .expect("hosts/intel-2015 gives a governor");
+        assert_eq!(c.governor, FreqGovernor::IntelPstate);
+        assert!(c.min_pstate < c.max_pstate && c.max_pstate < c.turbo_pstate);
+        // host.freq must be the nominal ratio's frequency.
+        let e = CpuFreqConfig::from_profile(&p, 2.9e9, 4_000_000, false).expect_err("refused");
+        assert!(
+            e.message.contains("host.freq (2900 MHz)") && e.message.contains("3000 MHz"),
+            "{e}"
+        );
+        // min <= max <= turbo.
+        p.apply_override("host.cpufreq.turbo_pstate=29").unwrap();
+        let e = CpuFreqConfig::from_profile(&p, 3e9, 4_000_000, false).expect_err("refused");
+        assert_eq!(e.file, "--set");
+        assert!(e.message.contains("turbo_pstate (29)"), "{e}");
+        // A host without the key keeps its fixed clock.
+        let p = Profile::load("nullblk").unwrap();
+        assert_eq!(
+            CpuFreqConfig::from_profile(&p, 3e9, 4_000_000, false).unwrap(),
+            None
+        );
     }
 
     #[test]

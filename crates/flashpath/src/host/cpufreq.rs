@@ -418,31 +418,44 @@ mod tests {
         }
     }
 
+    const GOVERNED: &str = r#"
+[profile]
+name = "t"
+[host.cpufreq]
+governor = { value = "intel_pstate", unit = "name", source = "test" }
+min_pstate = { value = 12, unit = "count", source = "test" }
+max_pstate = { value = 30, unit = "count", source = "test" }
+turbo_pstate = { value = 35, unit = "count", source = "test" }
+"#;
+
     #[test]
-    fn the_seed_host_runs_intel_pstate_and_bad_ranges_are_refused() {
-        let mut p = Profile::load("nvme-dram").unwrap();
+    fn a_governed_host_is_read_and_bad_ranges_are_refused() {
+        let mut p = Profile::from_text("t.toml", GOVERNED, None).unwrap();
         let c = CpuFreqConfig::from_profile(&p, 3e9, 4_000_000, false)
             .unwrap()
-            .expect("hosts/intel-2015 gives a governor");
+            .expect("a governor");
         assert_eq!(c.governor, FreqGovernor::IntelPstate);
-        assert!(c.min_pstate < c.max_pstate && c.max_pstate < c.turbo_pstate);
+        assert_eq!((c.min_pstate, c.max_pstate, c.turbo_pstate), (12, 30, 35));
         // host.freq must be the nominal ratio's frequency.
         let e = CpuFreqConfig::from_profile(&p, 2.9e9, 4_000_000, false).expect_err("refused");
+        assert_eq!(e.file, "t.toml");
         assert!(
             e.message.contains("host.freq (2900 MHz)") && e.message.contains("3000 MHz"),
             "{e}"
         );
-        // min <= max <= turbo.
+        // min <= max <= turbo, the message naming where the bad value is.
         p.apply_override("host.cpufreq.turbo_pstate=29").unwrap();
         let e = CpuFreqConfig::from_profile(&p, 3e9, 4_000_000, false).expect_err("refused");
         assert_eq!(e.file, "--set");
         assert!(e.message.contains("turbo_pstate (29)"), "{e}");
-        // A host without the key keeps its fixed clock.
-        let p = Profile::load("nullblk").unwrap();
-        assert_eq!(
-            CpuFreqConfig::from_profile(&p, 3e9, 4_000_000, false).unwrap(),
-            None
-        );
+        // A host without the key (every shipped one) keeps its fixed clock.
+        for name in ["nullblk", "nvme-dram"] {
+            let p = Profile::load(name).unwrap();
+            assert_eq!(
+                CpuFreqConfig::from_profile(&p, 3e9, 4_000_000, false).unwrap(),
+                None
+            );
+        }
     }
 
     #[test]

@@ -151,8 +151,14 @@ impl CpuFreqConfig {
         }
         let c = CpuFreqParams::read(p)?;
         if !(c.min_pstate <= c.max_pstate && c.max_pstate <= c.turbo_pstate) {
+            // Name the file of the key out of order (a --set names "--set").
+            let key = if c.max_pstate > c.turbo_pstate {
+                "host.cpufreq.turbo_pstate"
+            } else {
+                "host.cpufreq.min_pstate"
+            };
             return Err(InputError::new(
-                p.file_of("host.cpufreq.max_pstate"),
+                p.file_of(key),
                 None,
                 format!(
                     "host.cpufreq: min_pstate ({}) <= max_pstate ({}) <= turbo_pstate ({}) must hold",
@@ -409,6 +415,46 @@ mod tests {
             turbo_pstate: 35,
             tick_ns: 4_000_000,
             nohz_idle: true,
+        }
+    }
+
+    const GOVERNED: &str = r#"
+[profile]
+name = "t"
+[host.cpufreq]
+governor = { value = "intel_pstate", unit = "name", source = "test" }
+min_pstate = { value = 12, unit = "count", source = "test" }
+max_pstate = { value = 30, unit = "count", source = "test" }
+turbo_pstate = { value = 35, unit = "count", source = "test" }
+"#;
+
+    #[test]
+    fn a_governed_host_is_read_and_bad_ranges_are_refused() {
+        let mut p = Profile::from_text("t.toml", GOVERNED, None).unwrap();
+        let c = CpuFreqConfig::from_profile(&p, 3e9, 4_000_000, false)
+            .unwrap()
+            .expect("a governor");
+        assert_eq!(c.governor, FreqGovernor::IntelPstate);
+        assert_eq!((c.min_pstate, c.max_pstate, c.turbo_pstate), (12, 30, 35));
+        // host.freq must be the nominal ratio's frequency.
+        let e = CpuFreqConfig::from_profile(&p, 2.9e9, 4_000_000, false).expect_err("refused");
+        assert_eq!(e.file, "t.toml");
+        assert!(
+            e.message.contains("host.freq (2900 MHz)") && e.message.contains("3000 MHz"),
+            "{e}"
+        );
+        // min <= max <= turbo, the message naming where the bad value is.
+        p.apply_override("host.cpufreq.turbo_pstate=29").unwrap();
+        let e = CpuFreqConfig::from_profile(&p, 3e9, 4_000_000, false).expect_err("refused");
+        assert_eq!(e.file, "--set");
+        assert!(e.message.contains("turbo_pstate (29)"), "{e}");
+        // A host without the key (every shipped one) keeps its fixed clock.
+        for name in ["nullblk", "nvme-dram"] {
+            let p = Profile::load(name).unwrap();
+            assert_eq!(
+                CpuFreqConfig::from_profile(&p, 3e9, 4_000_000, false).unwrap(),
+                None
+            );
         }
     }
 

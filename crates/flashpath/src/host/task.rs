@@ -692,17 +692,21 @@ impl Host {
     /// The cores' counters at the end of the run (`end`): a core still idle
     /// counts its last stay first.
     pub fn cpu_counters(&mut self, end: Ns) -> Vec<serde_json::Value> {
-        if let Some(f) = self.freq.as_mut() {
-            // Samples the tick of a core idle to the end still takes.
-            for c in 0..self.cpus.len() {
-                f.wakes(c, end);
-            }
-        }
-        for (i, c) in self.cpus.iter_mut().enumerate() {
+        for i in 0..self.cpus.len() {
+            let c = &mut self.cpus[i];
             if let Some(since) = c.idle_since {
-                if c.leave_idle(end.max(since + 1)).is_some() {
+                if let Some(idle) = c.leave_idle(end.max(since + 1)) {
                     self.idle[i].exit(end.max(since + 1), false, 0);
+                    // The last stay counts for ondemand's load before the
+                    // samples the tick of a core idle to the end takes.
+                    let iowait = self.iowaiters(i as u32) > 0;
+                    if let Some(f) = self.freq.as_mut() {
+                        f.account_idle(i, idle, iowait);
+                    }
                 }
+            }
+            if let Some(f) = self.freq.as_mut() {
+                f.wakes(i, end);
             }
         }
         self.cpus

@@ -120,7 +120,11 @@ fn a_job_file_replays_as_fio_333() {
     assert!(v.starts_with("sleep"), "{v}");
     let j = &out.result.jobs[0];
     assert_eq!((j.dirs[0].total_ios, j.dirs[0].io_bytes), (3, 0));
-    assert!((2_000_000_000..2_001_000_000).contains(&j.job_runtime), "{}", j.job_runtime);
+    assert!(
+        (2_000_000_000..2_001_000_000).contains(&j.job_runtime),
+        "{}",
+        j.job_runtime
+    );
 }
 
 fn fixture(rel: &str) -> PathBuf {

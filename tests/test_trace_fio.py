@@ -346,3 +346,25 @@ def test_replay_time_scale_shortens_the_waits_as_fio(tmp_path: Path) -> None:
     for j in (real_fio(job), ours(job)):
         assert j["read"]["total_ios"] == 3
         assert 100 <= j["job_runtime"] < 150, j["job_runtime"]
+
+
+@need_fio
+def test_a_direction_with_no_bytes_reaped_has_no_runtime(tmp_path: Path) -> None:
+    """Three reads 1 s apart at iodepth 8: all are in flight when the log
+    ends, none is reaped, so fio never adds the direction's runtime
+    (backend.c: update_runtime only for a direction with io_bytes): read
+    runtime 0 and 0 IOPS, while the job ran its 2 s."""
+    s = 1_000_000_000
+    trace = b"".join(record(i + 1, 1_000 + i * s, 8 * i, 4096, READ_Q) for i in range(3))
+    (tmp_path / "t.blktrace.0").write_bytes(trace)
+    with (tmp_path / "target").open("wb") as f:
+        f.truncate(1 << 20)
+    job = tmp_path / "j.fio"
+    job.write_text(
+        "[r]\nioengine=libaio\niodepth=8\nread_iolog=t.blktrace.0\n"
+        f"replay_redirect={tmp_path / 'target'}\n"
+    )
+    for j in (real_fio(job), ours(job)):
+        r = j["read"]
+        assert (r["total_ios"], r["io_bytes"], r["runtime"], r["iops"]) == (3, 0, 0, 0.0)
+        assert 2000 <= j["job_runtime"] < 2100

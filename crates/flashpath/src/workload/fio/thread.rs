@@ -947,7 +947,10 @@ impl FioThread {
         let runtime = end.saturating_sub(self.stats_start);
         for d in Ddir::ALL {
             let dr = &mut res.dirs[d.index()];
-            if dr.total_ios > 0 {
+            // backend.c thread_main: update_runtime for a direction only
+            // when it moved bytes (td->io_bytes), so one whose I/Os all
+            // failed or were never reaped reports runtime 0 (and 0 IOPS).
+            if dr.io_bytes > 0 {
                 dr.runtime = runtime;
             }
         }

@@ -74,8 +74,11 @@ pub struct Sparse {
     table: Table,
     /// Entries a page may hold in `table` before it is made dense: PROMOTE,
     /// or 0 (every page dense at its first write) for an index range that
-    /// does not fit the table's u32 keys.
+    /// does not fit the table's u32 keys, or while a bulk writer asked
+    /// for it ([`Sparse::dense_from_first_write`]).
     promote: u16,
+    /// `promote` outside bulk writes.
+    promote_default: u16,
     allocated: usize,
 }
 
@@ -92,6 +95,7 @@ impl Sparse {
             page: vec![UNWRITTEN; n * (CHUNK / PAGE)],
             table: Table::default(),
             promote: if len < u64::from(EMPTY) { PROMOTE } else { 0 },
+            promote_default: if len < u64::from(EMPTY) { PROMOTE } else { 0 },
             allocated: 0,
         }
     }
@@ -134,6 +138,14 @@ impl Sparse {
         }
         let n = self.slab_len;
         &mut self.slabs[i / n].as_mut().expect("a dense page's slab")[i % n]
+    }
+
+    /// While `on`, a page goes dense at its first write (and a hashed one
+    /// at its next): for a writer that will set most entries of every page
+    /// it touches (a whole-device preconditioning), whose pages would
+    /// otherwise fill the table and then each be moved out of it.
+    pub fn dense_from_first_write(&mut self, on: bool) {
+        self.promote = if on { 0 } else { self.promote_default };
     }
 
     /// Move page `p`'s `count` hashed entries into its slab (allocated
@@ -425,6 +437,25 @@ mod tests {
         }
         assert_eq!(s.get(PAGE as u64 + 1000), 5);
         assert_eq!(s.get(PAGE as u64 + 1), 0);
+    }
+
+    /// A bulk writer's pages go dense at their first write, hashed ones at
+    /// their next, and later writers hash again.
+    #[test]
+    fn bulk_writes_go_dense_at_once() {
+        let mut s = Sparse::new(4 * CHUNK as u64);
+        *s.get_mut(3) = 1;
+        assert_eq!(s.page[0], 1);
+        s.dense_from_first_write(true);
+        *s.get_mut(PAGE as u64) = 2;
+        assert_eq!(s.page[1], DENSE);
+        *s.get_mut(4) = 3;
+        assert_eq!(s.page[0], DENSE);
+        assert_eq!((s.get(3), s.get(4), s.get(PAGE as u64)), (1, 3, 2));
+        s.dense_from_first_write(false);
+        *s.get_mut(2 * PAGE as u64) = 4;
+        assert_eq!(s.page[2], 1);
+        assert_eq!(s.get(2 * PAGE as u64), 4);
     }
 
     /// 1,000,000 scattered entries of a 125 M-entry array (mqsim-default's

@@ -118,6 +118,13 @@ impl FlashDevice {
             self.flush_die(d, 0);
         }
         let pristine = self.stats.units_programmed_host == 0 && self.clock == 0;
+        // A sequential rewrite sets every entry, and random overwrites of
+        // n units set about n x 1024 / user_lpns of each 1024-entry page: at 32
+        // or more a page would go dense anyway, so skip its time hashed.
+        let n = (random_overwrites * self.user_lpns as f64) as u64;
+        let bulk = sequential || n >= self.user_lpns / 32;
+        self.l2p.dense_from_first_write(bulk);
+        self.lpn_ver.dense_from_first_write(bulk);
         if sequential {
             if pristine && !self.p.prefilled {
                 self.p.prefilled = true;
@@ -128,12 +135,13 @@ impl FlashDevice {
                 }
             }
         }
-        let n = (random_overwrites * self.user_lpns as f64) as u64;
         let mut rng = RngStream::new(seed, "device.precondition");
         for _ in 0..n {
             let l = rng.below(self.user_lpns);
             self.bulk_write(l);
         }
+        self.l2p.dense_from_first_write(false);
+        self.lpn_ver.dense_from_first_write(false);
         for d in 0..self.dies {
             self.pad_row(d, false);
         }

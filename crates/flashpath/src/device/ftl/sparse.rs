@@ -110,8 +110,15 @@ impl Sparse {
                 Some(Some(s)) => s[i % self.slab_len],
                 _ => 0,
             },
-            _ => self.table.get(i as u32),
+            _ => self.hashed(i),
         }
+    }
+
+    /// [`Sparse::get`] of a hashed page, out of line so that the dense
+    /// and unwritten paths stay small enough to inline into the FTL's loops.
+    #[inline(never)]
+    fn hashed(&self, i: usize) -> u32 {
+        self.table.get(i as u32)
     }
 
     /// A mutable slot (0 when never set); the first write into a slab
@@ -128,16 +135,23 @@ impl Sparse {
         let st = self.page[p];
         if st != DENSE {
             if st < self.promote {
-                let (v, inserted) = self.table.entry(i as u32);
-                if inserted {
-                    self.page[p] = st + 1;
-                }
-                return v;
+                return self.hashed_mut(i, p, st);
             }
             self.make_dense(p, st);
         }
         let n = self.slab_len;
         &mut self.slabs[i / n].as_mut().expect("a dense page's slab")[i % n]
+    }
+
+    /// [`Sparse::get_mut`] of a page kept hashed (state `st`), out of line
+    /// as [`Sparse::hashed`].
+    #[inline(never)]
+    fn hashed_mut(&mut self, i: usize, p: usize, st: u16) -> &mut u32 {
+        let (v, inserted) = self.table.entry(i as u32);
+        if inserted {
+            self.page[p] = st + 1;
+        }
+        v
     }
 
     /// While `on`, a page goes dense at its first write (and a hashed one

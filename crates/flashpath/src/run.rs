@@ -319,7 +319,8 @@ fn check_faults_direct(jobs: &JobFile, profile: &Profile) -> Result<()> {
 }
 
 /// fio's `ioscheduler=` (backend.c switch_ioscheduler): the queue's
-/// scheduler for the run. A name the queue does not offer fails as fio's
+/// scheduler for the run (a null-engine job sets none, as fio's). A name
+/// the queue does not offer fails as fio's
 /// read-back check does ("unable to set io scheduler"); jobs that ask for
 /// different schedulers are refused (the run has one queue setting).
 fn apply_ioscheduler(jobs: &JobFile, settings: &mut crate::block::QueueSettings) -> Result<()> {
@@ -330,6 +331,11 @@ fn apply_ioscheduler(jobs: &JobFile, settings: &mut crate::block::QueueSettings)
         let Some(name) = spec.ioscheduler.as_deref() else {
             continue;
         };
+        // switch_ioscheduler returns at once for a FIO_DISKLESSIO engine
+        // (the null engine): it opens no device and sets nothing.
+        if spec.ioengine == crate::workload::fio::IoEngine::Null {
+            continue;
+        }
         if Scheduler::from_name(name).is_none() {
             return Err(InputError::new(
                 jobs.path.clone(),

@@ -267,8 +267,8 @@ pub struct JobSpec {
     /// prioclass= and prio=: the class and level fio's thread sets with
     /// ioprio_set before its I/O (backend.c thread_main); None when
     /// neither is given.
-    pub prioclass: Option<u16>,
-    pub prio: Option<u16>,
+    pub prioclass: Option<u32>,
+    pub prio: Option<u32>,
     /// cmdprio_percentage, cmdprio_class, cmdprio per direction (read,
     /// write; engines/cmdprio.h): the share of I/Os that carry the
     /// command priority (class 0: unset, RT as fio_cmdprio_parse_and_gen
@@ -429,16 +429,50 @@ pub struct JobSpec {
 
 impl JobSpec {
     /// fio's td->ioprio: `ioprio_value(prioclass, prio)` once either is
-    /// set (a class of 0 is BE, os/os-linux.h ioprio_value), else 0.
+    /// set (a class of 0 is BE, os/os-linux.h ioprio_value), else 0. Only
+    /// a value `ioprio_error` lets through reaches a run.
     pub fn td_ioprio(&self) -> u16 {
+        self.raw_ioprio().map_or(0, |v| v as u16)
+    }
+
+    /// ioprio_value over the unsigned ints fio stores `prioclass` and
+    /// `prio` in (a negative or percent value parses and wraps).
+    fn raw_ioprio(&self) -> Option<u32> {
         if self.prioclass.is_none() && self.prio.is_none() {
-            return 0;
+            return None;
         }
         let class = match self.prioclass.unwrap_or(0) {
-            0 => crate::block::elevator::IOPRIO_CLASS_BE,
+            0 => u32::from(crate::block::elevator::IOPRIO_CLASS_BE),
             c => c,
         };
-        crate::block::elevator::ioprio_value(class, self.prio.unwrap_or(0))
+        Some((class << 13) | self.prio.unwrap_or(0))
+    }
+
+    /// What the kernel's ioprio_set says to the job's priority: fio calls
+    /// it when the thread starts and fails the job with its errno (fio
+    /// 3.33 prints "job error 22"). block/ioprio.c ioprio_check_cap: the
+    /// class (bits 13-15) must be RT or BE with a level below
+    /// IOPRIO_NR_LEVELS (8), IDLE, or NONE with level 0; anything else is
+    /// EINVAL.
+    pub fn ioprio_error(&self) -> Option<String> {
+        let v = self.raw_ioprio()?;
+        let class = (v >> 13) & 7;
+        let level = v & 0x1fff;
+        let ok = match class {
+            1 | 2 => level < 8,
+            3 => true,
+            0 => level == 0,
+            _ => false,
+        };
+        (!ok).then(|| {
+            format!(
+                "prioclass={} prio={} make ioprio {v:#x}, which ioprio_set refuses with EINVAL \
+                 (block/ioprio.c ioprio_check_cap: class {class}, level {level}); fio fails the \
+                 job with error 22",
+                self.prioclass.unwrap_or(0) as i32,
+                self.prio.unwrap_or(0) as i32
+            )
+        })
     }
 
     /// The command priority cmdprio_class/cmdprio give direction `d` (0

@@ -1197,13 +1197,13 @@ pub static OPTIONS: &[OptDef] = &[
         "prio",
         &[],
         INT.max(7),
-        sets(|s, g| s.prio = Some(g.n() as u16)),
+        sets(|s, g| s.prio = Some(g.n() as u32)),
     ),
     o(
         "prioclass",
         &[],
         INT.max(3),
-        sets(|s, g| s.prioclass = Some(g.n() as u16)),
+        sets(|s, g| s.prioclass = Some(g.n() as u32)),
     ),
     o(
         "thinktime",

@@ -109,6 +109,10 @@ pub fn check_fio_setup(jobs: &JobFile) -> Result<()> {
                 "cmdprio_percentage and cmdprio_bssplit options are mutually exclusive".into(),
             );
         }
+        // backend.c thread_main: ioprio_set with the job's class and level.
+        if let Some(why) = spec.ioprio_error() {
+            return at(spec, why);
+        }
         if spec.rate.iter().any(|r| *r > 0) && spec.rate_iops.iter().any(|r| *r > 0) {
             return at(spec, "rate and rate_iops are mutually exclusive".into());
         }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -32,3 +34,20 @@ def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]
         cwd=cwd,
         timeout=600,
     )
+
+
+def real_fio_json(folder: Path, job: str = "job.fio") -> dict:  # type: ignore[type-arg]
+    """The real fio's JSON output for `job` run in `folder`; the test fails
+    (not skips) when fio exits non-zero. Callers mark themselves to skip
+    where fio is not installed."""
+    fio = shutil.which("fio")
+    assert fio is not None, "the real fio is not installed"
+    r = subprocess.run(
+        [fio, "--output-format=json", job],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)  # type: ignore[no-any-return]

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import cli
+from conftest import cli, real_fio_json
 
 FIO = shutil.which("fio")
 need_fio = pytest.mark.skipif(FIO is None, reason="the real fio is not installed")
@@ -45,15 +44,7 @@ def real(tmp_path: Path, size: str, extra: str) -> dict:  # type: ignore[type-ar
     assert FIO is not None
     text = JOB.format(file=tmp_path / "data", size=size, extra=extra)
     (tmp_path / "job.fio").write_text(text)
-    r = subprocess.run(
-        [FIO, "--output-format=json", "job.fio"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout)  # type: ignore[no-any-return]
+    return real_fio_json(tmp_path)
 
 
 def syncs(doc: dict) -> int:  # type: ignore[type-arg]

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import cli
+from conftest import cli, real_fio_json
 
 FIO = shutil.which("fio")
 need_fio = pytest.mark.skipif(FIO is None, reason="the real fio is not installed")
@@ -67,15 +66,7 @@ def ours(tmp_path: Path, text: str) -> dict[str, int]:
 def real(tmp_path: Path, text: str) -> dict[str, int]:
     assert FIO is not None
     (tmp_path / "job.fio").write_text(text)
-    r = subprocess.run(
-        [FIO, "--output-format=json", "job.fio"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert r.returncode == 0, r.stderr
-    return ios_of(json.loads(r.stdout))
+    return ios_of(real_fio_json(tmp_path))
 
 
 def assert_shared_by_weight(n: dict[str, int], weights: dict[str, int]) -> None:
@@ -125,15 +116,7 @@ size=40m
 def test_the_real_fio_shares_ios_by_weight(tmp_path: Path, sleep: str) -> None:
     assert FIO is not None
     (tmp_path / "job.fio").write_text(ANCHORED.format(sleep=sleep))
-    r = subprocess.run(
-        [FIO, "--output-format=json", "job.fio"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert r.returncode == 0, r.stderr
-    doc = json.loads(r.stdout)
+    doc = real_fio_json(tmp_path)
     n, ms = ios_of(doc), runtimes_of(doc)
     assert (n["flow2"], n["flow3"]) == (5120, 10240), n
     # Held to its weight's share: neither runs ahead of the anchor's 1024
@@ -184,15 +167,7 @@ def test_a_held_jobs_wait_is_not_latency_and_it_ends_with_the_anchor(
 def test_the_real_fios_held_jobs_have_null_engine_latency(tmp_path: Path) -> None:
     assert FIO is not None
     (tmp_path / "job.fio").write_text(ANCHORED.format(sleep="flow_sleep=100"))
-    r = subprocess.run(
-        [FIO, "--output-format=json", "job.fio"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert r.returncode == 0, r.stderr
-    for j in json.loads(r.stdout)["jobs"]:
+    for j in real_fio_json(tmp_path)["jobs"]:
         if j["jobname"] in ("flow2", "flow3"):
             # The mean over 5120 or 10240 I/Os (111-185 ns here): preempted
             # I/Os on a loaded machine move it by microseconds; a hold in
@@ -262,15 +237,7 @@ def test_a_paced_job_holds_a_bounded_one_to_its_share(tmp_path: Path) -> None:
 def test_a_rate_limited_job_paces_its_flow_in_the_real_fio(tmp_path: Path) -> None:
     assert FIO is not None
     (tmp_path / "job.fio").write_text(BOUNDED)
-    r = subprocess.run(
-        [FIO, "--output-format=json", "job.fio"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert r.returncode == 0, r.stderr
-    doc = json.loads(r.stdout)
+    doc = real_fio_json(tmp_path)
     assert_bounded_job_paced(ios_of(doc), runtimes_of(doc))
 
 

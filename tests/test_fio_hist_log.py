@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli
+from conftest import cli, real_fio_json
 
 FIO = shutil.which("fio")
 need_fio = pytest.mark.skipif(FIO is None, reason="the real fio is not installed")
@@ -92,14 +92,7 @@ def test_hist_log_coarseness_past_the_bins_is_refused(tmp_path: Path) -> None:
 def test_hist_log_shape_matches_the_real_fio(tmp_path: Path, coarse: int) -> None:
     assert FIO is not None
     (tmp_path / "job.fio").write_text(JOB.format(coarse=coarse))
-    r = subprocess.run(
-        [FIO, "--output-format=json", "job.fio"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert r.returncode == 0, r.stderr
+    real_fio_json(tmp_path)
     real = rows(tmp_path / "h_clat_hist.1.log")
     (tmp_path / "ours").mkdir()
     mine = ours(tmp_path / "ours", coarse)

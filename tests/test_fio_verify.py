@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli
+from conftest import cli, real_fio_json
 
 FIO = shutil.which("fio")
 need_fio = pytest.mark.skipif(FIO is None, reason="the real fio is not installed")
@@ -62,15 +62,7 @@ def run_ours(folder: Path, extra: str) -> tuple[dict, list[tuple[str, int]]]:  #
 def run_fio(folder: Path, extra: str) -> tuple[dict, list[tuple[str, int]]]:  # type: ignore[type-arg]
     assert FIO is not None
     (folder / "job.fio").write_text(job_text(folder, extra))
-    r = subprocess.run(
-        [FIO, "--output-format=json", "job.fio"],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout), iolog_ops(folder / "io.log")
+    return real_fio_json(folder), iolog_ops(folder / "io.log")
 
 
 def totals(doc: dict) -> tuple[int, int, int, int]:  # type: ignore[type-arg]

@@ -37,20 +37,8 @@ impl BlockLayer {
         let hctx = self.tags.hctx_of_cpu(cpu);
         let end = match ctx.dma.as_deref_mut() {
             Some(dma) if self.tags.tag_free(hctx) && !self.elevator_has_work() => {
-                let rq = self.rqs.get_mut(key);
-                rq.mapped = true;
-                let (ddir, len) = (rq.unit.ddir, u64::from(rq.unit.len));
-                dma.map(
-                    ctx.host,
-                    cpu,
-                    key,
-                    RqData {
-                        ddir,
-                        len,
-                        contiguous: rq.contiguous,
-                    },
-                    at,
-                )
+                let data = self.mark_mapped(key);
+                dma.map(ctx.host, cpu, key, data, at)
             }
             _ => at,
         };
@@ -163,26 +151,25 @@ impl BlockLayer {
         }
     }
 
+    /// Request `key` is mapped now: what `dma_map_sg` maps of it.
+    fn mark_mapped(&mut self, key: u32) -> RqData {
+        let rq = self.rqs.get_mut(key);
+        rq.mapped = true;
+        RqData {
+            ddir: rq.unit.ddir,
+            len: u64::from(rq.unit.len),
+            contiguous: rq.contiguous,
+        }
+    }
+
     /// `dma_map_sg` of request `key` on `cpu` from `at`, then the driver.
     fn map_then_issue<E>(&mut self, key: u32, cpu: u32, at: Ns, ctx: &mut BlkCtx<'_, E>)
     where
         E: From<BlockEvent> + From<DeviceSignal>,
     {
-        let rq = self.rqs.get_mut(key);
-        rq.mapped = true;
-        let (ddir, len) = (rq.unit.ddir, u64::from(rq.unit.len));
+        let data = self.mark_mapped(key);
         let dma = ctx.dma.as_deref_mut().expect("only swiotlb runs map");
-        let end = dma.map(
-            ctx.host,
-            cpu,
-            key,
-            RqData {
-                ddir,
-                len,
-                contiguous: rq.contiguous,
-            },
-            at,
-        );
+        let end = dma.map(ctx.host, cpu, key, data, at);
         ctx.schedule(end, BlockEvent::Issue(key));
     }
 

@@ -21,7 +21,7 @@
 //! last, writes the record it read last once more (its cursor still holds
 //! it after the rewind), flashpath goes on to the next pass's first event.
 
-use super::blktrace::{magic_endian, RECORD};
+use super::blktrace::{magic_endian, read_full, RECORD};
 use crate::error::{InputError, Result};
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
@@ -229,20 +229,6 @@ fn native(h: &[u8; RECORD], big_endian: bool, time: u64) -> [u8; RECORD] {
     out[8..16].copy_from_slice(&time.to_le_bytes());
     out[46..48].copy_from_slice(&[0, 0]);
     out
-}
-
-/// Read until `buf` is full or the input ends; the bytes read.
-fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
 }
 
 /// Merge `inputs` (paths) into `out` with per-file `scalars` and `iters`

@@ -269,6 +269,24 @@ def test_fio_333_itself_never_merges(tmp_path: Path) -> None:
     assert json.loads(out.stdout)["jobs"][0]["write"]["total_ios"] == 5
 
 
+SECOND = 1_000_000_000
+
+
+def three_reads_a_second_apart(tmp_path: Path, iodepth: int) -> Path:
+    """A libaio job replaying a blktrace of three 4 KiB reads 1 s apart onto
+    a 1 MiB file at `iodepth`."""
+    trace = b"".join(record(i + 1, 1_000 + i * SECOND, 8 * i, 4096, READ_Q) for i in range(3))
+    (tmp_path / "t.blktrace.0").write_bytes(trace)
+    with (tmp_path / "target").open("wb") as f:
+        f.truncate(1 << 20)
+    job = tmp_path / "j.fio"
+    job.write_text(
+        f"[r]\nioengine=libaio\niodepth={iodepth}\nread_iolog=t.blktrace.0\n"
+        f"replay_redirect={tmp_path / 'target'}\n"
+    )
+    return job
+
+
 @need_fio
 def test_fio_333_sleeps_between_paced_ios_without_reaping(tmp_path: Path) -> None:
     """Three reads one second apart at iodepth 2 (libaio): fio 3.33 sleeps
@@ -276,22 +294,13 @@ def test_fio_333_sleeps_between_paced_ios_without_reaping(tmp_path: Path) -> Non
     only when the queue is full, each with a clat of about the 1 s it
     waited, and the third is still in flight when the log ends, never
     reaped: 3 reads issued, 8,192 bytes, 2 clat samples near 1 s."""
-    s = 1_000_000_000
-    trace = b"".join(record(i + 1, 1_000 + i * s, 8 * i, 4096, READ_Q) for i in range(3))
-    (tmp_path / "t.blktrace.0").write_bytes(trace)
-    with (tmp_path / "target").open("wb") as f:
-        f.truncate(1 << 20)
-    job = tmp_path / "j.fio"
-    job.write_text(
-        "[r]\nioengine=libaio\niodepth=2\nread_iolog=t.blktrace.0\n"
-        f"replay_redirect={tmp_path / 'target'}\n"
-    )
+    job = three_reads_a_second_apart(tmp_path, iodepth=2)
     real, sim = real_fio(job)["read"], ours(job)["read"]
     assert real["total_ios"] == sim["total_ios"] == 3
     assert real["io_bytes"] == sim["io_bytes"] == 8192
     assert real["clat_ns"]["N"] == sim["clat_ns"]["N"] == 2
     for j in (real, sim):
-        assert s <= j["clat_ns"]["min"] <= j["clat_ns"]["max"] < 1.01 * s
+        assert SECOND <= j["clat_ns"]["min"] <= j["clat_ns"]["max"] < 1.01 * SECOND
 
 
 @need_fio
@@ -354,16 +363,7 @@ def test_a_direction_with_no_bytes_reaped_has_no_runtime(tmp_path: Path) -> None
     ends, none is reaped, so fio never adds the direction's runtime
     (backend.c: update_runtime only for a direction with io_bytes): read
     runtime 0 and 0 IOPS, while the job ran its 2 s."""
-    s = 1_000_000_000
-    trace = b"".join(record(i + 1, 1_000 + i * s, 8 * i, 4096, READ_Q) for i in range(3))
-    (tmp_path / "t.blktrace.0").write_bytes(trace)
-    with (tmp_path / "target").open("wb") as f:
-        f.truncate(1 << 20)
-    job = tmp_path / "j.fio"
-    job.write_text(
-        "[r]\nioengine=libaio\niodepth=8\nread_iolog=t.blktrace.0\n"
-        f"replay_redirect={tmp_path / 'target'}\n"
-    )
+    job = three_reads_a_second_apart(tmp_path, iodepth=8)
     for j in (real_fio(job), ours(job)):
         r = j["read"]
         assert (r["total_ios"], r["io_bytes"], r["runtime"], r["iops"]) == (3, 0, 0, 0.0)

@@ -293,14 +293,20 @@ def test_fio_333_sleeps_between_paced_ios_without_reaping(tmp_path: Path) -> Non
     each gap without reaping (iolog_delay), so the first two are reaped
     only when the queue is full, each with a clat of about the 1 s it
     waited, and the third is still in flight when the log ends, never
-    reaped: 3 reads issued, 8,192 bytes, 2 clat samples near 1 s."""
+    reaped: 3 reads issued, 8,192 bytes, 2 clat samples near 1 s.
+
+    The real fio sleeps in wall-clock time and carries an oversleep into the
+    next gap (iolog.c iolog_delay: td->time_offset is subtracted from the
+    next delay), so its clat may fall a little short of 1 s as well as
+    over it (CI measured 999,876,757 ns); the simulated sleep is exact, so
+    flashpath's clat is at least the full second."""
     job = three_reads_a_second_apart(tmp_path, iodepth=2)
     real, sim = real_fio(job)["read"], ours(job)["read"]
     assert real["total_ios"] == sim["total_ios"] == 3
     assert real["io_bytes"] == sim["io_bytes"] == 8192
     assert real["clat_ns"]["N"] == sim["clat_ns"]["N"] == 2
-    for j in (real, sim):
-        assert SECOND <= j["clat_ns"]["min"] <= j["clat_ns"]["max"] < 1.01 * SECOND
+    assert 0.99 * SECOND <= real["clat_ns"]["min"] <= real["clat_ns"]["max"] < 1.01 * SECOND
+    assert SECOND <= sim["clat_ns"]["min"] <= sim["clat_ns"]["max"] < 1.01 * SECOND
 
 
 @need_fio

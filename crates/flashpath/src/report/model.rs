@@ -119,6 +119,11 @@ pub struct JobResult {
     pub error_lines: Vec<String>,
     /// The job's options that change how its latencies are reported.
     pub stat: StatOpts,
+    /// Bytes the job had completed (all directions) when another job's end
+    /// terminated it under `exitall` (fio_terminate_threads); `None` when it
+    /// ran to its own end. fio's report counts the I/O it reaped after
+    /// that too; iozone's stonewall does not (workload/iozone.rs).
+    pub stopped_bytes: Option<u64>,
 }
 
 /// fio's `unified_rw_reporting` (options.c; stat.h UNIFIED_SPLIT,

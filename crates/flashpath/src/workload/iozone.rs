@@ -7,13 +7,26 @@
 //! with N processes), `-l N` / `-u N` (lower/upper process count: every
 //! count from l to u is run), `-F f1 f2 ...` (one file per process), `-e`
 //! (fsync in timing), `-c` (close in timing), `-+n` (no retests), `-w`
-//! (keep files). Single-letter flags combine as getopt allows (`-ecI`).
+//! (keep files), `-x` (stonewalling off). Single-letter flags combine as
+//! getopt allows (`-ecI`).
 //!
 //! Each test is a wave of one synchronous job per process over its own
 //! file: iozone's children start together (stonewall barrier) and each
-//! does `size / reclen` records. "Children see throughput" is the sum of
-//! each child's bytes over its own elapsed time; "Parent sees" is all bytes
-//! over the wave's elapsed time.
+//! does up to `size / reclen` records. Stonewalling (iozone's default; `-x`
+//! turns it off): the first child to finish its records sets `*stop_flag`
+//! and every other child leaves its loop at the next record, without
+//! counting the record that was in flight when the flag was set (iozone.c
+//! 3.414, thread_ranread_test and the other child tests: `if(*stop_flag)
+//! ... break;` at the loop top, `so_far -= reclen/1024` after a record
+//! that ends with the flag set, `*stop_flag=1` after the loop `if(!xflag)`).
+//! Modelled as fio's `exitall` within the phase's group (the stonewall
+//! starts a new group), the child's bytes taken when it was terminated
+//! (`JobResult::stopped_bytes`) and its time when it ends. "Children see
+//! throughput" is the sum of each child's bytes over its own elapsed
+//! time; "Parent sees" is all bytes over the wave's elapsed time.
+//! The mixed workload (-i 8) gives even children random reads and odd
+//! children random writes (iozone.c thread_mix_test: "Simple round robin",
+//! `selector = xx % 2`, random unless `-+p`/seq_mix).
 //!
 //! Without `-I` the tests go through the page cache (`mm/`), and `-e` adds
 //! the fsync of what a writing test left dirty to its timing. Not
@@ -37,6 +50,9 @@ pub struct IozoneArgs {
     pub close: bool,
     pub no_retest: bool,
     pub keep_files: bool,
+    /// iozone's stonewalling (on unless `-x`): the first child to finish
+    /// stops the others.
+    pub stonewall: bool,
 }
 
 fn err(msg: String) -> InputError {
@@ -101,6 +117,7 @@ pub fn parse_args(args: &[String]) -> Result<IozoneArgs> {
     let (mut t, mut l, mut u) = (None, None, None);
     let mut files = Vec::new();
     let (mut fsync, mut close, mut no_retest, mut keep) = (false, false, false, false);
+    let mut stonewall = true;
     let mut i = 0;
     while i < args.len() {
         let a = &args[i];
@@ -157,6 +174,7 @@ pub fn parse_args(args: &[String]) -> Result<IozoneArgs> {
                 'e' => fsync = true,
                 'c' => close = true,
                 'w' => keep = true,
+                'x' => stonewall = false,
                 'F' => {
                     while i < args.len() && !args[i].starts_with('-') {
                         files.push(args[i].clone());
@@ -168,7 +186,7 @@ pub fn parse_args(args: &[String]) -> Result<IozoneArgs> {
                 }
                 _ => {
                     return Err(err(format!(
-                        "-{}: option not supported by flashpath (supported: -s -r -i -I -t -l -u -F -e -c -+n -w)",
+                        "-{}: option not supported by flashpath (supported: -s -r -i -I -t -l -u -F -e -c -+n -w -x)",
                         clip(&c.to_string())
                     )))
                 }
@@ -237,6 +255,7 @@ pub fn parse_args(args: &[String]) -> Result<IozoneArgs> {
         close,
         no_retest,
         keep_files: keep,
+        stonewall,
     })
 }
 
@@ -321,6 +340,10 @@ pub fn build_jobs(a: &IozoneArgs) -> (Vec<Phase>, JobFile) {
                         && phase_rw(name, k).has(crate::workload::Ddir::Write),
                     norandommap: true,
                     stonewall: k == 0,
+                    // iozone's stop_flag: the first child of the phase to
+                    // end stops the rest of its phase (its fio group).
+                    exitall: a.stonewall,
+                    exit_what: "group".to_string(),
                     filename: Some(a.files[k as usize].clone()),
                     ..JobSpec::default()
                 };
@@ -365,7 +388,11 @@ pub fn summarize(phases: &[Phase], result: &RunResult) -> Vec<PhaseResult> {
         let mut wall = 0u64;
         let mut min_xfer = f64::INFINITY;
         for j in jobs {
-            let b: u64 = j.dirs.iter().map(|d| d.io_bytes).sum();
+            // A child stopped by the stonewall counts what it had done
+            // when the flag was set, not the record it then finished.
+            let b: u64 = j
+                .stopped_bytes
+                .unwrap_or_else(|| j.dirs.iter().map(|d| d.io_bytes).sum());
             bytes += b;
             wall = wall.max(j.job_runtime);
             min_xfer = min_xfer.min(b as f64 / 1024.0);

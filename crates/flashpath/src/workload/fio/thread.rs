@@ -548,6 +548,9 @@ impl FioThread {
     pub fn terminate(&mut self) {
         self.exhausted = true;
         self.pending = None;
+        if self.res.stopped_bytes.is_none() {
+            self.res.stopped_bytes = Some(self.res.dirs.iter().map(|d| d.io_bytes).sum());
+        }
     }
 
     /// The loop stops submitting (the queue is full, a quiesce, the end, or

@@ -23,6 +23,7 @@ pub mod setup;
 pub mod stream;
 pub mod thread;
 mod value;
+pub mod zbd;
 
 pub use ini::ParseContext;
 pub use job::*;

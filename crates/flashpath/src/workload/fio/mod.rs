@@ -40,4 +40,7 @@ impl crate::workload::IoSource for IoStream {
     fn rate_view(&mut self, until_due: [Option<u64>; 2]) {
         self.set_rate_view(until_due);
     }
+    fn set_last_pos(&mut self, ddir: crate::workload::Ddir, end: u64) {
+        self.move_last_pos(ddir, end);
+    }
 }

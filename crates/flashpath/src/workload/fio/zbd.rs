@@ -22,6 +22,8 @@
 //! [`ZONE_LOCK_RECHECK_NS`] (an assumption: pthread_mutex_lock wakes the
 //! waiter when the holder lets go, within a scheduler wake-up).
 
+use super::{JobFile, JobSpec, ZoneMode};
+use crate::error::{InputError, Result};
 use crate::types::{BlkZone, BlkZoneCond, Ddir, IoUnit};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -82,6 +84,9 @@ pub struct ZbdInfo {
     write_cnt: u32,
     /// The most zones open at once (the property tests watch it).
     pub max_open_seen: u32,
+    /// I/Os accepted and not yet put, over every job on the file (fio's
+    /// any_io_in_flight looks at every job's io_u_in_flight).
+    in_flight: u32,
 }
 
 pub type SharedZbd = Rc<RefCell<ZbdInfo>>;
@@ -131,6 +136,7 @@ impl ZbdInfo {
             wp_sectors_with_data: 0,
             write_cnt: 0,
             max_open_seen: 0,
+            in_flight: 0,
         }
     }
 
@@ -379,7 +385,7 @@ impl ZbdJob {
         offset: u64,
         min_bs: u64,
         busy: bool,
-    ) -> Result<Option<u32>, Adjust> {
+    ) -> std::result::Result<Option<u32>, Adjust> {
         let limited = i.max_open_zones > 0 || self.job_max_open_zones > 0;
         let mut zone_idx = if limited {
             let k = self.pick_random_zone_idx(i, offset);
@@ -466,12 +472,26 @@ impl ZbdJob {
                 return Ok(Some(z));
             }
         }
+        // fio 3.33: with I/O in flight, its completions may close zones:
+        // quiesce and try again (the job's own), or wait for the other
+        // jobs' (any_io_in_flight).
+        if busy {
+            return Err(Adjust::Quiesce);
+        }
+        if i.in_flight > 0 {
+            return Err(Adjust::Locked);
+        }
         Ok(None)
     }
 
     /// zbd_find_zone: the next zone after `zb` (and, random, before it)
     /// with `min_bytes` written.
-    fn find_zone(&self, i: &ZbdInfo, zb: u32, min_bytes: u64) -> Result<Option<u32>, Adjust> {
+    fn find_zone(
+        &self,
+        i: &ZbdInfo,
+        zb: u32,
+        min_bytes: u64,
+    ) -> std::result::Result<Option<u32>, Adjust> {
         let zl = self.max_zone as i64;
         let zf = self.min_zone as i64;
         let (mut z1, mut z2) = (i64::from(zb) + 1, i64::from(zb) - 1);
@@ -682,6 +702,7 @@ impl ZbdJob {
             }
         };
         i.lock(z, self.owner);
+        i.in_flight += 1;
         Adjust::Accept(u)
     }
 
@@ -697,6 +718,13 @@ impl ZbdJob {
         i.wp_sectors_with_data = i.wp_sectors_with_data.saturating_sub(data);
         i.zones[z as usize].wp = zn.start;
         self.resets += 1;
+    }
+
+    /// Zone `zone`'s start and length (what BLKRESETZONE is given).
+    pub fn zone_extent(&self, zone: u32) -> (u64, u64) {
+        let i = self.info.borrow();
+        let z = &i.zones[zone as usize];
+        (z.start, i.zones[zone as usize + 1].start - z.start)
     }
 
     /// The device reset zone `zone` (BLKRESETZONE returned): the zone's
@@ -720,12 +748,14 @@ impl ZbdJob {
         let info = self.info.clone();
         let mut i = info.borrow_mut();
         let z = i.zone_idx(unit.offset);
-        if z >= i.nr_zones() || !i.zones[z as usize].has_wp {
+        // A trim that reset its zone let it go with the reset.
+        if unit.ddir == Ddir::Trim || z >= i.nr_zones() || !i.zones[z as usize].has_wp {
             return;
         }
         if unit.ddir == Ddir::Read && self.read_beyond_wp {
             return;
         }
+        i.in_flight = i.in_flight.saturating_sub(1);
         if ok
             && unit.ddir == Ddir::Write
             && unit.offset + u64::from(unit.len) >= i.zones[z as usize].cap_end()
@@ -735,9 +765,17 @@ impl ZbdJob {
         i.unlock(z, self.owner);
     }
 
-    /// Where a sequential job goes on after `unit` (fio's last_pos), with
-    /// setup_zbd_zone_mode's jump from a zone's capacity to its end.
-    pub fn next_pos(&self, unit: IoUnit) -> u64 {
+    /// Where a sequential job goes on after `unit` (fio's last_pos, which
+    /// get_io_u sets from the adjusted I/O), with setup_zbd_zone_mode's
+    /// jump from a zone's capacity to its end; None for a random job.
+    pub fn seq_pos(&self, unit: IoUnit) -> Option<u64> {
+        if self.random {
+            return None;
+        }
+        Some(self.next_pos(unit))
+    }
+
+    fn next_pos(&self, unit: IoUnit) -> u64 {
         let end = unit.offset + u64::from(unit.len);
         let i = self.info.borrow();
         if unit.ddir == Ddir::Write && !self.random {
@@ -749,6 +787,347 @@ impl ZbdJob {
         }
         end
     }
+}
+
+/// What the run knows of its disk's zones: its report (empty for a
+/// conventional disk) and its `max_open_zones` queue limit (0: none).
+#[derive(Clone, Debug, Default)]
+pub struct DiskZones {
+    pub report: Vec<BlkZone>,
+    pub max_open_zones: u32,
+}
+
+impl DiskZones {
+    fn zone_size(&self) -> Option<u64> {
+        self.report.first().map(|z| z.len)
+    }
+}
+
+fn err(jobs: &JobFile, spec: &JobSpec, what: String) -> InputError {
+    InputError::new(
+        jobs.path.clone(),
+        Some(spec.line),
+        format!("job '{}': {what}", spec.name),
+    )
+}
+
+fn file_name(spec: &JobSpec, clone: u32) -> String {
+    match &spec.filename {
+        Some(f) => f.split(':').next().unwrap_or(f).to_string(),
+        None => format!("{}.{}.0", spec.name, clone),
+    }
+}
+
+fn raw_device(spec: &JobSpec) -> bool {
+    spec.filename
+        .as_deref()
+        .is_some_and(|f| f.starts_with("/dev/"))
+}
+
+/// Before the files are laid out: sizes given in zones become bytes
+/// (zbd_recalc_options_with_zone_granularity, with the job's zonesize or,
+/// for zonemode=zbd on a zoned disk, the disk's), and a writing zbd job's
+/// offset and size are aligned to zones as zbd_zone_align_file_sizes does
+/// (its log_info lines go to the job file's fio messages). Only the first
+/// clone's area is aligned: a clone placed by offset_increment keeps its
+/// own (an approximation; fio aligns each file of each clone).
+pub fn resolve_sizes(jobs: &mut JobFile, disk: &DiskZones, capacity: u64) -> Result<()> {
+    for k in 0..jobs.jobs.len() {
+        let spec = &jobs.jobs[k];
+        if spec.zones.mode == ZoneMode::Strided {
+            return Err(err(
+                jobs,
+                spec,
+                "zonemode=strided is not modelled by flashpath".into(),
+            ));
+        }
+        let zbd = spec.zones.mode == ZoneMode::Zbd;
+        let on_zoned = zbd && raw_device(spec) && !disk.report.is_empty();
+        let zs = if on_zoned {
+            disk.zone_size().unwrap_or(0)
+        } else {
+            spec.zones.size
+        };
+        if spec.zones.nz.any() && zs == 0 {
+            return Err(err(
+                jobs,
+                spec,
+                "a size in zones (Nz) without a zone size (zonesize, or zonemode=zbd on a zoned \
+                 disk) is not modelled by flashpath"
+                    .into(),
+            ));
+        }
+        jobs.jobs[k].resolve_zone_counts(zs);
+        let spec = &jobs.jobs[k];
+        if !zbd || zs == 0 || (on_zoned && spec.zones.size != 0 && spec.zones.size != zs) {
+            continue;
+        }
+        let name = file_name(spec, 0);
+        if !spec.zones.skip.is_multiple_of(zs) {
+            return Err(err(
+                jobs,
+                spec,
+                format!(
+                    "{name}: zoneskip {} is not a multiple of the device zone size {zs}. \
+                     (fio: zbd.c zbd_zone_align_file_sizes)",
+                    spec.zones.skip
+                ),
+            ));
+        }
+        let real = if raw_device(spec) {
+            capacity
+        } else {
+            spec.filesize
+                .or(spec.size)
+                .unwrap_or(0)
+                .saturating_add(spec.offset)
+        };
+        let mut offset = spec.offset;
+        if offset >= real {
+            continue;
+        }
+        let mut io_size = spec.size.unwrap_or(real - offset).min(real - offset);
+        let reads_only =
+            spec.rw.has(Ddir::Read) && !spec.rw.has(Ddir::Write) && !spec.rw.has(Ddir::Trim);
+        if reads_only {
+            continue;
+        }
+        let mut msgs = Vec::new();
+        if !offset.is_multiple_of(zs) {
+            let new_offset = (offset / zs + 1) * zs;
+            if new_offset >= offset + io_size {
+                return Err(err(
+                    jobs,
+                    spec,
+                    format!("{name}: io_size must be at least one zone"),
+                ));
+            }
+            msgs.push(format!(
+                "{name}: rounded up offset from {offset} to {new_offset}"
+            ));
+            io_size -= new_offset - offset;
+            offset = new_offset;
+        }
+        let new_end = (offset + io_size) / zs * zs;
+        if offset + io_size != new_end {
+            if new_end <= offset {
+                return Err(err(
+                    jobs,
+                    spec,
+                    format!("{name}: io_size must be at least one zone"),
+                ));
+            }
+            msgs.push(format!(
+                "{name}: rounded down io_size from {io_size} to {}",
+                new_end - offset
+            ));
+            io_size = new_end - offset;
+        }
+        if !msgs.is_empty() {
+            let s = &mut jobs.jobs[k];
+            s.offset = offset;
+            s.size = Some(io_size);
+            jobs.fio_messages.extend(msgs);
+        }
+    }
+    Ok(())
+}
+
+/// zbd_init_files and zbd_setup_files for every zonemode=zbd clone: the
+/// zone state of each file (shared by the clones on it), with the checks
+/// fio makes and its messages. `regions[job][clone]` is where each
+/// clone's file lies on the disk.
+pub fn setup(
+    jobs: &JobFile,
+    regions: &[Vec<(u64, u64)>],
+    disk: &DiskZones,
+) -> Result<Vec<Vec<Option<ZbdJob>>>> {
+    let mut files: Vec<(u64, SharedZbd)> = Vec::new();
+    let mut out = Vec::with_capacity(jobs.jobs.len());
+    let mut owner = 0u32;
+    for (k, spec) in jobs.jobs.iter().enumerate() {
+        let mut per_clone = Vec::new();
+        for clone in 0..spec.numjobs.max(1) {
+            if spec.zones.mode != ZoneMode::Zbd {
+                per_clone.push(None);
+                continue;
+            }
+            let (start, len) = regions[k][clone as usize];
+            let name = file_name(spec, clone);
+            let info = match files.iter().find(|(s, _)| *s == start) {
+                Some((_, i)) => i.clone(),
+                None => {
+                    let i = Rc::new(RefCell::new(create_zone_info(
+                        jobs, spec, &name, start, len, disk,
+                    )?));
+                    files.push((start, i.clone()));
+                    i
+                }
+            };
+            setup_job(jobs, spec, &name, &info)?;
+            let min_bs = std::array::from_fn(|d| spec.bs[d].bounds().0);
+            let file_offset = start
+                + spec
+                    .offset
+                    .saturating_add(u64::from(clone).saturating_mul(spec.offset_increment));
+            let io_size = spec
+                .size
+                .unwrap_or(len.saturating_sub(file_offset - start))
+                .min(len.saturating_sub(file_offset - start));
+            per_clone.push(Some(ZbdJob::new(
+                info,
+                ZbdJobParams {
+                    owner,
+                    file_offset,
+                    io_size,
+                    random: spec.rw.is_random(),
+                    rw: spec.rw.has(Ddir::Read) && spec.rw.has(Ddir::Write),
+                    min_bs,
+                    read_beyond_wp: spec.zones.read_beyond_wp,
+                    job_max_open_zones: spec.zones.job_max_open_zones,
+                    reset_threshold: spec.zones.reset_threshold,
+                    reset_frequency: spec.zones.reset_frequency,
+                },
+            )));
+            owner += 1;
+        }
+        out.push(per_clone);
+    }
+    Ok(out)
+}
+
+/// zbd_create_zone_info: the zones of the disk's report
+/// (parse_zone_info) or emulated over the file (init_zone_info), and the
+/// open limit (zbd_set_max_open_zones).
+fn create_zone_info(
+    jobs: &JobFile,
+    spec: &JobSpec,
+    name: &str,
+    start: u64,
+    len: u64,
+    disk: &DiskZones,
+) -> Result<ZbdInfo> {
+    let at = |what: String| err(jobs, spec, what);
+    let o = &spec.zones;
+    let mut info = if disk.report.is_empty() {
+        // init_zone_info (zbd.c): a regular file or a conventional disk.
+        if o.size == 0 {
+            return Err(at(format!(
+                "{name}: Specifying the zone size is mandatory for regular file/block device \
+                 with --zonemode=zbd"
+            )));
+        }
+        if o.size < 512 {
+            return Err(at(format!(
+                "{name}: zone size must be at least 512 bytes for --zonemode=zbd"
+            )));
+        }
+        let capacity = if o.capacity == 0 { o.size } else { o.capacity };
+        if capacity > o.size {
+            return Err(at(format!(
+                "{name}: job parameter zonecapacity {} is larger than zone size {}",
+                o.capacity, o.size
+            )));
+        }
+        if len < o.size {
+            return Err(at(format!(
+                "{name}: file/device size {len} is smaller than zone size {}",
+                o.size
+            )));
+        }
+        ZbdInfo::emulated(start, len, o.size, capacity)
+    } else {
+        if !raw_device(spec) {
+            return Err(at(format!(
+                "{name}: zonemode=zbd on a file of a zoned disk needs a zoned file system, \
+                 which flashpath does not model: use the disk itself (filename=/dev/...)"
+            )));
+        }
+        // parse_zone_info.
+        let zs = disk.report[0].len;
+        if o.size != 0 && o.size != zs {
+            return Err(at(format!(
+                "fio: {name} job parameter zonesize {} does not match disk zone size {zs}.",
+                o.size
+            )));
+        }
+        ZbdInfo::reported(&disk.report, len)
+    };
+    // zbd_set_max_open_zones.
+    // Only a host-managed disk has a limit (a conventional one, or
+    // ignore_zone_limits, and a disk without one: the job's).
+    info.max_open_zones = if info.model != ZbdModel::HostManaged
+        || o.ignore_zone_limits
+        || disk.max_open_zones == 0
+    {
+        o.max_open_zones
+    } else if o.max_open_zones == 0 {
+        disk.max_open_zones
+    } else if o.max_open_zones <= disk.max_open_zones {
+        o.max_open_zones
+    } else {
+        return Err(at(format!(
+            "Specified --max_open_zones ({}) is larger than max ({})",
+            o.max_open_zones, disk.max_open_zones
+        )));
+    };
+    if info.max_open_zones > ZBD_MAX_OPEN_ZONES {
+        return Err(at(format!(
+            "'max_open_zones' value is larger than {ZBD_MAX_OPEN_ZONES}"
+        )));
+    }
+    Ok(info)
+}
+
+/// zbd_setup_files' checks for one job on a file's zones.
+fn setup_job(jobs: &JobFile, spec: &JobSpec, name: &str, info: &SharedZbd) -> Result<()> {
+    let at = |what: String| err(jobs, spec, what);
+    let i = info.borrow();
+    let writes = spec.rw.has(Ddir::Write) || spec.rw.has(Ddir::Trim);
+    // zbd_using_direct_io.
+    if i.model == ZbdModel::HostManaged && writes && !spec.direct {
+        return Err(at(
+            "Using direct I/O is mandatory for writing to ZBD drives".into(),
+        ));
+    }
+    // zbd_verify_bs.
+    if spec.rw.has(Ddir::Trim) {
+        let (lo, hi) = spec.bs[Ddir::Trim.index()].bounds();
+        if lo != hi || matches!(spec.bs[Ddir::Trim.index()], super::BlockSize::Split(_)) {
+            return Err(at(
+                "bsrange and bssplit are not allowed for trim with zonemode=zbd".into(),
+            ));
+        }
+        if lo != i.zone_size {
+            return Err(at(format!(
+                "{name}: trim block size {lo} is not the zone size {}",
+                i.zone_size
+            )));
+        }
+    }
+    if spec.verify.is_some() {
+        for b in &spec.bs {
+            let bs = b.bounds().0;
+            if !i.zone_size.is_multiple_of(bs) {
+                return Err(at(format!(
+                    "{name}: block size {bs} is not a divisor of the zone size {}",
+                    i.zone_size
+                )));
+            }
+        }
+        return Err(at(
+            "verify with zonemode=zbd (zbd_replay_write_order) is not modelled by flashpath".into(),
+        ));
+    }
+    if spec.zones.max_open_zones > 0 && i.max_open_zones != spec.zones.max_open_zones {
+        return Err(at("Different 'max_open_zones' values".into()));
+    }
+    if spec.zones.job_max_open_zones > 0 && i.max_open_zones == 0 {
+        return Err(at(
+            "'job_max_open_zones' cannot be used without a global open zones limit".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// EINVAL (asm-generic/errno-base.h).

@@ -64,6 +64,13 @@ fn random_writes_follow_the_write_pointers_and_reset_full_zones() {
     // 1 GiB into zones of 48 MiB: at least 1024/48 - 8 zones filled again.
     let resets = zns["resets"].as_u64().unwrap();
     assert!(resets >= 1024 / 48 - 8, "{resets} resets");
+    // fio counts each reset (zbd_reset_zone) and prints the count on the
+    // write line (zbd_write_status).
+    let normal = render(&out.result, OutputFormat::Normal);
+    assert!(
+        normal.contains(&format!("; {resets} zone resets\n")),
+        "{normal}"
+    );
     // Each write at its zone's write pointer, a reset zone from its start.
     let log = out
         .files

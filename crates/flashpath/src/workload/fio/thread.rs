@@ -1040,6 +1040,7 @@ impl FioThread {
     /// I/Os (for flashpath's own section).
     pub fn into_result(self, usr_ns: Ns, sys_ns: Ns, ctx: u64) -> (JobResult, u64) {
         let mut res = self.res;
+        res.zone_resets = self.zbd.as_ref().map_or(0, |z| z.resets);
         // __show_run_stats: a job that ended on an error reports it with
         // its text; one that went on past its errors reports the first of
         // them with the text td_verror last recorded (empty if none did).

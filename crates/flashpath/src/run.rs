@@ -15,7 +15,7 @@ use crate::workload::fio::{
     plan::plan_threads,
     replay::{check_iologs_within, load_iologs},
     setup::{check_fio_setup, check_memory, check_modelled, check_polled},
-    JobFile, ParseContext,
+    zbd, JobFile, ParseContext, ZoneMode,
 };
 use std::path::Path;
 
@@ -378,7 +378,7 @@ pub fn prepare<'a>(
     make_source: SourceFactory<'_>,
     base_dir: &Path,
 ) -> Result<Prepared<'a>> {
-    let jobs_read = if jobs
+    let mut jobs_read = if jobs
         .jobs
         .iter()
         .any(|j| j.read_iolog.is_some() || j.merge_blktrace_file.is_some())
@@ -387,10 +387,25 @@ pub fn prepare<'a>(
     } else {
         std::borrow::Cow::Borrowed(jobs)
     };
-    let jobs: &JobFile = &jobs_read;
-    check_fio_setup(jobs)?;
-    check_modelled(jobs)?;
+    check_fio_setup(&jobs_read)?;
+    check_modelled(&jobs_read)?;
     let mut model = build_model(profile)?;
+    // zonemode=zbd reads the disk's zones (zbd.c zbd_init_files), then
+    // fio turns sizes in zones into bytes and aligns a zbd job's area
+    // (filesetup.c setup_files).
+    let disk_zones = zbd::DiskZones {
+        report: model.driver.report_zones(),
+        max_open_zones: model.driver.zoned().map_or(0, |z| z.max_open_zones),
+    };
+    if jobs_read
+        .jobs
+        .iter()
+        .any(|j| j.zones.mode != ZoneMode::None || j.zones.nz.any())
+    {
+        let capacity = model.driver.info().capacity;
+        zbd::resolve_sizes(jobs_read.to_mut(), &disk_zones, capacity)?;
+    }
+    let jobs: &JobFile = &jobs_read;
     apply_ioscheduler(jobs, &mut model.settings)?;
     check_faults_direct(jobs, profile)?;
     let disk = model.driver.info();
@@ -399,7 +414,15 @@ pub fn prepare<'a>(
     check_polled(jobs, &model.settings, disk.can_poll)?;
     let regions = layout(jobs, disk.capacity)?;
     check_memory(jobs, &regions, model.memory)?;
-    let plans = plan_threads(jobs, &regions, model.cpus.len() as u32, seed, make_source)?;
+    let zbd_jobs = zbd::setup(jobs, &regions, &disk_zones)?;
+    let plans = plan_threads(
+        jobs,
+        &regions,
+        model.cpus.len() as u32,
+        seed,
+        make_source,
+        zbd_jobs,
+    )?;
     let machine = Machine::new(model.into_parts(cache), &jobs.jobs, plans, seed);
     Ok(Prepared {
         jobs: jobs_read,

@@ -91,3 +91,31 @@ pub enum ZoneAction {
     Finish,
     Reset,
 }
+
+/// A zone's condition in a zone report (include/uapi/linux/blkzoned.h
+/// `enum blk_zone_cond`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlkZoneCond {
+    /// A conventional zone: no write pointer.
+    NotWp,
+    Empty,
+    ImpOpen,
+    ExpOpen,
+    Closed,
+    ReadOnly,
+    Full,
+    Offline,
+}
+
+/// One zone of a zone report (BLKREPORTZONE's `struct blk_zone`), in
+/// bytes: what a zoned disk's driver reports and fio's zbd.c reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlkZone {
+    pub start: u64,
+    pub len: u64,
+    pub capacity: u64,
+    pub wp: u64,
+    /// BLK_ZONE_TYPE_CONVENTIONAL (else sequential write required).
+    pub conventional: bool,
+    pub cond: BlkZoneCond,
+}

@@ -141,7 +141,7 @@ impl BlockLayer {
         if kind == RqKind::Fio {
             ctx.breakdown.device_ns += u128::from(now - sent);
         }
-        if kind != RqKind::Flush {
+        if !kind.kernel_wait() {
             self.disk_account(now, -1);
             let disk = &mut self.disk.util;
             match ddir {
@@ -157,7 +157,7 @@ impl BlockLayer {
         }
         // A zone's next plugged write is submitted by the plug's work
         // (blk_zone_write_plug_finish_request -> disk_zone_wplug_unplug_bio).
-        if ddir == Ddir::Write {
+        if ddir == Ddir::Write && kind != RqKind::ZoneReset {
             let offset = self.rqs.get(key).unit.offset;
             if let Some(next) = self.zone_plugs.as_mut().and_then(|p| p.unplug(key, offset)) {
                 ctx.schedule(now, BlockEvent::Dispatch(next));
@@ -174,7 +174,7 @@ impl BlockLayer {
                 self.issue_to_driver(next, now, ctx);
             }
         }
-        if kind != RqKind::Flush {
+        if !kind.kernel_wait() {
             if let Some(e) = self.elevator.as_deref_mut() {
                 // blk_mq_free_request -> finish_request, then the restart
                 // run of the queue (blk_mq_sched_restart).

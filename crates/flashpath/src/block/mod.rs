@@ -85,6 +85,21 @@ pub enum RqKind {
     /// blk-flush.c turns into the flush request the driver sees,
     /// REQ_OP_FLUSH). No data, no DMA.
     Flush,
+    /// A zone reset a task waits for (the BLKRESETZONE ioctl:
+    /// blkdev_zone_mgmt submits a REQ_OP_ZONE_RESET bio and waits,
+    /// submit_bio_wait; block/blk-zoned.c). No data, no DMA.
+    ZoneReset,
+}
+
+impl RqKind {
+    /// A request the kernel makes for a task's system call and the task
+    /// waits for (a flush, a zone reset): it bypasses the elevator and the
+    /// disk's statistics here. (Linux counts a zone reset in the disk's
+    /// write statistics with no sectors and inserts it in the elevator: a
+    /// simplification, one request per reset.)
+    pub fn kernel_wait(self) -> bool {
+        matches!(self, RqKind::Flush | RqKind::ZoneReset)
+    }
 }
 
 /// One request in flight. Its slab key is its identity everywhere (the
@@ -150,6 +165,16 @@ impl Request {
             fua: false,
             ioprio: 0,
         }
+    }
+
+    /// The zone reset of task `thread` (its BLKRESETZONE of the zone at
+    /// `offset`), submitted on `cpu` at `now`: no data (the command names
+    /// the zone by its start).
+    pub fn zone_reset(thread: u32, cpu: u32, now: Ns, offset: u64) -> Request {
+        let mut rq = Request::flush(thread, cpu, now);
+        rq.kind = RqKind::ZoneReset;
+        rq.unit.offset = offset;
+        rq
     }
 
     /// The flush request of task `thread`'s fsync, submitted on `cpu` at

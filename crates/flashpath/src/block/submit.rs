@@ -11,7 +11,7 @@ use crate::dma::bounce::RqData;
 use crate::driver::{BlkStatus, DeviceSignal, DriverRq};
 use crate::sim::Ns;
 use crate::types::Ddir;
-use crate::types::Op;
+use crate::types::{Op, ZoneAction};
 
 impl BlockLayer {
     /// The checks a request fails before it is queued, with the status it
@@ -55,8 +55,11 @@ impl BlockLayer {
         // blk_mq_submit_bio -> blk_zone_plug_bio: a write to a zone with
         // a write in flight waits in the zone's plug.
         if let Some(plugs) = self.zone_plugs.as_mut() {
-            let unit = self.rqs.get(key).unit;
-            if unit.ddir == Ddir::Write && plugs.plug(key, unit.offset) {
+            let (unit, kind) = (self.rqs.get(key).unit, self.rqs.get(key).kind);
+            // A zone reset is never plugged (blk_zone_plug_bio handles
+            // REQ_OP_ZONE_RESET apart: blk_zone_wplug_handle_reset_or_finish).
+            if unit.ddir == Ddir::Write && kind != RqKind::ZoneReset && plugs.plug(key, unit.offset)
+            {
                 return;
             }
         }
@@ -79,10 +82,10 @@ impl BlockLayer {
         // (blk-flush.c's flush_rq has no RQF_IO_STAT: blk_account_io_start
         // skips it).
         let kind = rq.kind;
-        if kind != RqKind::Flush {
+        if !kind.kernel_wait() {
             self.disk_account(now, 1);
         }
-        if kind != RqKind::Flush {
+        if !kind.kernel_wait() {
             if let Some(e) = self.elevator.as_deref_mut() {
                 // blk_mq_submit_bio -> blk_mq_insert_request: into the
                 // elevator, then a run of the queue on the submitting CPU.
@@ -218,10 +221,10 @@ impl BlockLayer {
         let seq = flush_policy(self.write_cache, rq.unit.len > 0, false, rq.fua);
         let drq = DriverRq {
             tag: key,
-            op: if rq.kind == RqKind::Flush {
-                Op::Flush
-            } else {
-                Op::of_ddir(rq.unit.ddir)
+            op: match rq.kind {
+                RqKind::Flush => Op::Flush,
+                RqKind::ZoneReset => Op::ZoneMgmt(ZoneAction::Reset),
+                _ => Op::of_ddir(rq.unit.ddir),
             },
             fua: seq.fua,
             ddir: rq.unit.ddir,

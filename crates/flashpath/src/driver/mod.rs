@@ -432,6 +432,11 @@ pub trait Driver<E> {
     fn zoned(&self) -> Option<ZonedLimits> {
         None
     }
+    /// The zoned disk's zone report as BLKREPORTZONE gives it (every zone,
+    /// in order; `blkdev_report_zones`); empty for a conventional disk.
+    fn report_zones(&self) -> Vec<crate::types::BlkZone> {
+        Vec::new()
+    }
     /// The queue's write-cache flags the driver sets at probe
     /// (blk_queue_write_cache(q, wc, fua): QUEUE_FLAG_WC, QUEUE_FLAG_FUA).
     /// Without a volatile write cache the block layer completes flushes

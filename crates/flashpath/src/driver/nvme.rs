@@ -164,6 +164,24 @@ impl<E> Driver<E> for Nvme {
             zone_append_max_bytes: z.append_max_bytes.min(mdts),
         })
     }
+    /// nvme_ns_report_zones (drivers/nvme/host/zns.c): every zone is
+    /// sequential write required; the disk is reported as probed, before
+    /// any I/O, so every zone is empty.
+    fn report_zones(&self) -> Vec<crate::types::BlkZone> {
+        let Some((z, _)) = self.ssd.zones() else {
+            return Vec::new();
+        };
+        (0..u64::from(z.zones))
+            .map(|i| crate::types::BlkZone {
+                start: i * z.zone_bytes,
+                len: z.zone_bytes,
+                capacity: z.capacity_bytes,
+                wp: i * z.zone_bytes,
+                conventional: false,
+                cond: crate::types::BlkZoneCond::Empty,
+            })
+            .collect()
+    }
     fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {
         self.commands += 1;
         self.doorbells += 1;

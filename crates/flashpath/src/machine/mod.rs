@@ -115,6 +115,8 @@ struct Thread {
     /// An fsync waits for the page cache's writeback; once it is over,
     /// blkdev_fsync goes on to blkdev_issue_flush (block/fops.c).
     flush_after_writeback: bool,
+    /// A zone reset it waited for completed, with this errno (0: done).
+    zone_reset_done: Option<i32>,
     /// Its start is scheduled (a `wait_for` job starts when its waitee
     /// ends, once).
     start_scheduled: bool,
@@ -204,6 +206,7 @@ impl Machine {
                 bop: None,
                 cache_wait: None,
                 flush_after_writeback: false,
+                zone_reset_done: None,
                 start_scheduled: false,
             });
         }

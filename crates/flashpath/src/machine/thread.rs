@@ -130,6 +130,10 @@ impl Machine {
         }
         // Back from an fsync=N sync it slept in.
         self.threads[ti].fio.sync_returned(now);
+        // Back from a zone reset it slept in.
+        if let Some(err) = self.threads[ti].zone_reset_done.take() {
+            self.threads[ti].fio.zone_reset_returned(now, err);
+        }
         if self.threads[ti].bop.is_some() {
             // Back in a buffered call it slept in.
             if let Some(end) = self.buffered_step(tid, now) {
@@ -154,6 +158,10 @@ impl Machine {
                     Some(end) => now = end,
                     None => return,
                 },
+                Step::ZoneReset { offset, .. } => {
+                    self.zone_reset_call(tid, now, offset);
+                    return;
+                }
                 Step::SleepUntil(at) => {
                     self.sleep_timer(tid, now, at);
                     return;
@@ -247,6 +255,25 @@ impl Machine {
         self.host.account_sys(tid, mapped - end);
         self.host.block_on_io(tid, mapped, &*self.driver);
         false
+    }
+
+    /// fio's zbd_reset_wp from `now`: the BLKRESETZONE ioctl
+    /// (blkdev_zone_mgmt, block/blk-zoned.c) submits a REQ_OP_ZONE_RESET
+    /// for the zone at `offset` and sleeps until it completes
+    /// (submit_bio_wait); `device_completed` wakes the thread.
+    fn zone_reset_call(&mut self, tid: u32, now: Ns, offset: u64) {
+        let entered = self.host.enter_kernel(tid, now);
+        let end = self
+            .host
+            .run_task(tid, entered, 0, self.block.submit_work(&self.host));
+        let cpu = self.host.task_cpu(tid);
+        let key = self
+            .block
+            .rqs
+            .insert(Request::zone_reset(tid, cpu, end, offset));
+        let mapped = self.submit_rq(key, cpu, end);
+        self.host.account_sys(tid, mapped - end);
+        self.host.block_on_io(tid, mapped, &*self.driver);
     }
 
     /// fio's null engine: the I/O completes in user space, no kernel.
@@ -522,14 +549,17 @@ impl Machine {
                 }
             }
             Completion::Signalled {
-                kind: RqKind::Flush,
+                kind: kind @ (RqKind::Flush | RqKind::ZoneReset),
                 thread,
                 cpu,
                 start,
                 at,
             } => {
-                // submit_bio_wait returns: the fsync goes on.
-                self.block.rqs.remove(key);
+                // submit_bio_wait returns: the fsync or the ioctl goes on.
+                let rq = self.block.rqs.remove(key);
+                if kind == RqKind::ZoneReset {
+                    self.threads[thread as usize].zone_reset_done = Some(rq.error);
+                }
                 let woken = self.wake_thread_from(thread, cpu, start, at);
                 if woken.waker_may_idle {
                     let busy = self.host.cpu(cpu).busy_until;

@@ -149,6 +149,8 @@ pub struct ThreadStat {
     pub continue_on_error: bool,
     pub total_err: u64,
     pub first_error: i32,
+    /// nr_zone_resets (zonemode=zbd), summed over the group.
+    pub zone_resets: u64,
     /// The reporting options (the last member's, as __show_run_stats
     /// takes them).
     pub stat: StatOpts,
@@ -262,6 +264,7 @@ fn clone_stat(j: &JobResult, index: usize) -> ThreadStat {
         continue_on_error: j.continue_on_error,
         total_err: j.total_err,
         first_error: j.first_error,
+        zone_resets: j.zone_resets,
         // fio prints the OS pid; a simulation has none, so the stand-in is
         // the clone's 1-based start position (deterministic).
         pid: j.pid.unwrap_or(index as u32 + 1),
@@ -400,6 +403,8 @@ fn sum_into(dst: &mut ThreadStat, src: &ThreadStat) {
     // __show_run_stats: the error count sums, continue_on_error and
     // first_error come from the last member.
     dst.total_err += src.total_err;
+    // sum_thread_stats.
+    dst.zone_resets += src.zone_resets;
     dst.continue_on_error = src.continue_on_error;
     dst.first_error = src.first_error;
     // __show_run_stats takes these from the last member.

@@ -115,6 +115,8 @@ pub struct JobResult {
     /// Errors counted by update_error_count, and the first of them.
     pub total_err: u64,
     pub first_error: i32,
+    /// Zones zonemode=zbd reset (td->ts.nr_zone_resets, zbd_reset_zone).
+    pub zone_resets: u64,
     /// The `fio: io_u error on file ...` lines fio printed on stderr.
     pub error_lines: Vec<String>,
     /// The job's options that change how its latencies are reported.

@@ -182,9 +182,13 @@ fn ddir_status(out: &mut String, ts: &ThreadStat, rs: &GroupStats, k: usize) {
     let runt = d.runtime;
     let bw = 1000 * d.io_bytes / runt;
     let iops = 1000 * d.total_ios / runt;
-    // fio 3.33 appends the zoned-block-device reset count to every write
-    // line (zbd_write_status); a simulated device never resets zones here.
-    let post = if k == 1 { "; 0 zone resets" } else { "" };
+    // fio 3.33 appends the zone reset count (zonemode=zbd's, else 0) to
+    // every write line (zbd_write_status).
+    let post = if k == 1 {
+        format!("; {} zone resets", ts.zone_resets)
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
         "  {}: IOPS={}, BW={} ({})({}/{}msec){}",

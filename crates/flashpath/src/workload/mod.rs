@@ -35,4 +35,9 @@ pub trait IoSource {
     /// rate-limited. A mixed fio job switches to the direction that is
     /// due (io_u.c rate_ddir); other sources ignore it.
     fn rate_view(&mut self, _until_due: [Option<u64>; 2]) {}
+    /// Where a sequential source goes on in direction `ddir`: the device
+    /// offset the last I/O, as issued, ended at (fio's f->last_pos, which
+    /// get_io_u sets after zonemode=zbd moved the I/O). Other sources
+    /// ignore it.
+    fn set_last_pos(&mut self, _ddir: Ddir, _end: u64) {}
 }

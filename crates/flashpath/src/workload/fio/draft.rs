@@ -63,6 +63,18 @@ impl Draft {
         if s.iodepth_batch_complete_max < s.iodepth_batch_complete_min {
             s.iodepth_batch_complete_max = s.iodepth_batch_complete_min;
         }
+        // fixup_options: zonesize without zonemode means strided, which
+        // works with one file only.
+        let z = &mut s.zones;
+        if !z.mode_set && z.size > 0 {
+            z.mode = super::ZoneMode::Strided;
+        }
+        if z.mode == super::ZoneMode::Strided && s.nrfiles > 1 {
+            z.mode = super::ZoneMode::None;
+        }
+        if z.mode == super::ZoneMode::Strided && z.range == 0 {
+            z.range = z.size;
+        }
         self.spec
     }
 }

@@ -416,6 +416,8 @@ pub struct JobSpec {
     /// flow_sleep (ns): fio's flow control between jobs (flow.c).
     pub flow_id: u64,
     pub flow: u64,
+    /// zonemode and its options (fio's zbd.c; workload/fio/zbd.rs).
+    pub zones: ZoneOptions,
     pub flow_sleep: u64,
     /// wait_for=NAME: start only after that job has finished.
     pub wait_for: Option<String>,
@@ -612,6 +614,7 @@ impl Default for JobSpec {
             do_verify: true,
             verify_backlog: 0,
             verify_batch: 0,
+            zones: ZoneOptions::default(),
             flow_id: 0,
             flow: 0,
             flow_sleep: 0,
@@ -662,6 +665,111 @@ impl JobSpec {
             FadviseHint::Sequential => Advice::Sequential,
             FadviseHint::ByPattern if self.rw.is_random() => Advice::Random,
             FadviseHint::ByPattern => Advice::Sequential,
+        }
+    }
+}
+
+/// zonemode= (options.c: none, strided, zbd).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ZoneMode {
+    #[default]
+    None,
+    Strided,
+    Zbd,
+}
+
+/// A job's zone options as fio 3.33 stores them (thread_options.h):
+/// sizes in bytes, 0 meaning unset.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ZoneOptions {
+    pub mode: ZoneMode,
+    /// zonemode= was given (fio's ZONE_MODE_NOT_SPECIFIED otherwise).
+    pub mode_set: bool,
+    /// zonesize (0: the device's, for zonemode=zbd on a zoned disk).
+    pub size: u64,
+    /// zonecapacity (0: zonesize), for zones fio emulates.
+    pub capacity: u64,
+    /// zonerange (strided only).
+    pub range: u64,
+    /// zoneskip in bytes.
+    pub skip: u64,
+    pub read_beyond_wp: bool,
+    pub max_open_zones: u32,
+    pub job_max_open_zones: u32,
+    pub ignore_zone_limits: bool,
+    /// zone_reset_threshold and zone_reset_frequency (fractions, 0..1).
+    pub reset_threshold: f64,
+    pub reset_frequency: f64,
+    /// Values given in zones (`Nz`), resolved once the zone size is known
+    /// (zbd.c zbd_recalc_options_with_zone_granularity): size, io_size,
+    /// offset, offset_increment, zoneskip.
+    pub nz: ZoneCounts,
+}
+
+/// Options given as a number of zones (`Nz`), each None when not.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ZoneCounts {
+    pub size: Option<u64>,
+    pub io_size: Option<u64>,
+    pub offset: Option<u64>,
+    pub offset_increment: Option<u64>,
+    pub skip: Option<u64>,
+}
+
+impl ZoneCounts {
+    pub fn any(&self) -> bool {
+        self.size.is_some()
+            || self.io_size.is_some()
+            || self.offset.is_some()
+            || self.offset_increment.is_some()
+            || self.skip.is_some()
+    }
+}
+
+impl Default for ZoneOptions {
+    fn default() -> Self {
+        ZoneOptions {
+            mode: ZoneMode::None,
+            mode_set: false,
+            size: 0,
+            capacity: 0,
+            range: 0,
+            skip: 0,
+            read_beyond_wp: false,
+            max_open_zones: 0,
+            job_max_open_zones: 0,
+            ignore_zone_limits: false,
+            reset_threshold: 0.0,
+            reset_frequency: 0.0,
+            nz: ZoneCounts::default(),
+        }
+    }
+}
+
+impl JobSpec {
+    /// zbd.c zbd_recalc_options_with_zone_granularity: the `Nz` values in
+    /// bytes, with zones of `zone_size` bytes (nothing when it is 0).
+    pub fn resolve_zone_counts(&mut self, zone_size: u64) {
+        if zone_size == 0 {
+            return;
+        }
+        let nz = std::mem::take(&mut self.zones.nz);
+        if let Some(n) = nz.size {
+            self.size = Some(n.saturating_mul(zone_size));
+            self.size_percent = None;
+        }
+        if let Some(n) = nz.io_size {
+            self.io_size = Some(n.saturating_mul(zone_size));
+        }
+        if let Some(n) = nz.offset {
+            self.offset = n.saturating_mul(zone_size);
+            self.offset_percent = None;
+        }
+        if let Some(n) = nz.offset_increment {
+            self.offset_increment = n.saturating_mul(zone_size);
+        }
+        if let Some(n) = nz.skip {
+            self.zones.skip = n.saturating_mul(zone_size);
         }
     }
 }

@@ -23,6 +23,7 @@ pub mod setup;
 pub mod stream;
 pub mod thread;
 mod value;
+pub mod zbd;
 
 pub use ini::ParseContext;
 pub use job::*;
@@ -38,5 +39,8 @@ impl crate::workload::IoSource for IoStream {
     }
     fn rate_view(&mut self, until_due: [Option<u64>; 2]) {
         self.set_rate_view(until_due);
+    }
+    fn set_last_pos(&mut self, ddir: crate::workload::Ddir, end: u64) {
+        self.move_last_pos(ddir, end);
     }
 }

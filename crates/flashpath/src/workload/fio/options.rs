@@ -34,6 +34,7 @@ use super::callbacks::{opt_postfix, parse_bssplit_dirs, parse_cpu_list, parse_di
 use super::draft::{not_modelled, Draft, Given};
 use super::job::{
     CmdprioBssplit, FadviseHint, IoEngine, JobSpec, RandomDistribution, RateProcess, RwKind,
+    ZoneMode,
 };
 use super::number::{as_percent, as_zones, atoi, fio_bytes, ZONE_BASE};
 use super::value::posval_match;
@@ -673,11 +674,15 @@ pub static OPTIONS: &[OptDef] = &[
             if let Some(p) = as_percent(last) {
                 s.size = None;
                 s.size_percent = Some(p as u32);
-            } else if as_zones(last).is_some() {
-                return Err(not_modelled("option 'size' in zones (Nz)"));
+            } else if let Some(n) = as_zones(last) {
+                // Resolved with the zone size (workload/fio/zbd.rs).
+                s.size = None;
+                s.size_percent = None;
+                s.zones.nz.size = Some(n);
             } else {
                 s.size = Some(last);
                 s.size_percent = None;
+                s.zones.nz.size = None;
             }
             Ok(())
         }),
@@ -688,12 +693,14 @@ pub static OPTIONS: &[OptDef] = &[
         ZONE,
         resolves(|d, g| {
             let last = g.last();
-            if as_zones(last).is_some() {
-                return Err(not_modelled("option 'io_size' in zones (Nz)"));
+            if let Some(n) = as_zones(last) {
+                d.spec.zones.nz.io_size = Some(n);
+                return Ok(());
             } else if last > ZONE_BASE + u64::from(u32::MAX) {
                 return Err(not_modelled("option 'io_size' as a percentage"));
             }
             d.spec.io_size = Some(last);
+            d.spec.zones.nz.io_size = None;
             Ok(())
         }),
     )
@@ -730,11 +737,14 @@ pub static OPTIONS: &[OptDef] = &[
             if let Some(p) = as_percent(last) {
                 s.offset = 0;
                 s.offset_percent = Some(p as u32);
-            } else if as_zones(last).is_some() {
-                return Err(not_modelled("option 'offset' in zones (Nz)"));
+            } else if let Some(n) = as_zones(last) {
+                s.offset = 0;
+                s.offset_percent = None;
+                s.zones.nz.offset = Some(n);
             } else {
                 s.offset = last;
                 s.offset_percent = None;
+                s.zones.nz.offset = None;
             }
             Ok(())
         }),
@@ -747,10 +757,13 @@ pub static OPTIONS: &[OptDef] = &[
             let last = g.last();
             if as_percent(last).is_some() {
                 return Err(not_modelled("option 'offset_increment' as a percentage"));
-            } else if as_zones(last).is_some() {
-                return Err(not_modelled("option 'offset_increment' in zones (Nz)"));
+            } else if let Some(n) = as_zones(last) {
+                d.spec.offset_increment = 0;
+                d.spec.zones.nz.offset_increment = Some(n);
+                return Ok(());
             }
             d.spec.offset_increment = last;
+            d.spec.zones.nz.offset_increment = None;
             Ok(())
         }),
     ),
@@ -1129,46 +1142,79 @@ pub static OPTIONS: &[OptDef] = &[
         STORE,
         sets(|s, g| s.ioscheduler = Some(g.v().to_string())),
     ),
+    // zbd.c (zonemode=zbd) and io_u.c (zonemode=strided), as
+    // workload/fio/zbd.rs models them.
     o(
         "zonemode",
         &[],
         STR.values(&["none", "strided", "zbd"]),
-        Handling::RefuseUnless(&["none"]),
+        sets(|s, g| {
+            s.zones.mode_set = true;
+            s.zones.mode = match g.v() {
+                "zbd" => ZoneMode::Zbd,
+                "strided" => ZoneMode::Strided,
+                _ => ZoneMode::None,
+            }
+        }),
     ),
-    o("zonesize", &[], VAL, Handling::RefuseUnless(&["0"])),
-    o("zonecapacity", &[], VAL, Handling::RefuseUnless(&["0"])),
-    o("zonerange", &[], VAL, Handling::RefuseUnless(&["0"])),
-    o("zoneskip", &[], ZONE, Handling::RefuseUnless(&["0"])),
-    o("read_beyond_wp", &[], BOOL, Handling::RefuseUnless(&["0"])),
+    o("zonesize", &[], VAL, sets(|s, g| s.zones.size = g.n())),
+    o(
+        "zonecapacity",
+        &[],
+        VAL,
+        sets(|s, g| s.zones.capacity = g.n()),
+    ),
+    o("zonerange", &[], VAL, sets(|s, g| s.zones.range = g.n())),
+    o(
+        "zoneskip",
+        &[],
+        ZONE,
+        sets(|s, g| match as_zones(g.last()) {
+            Some(n) => {
+                s.zones.skip = 0;
+                s.zones.nz.skip = Some(n);
+            }
+            None => {
+                s.zones.skip = g.last();
+                s.zones.nz.skip = None;
+            }
+        }),
+    ),
+    o(
+        "read_beyond_wp",
+        &[],
+        BOOL,
+        sets(|s, g| s.zones.read_beyond_wp = g.on()),
+    ),
     o(
         "max_open_zones",
         &[],
         INT.max(4096),
-        Handling::RefuseUnless(&["0"]),
+        sets(|s, g| s.zones.max_open_zones = g.n() as u32),
     ),
     o(
         "job_max_open_zones",
         &[],
         INT.max(4096),
-        Handling::RefuseUnless(&["0"]),
+        sets(|s, g| s.zones.job_max_open_zones = g.n() as u32),
     ),
     o(
         "ignore_zone_limits",
         &[],
         BOOL,
-        Handling::RefuseUnless(&["0"]),
+        sets(|s, g| s.zones.ignore_zone_limits = g.on()),
     ),
     o(
         "zone_reset_threshold",
         &[],
         FLOATS.max_len(1).fp(0.0, 1.0),
-        Handling::Inert("zonemode"),
+        sets(|s, g| s.zones.reset_threshold = g.parsed.floats.first().copied().unwrap_or(0.0)),
     ),
     o(
         "zone_reset_frequency",
         &[],
         FLOATS.max_len(1).fp(0.0, 1.0),
-        Handling::Inert("zonemode"),
+        sets(|s, g| s.zones.reset_frequency = g.parsed.floats.first().copied().unwrap_or(0.0)),
     ),
     o("lockmem", &[], VAL, Handling::Ignore),
     // str_rwmix_read_cb: the last part wins.

@@ -3,6 +3,7 @@
 //! the previous wave is done), its reporting group and its I/O source.
 
 use super::flow::{FlowGroup, FlowMember};
+use super::zbd::ZbdJob;
 use super::ThreadPlan;
 use crate::error::{InputError, Result};
 use crate::workload::fio::{IoStream, JobFile, JobSpec};
@@ -61,6 +62,7 @@ pub fn plan_threads(
     ncpus: u32,
     seed: u64,
     make_source: SourceFactory<'_>,
+    mut zbd: Vec<Vec<Option<ZbdJob>>>,
 ) -> Result<Vec<ThreadPlan>> {
     let mut plans = Vec::new();
     let mut wave = 0u32;
@@ -118,6 +120,10 @@ pub fn plan_threads(
                     };
                     FlowMember::new(group, spec.flow)
                 }),
+                zbd: zbd
+                    .get_mut(si)
+                    .and_then(|c| c.get_mut(clone as usize))
+                    .and_then(Option::take),
             });
         }
     }

@@ -122,6 +122,20 @@ pub fn check_fio_setup(jobs: &JobFile) -> Result<()> {
             }
         }
         check_direct_alignment(spec).or_else(|what| at(spec, what))?;
+        // fixup_options on the zone options.
+        let z = &spec.zones;
+        if z.mode_set && z.mode == crate::workload::fio::ZoneMode::None && z.size > 0 {
+            return at(
+                spec,
+                "fio: --zonemode=none and --zonesize are not compatible.".into(),
+            );
+        }
+        if z.mode == crate::workload::fio::ZoneMode::Strided && z.size == 0 {
+            return at(
+                spec,
+                "fio: --zonesize must be specified when using --zonemode=strided.".into(),
+            );
+        }
         // io_u.c __get_next_rand_offset_zoned_abs: a zone past the end of
         // the file fails the job's I/O.
         if let RandomDistribution::ZonedAbs(zones) = &spec.random_distribution {

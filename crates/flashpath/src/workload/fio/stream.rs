@@ -583,6 +583,17 @@ impl IoStream {
         v.max(1).min(self.file_len)
     }
 
+    /// The I/O just given was moved (zonemode=zbd) to end at device
+    /// offset `end`: the file's next sequential offset follows from there.
+    pub fn move_last_pos(&mut self, ddir: Ddir, end: u64) {
+        if self.file_len == 0 {
+            return;
+        }
+        let rel = end.saturating_sub(self.base);
+        let f = (rel.saturating_sub(1) / self.file_len).min(self.nfiles - 1);
+        self.last_pos[f as usize][ddir.index()] = (rel - f * self.file_len).min(self.file_len);
+    }
+
     /// io_u.c get_next_seq_offset, with ddir_seq_add holes and backwards
     /// wrapping; None when the file's end ends the job.
     fn seq_offset(&mut self, f: u64, ddir: Ddir, len: u64) -> Option<u64> {

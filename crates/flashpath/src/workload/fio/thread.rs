@@ -15,6 +15,7 @@ use crate::sim::rng::RngStream;
 use crate::sim::{Ns, NS_PER_MS};
 use crate::workload::fio::errors::ErrorPolicy;
 use crate::workload::fio::flow::FlowMember;
+use crate::workload::fio::zbd::{Adjust, ZbdJob, ZONE_LOCK_RECHECK_NS};
 use crate::workload::fio::{BlockSize, IoEngine, JobSpec, RateProcess};
 use crate::workload::trace::replay::ReplayDelay;
 use crate::workload::{Ddir, IoSource, IoUnit, Pace};
@@ -50,6 +51,8 @@ pub struct ThreadPlan {
     pub file_start: u64,
     /// flow=N: the clone's place in its flow_id group.
     pub flow: Option<FlowMember>,
+    /// zonemode=zbd: the clone's view of its file's zones.
+    pub zbd: Option<ZbdJob>,
 }
 
 /// What fio's loop does next, asked at a time `now` (`FioThread::next`).
@@ -60,6 +63,10 @@ pub enum Step {
     Submit(IoUnit),
     /// fsync=N: the next io_u is a sync, run alone with nothing in flight.
     Sync,
+    /// zonemode=zbd on a zoned disk: reset the zone of `len` bytes at
+    /// `offset` (fio's zbd_reset_wp: the BLKRESETZONE ioctl, which waits
+    /// for the reset), then call `zone_reset_returned`.
+    ZoneReset { offset: u64, len: u64 },
     /// thinktime: spin `spin` on the core, then sleep `sleep` more
     /// (backend.c `handle_thinktime`).
     Think { spin: Ns, sleep: Ns },
@@ -184,6 +191,10 @@ pub struct FioThread {
     /// flow=N: the clone's flow group, and flow_sleep.
     flow: Option<FlowMember>,
     flow_sleep: Ns,
+    /// zonemode=zbd, and the zone reset in progress: its zone, the trim it
+    /// carries out (zbd_do_io_u_trim) and when it began.
+    zbd: Option<ZbdJob>,
+    zone_reset: Option<(u32, Option<IoUnit>, Ns)>,
 
     res: JobResult,
     /// fio's bw_avg_time and iops_avg_time (500 ms, or log_avg_msec for
@@ -365,6 +376,8 @@ impl FioThread {
             think_due: false,
             flow: plan.flow,
             flow_sleep: spec.flow_sleep,
+            zbd: plan.zbd,
+            zone_reset: None,
             res,
             bw_interval: match (&spec.write_bw_log, spec.log_avg_msec) {
                 (Some(_), avg) if avg > 0 => avg * NS_PER_MS,
@@ -530,6 +543,10 @@ impl FioThread {
             self.rate_late_ns += u128::from(now - due_abs);
             self.rate_late_n += 1;
         }
+        let unit = match self.zbd_adjust(unit, due, now) {
+            Ok(u) => u,
+            Err(step) => return step,
+        };
         self.last_issue = now;
         if self.io_log {
             // fio's log_io_u: us since the log started, file offset.
@@ -541,6 +558,94 @@ impl FioThread {
             self.res.io_log.push((at_us, in_file));
         }
         Step::Submit(unit)
+    }
+
+    /// zonemode=zbd: zbd_adjust_block on the I/O fio took (zbd.rs), or
+    /// what the loop does instead (quiesce, wait for a zone, reset one,
+    /// end).
+    fn zbd_adjust(&mut self, unit: IoUnit, due: Option<Ns>, now: Ns) -> Result<IoUnit, Step> {
+        let Some(z) = self.zbd.as_mut() else {
+            return Ok(unit);
+        };
+        let busy = self.inflight > 0 || !self.done.is_empty();
+        match z.adjust(unit, busy) {
+            Adjust::Accept(u) => {
+                if let Some(pos) = z.seq_pos(u) {
+                    self.source.set_last_pos(u.ddir, pos);
+                }
+                Ok(u)
+            }
+            Adjust::Quiesce => {
+                self.pending = Some((unit, due));
+                Err(self.stop())
+            }
+            Adjust::Locked => {
+                self.pending = Some((unit, due));
+                if busy && !self.sync {
+                    return Err(self.stop());
+                }
+                Err(Step::SleepUntil(now + ZONE_LOCK_RECHECK_NS))
+            }
+            Adjust::Reset { zone } => {
+                self.pending = Some((unit, due));
+                let (offset, len) = z.zone_extent(zone);
+                self.zone_reset = Some((zone, None, now));
+                Err(Step::ZoneReset { offset, len })
+            }
+            Adjust::TrimReset { zone, unit, device } => {
+                self.zone_reset = Some((zone, Some(unit), now));
+                if device {
+                    let (offset, len) = z.zone_extent(zone);
+                    return Err(Step::ZoneReset { offset, len });
+                }
+                // Emulated zones: nothing reaches the device, the trim is
+                // done at once (zbd_do_io_u_trim returns io_u_completed).
+                self.zone_reset_returned(now, 0);
+                Err(self.next(now))
+            }
+            Adjust::Eof(err) => {
+                if let Some((err, what)) = err {
+                    self.td_verror(err, &format!("file:zbd.c, func={what}"));
+                    self.res.total_err += 1;
+                    if self.res.total_err == 1 {
+                        self.res.first_error = err;
+                    }
+                }
+                self.exhausted = true;
+                Err(self.stop())
+            }
+        }
+    }
+
+    /// Back at `now` from a zone reset (`err`: its errno, 0 when it
+    /// worked): the zone is empty in fio's books, and a trim that was the
+    /// reset completes with it.
+    pub fn zone_reset_returned(&mut self, now: Ns, err: i32) {
+        let Some((zone, trim, start)) = self.zone_reset.take() else {
+            return;
+        };
+        let Some(z) = self.zbd.as_mut() else {
+            return;
+        };
+        if err != 0 {
+            // zbd_reset_zone failed: zbd_adjust_block's eof, or the trim's
+            // error.
+            z.reset_failed(zone);
+            match trim {
+                Some(u) => self.io_failed(now, u, None, err),
+                None => {
+                    self.td_verror(err, "file:zbd.c, func=resetting wp failed");
+                    self.exhausted = true;
+                    self.pending = None;
+                }
+            }
+            return;
+        }
+        z.reset_done(zone);
+        if let Some(u) = trim {
+            let prio = self.td_ioprio;
+            self.record_stats(now, u, start, start, prio);
+        }
     }
 
     /// fio_terminate_threads set td->terminate: the loop issues nothing
@@ -720,6 +825,13 @@ impl FioThread {
     /// issued at `issue`: after ramp_time its slat, clat and lat, bytes,
     /// latency buckets and per-I/O log sample.
     pub fn record_io(&mut self, now: Ns, unit: IoUnit, start: Ns, issue: Ns, ioprio: u16) {
+        if let Some(z) = self.zbd.as_mut() {
+            z.put_io(unit, true);
+        }
+        self.record_stats(now, unit, start, issue, ioprio);
+    }
+
+    fn record_stats(&mut self, now: Ns, unit: IoUnit, start: Ns, issue: Ns, ioprio: u16) {
         if now < self.stats_start {
             return;
         }
@@ -772,6 +884,9 @@ impl FioThread {
     /// latency bucket (io_u.c io_completed accounts only an I/O without
     /// error); then fio's error handling.
     pub fn io_failed(&mut self, now: Ns, unit: IoUnit, slat: Option<Ns>, err: i32) {
+        if let Some(z) = self.zbd.as_mut() {
+            z.put_io(unit, false);
+        }
         if self.log_done_at.is_some() {
             // Never reaped, so fio never sees its error (`fio_log_end`).
             if now >= self.stats_start {
@@ -928,6 +1043,7 @@ impl FioThread {
     /// I/Os (for flashpath's own section).
     pub fn into_result(self, usr_ns: Ns, sys_ns: Ns, ctx: u64) -> (JobResult, u64) {
         let mut res = self.res;
+        res.zone_resets = self.zbd.as_ref().map_or(0, |z| z.resets);
         // __show_run_stats: a job that ended on an error reports it with
         // its text; one that went on past its errors reports the first of
         // them with the text td_verror last recorded (empty if none did).

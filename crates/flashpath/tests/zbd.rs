@@ -1,0 +1,213 @@
+//! fio's `zonemode=zbd` (workload/fio/zbd.rs, fio 3.33's zbd.c) on a run:
+//! on the zoned namespace (profile `nvme-zn540-like`, made small) every
+//! write lands on its zone's write pointer (the device counts no zone
+//! error), the open zones stay within the limit, full zones are reset on
+//! the device, and trims are zone resets; on a conventional disk fio
+//! emulates the zones; fio's setup messages where a job does not fit.
+
+use flashpath::report::{render, OutputFormat};
+use flashpath::run::{run_text, RunOutput};
+use std::path::Path;
+
+const MIB: u64 = 1 << 20;
+
+/// The ZN540-like NAND with 8 zones of 64 MiB holding 48 MiB, 3 open and
+/// 4 active (as tests/zns.rs makes it small).
+fn small_zns() -> Vec<String> {
+    [
+        "device.zns.zone_size=64MiB",
+        "device.zns.zone_capacity=48MiB",
+        "device.zns.zones=8",
+        "device.zns.max_open=3",
+        "device.zns.max_active=4",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+fn run_on(job: &str, device: &str, sets: &[String]) -> flashpath::error::Result<RunOutput> {
+    run_text(job, "job.fio", Path::new("."), device, sets, 1)
+}
+
+fn json(out: &RunOutput) -> serde_json::Value {
+    serde_json::from_str(&render(&out.result, OutputFormat::Json)).expect("valid JSON")
+}
+
+/// (offset, length) of every write in a version-3 iolog, in issue order.
+fn iolog_writes(text: &str) -> Vec<(u64, u64)> {
+    text.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 5 && f[2] == "write")
+                .then(|| (f[3].parse().unwrap(), f[4].parse().unwrap()))
+        })
+        .collect()
+}
+
+/// Random writes of 1 GiB into 8 zones of 48 MiB capacity: fio writes
+/// each at its zone's write pointer, within the device's 3 open zones
+/// (zbd_set_max_open_zones takes the disk's limit), and resets a zone
+/// when it is full, on the device (BLKRESETZONE). The device, which fails
+/// any write off a write pointer (Zone Invalid Write) or past its open
+/// and active limits, fails none.
+#[test]
+fn random_writes_follow_the_write_pointers_and_reset_full_zones() {
+    let job = "[j]\nrw=randwrite\nbs=64k\nzonemode=zbd\nfilename=/dev/nvme0n1\n\
+               direct=1\nioengine=psync\nio_size=1g\nwrite_iolog=w.log\n";
+    let out = run_on(job, "nvme-zn540-like", &small_zns()).expect("the job runs");
+    let j = json(&out);
+    assert_eq!(j["jobs"][0]["error"], 0, "{:?}", out.notes);
+    assert_eq!(j["jobs"][0]["write"]["io_bytes"], 1u64 << 30);
+    let zns = &j["flashpath"]["driver"]["device"]["zns"];
+    assert_eq!(zns["zone_errors"], 0, "{zns}");
+    assert!(zns["max_open_seen"].as_u64().unwrap() <= 3, "{zns}");
+    // 1 GiB into zones of 48 MiB: at least 1024/48 - 8 zones filled again.
+    let resets = zns["resets"].as_u64().unwrap();
+    assert!(resets >= 1024 / 48 - 8, "{resets} resets");
+    // fio counts each reset (zbd_reset_zone) and prints the count on the
+    // write line (zbd_write_status).
+    let normal = render(&out.result, OutputFormat::Normal);
+    assert!(
+        normal.contains(&format!("; {resets} zone resets\n")),
+        "{normal}"
+    );
+    // Each write at its zone's write pointer, a reset zone from its start.
+    let log = out
+        .files
+        .iter()
+        .find(|f| f.name == "w.log")
+        .expect("the iolog");
+    let mut wp = [0u64; 8];
+    let mut seen_open = std::collections::BTreeSet::new();
+    for (off, len) in iolog_writes(&log.contents) {
+        let z = (off / (64 * MIB)) as usize;
+        if off == z as u64 * 64 * MIB && wp[z] == 48 * MIB {
+            wp[z] = 0;
+        }
+        assert_eq!(
+            off,
+            z as u64 * 64 * MIB + wp[z],
+            "a write off zone {z}'s write pointer"
+        );
+        wp[z] += len;
+        assert!(wp[z] <= 48 * MIB);
+        if wp[z] == 48 * MIB {
+            seen_open.remove(&z);
+        } else {
+            seen_open.insert(z);
+            assert!(
+                seen_open.len() <= 3,
+                "more than 3 zones open: {seen_open:?}"
+            );
+        }
+    }
+}
+
+/// max_open_zones below the device's: fio keeps to it.
+#[test]
+fn max_open_zones_bounds_the_zones_written_at_once() {
+    let job = "[j]\nrw=randwrite\nbs=64k\nzonemode=zbd\nfilename=/dev/nvme0n1\n\
+               direct=1\nioengine=psync\nio_size=256m\nmax_open_zones=2\n";
+    let out = run_on(job, "nvme-zn540-like", &small_zns()).expect("the job runs");
+    let j = json(&out);
+    assert_eq!(j["jobs"][0]["error"], 0, "{:?}", out.notes);
+    assert_eq!(j["flashpath"]["driver"]["device"]["zns"]["zone_errors"], 0);
+    assert_eq!(
+        j["flashpath"]["driver"]["device"]["zns"]["max_open_seen"],
+        2
+    );
+}
+
+/// A job that writes the zones and a job that trims them after it: on a
+/// zoned disk a trim is its zone's reset (zbd_do_io_u_trim), so the
+/// device resets each zone the trims find written, and fio counts the
+/// trims as I/Os.
+#[test]
+fn trims_are_zone_resets() {
+    let job = "[global]\nzonemode=zbd\nfilename=/dev/nvme0n1\ndirect=1\nioengine=psync\n\
+               size=256m\n[w]\nrw=write\nbs=1m\n[t]\nstonewall\nrw=trim\nbs=64m\n";
+    let out = run_on(job, "nvme-zn540-like", &small_zns()).expect("the job runs");
+    let j = json(&out);
+    assert_eq!(j["jobs"][0]["error"], 0, "{:?}", out.notes);
+    assert_eq!(j["jobs"][1]["error"], 0, "{:?}", out.notes);
+    // 256 MiB is four zones of 48 MiB written each: 192 writes of 1 MiB.
+    assert_eq!(j["jobs"][0]["write"]["total_ios"], 192);
+    assert_eq!(j["jobs"][1]["trim"]["total_ios"], 4);
+    assert_eq!(j["flashpath"]["driver"]["device"]["zns"]["resets"], 4);
+    assert_eq!(j["flashpath"]["driver"]["device"]["zns"]["zone_errors"], 0);
+}
+
+/// zonecapacity below zonesize on emulated zones (a conventional disk):
+/// a sequential writer jumps from each zone's capacity to the next zone,
+/// as the real fio 3.33 does on a regular file
+/// (tests/fixtures/zbd/seq-write-zcap.log, `fio --name=z
+/// --filename=/tmp/zbdf --size=8m --zonemode=zbd --zonesize=1m
+/// --zonecapacity=768k --rw=write --bs=256k --ioengine=psync
+/// --write_iolog=...` on a file of 8 MiB).
+#[test]
+fn zone_capacity_skips_as_the_real_fio_does() {
+    let job = "[z]\nfilename=zbdf\nsize=8m\nzonemode=zbd\nzonesize=1m\nzonecapacity=768k\n\
+               rw=write\nbs=256k\nioengine=psync\ndirect=1\nwrite_iolog=z.log\n";
+    let out = run_on(job, "nullblk", &[]).expect("the job runs");
+    let ours = iolog_writes(
+        &out.files
+            .iter()
+            .find(|f| f.name == "z.log")
+            .unwrap()
+            .contents,
+    );
+    let real = iolog_writes(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../tests/fixtures/zbd/seq-write-zcap.log"),
+        )
+        .unwrap(),
+    );
+    assert_eq!(real.len(), 24);
+    assert_eq!(ours, real);
+}
+
+/// fio's setup messages (zbd.c parse_zone_info, init_zone_info,
+/// zbd_set_max_open_zones), each one error naming the job.
+#[test]
+fn jobs_that_do_not_fit_the_zones_get_fios_messages() {
+    let zns = small_zns();
+    let cases: [(&str, &str, &[String], &str); 4] = [
+        (
+            "zonesize=128m\n",
+            "nvme-zn540-like",
+            &zns,
+            "fio: /dev/nvme0n1 job parameter zonesize 134217728 does not match disk zone size 67108864.",
+        ),
+        (
+            "max_open_zones=5\n",
+            "nvme-zn540-like",
+            &zns,
+            "Specified --max_open_zones (5) is larger than max (3)",
+        ),
+        (
+            "",
+            "nullblk",
+            &[],
+            "/dev/nvme0n1: Specifying the zone size is mandatory for regular file/block device with --zonemode=zbd",
+        ),
+        (
+            "zonesize=1m\nzonecapacity=2m\n",
+            "nullblk",
+            &[],
+            "/dev/nvme0n1: job parameter zonecapacity 2097152 is larger than zone size 1048576",
+        ),
+    ];
+    for (extra, device, sets, want) in cases {
+        let job = format!(
+            "[j]\nrw=randwrite\nbs=64k\nzonemode=zbd\nfilename=/dev/nvme0n1\ndirect=1\n\
+             size=64m\n{extra}"
+        );
+        let e = run_on(&job, device, sets).err().expect("refused");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("job 'j'") && msg.contains(want),
+            "{msg}\nwant: {want}"
+        );
+    }
+}

@@ -428,6 +428,8 @@ pub struct QueueSettings {
     pub deadline: sched::mq_deadline::DeadlineTunables,
     /// queue/iosched/* of kyber.
     pub kyber: sched::kyber::KyberTunables,
+    /// queue/iosched/* of BFQ.
+    pub bfq: sched::bfq::BfqTunables,
 }
 
 crate::choice_enum! {
@@ -440,6 +442,8 @@ crate::choice_enum! {
         MqDeadline = "mq-deadline",
         /// block/kyber-iosched.c.
         Kyber = "kyber",
+        /// block/bfq-iosched.c.
+        Bfq = "bfq",
     }
 }
 
@@ -452,6 +456,7 @@ impl Scheduler {
             Scheduler::MqDeadline => {
                 Some(Box::new(sched::mq_deadline::MqDeadline::new(s.deadline)))
             }
+            Scheduler::Bfq => Some(Box::new(sched::bfq::Bfq::new(s.bfq))),
             Scheduler::Kyber => Some(Box::new(sched::kyber::Kyber::new(
                 s.kyber,
                 hw_queues as usize,
@@ -564,6 +569,29 @@ crate::params! {
         /// latency target. Absent: 10 ms (block/kyber-iosched.c).
         pub write_lat_nsec: Option<crate::sim::Ns> =
             optional ns("block.iosched.write_lat_nsec", DELAY),
+        /// queue/iosched/slice_idle of BFQ: how long the device is held
+        /// for an emptied sync queue's next request. Absent: 8 ms
+        /// (block/bfq-iosched.c bfq_slice_idle, NSEC_PER_SEC / 125).
+        pub slice_idle: Option<crate::sim::Ns> =
+            optional ns("block.iosched.slice_idle", DELAY),
+        /// queue/iosched/low_latency of BFQ: weight raising of interactive
+        /// queues. Absent: 1 (block/bfq-iosched.c bfq_init_queue).
+        pub low_latency: Option<u64> = optional count(
+            "block.iosched.low_latency",
+            range(0.0, 1.0, "0 (off) or 1 (on), as bfq_low_latency_store takes")
+        ),
+        /// queue/iosched/max_budget of BFQ, sectors: 0 is the kernel's
+        /// auto-tuning, here its start value bfq_default_max_budget (16384;
+        /// no peak-rate estimation). Absent: 0.
+        pub max_budget: Option<u64> = optional count(
+            "block.iosched.max_budget",
+            range(0.0, (i32::MAX) as f64, "sectors a queue may be served in one slot, 0 for \
+                 the default")
+        ),
+        /// queue/iosched/timeout_sync of BFQ: a queue's budget timeout.
+        /// Absent: HZ / 8, 125 ms (block/bfq-iosched.c bfq_timeout).
+        pub timeout_sync: Option<crate::sim::Ns> =
+            optional ns("block.iosched.timeout_sync", DELAY),
     }
 }
 
@@ -592,6 +620,15 @@ impl QueueSettings {
                 sched::kyber::KyberTunables {
                     read_lat_nsec: b.read_lat_nsec.unwrap_or(k.read_lat_nsec),
                     write_lat_nsec: b.write_lat_nsec.unwrap_or(k.write_lat_nsec),
+                }
+            },
+            bfq: {
+                let d = sched::bfq::BfqTunables::default();
+                sched::bfq::BfqTunables {
+                    slice_idle: b.slice_idle.unwrap_or(d.slice_idle),
+                    low_latency: b.low_latency.map_or(d.low_latency, |v| v == 1),
+                    max_budget: b.max_budget.map_or(d.max_budget, |v| v as u32),
+                    timeout_sync: b.timeout_sync.unwrap_or(d.timeout_sync).max(1),
                 }
             },
         }

@@ -61,7 +61,7 @@ impl BlockLayer {
     /// The requests a completion's restart run handed out that still need
     /// their DMA mapping: mapped and issued by that run, queued from
     /// `cpu` at `at` (`restart_dispatch`).
-    fn restart_mapped<E>(&mut self, cpu: u32, at: Ns, ctx: &mut BlkCtx<'_, E>)
+    pub(super) fn restart_mapped<E>(&mut self, cpu: u32, at: Ns, ctx: &mut BlkCtx<'_, E>)
     where
         E: From<BlockEvent> + From<DeviceSignal>,
     {
@@ -174,13 +174,21 @@ impl BlockLayer {
                 self.issue_to_driver(next, now, ctx);
             }
         }
-        if !kind.kernel_wait() {
+        if !kind.kernel_wait() && self.elevator.is_some() {
+            let srq = self.sched_rq(key);
             if let Some(e) = self.elevator.as_deref_mut() {
+                // __blk_mq_end_request -> completed_request, then
                 // blk_mq_free_request -> finish_request, then the restart
-                // run of the queue (blk_mq_sched_restart).
+                // run of the queue (blk_mq_sched_restart), and the runs of
+                // queues that waited for what the request held.
+                e.completed(srq, blk_start, sent, now);
                 e.finish(ioprio, now);
-                self.run_queue(hctx as usize, now, ctx);
             }
+            self.run_queue(hctx as usize, now, ctx);
+            while let Some(h) = self.elevator.as_deref_mut().and_then(|e| e.woken_hctx()) {
+                self.run_queue(h, now, ctx);
+            }
+            self.arm_sched_timer(ctx);
         }
         // Page cache requests complete by interrupt (nobody polls them).
         let polled_now = kind == RqKind::Fio

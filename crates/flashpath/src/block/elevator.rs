@@ -51,15 +51,37 @@ pub struct SchedRq {
     pub sector: u64,
     /// The request's I/O priority (`req_get_ioprio`).
     pub ioprio: u16,
+    /// `req_op`: read, write or discard (kyber's domains).
+    pub ddir: Ddir,
+    /// `blk_rq_sectors`.
+    pub sectors: u32,
+    /// `op_is_sync`: reads, and writes with REQ_SYNC (a direct I/O's:
+    /// block/fops.c `dio_bio_write_op`); page-cache writeback is async.
+    pub sync: bool,
+    /// The submitting task (BFQ's per-process queues); `u32::MAX` for
+    /// the kernel's own (the flusher's writeback, readahead).
+    pub task: u32,
+    /// The submitting CPU (its software queue, `rq->mq_ctx`).
+    pub cpu: u32,
+    /// The hardware queue it maps to (`rq->mq_hctx`).
+    pub hctx: u32,
 }
 
 impl SchedRq {
+    /// A synchronous request of 8 sectors from task 0 on CPU 0: what the
+    /// elevators' own tests need.
     pub fn new(key: u32, ddir: Ddir, offset: u64, ioprio: u16) -> SchedRq {
         SchedRq {
             key,
             write: ddir != Ddir::Read,
             sector: offset >> 9,
             ioprio,
+            ddir,
+            sectors: 8,
+            sync: true,
+            task: 0,
+            cpu: 0,
+            hctx: 0,
         }
     }
 }
@@ -76,4 +98,30 @@ pub trait ElevatorOps {
     fn finish(&mut self, ioprio: u16, now: Ns);
     /// `has_work`: requests are queued in the scheduler.
     fn has_work(&self) -> bool;
+    /// `dispatch_request` from hardware queue `hctx` (an elevator with
+    /// per-hctx state, kyber's `kyber_hctx_data`, serves that queue's
+    /// requests only). Default: queue-wide.
+    fn dispatch_from(&mut self, _hctx: usize, now: Ns) -> Option<u32> {
+        self.dispatch(now)
+    }
+    /// `completed_request` (`blk_mq_sched_completed_request` from
+    /// `__blk_mq_end_request`): request `rq`, allocated at `start` and
+    /// issued to the driver at `io_start`, ended at `now`. The block layer
+    /// calls it, then `finish`, at the same instant (blk_mq_end_request
+    /// frees the request at once), so an elevator that keeps per-request
+    /// state (kyber's domain token, BFQ's queue) releases it here.
+    fn completed(&mut self, _rq: SchedRq, _start: Ns, _io_start: Ns, _now: Ns) {}
+    /// A hardware queue to run because an elevator resource it waited
+    /// for came free (kyber's `kyber_domain_wake`), one at a time.
+    fn woken_hctx(&mut self) -> Option<usize> {
+        None
+    }
+    /// When the elevator's own timer fires next (BFQ's idle slice
+    /// timer), if armed.
+    fn timer_at(&self) -> Option<Ns> {
+        None
+    }
+    /// The elevator's timer fired at `now`; the block layer runs the
+    /// queue after it (`bfq_schedule_dispatch`).
+    fn timer(&mut self, _now: Ns) {}
 }

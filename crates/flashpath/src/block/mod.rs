@@ -68,6 +68,8 @@ pub enum BlockEvent {
     Issue(u32),
     /// Seed 3's `dev_freq_work` (block.dev_freq_timeout_ms).
     DevFreqWork,
+    /// The I/O scheduler's timer (BFQ's idle slice timer) fired.
+    SchedTimer,
 }
 
 /// Who a request is for.
@@ -300,6 +302,8 @@ pub struct BlockLayer {
     /// Requests a queue run handed out that still need their DMA mapping
     /// (reused: the hot path allocates nothing).
     to_map: Vec<u32>,
+    /// The timer the elevator's own timer (`ElevatorOps::timer_at`) runs on.
+    sched_timer: Timer,
 }
 
 impl BlockLayer {
@@ -342,8 +346,28 @@ impl BlockLayer {
             restarts: 0,
             hybrid_sleeps: 0,
             hybrid_sleep_ns: 0,
-            elevator: settings.scheduler.elevator(&settings),
+            elevator: settings.scheduler.elevator(&settings, probed.hw_queues),
             to_map: Vec::with_capacity(max_inflight),
+            sched_timer: Timer::default(),
+        }
+    }
+
+    /// What the elevator is told of request `key`.
+    fn sched_rq(&self, key: u32) -> elevator::SchedRq {
+        let rq = self.rqs.get(key);
+        elevator::SchedRq {
+            sectors: rq.unit.len >> 9,
+            // A direct I/O's write is REQ_SYNC (block/fops.c
+            // dio_bio_write_op); the flusher's writeback is not.
+            sync: rq.kind != RqKind::Writeback,
+            task: if rq.kind == RqKind::Fio {
+                rq.thread
+            } else {
+                u32::MAX
+            },
+            cpu: rq.cpu,
+            hctx: rq.hctx,
+            ..elevator::SchedRq::new(key, rq.unit.ddir, rq.unit.offset, rq.ioprio)
         }
     }
 
@@ -427,6 +451,10 @@ pub struct QueueSettings {
     pub scheduler: Scheduler,
     /// queue/iosched/* of mq-deadline.
     pub deadline: sched::mq_deadline::DeadlineTunables,
+    /// queue/iosched/* of kyber.
+    pub kyber: sched::kyber::KyberTunables,
+    /// queue/iosched/* of BFQ.
+    pub bfq: sched::bfq::BfqTunables,
 }
 
 crate::choice_enum! {
@@ -437,17 +465,27 @@ crate::choice_enum! {
         None = "none",
         /// block/mq-deadline.c.
         MqDeadline = "mq-deadline",
+        /// block/kyber-iosched.c.
+        Kyber = "kyber",
+        /// block/bfq-iosched.c.
+        Bfq = "bfq",
     }
 }
 
 impl Scheduler {
-    /// The elevator this scheduler puts on a queue with `s`.
-    fn elevator(self, s: &QueueSettings) -> Option<Box<dyn elevator::ElevatorOps>> {
+    /// The elevator this scheduler puts on a queue with `s` and
+    /// `hw_queues` hardware queues.
+    fn elevator(self, s: &QueueSettings, hw_queues: u32) -> Option<Box<dyn elevator::ElevatorOps>> {
         match self {
             Scheduler::None => None,
             Scheduler::MqDeadline => {
                 Some(Box::new(sched::mq_deadline::MqDeadline::new(s.deadline)))
             }
+            Scheduler::Bfq => Some(Box::new(sched::bfq::Bfq::new(s.bfq))),
+            Scheduler::Kyber => Some(Box::new(sched::kyber::Kyber::new(
+                s.kyber,
+                hw_queues as usize,
+            ))),
         }
     }
 }
@@ -547,6 +585,38 @@ crate::params! {
         /// first. Absent: 10 * HZ, 10 s (block/mq-deadline.c, 5.19+).
         pub prio_aging_expire: Option<crate::sim::Ns> =
             optional ns("block.iosched.prio_aging_expire", DELAY),
+        /// queue/iosched/read_lat_nsec of kyber: the read domain's latency
+        /// target. Absent: 2 ms (block/kyber-iosched.c
+        /// kyber_latency_targets).
+        pub read_lat_nsec: Option<crate::sim::Ns> =
+            optional ns("block.iosched.read_lat_nsec", DELAY),
+        /// queue/iosched/write_lat_nsec of kyber: the write domain's
+        /// latency target. Absent: 10 ms (block/kyber-iosched.c).
+        pub write_lat_nsec: Option<crate::sim::Ns> =
+            optional ns("block.iosched.write_lat_nsec", DELAY),
+        /// queue/iosched/slice_idle of BFQ: how long the device is held
+        /// for an emptied sync queue's next request. Absent: 8 ms
+        /// (block/bfq-iosched.c bfq_slice_idle, NSEC_PER_SEC / 125).
+        pub slice_idle: Option<crate::sim::Ns> =
+            optional ns("block.iosched.slice_idle", DELAY),
+        /// queue/iosched/low_latency of BFQ: weight raising of interactive
+        /// queues. Absent: 1 (block/bfq-iosched.c bfq_init_queue).
+        pub low_latency: Option<u64> = optional count(
+            "block.iosched.low_latency",
+            range(0.0, 1.0, "0 (off) or 1 (on), as bfq_low_latency_store takes")
+        ),
+        /// queue/iosched/max_budget of BFQ, sectors: 0 is the kernel's
+        /// auto-tuning, here its start value bfq_default_max_budget (16384;
+        /// no peak-rate estimation). Absent: 0.
+        pub max_budget: Option<u64> = optional count(
+            "block.iosched.max_budget",
+            range(0.0, (i32::MAX) as f64, "sectors a queue may be served in one slot, 0 for \
+                 the default")
+        ),
+        /// queue/iosched/timeout_sync of BFQ: a queue's budget timeout.
+        /// Absent: HZ / 8, 125 ms (block/bfq-iosched.c bfq_timeout).
+        pub timeout_sync: Option<crate::sim::Ns> =
+            optional ns("block.iosched.timeout_sync", DELAY),
     }
 }
 
@@ -568,6 +638,22 @@ impl QueueSettings {
                     writes_starved: b.writes_starved.map_or(d.writes_starved, |v| v as u32),
                     fifo_batch: b.fifo_batch.map_or(d.fifo_batch, |v| v as u32),
                     prio_aging_expire: b.prio_aging_expire.unwrap_or(d.prio_aging_expire),
+                }
+            },
+            kyber: {
+                let k = sched::kyber::KyberTunables::default();
+                sched::kyber::KyberTunables {
+                    read_lat_nsec: b.read_lat_nsec.unwrap_or(k.read_lat_nsec),
+                    write_lat_nsec: b.write_lat_nsec.unwrap_or(k.write_lat_nsec),
+                }
+            },
+            bfq: {
+                let d = sched::bfq::BfqTunables::default();
+                sched::bfq::BfqTunables {
+                    slice_idle: b.slice_idle.unwrap_or(d.slice_idle),
+                    low_latency: b.low_latency.map_or(d.low_latency, |v| v == 1),
+                    max_budget: b.max_budget.map_or(d.max_budget, |v| v as u32),
+                    timeout_sync: b.timeout_sync.unwrap_or(d.timeout_sync).max(1),
                 }
             },
         }
@@ -609,6 +695,11 @@ impl BlkMq {
                 .collect(),
             tag_waits: 0,
         }
+    }
+
+    /// How many hardware queues there are.
+    pub fn hctx_count(&self) -> usize {
+        self.hctxs.len()
     }
 
     /// blk_mq_map_queues: CPUs spread over hardware queues in order.

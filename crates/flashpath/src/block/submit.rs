@@ -4,7 +4,6 @@
 //! dispatches it, and goes to the driver. A tag freed by a completion hands
 //! the next waiting request on through a restart run of the hardware queue.
 
-use super::elevator::SchedRq;
 use super::flush::flush_policy;
 use super::{BlkCtx, BlockEvent, BlockLayer, RqKind};
 use crate::dma::bounce::RqData;
@@ -85,24 +84,22 @@ impl BlockLayer {
         if !kind.kernel_wait() {
             self.disk_account(now, 1);
         }
-        if !kind.kernel_wait() {
+        if !kind.kernel_wait() && self.elevator.is_some() {
+            // blk_mq_submit_bio -> blk_mq_insert_request: into the
+            // elevator, then a run of the queue on the submitting CPU.
+            let srq = self.sched_rq(key);
             if let Some(e) = self.elevator.as_deref_mut() {
-                // blk_mq_submit_bio -> blk_mq_insert_request: into the
-                // elevator, then a run of the queue on the submitting CPU.
-                let rq = self.rqs.get(key);
-                e.insert(
-                    SchedRq::new(key, rq.unit.ddir, rq.unit.offset, rq.ioprio),
-                    now,
-                );
-                self.run_queue(hctx, now, ctx);
-                for i in 0..self.to_map.len() {
-                    let k = self.to_map[i];
-                    let cpu = self.rqs.get(k).cpu;
-                    self.map_then_issue(k, cpu, now, ctx);
-                }
-                self.to_map.clear();
-                return;
+                e.insert(srq, now);
             }
+            self.run_queue(hctx, now, ctx);
+            self.arm_sched_timer(ctx);
+            for i in 0..self.to_map.len() {
+                let k = self.to_map[i];
+                let cpu = self.rqs.get(k).cpu;
+                self.map_then_issue(k, cpu, now, ctx);
+            }
+            self.to_map.clear();
+            return;
         }
         if self.tags.get_tag(hctx, key) {
             let rq = self.rqs.get(key);
@@ -138,7 +135,7 @@ impl BlockLayer {
             let Some(e) = self.elevator.as_deref_mut() else {
                 return;
             };
-            let Some(key) = e.dispatch(now) else {
+            let Some(key) = e.dispatch_from(hctx, now) else {
                 break;
             };
             let h = self.rqs.get(key).hctx as usize;
@@ -152,6 +149,43 @@ impl BlockLayer {
                 self.issue_to_driver(key, now, ctx);
             }
         }
+    }
+
+    /// The elevator's timer follows what it asks for now.
+    pub(super) fn arm_sched_timer<E>(&mut self, ctx: &mut BlkCtx<'_, E>)
+    where
+        E: From<BlockEvent> + From<DeviceSignal>,
+    {
+        let Some(e) = self.elevator.as_deref() else {
+            return;
+        };
+        match e.timer_at() {
+            Some(at) if ctx.queue.expires(&self.sched_timer) != Some(at) => {
+                ctx.queue
+                    .arm(&mut self.sched_timer, at, E::from(BlockEvent::SchedTimer));
+            }
+            Some(_) => {}
+            None => ctx.queue.cancel(&self.sched_timer),
+        }
+    }
+
+    /// The elevator's timer fired at `now` (BFQ's `bfq_idle_slice_timer`
+    /// -> `bfq_schedule_dispatch`): every hardware queue is run, by
+    /// kblockd (`blk_mq_run_hw_queues(q, true)`), on CPU 0's queue run
+    /// (an assumption: the timer's CPU only matters for where swiotlb maps).
+    pub fn sched_timer<E>(&mut self, now: Ns, ctx: &mut BlkCtx<'_, E>)
+    where
+        E: From<BlockEvent> + From<DeviceSignal>,
+    {
+        let Some(e) = self.elevator.as_deref_mut() else {
+            return;
+        };
+        e.timer(now);
+        for h in 0..self.tags.hctx_count() {
+            self.run_queue(h, now, ctx);
+        }
+        self.arm_sched_timer(ctx);
+        self.restart_mapped(0, now, ctx);
     }
 
     /// Request `key` is mapped now: what `dma_map_sg` maps of it.

@@ -314,7 +314,14 @@ impl Machine {
             // Periodic device work (devfreq) does not keep a finished run
             // alive; the PM QoS work ends by itself (the request drops).
             let finished = self.threads_done == self.threads.len() && self.block.rqs.is_empty();
-            if finished && matches!(ev, Ev::Device(DeviceSignal::Driver(_)) | Ev::Background(_)) {
+            if finished
+                && matches!(
+                    ev,
+                    Ev::Device(DeviceSignal::Driver(_))
+                        | Ev::Background(_)
+                        | Ev::Block(BlockEvent::SchedTimer)
+                )
+            {
                 continue;
             }
             match ev {
@@ -332,6 +339,7 @@ impl Machine {
                     self.block.issue_to_driver(rq, now, blk_ctx!(self))
                 }
                 Ev::Block(BlockEvent::DevFreqWork) => self.block.dev_freq_work(now, blk_ctx!(self)),
+                Ev::Block(BlockEvent::SchedTimer) => self.block.sched_timer(now, blk_ctx!(self)),
                 Ev::Device(DeviceSignal::Driver(e)) => {
                     self.driver_call(|driver, ctx| driver.on_event(e, ctx))
                 }

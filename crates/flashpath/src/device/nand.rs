@@ -24,6 +24,8 @@
 pub use crate::sim::timeline::Timeline;
 use crate::sim::Ns;
 
+const NOT_POW2: u32 = u32::MAX;
+
 /// Cell technology, used to pick example timings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CellType {
@@ -233,6 +235,10 @@ pub struct Nand {
     pub chan: ChannelParams,
     die_busy: Vec<Ns>,
     channels: Vec<Timeline>,
+    /// `channels - 1` when the channel count is a power of two (every
+    /// shipped profile), so that a die's channel is a mask, not a division
+    /// per page read; `NOT_POW2` otherwise.
+    channel_mask: u32,
     /// The caller's current time (latest seen): bus intervals that ended by
     /// then are forgotten. Kept apart from each operation's earliest start,
     /// which may lie in the future (after a map read, after a GC).
@@ -248,9 +254,25 @@ impl Nand {
             chan,
             die_busy: vec![0; geo.dies() as usize],
             channels: (0..geo.channels).map(|_| Timeline::new()).collect(),
+            channel_mask: if geo.channels.is_power_of_two() {
+                geo.channels - 1
+            } else {
+                NOT_POW2
+            },
             now: 0,
             waits: ReadWaits::default(),
         }
+    }
+
+    /// The channel timeline of `die` ([`Geometry::channel_of`]).
+    #[inline]
+    fn channel(&mut self, die: u32) -> &mut Timeline {
+        let c = if self.channel_mask != NOT_POW2 {
+            die & self.channel_mask
+        } else {
+            self.geo.channel_of(die)
+        };
+        &mut self.channels[c as usize]
     }
 
     /// Tell the timelines the caller's current time (once per request).
@@ -293,8 +315,9 @@ impl Nand {
         let start = now.max(self.die_busy[d]);
         let sense_end = start + self.chan.cmd_ns + t_read;
         let x = self.xfer_ns(bytes);
-        let ch = &mut self.channels[self.geo.channel_of(die) as usize];
-        ch.prune(self.now);
+        let seen = self.now;
+        let ch = self.channel(die);
+        ch.prune(seen);
         let xs = ch.reserve(sense_end, x);
         let done = xs + x;
         self.waits.reads += 1;
@@ -310,8 +333,9 @@ impl Nand {
     #[inline]
     pub fn read_more(&mut self, now: Ns, die: u32, sense_end: Ns, bytes: u64) -> Ns {
         let x = self.xfer_ns(bytes);
-        let ch = &mut self.channels[self.geo.channel_of(die) as usize];
-        ch.prune(self.now);
+        let seen = self.now;
+        let ch = self.channel(die);
+        ch.prune(seen);
         let xs = ch.reserve(sense_end.max(now), x);
         let done = xs + x;
         let d = die as usize;
@@ -332,8 +356,9 @@ impl Nand {
         let d = die as usize;
         let x = self.xfer_ns(bytes);
         let ready = now.max(self.die_busy[d]) + self.chan.cmd_ns;
-        let ch = &mut self.channels[self.geo.channel_of(die) as usize];
-        ch.prune(self.now);
+        let seen = self.now;
+        let ch = self.channel(die);
+        ch.prune(seen);
         let xs = ch.reserve(ready, x);
         let done = xs + x + t_prog;
         self.die_busy[d] = done;

@@ -179,6 +179,51 @@ struct DieState {
     pending: Vec<u32>,
 }
 
+/// A divisor fixed when the device is built: a shift and a mask when it is
+/// a power of two (the dies, rows and blocks of every shipped profile), a
+/// division otherwise. The read path divides by the die count and the row
+/// and block sizes several times per 4 KiB unit, and a 64-bit division
+/// takes tens of cycles where a shift takes one; the quotients are the
+/// same either way.
+#[derive(Clone, Copy, Debug)]
+struct Divisor {
+    d: u64,
+    /// log2(d), or `NOT_POW2`.
+    shift: u32,
+}
+
+const NOT_POW2: u32 = u32::MAX;
+
+impl Divisor {
+    fn new(d: u64) -> Self {
+        assert!(d > 0, "divisor 0");
+        let shift = if d.is_power_of_two() {
+            d.trailing_zeros()
+        } else {
+            NOT_POW2
+        };
+        Divisor { d, shift }
+    }
+
+    #[inline]
+    fn div(self, x: u64) -> u64 {
+        if self.shift != NOT_POW2 {
+            x >> self.shift
+        } else {
+            x / self.d
+        }
+    }
+
+    #[inline]
+    fn rem(self, x: u64) -> u64 {
+        if self.shift != NOT_POW2 {
+            x & (self.d - 1)
+        } else {
+            x % self.d
+        }
+    }
+}
+
 /// The device back end. See the module docs of [`crate::device`] for the
 /// API and the model.
 pub struct FlashDevice {
@@ -188,6 +233,12 @@ pub struct FlashDevice {
     blocks_per_die: u32,
     slots_per_block: u32,
     row_slots: u32,
+    /// `dies`, `slots_per_block`, `row_slots` and the slots of a die as
+    /// [`Divisor`]s.
+    dies_div: Divisor,
+    block_div: Divisor,
+    row_div: Divisor,
+    die_div: Divisor,
     user_lpns: u64,
     entries_per_map_page: u64,
     unit_bytes: u64,
@@ -270,6 +321,10 @@ impl FlashDevice {
             blocks_per_die,
             slots_per_block,
             row_slots,
+            dies_div: Divisor::new(u64::from(dies)),
+            block_div: Divisor::new(u64::from(slots_per_block)),
+            row_div: Divisor::new(u64::from(row_slots)),
+            die_div: Divisor::new(u64::from(blocks_per_die) * u64::from(slots_per_block)),
             user_lpns,
             entries_per_map_page: epm,
             unit_bytes: u64::from(p.unit_bytes),
@@ -356,17 +411,17 @@ impl FlashDevice {
 
     #[inline]
     fn die_of_lpn(&self, lpn: u64) -> u32 {
-        (lpn % u64::from(self.dies)) as u32
+        self.dies_div.rem(lpn) as u32
     }
 
     #[inline]
     fn die_of_ppn(&self, ppn: u32) -> u32 {
-        ppn / (self.blocks_per_die * self.slots_per_block)
+        self.die_div.div(u64::from(ppn)) as u32
     }
 
     #[inline]
     fn block_of(&self, ppn: u32) -> usize {
-        (ppn / self.slots_per_block) as usize
+        self.block_div.div(u64::from(ppn)) as usize
     }
 
     #[inline]
@@ -378,10 +433,11 @@ impl FlashDevice {
     /// through that die's blocks.
     #[inline]
     fn factory_ppn(&self, lpn: u64) -> u32 {
-        let d = lpn % u64::from(self.dies);
-        let i = lpn / u64::from(self.dies);
+        let d = self.dies_div.rem(lpn);
+        let i = self.dies_div.div(lpn);
         let spb = u64::from(self.slots_per_block);
-        ((d * u64::from(self.blocks_per_die) + i / spb) * spb + i % spb) as u32
+        ((d * u64::from(self.blocks_per_die) + self.block_div.div(i)) * spb + self.block_div.rem(i))
+            as u32
     }
 
     /// Inverse of [`Self::factory_ppn`]; NONE past the end of user space.
@@ -623,6 +679,12 @@ impl FlashDevice {
 
     #[inline]
     fn in_buffer(&self, lpn: u64) -> bool {
+        // `buf_pending` counts the units of every die's `pending`: with none
+        // (every read-only run, and a write run whose rows have all gone to
+        // NAND) there is nothing to look for.
+        if self.buf_pending == 0 {
+            return false;
+        }
         let die = self.die_of_lpn(lpn);
         self.die_state[die as usize].pending.contains(&(lpn as u32))
     }
@@ -656,11 +718,11 @@ impl FlashDevice {
     fn read_ppn(&mut self, t: Ns, lpn: u64, ppn: u32) -> Ns {
         let die = self.die_of_ppn(ppn);
         debug_assert_eq!(die, self.die_of_lpn(lpn), "LPN left its die");
-        let row = ppn / self.row_slots;
+        let row = self.row_div.div(u64::from(ppn)) as u32;
         let done = if let Some(se) = self.sensed(die, row) {
             self.nand.read_more(t, die, se, self.unit_bytes)
         } else {
-            let page = (ppn % self.slots_per_block) / self.row_slots;
+            let page = self.row_div.div(self.block_div.rem(u64::from(ppn))) as u32;
             let t_read = self.row_t_read(row, self.nand.timing.t_read_of(page));
             let (se, done) = self.nand.read_for(t, die, t_read, self.unit_bytes);
             if self.scratch.len() < SCRATCH_ROWS {

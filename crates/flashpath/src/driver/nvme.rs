@@ -162,6 +162,7 @@ impl<E> Driver<E> for Nvme {
             max_open_zones: z.max_open,
             max_active_zones: z.max_active,
             zone_append_max_bytes: z.append_max_bytes.min(mdts),
+            conventional_zones: 0,
         })
     }
     fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {

@@ -841,7 +841,7 @@ impl Zns {
     fn conv_read(&mut self, t: Ns, u: u64, n: u64) -> ReadDone {
         let head = self.conv_head % self.conv_units;
         let filling = |pos: u64| (pos / self.cap_units, pos % self.cap_units / self.row_units);
-        let partial = head % self.cap_units % self.row_units != 0;
+        let partial = !(head % self.cap_units).is_multiple_of(self.row_units);
         let mut done = t;
         let mut hits = 0;
         let mut last_row = (u32::MAX, u32::MAX, u32::MAX, 0);

@@ -37,12 +37,13 @@ pub enum Completion {
     PostFlush,
 }
 
-/// EOPNOTSUPP, EIO, EOVERFLOW and ETOOMANYREFS
+/// EOPNOTSUPP, EIO, EOVERFLOW, ETOOMANYREFS and EREMOTEIO
 /// (include/uapi/asm-generic/errno*.h).
 pub const EOPNOTSUPP: i32 = 95;
 pub const EIO: i32 = 5;
 pub const EOVERFLOW: i32 = 75;
 pub const ETOOMANYREFS: i32 = 109;
+pub const EREMOTEIO: i32 = 121;
 
 /// The errno of a request's status, as block/blk-core.c's `blk_errors`
 /// table gives it (`blk_status_to_errno`, negated: the positive errno a
@@ -54,6 +55,7 @@ pub fn blk_status_to_errno(status: BlkStatus) -> i32 {
         BlkStatus::IoErr => EIO,
         BlkStatus::ZoneOpenResource => ETOOMANYREFS,
         BlkStatus::ZoneActiveResource => EOVERFLOW,
+        BlkStatus::Target => EREMOTEIO,
     }
 }
 

@@ -68,6 +68,11 @@ impl ZoneWritePlugs {
     /// flight).
     pub fn plug(&mut self, key: u32, offset: u64) -> bool {
         let z = self.zone(offset);
+        // A conventional zone has no write pointer to keep writes in
+        // order for (blk_zone_plug_bio returns false for one).
+        if z < self.limits.conventional_zones as usize {
+            return false;
+        }
         if self.owner[z] == NONE || self.owner[z] == key {
             self.owner[z] = key;
             return false;
@@ -143,6 +148,7 @@ mod tests {
             max_open_zones: 0,
             max_active_zones: 0,
             zone_append_max_bytes: 4096,
+            conventional_zones: 0,
         }
     }
 

@@ -70,6 +70,9 @@ use crate::sim::Ns;
 /// descriptor's Zone State field (figure 37).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ZoneState {
+    /// A conventional zone (ZBC zone type 1h, condition NOT WRITE POINTER):
+    /// written anywhere, no state machine, no resources.
+    NotWritePointer,
     Empty,
     ImplicitlyOpened,
     ExplicitlyOpened,
@@ -83,6 +86,7 @@ impl ZoneState {
     /// The Zone State field of a zone descriptor.
     pub fn code(self) -> u8 {
         match self {
+            ZoneState::NotWritePointer => 0x0,
             ZoneState::Empty => 0x1,
             ZoneState::ImplicitlyOpened => 0x2,
             ZoneState::ExplicitlyOpened => 0x3,
@@ -125,6 +129,32 @@ pub struct ZnsParams {
     pub max_active: u32,
     pub zasl: u64,
     pub buffer_rows: u32,
+    /// Conventional zones at the start of the LBA space (a ZBC device's;
+    /// an NVMe Zoned Namespace has none).
+    pub conventional: u32,
+}
+
+/// Whose rules the zones follow: the front end's command set. The zone
+/// state machine is the same (ZBC-2 section 4.4.3 and ZNS 1.1 section
+/// 2.1.1 share the conditions, the implicit open and close and the open
+/// resource); they differ in what a zone may be and in which broken rule
+/// a command is failed for first.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ZoneRules {
+    /// NVMe ZNS 1.1: capacity below size, an active limit, Zone Append,
+    /// and the checks in QEMU's nvme_check_zone_write order (state, then
+    /// write pointer, then capacity).
+    #[default]
+    Zns,
+    /// SCSI ZBC-2, host-managed (behind the UFS front end: JESD220-5
+    /// zoned UFS): conventional zones at the start, zone capacity equal to
+    /// the zone size, no active limit (sd_zbc sets max_active_zones 0), no
+    /// Zone Append (the kernel emulates it with writes), and the checks in
+    /// the order of drivers/scsi/scsi_debug.c check_zbc_access_params: a
+    /// write crossing its zone's end (WRITE BOUNDARY VIOLATION) before a
+    /// full zone (INVALID FIELD IN CDB) before the write pointer
+    /// (UNALIGNED WRITE COMMAND).
+    Zbc,
 }
 
 const ZONE_BYTES: Range = range(
@@ -170,6 +200,16 @@ crate::params! {
                  zone writes at most buffer_rows rows per tPROG",
             )
         ),
+        /// Conventional zones at the start of the LBA space, written anywhere (ZBC only).
+        conventional_zones: u32 = default(0) count_u32(
+            "device.zns.conventional_zones",
+            range(
+                0.0,
+                1_048_576.0,
+                "conventional zones before the sequential ones (zoned UFS puts the file \
+                 system's metadata there); an NVMe Zoned Namespace has none",
+            )
+        ),
     }
 }
 
@@ -197,6 +237,10 @@ pub struct ZnsStats {
     /// The most zones open and active at once.
     pub max_open_seen: u32,
     pub max_active_seen: u32,
+    /// Units written to conventional zones, and the erases their log made
+    /// when it came round to a region it had written.
+    pub conventional_write_units: u64,
+    pub conventional_erases: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -230,12 +274,27 @@ pub struct Zns {
     active: u32,
     seq: u64,
     stats: ZnsStats,
+    rules: ZoneRules,
+    /// The conventional zones' page map: where each of their units is in
+    /// their log (its position, `UNMAPPED` if never written). Only these
+    /// zones have a map, which is why it fits the controller's SRAM.
+    conv_map: Vec<u32>,
+    /// Units written to the conventional log so far; position
+    /// `conv_head % conv_units` is next.
+    conv_head: u64,
+    conv_units: u64,
 }
+
+const UNMAPPED: u32 = u32::MAX;
 
 impl Zns {
     /// The zoned layer of `p` over `nand`, or the key whose value breaks a
     /// rule and why.
-    pub fn new(p: ZnsParams, nand: Nand) -> std::result::Result<Zns, (&'static str, String)> {
+    pub fn new(
+        p: ZnsParams,
+        nand: Nand,
+        rules: ZoneRules,
+    ) -> std::result::Result<Zns, (&'static str, String)> {
         let geo = nand.geo;
         let dies = geo.dies();
         let row_bytes = u64::from(geo.planes_per_die) * u64::from(geo.page_bytes);
@@ -270,6 +329,50 @@ impl Zns {
             ),
             ));
         }
+        match rules {
+            ZoneRules::Zns if p.conventional != 0 => {
+                return Err((
+                    "device.zns.conventional_zones",
+                    format!(
+                        "device.zns.conventional_zones {}: an NVMe Zoned Namespace has only \
+                         Sequential Write Required zones (ZNS 1.1, zone type 2h); conventional \
+                         zones are a SCSI ZBC device's (zoned UFS)",
+                        p.conventional
+                    ),
+                ))
+            }
+            ZoneRules::Zbc if p.zone_capacity != p.zone_size => {
+                return Err((
+                    "device.zns.zone_capacity",
+                    format!(
+                        "device.zns.zone_capacity {} differs from the zone size {}: a SCSI ZBC \
+                         zone is writable up to its end (sd_zbc takes the zone length)",
+                        p.zone_capacity, p.zone_size
+                    ),
+                ))
+            }
+            ZoneRules::Zbc if p.max_active != 0 => {
+                return Err((
+                    "device.zns.max_active",
+                    format!(
+                        "device.zns.max_active {}: SCSI ZBC has no active-zone limit (sd_zbc \
+                         sets max_active_zones 0); set 0",
+                        p.max_active
+                    ),
+                ))
+            }
+            ZoneRules::Zbc if p.conventional >= p.zones => {
+                return Err((
+                    "device.zns.conventional_zones",
+                    format!(
+                        "device.zns.conventional_zones {} leaves none of the {} zones \
+                         sequential",
+                        p.conventional, p.zones
+                    ),
+                ))
+            }
+            _ => {}
+        }
         let cap_units = p.zone_capacity / UNIT;
         let rows = cap_units.div_ceil(row_units);
         let rows_per_die = rows.div_ceil(u64::from(dies));
@@ -285,15 +388,30 @@ impl Zns {
                 ),
             ));
         }
+        let conv_units = u64::from(p.conventional) * cap_units;
+        if conv_units >= u64::from(UNMAPPED) {
+            return Err((
+                "device.zns.conventional_zones",
+                format!(
+                    "device.zns.conventional_zones {}: {conv_units} units of conventional \
+                     zones are more than their map's 32-bit entries address",
+                    p.conventional
+                ),
+            ));
+        }
+        let mut zones = vec![
+            Zone {
+                state: ZoneState::Empty,
+                wp: 0,
+                opened_seq: 0,
+            };
+            p.zones as usize
+        ];
+        for z in &mut zones[..p.conventional as usize] {
+            z.state = ZoneState::NotWritePointer;
+        }
         Ok(Zns {
-            zones: vec![
-                Zone {
-                    state: ZoneState::Empty,
-                    wp: 0,
-                    opened_seq: 0,
-                };
-                p.zones as usize
-            ],
+            zones,
             row_free: vec![0; p.zones as usize * p.buffer_rows as usize],
             nand,
             geo,
@@ -306,12 +424,23 @@ impl Zns {
             active: 0,
             seq: 0,
             stats: ZnsStats::default(),
+            rules,
+            conv_map: vec![UNMAPPED; conv_units as usize],
+            conv_head: 0,
+            conv_units,
             p,
         })
     }
 
-    /// `device.zns.*` over the NAND of `device.flash.*`.
+    /// `device.zns.*` over the NAND of `device.flash.*`, as an NVMe Zoned
+    /// Namespace.
     pub fn from_profile(p: &Profile) -> Result<Zns> {
+        Zns::from_profile_as(p, ZoneRules::Zns)
+    }
+
+    /// `device.zns.*` over the NAND of `device.flash.*`, with the zone
+    /// rules of the front end's command set.
+    pub fn from_profile_as(p: &Profile, rules: ZoneRules) -> Result<Zns> {
         let (geo, timing, channel) = nand_from_profile(p)?;
         let k = ZnsKeys::read(p)?;
         let params = ZnsParams {
@@ -322,8 +451,9 @@ impl Zns {
             max_active: k.max_active,
             zasl: k.zasl,
             buffer_rows: k.buffer_rows,
+            conventional: k.conventional_zones,
         };
-        Zns::new(params, Nand::new(geo, timing, channel))
+        Zns::new(params, Nand::new(geo, timing, channel), rules)
             .map_err(|(key, m)| InputError::new(p.file_of(key), None, m))
     }
 
@@ -431,15 +561,25 @@ impl Zns {
     /// state change).
     fn check_write(&self, z: usize, at: u64, n: u64) -> Status {
         let zone = &self.zones[z];
-        let s = match zone.state {
-            ZoneState::Full => Some(ZoneStatus::Full),
-            ZoneState::ReadOnly => Some(ZoneStatus::ReadOnly),
-            ZoneState::Offline => Some(ZoneStatus::Offline),
+        let s = match (self.rules, zone.state) {
+            // A conventional zone takes a write anywhere (one crossing into
+            // a sequential zone is refused by `admit`).
+            (_, ZoneState::NotWritePointer) => None,
+            (ZoneRules::Zbc, _) if at + n > self.cap_units => Some(ZoneStatus::BoundaryError),
+            (_, ZoneState::Full) => Some(ZoneStatus::Full),
+            (_, ZoneState::ReadOnly) => Some(ZoneStatus::ReadOnly),
+            (_, ZoneState::Offline) => Some(ZoneStatus::Offline),
             _ if at != zone.wp => Some(ZoneStatus::InvalidWrite),
             _ if at + n > self.cap_units => Some(ZoneStatus::BoundaryError),
             _ => None,
         };
         s.map_or(Status::Ok, Status::Zone)
+    }
+
+    /// Whether zone `z` is conventional.
+    #[inline]
+    fn conventional(&self, z: usize) -> bool {
+        z < self.p.conventional as usize
     }
 
     /// Where unit `u` of zone `z` is: (die, block of the die, page).
@@ -458,11 +598,25 @@ impl Zns {
     /// the buffer (a buffer row whose previous program is still running
     /// is waited for).
     fn fill(&mut self, t: Ns, z: usize, n: u64) -> Ns {
+        let wp = self.zones[z].wp;
+        let accepted = self.program(t, z, wp, n);
+        let end = wp + n;
+        self.zones[z].wp = end;
+        if end == self.cap_units {
+            self.set_state(z, ZoneState::Full);
+        }
+        accepted
+    }
+
+    /// Put `n` units at unit `from` of zone `z`'s blocks through the
+    /// zone's buffer rows, data in the controller from `t`: each row is
+    /// programmed once full; returns when the data is in the buffer.
+    fn program(&mut self, t: Ns, z: usize, from: u64, n: u64) -> Ns {
         self.nand.set_now(t);
         let b = u64::from(self.p.buffer_rows);
         let base = z * self.p.buffer_rows as usize;
         let mut accepted = t;
-        let mut wp = self.zones[z].wp;
+        let mut wp = from;
         let end = wp + n;
         while wp < end {
             let row = wp / self.row_units;
@@ -482,10 +636,59 @@ impl Zns {
             }
             wp = upto;
         }
-        self.zones[z].wp = end;
-        if end == self.cap_units {
-            self.set_state(z, ZoneState::Full);
+        accepted
+    }
+
+    /// Erase the blocks of zone `z` that hold its first `units` units,
+    /// from `from` on every die they are on: when the last erase ends.
+    fn erase_written(&mut self, t: Ns, from: Ns, units: u64) -> (Ns, u64) {
+        self.nand.set_now(t);
+        let rows = units.div_ceil(self.row_units);
+        let ppb = u64::from(self.geo.pages_per_block);
+        let mut done = from;
+        let mut erased = 0;
+        for die in 0..u64::from(self.dies).min(rows) {
+            let die_rows = (rows - die).div_ceil(u64::from(self.dies));
+            for _ in 0..die_rows.div_ceil(ppb) {
+                done = done.max(self.nand.erase(from, die as u32));
+                erased += 1;
+            }
         }
+        self.stats.blocks_erased += erased;
+        (done, erased)
+    }
+
+    /// A write of `n` units at unit `u` of the conventional zones (their
+    /// units numbered from the device's start), data in the controller
+    /// from `t`. Their data goes into a log over the conventional zones'
+    /// own blocks, filled row by row as a sequential zone is; the map
+    /// keeps each unit's place. When the log comes round to a zone's
+    /// blocks it wrote before, it erases them first: their data is
+    /// assumed stale by then (no garbage collection is modelled, so the
+    /// cost of moving valid data out is not booked: an assumption,
+    /// stated in docs/model.md, that holds while the host's live data in
+    /// the conventional zones is small against them).
+    fn conv_write(&mut self, t: Ns, u: u64, n: u64) -> Ns {
+        let mut accepted = t;
+        let mut done = 0;
+        while done < n {
+            let pos = self.conv_head % self.conv_units;
+            let (pz, local) = ((pos / self.cap_units) as usize, pos % self.cap_units);
+            if local == 0 && self.conv_head >= self.conv_units {
+                let from = t.max(self.programs_done(pz));
+                let (_, erased) = self.erase_written(t, from, self.cap_units);
+                self.stats.conventional_erases += erased;
+            }
+            let k = (n - done).min(self.cap_units - local);
+            for i in 0..k {
+                self.conv_map[(u + done + i) as usize] = (pos + i) as u32;
+            }
+            accepted = accepted.max(self.program(t, pz, local, k));
+            self.conv_head += k;
+            done += k;
+        }
+        self.stats.host_write_units += n;
+        self.stats.conventional_write_units += n;
         accepted
     }
 
@@ -530,17 +733,7 @@ impl Zns {
         // have ended: on each die, the zone's blocks up to the last row
         // it wrote there.
         let from = t.max(self.programs_done(z));
-        self.nand.set_now(t);
-        let rows = self.zones[z].wp.div_ceil(self.row_units);
-        let ppb = u64::from(self.geo.pages_per_block);
-        let mut done = from;
-        for die in 0..u64::from(self.dies).min(rows) {
-            let die_rows = (rows - die).div_ceil(u64::from(self.dies));
-            for _ in 0..die_rows.div_ceil(ppb) {
-                done = done.max(self.nand.erase(from, die as u32));
-                self.stats.blocks_erased += 1;
-            }
-        }
+        let (done, _) = self.erase_written(t, from, self.zones[z].wp);
         self.zones[z].wp = 0;
         self.set_state(z, ZoneState::Empty);
         self.stats.resets += 1;
@@ -571,6 +764,12 @@ impl Zns {
 
     fn zone_action(&mut self, t: Ns, action: ZoneAction, z: usize) -> Completion {
         let state = self.zones[z].state;
+        if state == ZoneState::NotWritePointer {
+            // A zone action on a conventional zone: ILLEGAL REQUEST,
+            // INVALID FIELD IN CDB (scsi_debug.c's resp_open_zone and
+            // the others refuse a conventional zone so).
+            return self.fail(t, Status::InvalidField);
+        }
         match action {
             ZoneAction::Reset => self.reset(t, z),
             ZoneAction::Finish => self.finish(t, z),
@@ -598,48 +797,12 @@ impl Zns {
             },
         }
     }
-}
 
-impl TranslationLayer for Zns {
-    fn user_bytes(&self) -> u64 {
-        u64::from(self.p.zones) * self.p.zone_size
-    }
-
-    fn admit(&mut self, op: Op, offset: u64, len: u32) -> Status {
-        let z = self.zone_of(offset);
-        if z >= self.zones.len() {
-            return Status::IoError;
-        }
-        let n = u64::from(len).div_ceil(UNIT);
-        let s = match op {
-            Op::Write => self.check_write(z, offset / UNIT - z as u64 * self.size_units, n),
-            Op::ZoneAppend => {
-                if !offset.is_multiple_of(self.p.zone_size) || u64::from(len) > self.p.zasl {
-                    Status::InvalidField
-                } else {
-                    self.check_write(z, self.zones[z].wp, n)
-                }
-            }
-            // No Read Across Zone Boundaries (OZCS bit 0 clear): Linux
-            // splits reads at chunk_sectors, the zone size, anyway.
-            Op::Read if (offset + u64::from(len).max(1) - 1) / self.p.zone_size != z as u64 => {
-                Status::Zone(ZoneStatus::BoundaryError)
-            }
-            _ => Status::Ok,
-        };
-        if s != Status::Ok {
-            self.stats.zone_errors += 1;
-        }
-        s
-    }
-
-    fn read(&mut self, t: Ns, offset: u64, len: u32) -> ReadDone {
-        self.nand.set_now(t);
-        let z = self.zone_of(offset);
-        let first = offset / UNIT - z as u64 * self.size_units;
-        let n = u64::from(len).div_ceil(UNIT);
+    /// Read `n` units from unit `first` of sequential zone `z` from `t`:
+    /// programmed units from NAND (a row's pages once), the row still
+    /// filling from the buffer, past the write pointer nothing.
+    fn zone_read(&mut self, t: Ns, z: usize, first: u64, n: u64) -> ReadDone {
         let wp = self.zones[z].wp;
-        // Units of the row still filling are in the buffer.
         let programmed = if wp == self.cap_units {
             wp
         } else {
@@ -673,10 +836,128 @@ impl TranslationLayer for Zns {
         }
     }
 
+    /// Read `n` units at unit `u` of the conventional zones from `t`:
+    /// each unit where the map puts it in the log.
+    fn conv_read(&mut self, t: Ns, u: u64, n: u64) -> ReadDone {
+        let head = self.conv_head % self.conv_units;
+        let filling = |pos: u64| (pos / self.cap_units, pos % self.cap_units / self.row_units);
+        let partial = !(head % self.cap_units).is_multiple_of(self.row_units);
+        let mut done = t;
+        let mut hits = 0;
+        let mut last_row = (u32::MAX, u32::MAX, u32::MAX, 0);
+        for unit in u..u + n {
+            self.stats.host_read_units += 1;
+            let pos = self.conv_map[unit as usize];
+            if pos == UNMAPPED {
+                self.stats.unwritten_reads += 1;
+                continue;
+            }
+            let pos = u64::from(pos);
+            if partial && filling(pos) == filling(head) {
+                hits += 1;
+                continue;
+            }
+            let (pz, local) = ((pos / self.cap_units) as usize, pos % self.cap_units);
+            let (die, block, page) = self.locate(pz, local);
+            if (die, block, page) == (last_row.0, last_row.1, last_row.2) {
+                done = done.max(self.nand.read_more(t, die, last_row.3, UNIT));
+            } else {
+                let (se, d) = self.nand.read(t, die, page, UNIT);
+                self.stats.nand_reads += 1;
+                last_row = (die, block, page, se);
+                done = done.max(d);
+            }
+        }
+        self.stats.buffer_read_hits += hits;
+        ReadDone {
+            done: Completion::ok(done),
+            buffer_hits: hits,
+        }
+    }
+}
+
+impl TranslationLayer for Zns {
+    fn user_bytes(&self) -> u64 {
+        u64::from(self.p.zones) * self.p.zone_size
+    }
+
+    fn admit(&mut self, op: Op, offset: u64, len: u32) -> Status {
+        let z = self.zone_of(offset);
+        if z >= self.zones.len() {
+            return Status::IoError;
+        }
+        let n = u64::from(len).div_ceil(UNIT);
+        let last = self.zone_of(offset + u64::from(len).max(1) - 1);
+        let s = match op {
+            // A range from a conventional zone into a sequential one (or
+            // past the last zone): WRITE or READ BOUNDARY VIOLATION
+            // (scsi_debug.c check_zbc_access_params: host-managed reads
+            // and writes may not cross zone types).
+            Op::Write | Op::Read
+                if self.conventional(z)
+                    && (last >= self.zones.len() || !self.conventional(last)) =>
+            {
+                Status::Zone(ZoneStatus::BoundaryError)
+            }
+            Op::Write if self.conventional(z) => Status::Ok,
+            Op::Write => self.check_write(z, offset / UNIT - z as u64 * self.size_units, n),
+            Op::ZoneAppend if self.conventional(z) => Status::InvalidField,
+            Op::ZoneAppend => {
+                if !offset.is_multiple_of(self.p.zone_size) || u64::from(len) > self.p.zasl {
+                    Status::InvalidField
+                } else {
+                    self.check_write(z, self.zones[z].wp, n)
+                }
+            }
+            // No Read Across Zone Boundaries (OZCS bit 0 clear): Linux
+            // splits reads at chunk_sectors, the zone size, anyway. A ZBC
+            // device reads across sequential zones (URSWRZ assumed set, as
+            // scsi_debug's host-managed zones do), within the LBA space.
+            Op::Read if last >= self.zones.len() => Status::IoError,
+            Op::Read if last != z && self.rules == ZoneRules::Zns => {
+                Status::Zone(ZoneStatus::BoundaryError)
+            }
+            _ => Status::Ok,
+        };
+        if s != Status::Ok {
+            self.stats.zone_errors += 1;
+        }
+        s
+    }
+
+    fn read(&mut self, t: Ns, offset: u64, len: u32) -> ReadDone {
+        self.nand.set_now(t);
+        let z = self.zone_of(offset);
+        if self.conventional(z) {
+            return self.conv_read(t, offset / UNIT, u64::from(len).div_ceil(UNIT));
+        }
+        let mut first = offset / UNIT - z as u64 * self.size_units;
+        let mut left = u64::from(len).div_ceil(UNIT);
+        let mut done = ReadDone {
+            done: Completion::ok(t),
+            buffer_hits: 0,
+        };
+        // Zone by zone (only a ZBC device's read crosses zones).
+        let mut z = z;
+        while left > 0 {
+            let n = left.min(self.size_units - first);
+            let r = self.zone_read(t, z, first, n);
+            done.done.at = done.done.at.max(r.done.at);
+            done.buffer_hits += r.buffer_hits;
+            left -= n;
+            first = 0;
+            z += 1;
+        }
+        done
+    }
+
     fn write(&mut self, t: Ns, offset: u64, len: u32) -> Completion {
         let z = self.zone_of(offset);
-        let at = offset / UNIT - z as u64 * self.size_units;
         let n = u64::from(len).div_ceil(UNIT);
+        if self.conventional(z) {
+            return Completion::ok(self.conv_write(t, offset / UNIT, n));
+        }
+        let at = offset / UNIT - z as u64 * self.size_units;
         // An MDTS piece after the first is checked here (the command was
         // admitted as a whole).
         let s = self.check_write(z, at, n);
@@ -686,6 +967,7 @@ impl TranslationLayer for Zns {
         self.write_units(t, z, n)
     }
 
+    // Units of the row still filling are in the buffer.
     fn append(&mut self, t: Ns, offset: u64, len: u32) -> Completion {
         let z = self.zone_of(offset);
         let n = u64::from(len).div_ceil(UNIT);
@@ -702,9 +984,16 @@ impl TranslationLayer for Zns {
         }
     }
 
-    fn trim(&mut self, t: Ns, _offset: u64, _len: u32) -> Completion {
+    fn trim(&mut self, t: Ns, offset: u64, len: u32) -> Completion {
         // Dataset Management on a zoned namespace changes no zone state
-        // or write pointer (ZNS 1.1 section 3.3): nothing to do here.
+        // or write pointer (ZNS 1.1 section 3.3), nor does UNMAP on a
+        // ZBC sequential zone; on a conventional zone it forgets the
+        // units' places in the map.
+        let (u, n) = (offset / UNIT, u64::from(len).div_ceil(UNIT));
+        let end = (u + n).min(self.conv_units);
+        if u < end {
+            self.conv_map[u as usize..end as usize].fill(UNMAPPED);
+        }
         Completion::ok(t)
     }
 
@@ -761,9 +1050,7 @@ impl TranslationLayer for Zns {
     fn counters(&self, out: &mut serde_json::Map<String, serde_json::Value>) {
         let s = &self.stats;
         let host = s.host_write_units;
-        out.insert(
-            "zns".into(),
-            serde_json::json!({
+        let mut zones = serde_json::json!({
                 "zones": self.p.zones,
                 "open_zones": self.open,
                 "active_zones": self.active,
@@ -782,8 +1069,19 @@ impl TranslationLayer for Zns {
                 "host_read_units": s.host_read_units,
                 "unwritten_reads": s.unwritten_reads,
                 "buffer_read_hits": s.buffer_read_hits,
-            }),
-        );
+        });
+        // A ZBC device's section has its conventional zones' counters and
+        // its own name; a ZNS namespace's stays as it was.
+        let name = match self.rules {
+            ZoneRules::Zns => "zns",
+            ZoneRules::Zbc => {
+                zones["conventional_zones"] = self.p.conventional.into();
+                zones["conventional_write_units"] = s.conventional_write_units.into();
+                zones["conventional_erases"] = s.conventional_erases.into();
+                "zbc"
+            }
+        };
+        out.insert(name.into(), zones);
         out.insert(
             "nand".into(),
             serde_json::json!({

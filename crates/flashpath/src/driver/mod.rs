@@ -100,6 +100,10 @@ pub enum BlkStatus {
     ZoneOpenResource,
     /// BLK_STS_ZONE_ACTIVE_RESOURCE: a zoned device has no active zone left.
     ZoneActiveResource,
+    /// BLK_STS_TARGET: the target refused the command for good (SCSI's
+    /// ILLEGAL REQUEST with INVALID COMMAND OPERATION CODE or INVALID
+    /// FIELD IN CDB, scsi_io_completion_action).
+    Target,
 }
 
 impl BlkStatus {
@@ -137,6 +141,9 @@ pub struct ZonedLimits {
     pub max_open_zones: u32,
     pub max_active_zones: u32,
     pub zone_append_max_bytes: u64,
+    /// Conventional zones at the start (a ZBC device's; the zone report's
+    /// zone type 1h): their writes are never plugged.
+    pub conventional_zones: u32,
 }
 
 /// Events of the whole machine: the driver's are wrapped, completions are

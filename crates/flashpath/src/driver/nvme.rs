@@ -162,6 +162,7 @@ impl<E> Driver<E> for Nvme {
             max_open_zones: z.max_open,
             max_active_zones: z.max_active,
             zone_append_max_bytes: z.append_max_bytes.min(mdts),
+            conventional_zones: 0,
         })
     }
     /// nvme_ns_report_zones (drivers/nvme/host/zns.c): every zone is

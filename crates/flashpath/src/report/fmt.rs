@@ -142,6 +142,7 @@ pub fn strerror(err: i32) -> String {
         84 => "Invalid or incomplete multibyte or wide character".into(),
         95 => "Operation not supported".into(),
         109 => "Too many references: cannot splice".into(),
+        121 => "Remote I/O error".into(),
         _ => format!("Unknown error {err}"),
     }
 }

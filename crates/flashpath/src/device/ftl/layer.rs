@@ -128,7 +128,7 @@ crate::params! {
     /// Which translation layer sits between the front end and NAND.
     pub struct LayerParams {
         /// The translation layer (absent: the page-mapping FTL).
-        layer: Option<LayerKind> = optional choice("device.flash.layer", LayerKind),
+        pub layer: Option<LayerKind> = optional choice("device.flash.layer", LayerKind),
     }
 }
 

@@ -18,16 +18,17 @@
 //! map_work, a READ BUFFER completing).
 
 pub mod clk_scaling;
+pub mod sense;
 
 pub use clk_scaling::ClkScaling;
 
 use super::ufshpb::{Hpb, HpbParams, HpbRsp, Prep};
 use super::{
     BlkStatus, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq, WriteCache,
+    ZonedLimits,
 };
 use crate::device::ufs::{ReadStart, UfsDevice};
-use crate::device::BadBlocks;
-use crate::device::Op;
+use crate::device::{BadBlocks, Op, Status};
 use crate::error::Result;
 use crate::link::ufs::{UfsLink, UfsLinkParams, HPB_SENSE_BYTES, UPIU_HEADER_BYTES};
 use crate::profile::limits::{COST, DELAY};
@@ -68,6 +69,11 @@ struct Counters {
     read_buffers: u64,
     rsp_with_hpb: u64,
     read_map_misses: u64,
+    /// ZBC OUT zone actions, commands refused with CHECK CONDITION, and
+    /// zone appends the driver turned into writes at the write pointer.
+    zone_actions: u64,
+    check_conditions: u64,
+    emulated_appends: u64,
     /// Commands, and their time from doorbell to the end of the firmware's
     /// decode (doorbell, COMMAND UPIU, waiting for the firmware core, fw_cmd).
     commands: u64,
@@ -181,8 +187,8 @@ impl Ufs {
             map_work_delay: up.map_work_delay,
             link: UfsLink::new(lp),
             hpb: hpb_on.then(|| {
-                let mut h = Hpb::new(hp, dev.ftl.user_lpns());
-                h.set_factory_layout(dev.ftl.factory_layout());
+                let mut h = Hpb::new(hp, dev.ftl().user_lpns());
+                h.set_factory_layout(dev.ftl().factory_layout());
                 h
             }),
             dev,
@@ -220,17 +226,47 @@ impl Ufs {
     }
 
     /// Run one request through link and device; returns the time the
-    /// response has arrived and the HPB sense data it carries.
-    fn execute(&mut self, now: Ns, rq: &DriverRq) -> Option<(Ns, HpbRsp)> {
-        let lpn = rq.offset / BLOCK;
-        let blocks = (u64::from(rq.len).div_ceil(BLOCK)) as u32;
+    /// response has arrived, the HPB sense data it carries and how the
+    /// command ended.
+    fn execute(&mut self, now: Ns, rq: &DriverRq) -> Option<(Ns, HpbRsp, Status)> {
+        let ok = |(at, rsp)| Some((at, rsp, Status::Ok));
         let t = self.command(now);
         if rq.op == Op::Flush {
             // SYNCHRONIZE CACHE: no data phase.
             self.c.flushes += 1;
             let done = self.dev.flush(t);
-            return Some(self.respond(done));
+            return ok(self.respond(done));
         }
+        if let Op::ZoneMgmt(action) = rq.op {
+            // ZBC OUT (0x94) with its service action: no data phase.
+            self.c.zone_actions += 1;
+            let c = self.dev.zone_mgmt(t, action, rq.offset);
+            return Some(self.respond_status(c.at, c.status));
+        }
+        // SCSI has no zone append: the host writes at the zone's write
+        // pointer instead (sd_zbc.c's emulation before Linux 6.10, the
+        // zone write plug's since, blk-zoned.c), which it tracks; with
+        // one write in flight per zone the host's copy is the device's.
+        let offset = match rq.op {
+            Op::ZoneAppend => {
+                self.c.emulated_appends += 1;
+                self.dev.write_pointer(rq.offset).unwrap_or(rq.offset)
+            }
+            _ => rq.offset,
+        };
+        let op = if rq.op == Op::ZoneAppend {
+            Op::Write
+        } else {
+            rq.op
+        };
+        // The firmware checks a zoned LU's rules once the command is
+        // decoded: a refused write asks for no data.
+        let s = self.dev.admit(op, offset, rq.len);
+        if s != Status::Ok {
+            return Some(self.respond_status(t, s));
+        }
+        let lpn = offset / BLOCK;
+        let blocks = (u64::from(rq.len).div_ceil(BLOCK)) as u32;
         let data_done = match rq.ddir {
             Ddir::Read => {
                 self.c.reads += 1;
@@ -246,7 +282,7 @@ impl Ufs {
                         }
                         done
                     }
-                    Prep::Normal => match self.dev.read(t, lpn, blocks) {
+                    Prep::Normal => match self.dev.read(t, offset, rq.len) {
                         ReadStart::Done(done) => done,
                         ReadStart::MapMiss { map_ready } => {
                             // The device issues the data read when the map
@@ -258,7 +294,7 @@ impl Ufs {
                         }
                     },
                 };
-                return Some(self.finish_read(done, rq));
+                return ok(self.finish_read(done, rq));
             }
             Ddir::Write => {
                 self.c.writes += 1;
@@ -269,7 +305,11 @@ impl Ufs {
                 let data = self
                     .link
                     .send_down(rtt, UPIU_HEADER_BYTES + u64::from(rq.len));
-                let buffered = self.dev.write(data, lpn, blocks);
+                let c = self.dev.write(data, offset, rq.len);
+                if c.status != Status::Ok {
+                    return Some(self.respond_status(c.at, c.status));
+                }
+                let buffered = c.at;
                 if rq.fua {
                     // WRITE(10) with FUA: the response waits for the data
                     // on NAND (the model drains the buffer for it, as the
@@ -285,10 +325,23 @@ impl Ufs {
                 if let Some(h) = &mut self.hpb {
                     h.prep_write(lpn, blocks);
                 }
-                self.dev.trim(t, lpn, blocks)
+                self.dev.trim(t, offset, rq.len)
             }
         };
-        Some(self.respond(data_done))
+        ok(self.respond(data_done))
+    }
+
+    /// RESPONSE UPIU from `at` for a command that ended with `s`: GOOD,
+    /// or CHECK CONDITION with its sense data in the UPIU's data segment
+    /// (2 B length + 18 B fixed-format sense, the size HPB's uses).
+    fn respond_status(&mut self, at: Ns, s: Status) -> (Ns, HpbRsp, Status) {
+        if s == Status::Ok {
+            let (at, rsp) = self.respond(at);
+            return (at, rsp, s);
+        }
+        self.c.check_conditions += 1;
+        let arrived = self.link.send_up(at, UPIU_HEADER_BYTES + HPB_SENSE_BYTES);
+        (arrived, HpbRsp::default(), s)
     }
 
     /// DATA IN from `data_ready`, then the response.
@@ -307,9 +360,21 @@ impl Ufs {
         (arrived, rsp)
     }
 
-    fn post(&mut self, at: Ns, rsp: HpbRsp, rq: &DriverRq, ctx: &mut DriverCtx<'_, impl Sized>) {
+    fn post(
+        &mut self,
+        at: Ns,
+        rsp: HpbRsp,
+        device: Status,
+        rq: &DriverRq,
+        ctx: &mut DriverCtx<'_, impl Sized>,
+    ) {
         let tag = rq.tag;
-        let status = BlkStatus::from_device(self.badblocks.status(&rq.command()));
+        let device = if device == Status::Ok {
+            self.badblocks.status(&rq.command())
+        } else {
+            device
+        };
+        let status = sense::scsi_blk_status(device, rq.ddir == Ddir::Write);
         if rsp.is_empty() && self.clk.is_some() {
             ctx.schedule(at, Event::Done { tag, status });
         } else if rsp.is_empty() {
@@ -326,7 +391,7 @@ impl Ufs {
     fn read_buffer(&mut self, now: Ns, rgn: u32, srgn: u32) -> Ns {
         self.c.read_buffers += 1;
         let h = self.hpb.as_ref().unwrap();
-        let (start, n) = h.srgn_span(rgn, srgn, self.dev.ftl.user_lpns());
+        let (start, n) = h.srgn_span(rgn, srgn, self.dev.ftl().user_lpns());
         let map_bytes = h.p.entries_per_srgn * super::ufshpb::HPB_ENTRY_SIZE;
         let t = self.command(now);
         let ready = self.dev.read_buffer(t, start, n);
@@ -364,7 +429,7 @@ impl Ufs {
                 let blocks = (u64::from(rq.len).div_ceil(BLOCK)) as u32;
                 let done = self.dev.read_mapped(now, lpn, blocks);
                 let (at, rsp) = self.finish_read(done, &rq);
-                self.post(at, rsp, &rq, ctx);
+                self.post(at, rsp, Status::Ok, &rq, ctx);
             }
             Event::MapWork => {
                 self.map_work_queued = false;
@@ -381,8 +446,8 @@ impl Ufs {
             Event::MapLoaded { srgn } => {
                 let h = self.hpb.as_mut().unwrap();
                 let (rgn, srgn) = h.srgn_of_id(srgn);
-                let (start, n) = h.srgn_span(rgn, srgn, self.dev.ftl.user_lpns());
-                let dev = &self.dev.ftl;
+                let (start, n) = h.srgn_span(rgn, srgn, self.dev.ftl().user_lpns());
+                let dev = self.dev.ftl();
                 // The map data the READ BUFFER carried: the device's entries
                 // as they are when it completes, copied in bulk (or kept as
                 // the factory rule when they all still follow it).
@@ -419,6 +484,22 @@ impl<E> Driver<E> for Ufs {
     /// page's WCE and DPOFUA: a UFS device keeps its write cache on and
     /// takes FUA on WRITE(10) (JESD220, the FUA bit of WRITE(10)), so sd
     /// sets blk_queue_write_cache(q, true, true).
+    /// A zoned LU's limits as sd_zbc_read_zones sets them
+    /// (drivers/scsi/sd_zbc.c): chunk_sectors the zone size, the open
+    /// limit from the Zoned Block Device Characteristics VPD page, no
+    /// active limit (ZBC has none), and the append limit of the emulation
+    /// (`device.zns.zasl`, the largest write the host sends).
+    fn zoned(&self) -> Option<ZonedLimits> {
+        let z = self.dev.zoned()?.params();
+        Some(ZonedLimits {
+            nr_zones: z.zones,
+            chunk_sectors: z.zone_size >> 9,
+            max_open_zones: z.max_open,
+            max_active_zones: 0,
+            zone_append_max_bytes: z.zasl,
+            conventional_zones: z.conventional,
+        })
+    }
     fn write_cache(&self) -> WriteCache {
         WriteCache {
             volatile: true,
@@ -436,7 +517,7 @@ impl<E> Driver<E> for Ufs {
         }
         let start = self.start_busy(ctx.now(), ctx);
         match self.execute(start, &rq) {
-            Some((at, rsp)) => self.post(at, rsp, &rq, ctx),
+            Some((at, rsp, status)) => self.post(at, rsp, status, &rq, ctx),
             None => {
                 let &(_, ready) = self.deferred.last().unwrap();
                 ctx.schedule(ready, Event::MapReady { tag: rq.tag });
@@ -467,7 +548,6 @@ impl<E> Driver<E> for Ufs {
         }
     }
     fn counters(&self) -> serde_json::Value {
-        let ftl = &self.dev.ftl;
         let per = |a: u64, n: u64| if n > 0 { a as f64 / n as f64 } else { 0.0 };
         let mut v = serde_json::json!({
             "driver": "ufshcd",
@@ -480,10 +560,16 @@ impl<E> Driver<E> for Ufs {
             "trims": self.c.trims,
             "link_bytes_down": self.link.bytes_down,
             "link_bytes_up": self.link.bytes_up,
-            "ftl": ftl.ftl_counters(),
-            "nand": ftl.nand_counters(BLOCK),
             "hpb": serde_json::Value::Null,
         });
+        if let Some(out) = v.as_object_mut() {
+            self.dev.counters(out);
+        }
+        if self.dev.zoned().is_some() {
+            v["zone_actions"] = serde_json::json!(self.c.zone_actions);
+            v["check_conditions"] = serde_json::json!(self.c.check_conditions);
+            v["emulated_appends"] = serde_json::json!(self.c.emulated_appends);
+        }
         if let Some(c) = &self.clk {
             v["clk_scaling"] = serde_json::json!({
                 "evaluations": c.df.evaluations,

@@ -36,10 +36,10 @@ CASES = [
         ["job.fio:1", "merge_blktrace_file needs read_iolog"],
     ),
     (
-        "a startdelay range (checked when jobs are set up)",
-        "[j]\nioengine=psync\ndirect=1\nsize=1m\nstartdelay=1-3\n",
+        "size=N% of a file fio would create (checked when jobs are set up)",
+        "[j]\nioengine=psync\ndirect=1\nfilesize=1m\nsize=20%\n",
         [],
-        ["job.fio:1", "a startdelay range"],
+        ["job.fio:1", "size=N% with filesize= is not modelled"],
     ),
     (
         "missing iolog",

@@ -200,10 +200,10 @@ fn direct_io_needs_whole_sectors() {
 fn parse_only_refuses_what_the_run_refuses() {
     let path = write(
         "job.fio",
-        "[j]\nioengine=psync\ndirect=1\nsize=1m\nstartdelay=1-3\n",
+        "[j]\nioengine=psync\ndirect=1\nsize=1m\ncpus_allowed_policy=split\n",
     );
     let e = parse_only(&path, "nullblk", &[]).unwrap_err();
-    assert!(e.message.contains("a startdelay range"), "{e}");
+    assert!(e.message.contains("cpus_allowed_policy=split"), "{e}");
     assert!(e.message.contains("not modelled by flashpath"), "{e}");
     let path = write("job.fio", "[j]\nioengine=psync\ndirect=1\nsize=100\n");
     let e = parse_only(&path, "nullblk", &[]).unwrap_err();
@@ -287,4 +287,44 @@ fn a_megabyte_option_name_is_refused_quickly_and_briefly() {
     // A near miss still gets its hint.
     let m = refusal(&format!("{BASE}ioedepth=4\n"));
     assert!(m.contains("did you mean 'iodepth'"), "{m}");
+}
+
+/// size=N% is N% of the file's real size, rounded down to the smallest
+/// block size (filesetup.c setup_files, `o->size_percent`): of a raw
+/// device, its capacity. A file that does not exist yet has no size, and
+/// fio 3.33 fails the job ("you need to specify size=", checked with the
+/// real fio on parse-probes/ranges-and-splits.fio: tests/fio_coverage.py).
+#[test]
+fn size_percent_is_of_the_device() {
+    let cap: u64 = 8 << 20;
+    let o = format!("device.capacity={cap}B");
+    for (pct, bs) in [(20u64, 4096u64), (50, 65536), (100, 4096)] {
+        let job = format!(
+            "[j]\nfilename=/dev/nullb0\nioengine=psync\ndirect=1\nrw=read\nbs={bs}\nsize={pct}%\n"
+        );
+        let out = common::run_str("nullblk", &job, &[&o], 1);
+        let want = cap * pct / 100 / bs * bs;
+        assert_eq!(out.result.jobs[0].dirs[0].io_bytes, want, "size={pct}%");
+    }
+    let m = refusal("[j]\nioengine=psync\nrw=read\nsize=20%\n");
+    assert!(m.contains("you need to specify size="), "{m}");
+}
+
+/// flashpath's host is one NUMA node, like this machine: node 0 is every
+/// CPU and all memory, and a node past it fails as fio 3.33 with libnuma
+/// fails it (examples/numa.fio on this machine: "numa_parse_nodestring
+/// failed", then "failed parsing numa_cpu_nodes=0-1"; the same for
+/// numa_mem_policy=interleave:0-1).
+#[test]
+fn numa_placement_is_on_the_one_node_host() {
+    accepted(&format!("{BASE}numa_cpu_nodes=0\nnuma_mem_policy=bind:0\n"));
+    accepted(&format!("{BASE}numa_mem_policy=interleave:0\n"));
+    for line in ["numa_cpu_nodes=0-1", "numa_mem_policy=interleave:0-1"] {
+        let m = refusal(&format!("{BASE}{line}\n"));
+        assert!(
+            m.contains("numa_parse_nodestring failed")
+                && m.contains(&format!("failed parsing {line}")),
+            "{line}: {m}"
+        );
+    }
 }

@@ -490,7 +490,10 @@ pub(super) fn callback(
                 None => (v, None),
             };
             match (mode, nodes) {
-                ("default" | "local", None) | ("interleave", _) => Ok(()),
+                // interleave without a list takes "all" (str_numa_mpol_cb).
+                ("default" | "local" | "interleave", None) => Ok(()),
+                ("interleave", Some(n)) if numa_nodes_ok(n) => Ok(()),
+                ("interleave", Some(_)) => Err("numa_parse_nodestring failed".into()),
                 ("bind", Some(n)) if numa_nodes_ok(n) => Ok(()),
                 ("prefer", Some(n)) if !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()) => {
                     Ok(())

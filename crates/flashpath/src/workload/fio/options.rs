@@ -1389,8 +1389,15 @@ pub static OPTIONS: &[OptDef] = &[
         STR.values(&["shared", "split"]),
         sets(|s, g| s.cpus_allowed_split = posval_match(&["split"], g.v()).is_some()),
     ),
-    o("numa_cpu_nodes", &[], STR, Handling::Refuse).cb(Cb::NumaNodes),
-    o("numa_mem_policy", &[], STR, Handling::Refuse).cb(Cb::NumaMemPolicy),
+    // NUMA placement (backend.c thread_main: numa_run_on_node_mask,
+    // numa_set_membind / numa_set_interleave_mask). flashpath's host is one
+    // NUMA node (the host profile has no NUMA topology; this machine,
+    // `/sys/devices/system/node`, has node0 only): the callbacks refuse a
+    // node the host lacks with fio's own error (libnuma's
+    // numa_parse_nodestring fails and fio drops the job), and node 0 is
+    // every CPU and all memory, so a valid value leaves the run as it is.
+    o("numa_cpu_nodes", &[], STR, Handling::Ignore).cb(Cb::NumaNodes),
+    o("numa_mem_policy", &[], STR, Handling::Ignore).cb(Cb::NumaMemPolicy),
     o("end_fsync", &[], BOOL, sets(|s, g| s.end_fsync |= g.on())),
     o(
         "fsync_on_close",

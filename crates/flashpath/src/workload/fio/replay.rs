@@ -87,11 +87,19 @@ pub fn load_iologs(jobs: &JobFile, dir: &Path) -> Result<JobFile> {
         }
         let text =
             crate::input::read_bounded(&path, MAX_IOLOG_BYTES, IOLOG_BOUND).map_err(|e| {
+                // fio's own line when the log is not there (iolog.c
+                // init_iolog: perror("fopen read iolog")), so that a user
+                // sees what fio would have said.
+                let fio = if path.exists() {
+                    String::new()
+                } else {
+                    " (fio: \"fopen read iolog: No such file or directory\")".to_string()
+                };
                 InputError::new(
                     jobs.path.clone(),
                     Some(spec.line),
                     format!(
-                        "job '{}': read_iolog={name}: cannot read {}: {e}",
+                        "job '{}': read_iolog={name}: cannot read {}: {e}{fio}",
                         spec.name,
                         path.display()
                     ),
@@ -149,6 +157,19 @@ pub fn load_iologs(jobs: &JobFile, dir: &Path) -> Result<JobFile> {
                      does flashpath",
                     log.backwards.0,
                     if log.backwards.0 == 1 { "y" } else { "ies" }
+                ),
+            });
+        }
+        if log.trims_skipped.0 > 0 {
+            out.warnings.push(crate::error::Diagnostic {
+                file: path.display().to_string(),
+                line: Some(log.trims_skipped.1),
+                message: format!(
+                    "{} trim entr{} left out: fio 3.33 does not replay an iolog's trims (iolog.c \
+                     read_iolog2 prints \"bad ddir: 2\" for each and skips it; fio 3.34 \
+                     replays them), and neither does flashpath",
+                    log.trims_skipped.0,
+                    if log.trims_skipped.0 == 1 { "y" } else { "ies" }
                 ),
             });
         }

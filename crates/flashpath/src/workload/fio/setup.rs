@@ -269,9 +269,16 @@ pub fn check_modelled(jobs: &JobFile) -> Result<()> {
             }
         }
         let unmodelled = [
-            (spec.size_percent.is_some(), "size=N%"),
+            // size=N% takes N% of the file's real size (filesetup.c
+            // setup_files): a raw device's capacity is modelled; a file
+            // that does not exist yet has no size, and fio fails the job
+            // ("you need to specify size=", from the layout); a file fio
+            // would first create at filesize= is not modelled.
+            (
+                spec.size_percent.is_some() && spec.filesize.is_some(),
+                "size=N% with filesize=",
+            ),
             (spec.offset_percent.is_some(), "offset=N%"),
-            (spec.startdelay_high.is_some(), "a startdelay range"),
             (spec.cpus_allowed_split, "cpus_allowed_policy=split"),
             (
                 spec.write_iolog.is_some() && spec.numjobs > 1,

@@ -251,6 +251,30 @@ fn stat_opts(spec: &JobSpec) -> StatOpts {
     st
 }
 
+/// A clone's start delay: `startdelay=low-high` draws it uniformly in the
+/// range, in whole microseconds, as fio does once per job at set-up
+/// (init.c fixup_options: `rand_between(&td->delay_state, low, high)`).
+/// fio seeds `delay_state` from the job's seeds (FIO_RAND_START_DELAY),
+/// so the draw follows `randrepeat`/`randseed` as the offsets do
+/// ([`super::plan::workload_seed`]), not the run's seed; the generator is
+/// flashpath's, so the value is not fio's own draw, only from the same range
+/// and as repeatable. Each clone draws its own (fio's clones run
+/// fixup_options each).
+fn startdelay(spec: &JobSpec, spec_index: u32, clone: u32, seed: u64) -> Ns {
+    let Some(high) = spec.startdelay_high else {
+        return spec.startdelay;
+    };
+    let (lo, hi) = (
+        spec.startdelay.min(high) / 1_000,
+        spec.startdelay.max(high) / 1_000,
+    );
+    let mut rng = RngStream::new(
+        super::plan::workload_seed(spec, seed),
+        &format!("job{spec_index}.{clone}.startdelay"),
+    );
+    (lo + rng.below(hi - lo + 1)) * 1_000
+}
+
 impl FioThread {
     /// The clone `plan` of job `spec`; `polled` says whether its I/Os
     /// complete by polling, `thp` how contiguous its buffers are.
@@ -307,7 +331,7 @@ impl FioThread {
             spec: plan.spec_index,
             clone: plan.clone,
             wave: plan.wave,
-            startdelay: spec.startdelay,
+            startdelay: startdelay(spec, plan.spec_index, plan.clone, seed),
             name: spec.name.clone(),
             wait_for: spec.wait_for.clone(),
             groupid: plan.groupid,
@@ -1135,5 +1159,59 @@ fn batch_bucket(n: u64) -> usize {
         17..=32 => 4,
         33..=64 => 5,
         _ => 6,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// startdelay=1-3 (seconds): every draw lies in the range, in whole
+    /// microseconds; with randrepeat (fio's default) the run's seed does
+    /// not move it, randseed does, and clones draw their own; randrepeat=0
+    /// takes the run's seed.
+    #[test]
+    fn a_startdelay_range_draws_in_it_from_the_job_seed() {
+        let s = 1_000_000_000;
+        let spec = JobSpec {
+            startdelay: s,
+            startdelay_high: Some(3 * s),
+            ..JobSpec::default()
+        };
+        let draws: Vec<Ns> = (0..64).map(|c| startdelay(&spec, 0, c, 7)).collect();
+        assert!(draws
+            .iter()
+            .all(|d| (s..=3 * s).contains(d) && d % 1_000 == 0));
+        // 64 draws over 2 s of microseconds: not all alike, and spread.
+        assert!(draws.iter().any(|d| *d < 2 * s) && draws.iter().any(|d| *d > 2 * s));
+        assert_eq!(startdelay(&spec, 0, 0, 7), startdelay(&spec, 0, 0, 8));
+        let seeded = JobSpec {
+            randseed: Some(5),
+            ..spec.clone()
+        };
+        assert_ne!(
+            (0..8)
+                .map(|c| startdelay(&seeded, 0, c, 7))
+                .collect::<Vec<_>>(),
+            draws[..8].to_vec()
+        );
+        let fresh = JobSpec {
+            randrepeat: false,
+            ..spec.clone()
+        };
+        assert_ne!(
+            (0..8)
+                .map(|c| startdelay(&fresh, 0, c, 1))
+                .collect::<Vec<_>>(),
+            (0..8)
+                .map(|c| startdelay(&fresh, 0, c, 2))
+                .collect::<Vec<_>>()
+        );
+        // No range: the delay as given.
+        let fixed = JobSpec {
+            startdelay: s,
+            ..JobSpec::default()
+        };
+        assert_eq!(startdelay(&fixed, 0, 0, 7), s);
     }
 }

@@ -436,6 +436,7 @@ class Candidate:
     writeback_bytes: float = 0.0
     writeback_flush_ns: float = 0.0
     writeback_spread: float = 0.0
+    switch_delay_ns: float = 0.0
 
     def overrides(self) -> list[str]:
         return [
@@ -452,6 +453,7 @@ class Candidate:
             f"device.writeback_bytes={self.writeback_bytes:.0f}B",
             f"device.writeback_flush={max(0.0, self.writeback_flush_ns):.0f}ns",
             f"device.writeback_spread={self.writeback_spread:.4f}",
+            f"device.switch_delay={max(0.0, self.switch_delay_ns):.0f}ns",
         ]
 
 
@@ -514,6 +516,7 @@ def profile_text(
         ("device.bandwidth_cap", _fixed(cand.bandwidth_cap / 1e6, 3), "MB/s", src("device.bandwidth_cap")),
         ("device.service_tail", _fixed(cand.service_tail, 4), "ratio", src("device.service_tail")),
         ("device.turnaround", _fixed(cand.turnaround_ns / 1e3, 3), "us", src("device.turnaround")),
+        ("device.switch_delay", _fixed(cand.switch_delay_ns / 1e3, 3), "us", src("device.switch_delay")),
         ("device.writeback_bytes", int(f"{cand.writeback_bytes / 1024:.0f}"), "KiB", src("device.writeback_bytes")),
         ("device.writeback_flush", _fixed(cand.writeback_flush_ns / 1e3, 1), "us", src("device.writeback_flush")),
         ("device.writeback_spread", _fixed(cand.writeback_spread, 4), "ratio", src("device.writeback_spread")),
@@ -597,7 +600,8 @@ class Objective:
     for one server count and dispatch, the write-back cache read from the
     runs (`writeback_from_runs`) and a fixed service tail. The parameters
     are read_fixed, write_fixed, transfer_rate, the two caps and
-    service_cv, and, when the vector has a seventh, the turnaround (all in
+    service_cv, and, when the vector has a seventh, the direction switch's
+    cost: the turnaround or the switch delay, as `switch` names (all in
     log space). The p99s are `labelled` too but not in `errors`: they are
     fitted through the tail alone (`fit_tail`), so that a tail the runs
     do not need cannot pull the mean figures."""
@@ -611,7 +615,9 @@ class Objective:
         runtime_ms: int,
         writeback: tuple[float, float, float] = (0.0, 0.0, 0.0),
         tail: float = 0.0,
+        switch: str = "turnaround",
     ) -> None:
+        self.switch = switch
         self.runs = runs
         self.base = base
         self.servers = servers
@@ -624,7 +630,8 @@ class Objective:
         import math
 
         rf, wf, rate, iops, bw, cv = (math.exp(v) for v in x[:6])
-        turn = math.exp(x[6]) if len(x) > 6 else 0.0
+        cost = math.exp(x[6]) if len(x) > 6 else 0.0
+        turn, delay = (cost, 0.0) if self.switch == "turnaround" else (0.0, cost)
         return Candidate(
             rf,
             wf,
@@ -639,6 +646,7 @@ class Objective:
             self.writeback[0],
             self.writeback[1],
             self.writeback[2],
+            delay,
         )
 
     def labelled(self, cand: Candidate) -> list[tuple[Measured, str, float]]:
@@ -681,7 +689,8 @@ def _costs(labelled: list[tuple[Measured, str, float]]) -> tuple[float, float]:
 # The log-normal tail's σ: from 0.05 (as narrow as a fixed time) to 3.
 TAIL_MIN = 0.05
 TAIL_MAX = 3.0
-# The turnaround: from 0.1 us (none, as far as a run can tell) to 1 ms.
+# The turnaround and the switch delay: from 0.1 us (none, as far as a run
+# can tell) to 1 ms.
 TURN_MIN_NS = 100.0
 TURN_MAX_NS = 1e6
 
@@ -695,16 +704,18 @@ def fit_candidate(
     runtime_ms: int,
     max_nfev: int,
     writeback: tuple[float, float, float] = (0.0, 0.0, 0.0),
+    switch: str = "turnaround",
 ) -> tuple[float, list[float]]:
     """The best fit for one server count and dispatch (scipy's trust-region
     least squares over the log parameters, `Objective`'s; a seventh is the
-    turnaround): its summed squared log error and parameters. A
-    module-level function, run by the sweep engine."""
+    direction switch's cost, `switch`: "turnaround" or "switch_delay"):
+    its summed squared log error and parameters. A module-level function,
+    run by the sweep engine."""
     import math
 
     from scipy.optimize import least_squares
 
-    obj = Objective(runs, base, servers, dispatch, runtime_ms, writeback)
+    obj = Objective(runs, base, servers, dispatch, runtime_ms, writeback, switch=switch)
     # Parameters within 100x of the start either way; a step of a few
     # percent is what a simulated figure answers to (a smaller one drowns
     # in the finite run's noise).
@@ -720,6 +731,62 @@ def fit_candidate(
 # without it for the runs to identify it: 2% of the summed squared error,
 # more than the one-second simulations' own noise between candidates.
 KEEP_FACTOR = 0.98
+# The two ways a direction switch may cost (device/queue.rs): holding the
+# server (`turnaround`) or delaying a command's start alongside the
+# server's queued work (`switch_delay`).
+SWITCHES = ("turnaround", "switch_delay")
+
+
+@dataclass(frozen=True)
+class Switch:
+    """A direction switch's cost as the iodepth=1 runs show it in closed
+    form: at iodepth 1 nothing queues, so a mix's mean latency per I/O
+    exceeds the pure jobs' (`read_ns`, `write_ns`, weighted by its share of
+    reads `p`) by the switch's cost times the share of I/Os that switch,
+    2 p (1 - p) when each I/O's direction is drawn independently (fio's
+    rwmixread, io_u.c get_rw_ddir)."""
+
+    file: str
+    p: float
+    read_ns: float
+    write_ns: float
+    mix_ns: float
+
+    @property
+    def delay_ns(self) -> float:
+        pure = self.p * self.read_ns + (1 - self.p) * self.write_ns
+        return (self.mix_ns - pure) / (2 * self.p * (1 - self.p))
+
+
+def switch_from_runs(runs: list[Measured]) -> Switch | None:
+    """The switch cost of the iodepth=1 mix (the plan's randrw70-4k-qd1)
+    against the iodepth=1 pure read and write jobs of its block size; None
+    without all three."""
+
+    def qd1(dirs: set[str], bs: int | None) -> list[Measured]:
+        return [
+            r
+            for r in runs
+            if set(r.dirs) == dirs
+            and _depth(r) == 1
+            and _bs_bytes(r.option("bs", "4k")) == bs
+        ]
+
+    for mix in (r for r in runs if set(r.dirs) == {"read", "write"} and _depth(r) == 1):
+        bs = _bs_bytes(mix.option("bs", "4k"))
+        reads, writes = qd1({"read"}, bs), qd1({"write"}, bs)
+        if not reads or not writes:
+            continue
+        r, w = mix.dirs["read"], mix.dirs["write"]
+        n = r.iops + w.iops
+        return Switch(
+            mix.file,
+            r.iops / n,
+            reads[0].dirs["read"].lat_mean_ns,
+            writes[0].dirs["write"].lat_mean_ns,
+            (r.iops * r.lat_mean_ns + w.iops * w.lat_mean_ns) / n,
+        )
+    return None
 def fit_tail(obj: Objective, cand: Candidate, start: float, max_nfev: int) -> float:
     """The log-normal σ that best matches the runs' p99s with every other
     parameter held (least squares in log σ from `start`)."""
@@ -860,19 +927,43 @@ def fit(
                 obj, x, cand, labelled, cost = with_wb, x_wb, cand_wb, labelled_wb, cost_wb
             else:
                 not_identified.append("device.writeback_bytes")
+        # A direction switch: a turnaround (it holds the server) or a
+        # switch delay (it overlaps queued work), each refitted from the
+        # mixes' closed form (`switch_from_runs`); the better one is kept
+        # if it beats the fit without (KEEP_FACTOR), the other is not
+        # identified.
+        switch0 = switch_from_runs(runs)
         if any(len(r.dirs) > 1 for r in runs):
-            _, x_turn = fit_candidate(
-                runs, base, nserv, dispatch, [*x, x0[6]], runtime_ms, FINE_NFEV, obj.writeback
-            )
-            cand_turn = obj.candidate(x_turn)
-            labelled_turn = obj.labelled(cand_turn)
-            cost_turn = _costs(labelled_turn)[0]
-            if cost_turn < cost * KEEP_FACTOR:
-                x, cand, labelled, cost = x_turn, cand_turn, labelled_turn, cost_turn
+            start = math.log(min(max(switch0.delay_ns, 2 * TURN_MIN_NS), TURN_MAX_NS / 2)) if (
+                switch0 is not None
+            ) else x0[6]
+            tried_switch = []
+            for kind in SWITCHES:
+                _, x_sw = fit_candidate(
+                    runs,
+                    base,
+                    nserv,
+                    dispatch,
+                    [*x, start],
+                    runtime_ms,
+                    FINE_NFEV,
+                    obj.writeback,
+                    kind,
+                )
+                obj_sw = Objective(
+                    runs, base, nserv, dispatch, runtime_ms, obj.writeback, switch=kind
+                )
+                cand_sw = obj_sw.candidate(x_sw)
+                labelled_sw = obj_sw.labelled(cand_sw)
+                tried_switch.append((_costs(labelled_sw)[0], kind, x_sw, cand_sw, labelled_sw))
+            cost_sw, kind, x_sw, cand_sw, labelled_sw = min(tried_switch, key=lambda t: t[0])
+            if cost_sw < cost * KEEP_FACTOR:
+                x, cand, labelled, cost = x_sw, cand_sw, labelled_sw, cost_sw
+                not_identified += [f"device.{k}" for k in SWITCHES if k != kind]
             else:
-                not_identified.append("device.turnaround")
+                not_identified += [f"device.{k}" for k in SWITCHES]
         else:
-            not_identified.append("device.turnaround")
+            not_identified += [f"device.{k}" for k in SWITCHES]
         tail = fit_tail(obj, cand, math.exp(x0[7]), FINE_NFEV)
         cand_tail = Candidate(**{**cand.__dict__, "service_tail": tail})
         labelled_tail = obj.labelled(cand_tail)
@@ -1100,10 +1191,11 @@ def _sources(
                 "as well, or the tail fitted to them makes the mean figures worse), so 0: "
                 "exponential"
             )
-        elif key == "device.turnaround":
+        elif key in ("device.turnaround", "device.switch_delay"):
             src[key] = (
-                "not identified by the runs (the fit is as good without one, or no job mixes "
-                "reads and writes), so none: 0; run the plan's randrw jobs to find it"
+                "not identified by the runs (the fit is as good without one, or the other way "
+                "a direction switch costs fits better, or no job mixes reads and writes), so "
+                "none: 0; run the plan's randrw jobs to find it"
             )
         else:
             src[key] = (
@@ -1135,6 +1227,7 @@ def pinned_by(runs: list[Measured]) -> dict[str, tuple[list[Measured], str]]:
         "device.bandwidth_cap": (large, ""),
         "device.service_tail": (runs, "p99"),
         "device.turnaround": (mixed, ""),
+        "device.switch_delay": (mixed, ""),
         "device.writeback_bytes": (qd1_writes, ""),
         "device.writeback_flush": (qd1_writes, ""),
         "device.writeback_spread": (qd1_writes, ""),

@@ -1033,11 +1033,16 @@ def calibrate_fit(host: str, out: str, jobs: int, runs: tuple[str, ...]) -> None
         f"write {c.write_fixed_ns / 1e3:.1f} us, transfer {c.transfer_rate / 1e6:.0f} MB/s, "
         f"service cv {c.service_cv:.2f}, tail {c.service_tail:.2f}, "
         f"IOPS cap {c.iops_cap:.0f}, bandwidth cap {c.bandwidth_cap / 1e6:.0f} MB/s, "
-        f"turnaround {c.turnaround_ns / 1e3:.1f} us, write-back {c.writeback_bytes / 1024:.0f} "
-        f"KiB / {c.writeback_flush_ns / 1e3:.0f} us"
+        f"turnaround {c.turnaround_ns / 1e3:.1f} us, "
+        f"switch delay {c.switch_delay_ns / 1e3:.1f} us, "
+        f"write-back {c.writeback_bytes / 1024:.0f} KiB / {c.writeback_flush_ns / 1e3:.0f} us"
     )
-    for key in result.not_identified:
-        click.echo(f"not identified by these runs: {key} ({result.sources[key]})")
+    # Every fitted parameter, identified (by which runs) or not.
+    for key, source in result.sources.items():
+        if key in result.not_identified or source.startswith("not identified"):
+            click.echo(f"not identified by these runs: {key} ({source})")
+        else:
+            click.echo(f"identified: {key} ({source})")
     for _file, job, figure, err in result.errors + result.tail_errors:
         click.echo(f"  {job:<28} {figure:<16} {100 * err:+6.1f}%")
 

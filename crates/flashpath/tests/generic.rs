@@ -231,6 +231,40 @@ fn turnaround_costs_each_switch_of_direction_and_nothing_in_a_pure_job() {
 }
 
 #[test]
+fn a_switch_delay_costs_each_switch_at_qd1_and_nothing_behind_queued_work() {
+    // One server (reads 100 us, writes 500 us), a 50/50 random mix. At
+    // QD1 the server is idle whenever a command arrives, so each switch
+    // of direction adds the whole 30 us delay: the summed latency grows
+    // by exactly switches x 30 us, and about half the I/Os switch
+    // (2 p (1 - p)). At QD8 each command arrives behind seven queued
+    // ones (at least 700 us of service), so the 30 us switch always
+    // overlaps them: the same completions as without.
+    let delay = "switch_delay = { value = 30, unit = \"us\", source = \"test\" }";
+    let with = profile_full(1, 100, 0, 0, "shared", delay);
+    let without = profile(1, 100, 0, 0);
+    let mix = "rwmixread=50\n";
+    let a = run_opts(&with, "randrw", 4096, 1, 2000, mix);
+    let b = run_opts(&without, "randrw", 4096, 1, 2000, mix);
+    let switches = a.result.flashpath["driver"]["switch_waits"]
+        .as_u64()
+        .unwrap();
+    let extra: f64 = clat_sums(&a).iter().sum::<f64>() - clat_sums(&b).iter().sum::<f64>();
+    assert!(
+        (extra - switches as f64 * 30_000.0).abs() < 1.0,
+        "{extra} vs {switches}"
+    );
+    assert_eq!(
+        a.result.flashpath["driver"]["switch_wait_ns"],
+        switches * 30_000
+    );
+    assert!((800..1200).contains(&switches), "{switches}");
+    let deep_a = run_opts(&with, "randrw", 4096, 8, 2000, mix);
+    let deep_b = run_opts(&without, "randrw", 4096, 8, 2000, mix);
+    assert_eq!(clat_sums(&deep_a), clat_sums(&deep_b));
+    assert_eq!(deep_a.result.flashpath["driver"]["switch_waits"], 0);
+}
+
+#[test]
 fn a_log_normal_tail_moves_p99_and_keeps_the_mean() {
     // Service all variable (cv 1) with σ 1 against the exponential: the
     // same mean service time, but p99 over p50 of the service time is

@@ -98,6 +98,10 @@ crate::params! {
         ),
         /// Extra time when a server switches between reads and writes.
         turnaround: Ns = default(0) ns("device.turnaround", COST),
+        /// Time a command of the other direction than its server's previous
+        /// one waits after admission before it can start, overlapping the
+        /// server's queued work (no server time). 0: none.
+        switch_delay: Ns = default(0) ns("device.switch_delay", COST),
         /// Bytes written between write-backs of the write-back cache. 0: no
         /// cache.
         writeback_bytes: u64 = default(0) bytes("device.writeback_bytes", CAPACITY_OR_NONE),
@@ -137,6 +141,7 @@ impl Generic {
             // before them had.
             service_tail: g.service_tail,
             turnaround: g.turnaround,
+            switch_delay: g.switch_delay,
             writeback_bytes: g.writeback_bytes,
             writeback_flush: g.writeback_flush,
             writeback_spread: g.writeback_spread,
@@ -180,6 +185,10 @@ impl<E> Driver<E> for Generic {
         }
         if p.turnaround > 0 {
             c["turnarounds"] = self.dev.turnarounds.into();
+        }
+        if p.switch_delay > 0 {
+            c["switch_waits"] = self.dev.switch_waits.into();
+            c["switch_wait_ns"] = self.dev.switch_wait_ns.into();
         }
         c
     }

@@ -290,3 +290,24 @@ fn jobs_that_do_not_fit_the_zones_get_fios_messages() {
         );
     }
 }
+
+/// fio sets the zones up when a job starts (filesetup.c setup_files ->
+/// zbd_init_files), so `--parse-only` accepts a zbd job without a zone
+/// size on a conventional disk, as the real fio 3.33's does, and the run
+/// fails with fio's message (the real fio prints it and exits 1).
+#[test]
+fn zone_setup_is_checked_by_the_run_not_by_parse_only() {
+    let text = "[j]\nrw=randwrite\nzonemode=zbd\nfilename=/dev/sdb\ndirect=1\nsize=64m\n";
+    let profile = flashpath::profile::Profile::load("nullblk").unwrap();
+    let ctx = flashpath::run::parse_context(&profile).unwrap();
+    let jobs =
+        flashpath::workload::fio::parse_job_str("t.fio", text, Path::new("."), &ctx).unwrap();
+    flashpath::run::check_jobs(&jobs, &profile).expect("parse-only accepts it");
+    let e = run_on(text, "nullblk", &[]).err().expect("the run fails");
+    assert!(
+        e.to_string().contains(
+            "/dev/sdb: Specifying the zone size is mandatory for regular file/block device"
+        ),
+        "{e}"
+    );
+}

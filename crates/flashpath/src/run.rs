@@ -15,7 +15,7 @@ use crate::workload::fio::{
     plan::plan_threads,
     replay::{check_iologs_within, load_iologs},
     setup::{check_fio_setup, check_memory, check_modelled, check_polled},
-    zbd, JobFile, ParseContext, ZoneMode,
+    zbd, JobFile, ParseContext, ZoneMode, NOT_MODELLED,
 };
 use std::path::Path;
 
@@ -269,7 +269,18 @@ pub fn run_jobs_in(
 /// folder. `flashpath run --parse-only` runs this.
 pub fn check_jobs(jobs: &JobFile, profile: &Profile) -> Result<()> {
     let dir = Path::new(&jobs.path).parent().unwrap_or(Path::new("."));
-    prepare(jobs, profile, 0, &fio_source, dir).map(|_| ())
+    prepare_checked(jobs, profile, 0, &fio_source, dir, Checks::ParseOnly).map(|_| ())
+}
+
+/// Which checks `prepare` makes: a run's all, or those of fio's
+/// `--parse-only`. fio sets up zonemode=zbd's zones when the job starts
+/// (filesetup.c setup_files -> zbd_init_files, zbd_setup_files), so a job
+/// whose zones do not fit passes `--parse-only` and its run fails with
+/// fio's message.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Checks {
+    Run,
+    ParseOnly,
 }
 
 /// `flashpath run JOB --parse-only`: parse the job file for the profile's
@@ -378,6 +389,17 @@ pub fn prepare<'a>(
     make_source: SourceFactory<'_>,
     base_dir: &Path,
 ) -> Result<Prepared<'a>> {
+    prepare_checked(jobs, profile, seed, make_source, base_dir, Checks::Run)
+}
+
+fn prepare_checked<'a>(
+    jobs: &'a JobFile,
+    profile: &Profile,
+    seed: u64,
+    make_source: SourceFactory<'_>,
+    base_dir: &Path,
+    checks: Checks,
+) -> Result<Prepared<'a>> {
     let mut jobs_read = if jobs
         .jobs
         .iter()
@@ -403,7 +425,10 @@ pub fn prepare<'a>(
         .any(|j| j.zones.mode != ZoneMode::None || j.zones.nz.any())
     {
         let capacity = model.driver.info().capacity;
-        zbd::resolve_sizes(jobs_read.to_mut(), &disk_zones, capacity)?;
+        match zbd::resolve_sizes(jobs_read.to_mut(), &disk_zones, capacity) {
+            Err(e) if checks == Checks::Run || e.message.contains(NOT_MODELLED) => return Err(e),
+            _ => {}
+        }
     }
     let jobs: &JobFile = &jobs_read;
     apply_ioscheduler(jobs, &mut model.settings)?;
@@ -414,7 +439,11 @@ pub fn prepare<'a>(
     check_polled(jobs, &model.settings, disk.can_poll)?;
     let regions = layout(jobs, disk.capacity)?;
     check_memory(jobs, &regions, model.memory)?;
-    let zbd_jobs = zbd::setup(jobs, &regions, &disk_zones)?;
+    let zbd_jobs = match zbd::setup(jobs, &regions, &disk_zones) {
+        Ok(z) => z,
+        Err(e) if checks == Checks::Run || e.message.contains(NOT_MODELLED) => return Err(e),
+        Err(_) => Vec::new(),
+    };
     let plans = plan_threads(
         jobs,
         &regions,

@@ -167,6 +167,85 @@ fn zone_capacity_skips_as_the_real_fio_does() {
     assert_eq!(ours, real);
 }
 
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures/zbd")
+            .join(name),
+    )
+    .unwrap()
+}
+
+/// (direction, offset) of every read or write in a version-3 iolog.
+fn iolog_ios(text: &str) -> Vec<(String, u64)> {
+    text.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 5 && (f[2] == "read" || f[2] == "write"))
+                .then(|| (f[2].to_string(), f[3].parse().unwrap()))
+        })
+        .collect()
+}
+
+/// The real fio 3.33's random writes with max_open_zones=2 on emulated
+/// zones (tests/fixtures/zbd/rand-write-open2.log) keep the properties
+/// flashpath's do: each write at its zone's write pointer, a full zone
+/// written again only from its start (reset), never more than two zones
+/// holding partly written data. (The offsets themselves come from fio's
+/// own random generator.)
+#[test]
+fn the_real_fios_random_writes_keep_the_same_rules() {
+    let mut wp = [0u64; 4];
+    let mut open = std::collections::BTreeSet::new();
+    let writes = iolog_writes(&fixture("rand-write-open2.log"));
+    assert_eq!(writes.len(), 16);
+    for (off, len) in writes {
+        let z = (off / MIB) as usize;
+        if wp[z] == MIB && off == z as u64 * MIB {
+            wp[z] = 0;
+        }
+        assert_eq!(off, z as u64 * MIB + wp[z]);
+        wp[z] += len;
+        if wp[z] == MIB {
+            open.remove(&z);
+        } else {
+            open.insert(z);
+        }
+        assert!(open.len() <= 2);
+    }
+}
+
+/// zonemode=strided (io_u.c setup_strided_zone_mode): a sequential reader
+/// reads zonesize bytes of each zone of zonerange, skips zoneskip, and
+/// starts over at the file's start, for the job's size in all: the real
+/// fio 3.33's offsets (tests/fixtures/zbd/strided-*.log).
+#[test]
+fn strided_reads_follow_the_real_fio() {
+    for (extra, log) in [
+        ("zonesize=4m\n", "strided-4m-skip-8m.log"),
+        (
+            "zonesize=2m\nzonerange=4m\n",
+            "strided-2m-range-4m-skip-8m.log",
+        ),
+    ] {
+        let job = format!(
+            "[s]\nfilename=sf\nsize=64m\nzonemode=strided\n{extra}zoneskip=8m\nrw=read\n\
+             bs=1m\nioengine=psync\ndirect=1\nwrite_iolog=s.log\n"
+        );
+        let out = run_on(&job, "nullblk", &[]).expect("the job runs");
+        let ours = iolog_ios(
+            &out.files
+                .iter()
+                .find(|f| f.name == "s.log")
+                .unwrap()
+                .contents,
+        );
+        let real = iolog_ios(&fixture(log));
+        assert_eq!(real.len(), 64, "{log}");
+        assert_eq!(ours, real, "{log}");
+    }
+}
+
 /// fio's setup messages (zbd.c parse_zone_info, init_zone_info,
 /// zbd_set_max_open_zones), each one error naming the job.
 #[test]
@@ -210,4 +289,25 @@ fn jobs_that_do_not_fit_the_zones_get_fios_messages() {
             "{msg}\nwant: {want}"
         );
     }
+}
+
+/// fio sets the zones up when a job starts (filesetup.c setup_files ->
+/// zbd_init_files), so `--parse-only` accepts a zbd job without a zone
+/// size on a conventional disk, as the real fio 3.33's does, and the run
+/// fails with fio's message (the real fio prints it and exits 1).
+#[test]
+fn zone_setup_is_checked_by_the_run_not_by_parse_only() {
+    let text = "[j]\nrw=randwrite\nzonemode=zbd\nfilename=/dev/sdb\ndirect=1\nsize=64m\n";
+    let profile = flashpath::profile::Profile::load("nullblk").unwrap();
+    let ctx = flashpath::run::parse_context(&profile).unwrap();
+    let jobs =
+        flashpath::workload::fio::parse_job_str("t.fio", text, Path::new("."), &ctx).unwrap();
+    flashpath::run::check_jobs(&jobs, &profile).expect("parse-only accepts it");
+    let e = run_on(text, "nullblk", &[]).err().expect("the run fails");
+    assert!(
+        e.to_string().contains(
+            "/dev/sdb: Specifying the zone size is mandatory for regular file/block device"
+        ),
+        "{e}"
+    );
 }

@@ -63,12 +63,10 @@ impl Draft {
         if s.iodepth_batch_complete_max < s.iodepth_batch_complete_min {
             s.iodepth_batch_complete_max = s.iodepth_batch_complete_min;
         }
-        // fixup_options: zonesize without zonemode means strided, which
-        // works with one file only.
+        // fixup_options: strided works with one file only. (Its
+        // ZONE_MODE_NOT_SPECIFIED branch, zonesize meaning strided, is
+        // never reached from a job file: zonemode's default is "none".)
         let z = &mut s.zones;
-        if !z.mode_set && z.size > 0 {
-            z.mode = super::ZoneMode::Strided;
-        }
         if z.mode == super::ZoneMode::Strided && s.nrfiles > 1 {
             z.mode = super::ZoneMode::None;
         }
@@ -119,5 +117,8 @@ impl Given<'_> {
 
 /// The reason for refusing a valid value flashpath does not simulate.
 pub(crate) fn not_modelled(what: &str) -> String {
-    format!("{what} is not modelled by flashpath")
+    format!("{what} {NOT_MODELLED}")
 }
+
+/// How every refusal of a valid value flashpath does not simulate ends.
+pub const NOT_MODELLED: &str = "is not modelled by flashpath";

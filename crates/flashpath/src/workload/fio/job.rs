@@ -683,8 +683,6 @@ pub enum ZoneMode {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ZoneOptions {
     pub mode: ZoneMode,
-    /// zonemode= was given (fio's ZONE_MODE_NOT_SPECIFIED otherwise).
-    pub mode_set: bool,
     /// zonesize (0: the device's, for zonemode=zbd on a zoned disk).
     pub size: u64,
     /// zonecapacity (0: zonesize), for zones fio emulates.
@@ -730,7 +728,6 @@ impl Default for ZoneOptions {
     fn default() -> Self {
         ZoneOptions {
             mode: ZoneMode::None,
-            mode_set: false,
             size: 0,
             capacity: 0,
             range: 0,

@@ -25,6 +25,7 @@ pub mod thread;
 mod value;
 pub mod zbd;
 
+pub use draft::NOT_MODELLED;
 pub use ini::ParseContext;
 pub use job::*;
 pub use number::fio_resolved_number;

@@ -1149,7 +1149,6 @@ pub static OPTIONS: &[OptDef] = &[
         &[],
         STR.values(&["none", "strided", "zbd"]),
         sets(|s, g| {
-            s.zones.mode_set = true;
             s.zones.mode = match g.v() {
                 "zbd" => ZoneMode::Zbd,
                 "strided" => ZoneMode::Strided,

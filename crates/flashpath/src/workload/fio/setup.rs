@@ -124,7 +124,7 @@ pub fn check_fio_setup(jobs: &JobFile) -> Result<()> {
         check_direct_alignment(spec).or_else(|what| at(spec, what))?;
         // fixup_options on the zone options.
         let z = &spec.zones;
-        if z.mode_set && z.mode == crate::workload::fio::ZoneMode::None && z.size > 0 {
+        if z.mode == crate::workload::fio::ZoneMode::None && z.size > 0 {
             return at(
                 spec,
                 "fio: --zonemode=none and --zonesize are not compatible.".into(),

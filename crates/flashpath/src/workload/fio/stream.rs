@@ -56,6 +56,12 @@ pub struct IoStream {
     file_idx: u64,
     /// Per file, per direction: end of the last I/O (fio's f->last_pos).
     last_pos: Vec<[u64; 3]>,
+    /// zonemode=strided: (zonesize, zonerange, zoneskip), the bytes done
+    /// in the current zone (td->zone_bytes) and where the zone starts in
+    /// the file (f->file_offset moves by range + skip).
+    stride: Option<(u64, u64, u64)>,
+    zone_bytes: u64,
+    zone_start: u64,
     seq_add: i64,
     /// percentage_random per direction (100 = all random).
     pct_random: [u32; 3],
@@ -303,6 +309,10 @@ impl IoStream {
             nfiles,
             file_idx: 0,
             last_pos: vec![[0; 3]; nfiles as usize],
+            stride: (spec.zones.mode == super::ZoneMode::Strided && spec.zones.size > 0)
+                .then_some((spec.zones.size, spec.zones.range.max(1), spec.zones.skip)),
+            zone_bytes: 0,
+            zone_start: 0,
             seq_add: spec.rw_seq_add,
             seq_nr: spec.rw_nr.max(1),
             pct_random: spec.percentage_random,
@@ -461,6 +471,9 @@ impl IoStream {
         // sequential per I/O.
         let p = self.pct_random[ddir.index()];
         let random = self.rw.is_random() && (p >= 100 || (self.r_off.below(100) as u32) < p);
+        if let Some(stride) = self.stride {
+            self.strided_zone(f, ddir, stride);
+        }
         let off = if random {
             self.random_offset(f, ddir, &mut len)
         } else {
@@ -474,6 +487,8 @@ impl IoStream {
         };
         let len = len.min(self.file_len - off);
         self.last_pos[f as usize][ddir.index()] = off + len;
+        // fill_io_u: td->zone_bytes += buflen.
+        self.zone_bytes += len;
         let u = IoUnit {
             ddir,
             offset: self.base + f * self.file_len + off,
@@ -581,6 +596,26 @@ impl IoStream {
             }
         };
         v.max(1).min(self.file_len)
+    }
+
+    /// io_u.c setup_strided_zone_mode (zonemode=strided, sequential): after
+    /// `size` bytes the zone moves on by `range + skip`, from the file's
+    /// start again past its end; within a zone larger than its range the
+    /// range is read again from the zone's start. (The file's end is the
+    /// job's size here, where fio's is the file's real size.)
+    fn strided_zone(&mut self, f: u64, ddir: Ddir, (size, range, skip): (u64, u64, u64)) {
+        let last = &mut self.last_pos[f as usize][ddir.index()];
+        if self.zone_bytes >= size {
+            self.zone_bytes = 0;
+            self.zone_start += range + skip;
+            if self.zone_start >= self.file_len {
+                self.zone_start = 0;
+            }
+            *last = self.zone_start;
+        }
+        if *last >= self.zone_start + range {
+            *last = self.zone_start;
+        }
     }
 
     /// The I/O just given was moved (zonemode=zbd) to end at device

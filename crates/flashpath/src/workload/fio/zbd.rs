@@ -834,11 +834,13 @@ fn raw_device(spec: &JobSpec) -> bool {
 pub fn resolve_sizes(jobs: &mut JobFile, disk: &DiskZones, capacity: u64) -> Result<()> {
     for k in 0..jobs.jobs.len() {
         let spec = &jobs.jobs[k];
-        if spec.zones.mode == ZoneMode::Strided {
+        if spec.zones.mode == ZoneMode::Strided && spec.rw.is_random() {
             return Err(err(
                 jobs,
                 spec,
-                "zonemode=strided is not modelled by flashpath".into(),
+                "zonemode=strided with random offsets (confined to each zone's range) is not \
+                 modelled by flashpath"
+                    .into(),
             ));
         }
         let zbd = spec.zones.mode == ZoneMode::Zbd;

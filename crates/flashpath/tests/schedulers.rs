@@ -491,3 +491,34 @@ fn log_prio_writes_the_ios_priority_as_fio_does() {
         f.contents
     );
 }
+
+/// BFQ with a buffered writer: its dirty pages reach the device as the
+/// flusher's async writeback, which goes to the shared async queue
+/// (charged 3x its sectors, never idled for, never weight-raised), while
+/// the direct reader's sync queue is raised as interactive. The reader's
+/// latency drops well below what it is under `none`, where its reads
+/// wait behind the writeback for the device's slots.
+#[test]
+fn bfq_serves_a_sync_reader_ahead_of_async_writeback() {
+    let job = "[global]\nfilename=/dev/sda\ntime_based\nruntime=2\n\n\
+               [writer]\nioengine=psync\ndirect=0\nrw=write\nbs=128k\noffset=0\nsize=4g\n\
+               cpus_allowed=1\n\n\
+               [reader]\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\niodepth=4\n\
+               offset=8g\nsize=4g\ncpus_allowed=2\n";
+    let bfq = run(job, &["block.scheduler=bfq"]);
+    let none = run(job, &[]);
+    let (b_mean, b_p99, b_iops) = reads(&bfq, 1);
+    let (n_mean, n_p99, n_iops) = reads(&none, 1);
+    println!("bfq: reader mean {b_mean:.0} us p99 {b_p99:.0} us {b_iops:.0} IOPS");
+    println!("none: reader mean {n_mean:.0} us p99 {n_p99:.0} us {n_iops:.0} IOPS");
+    let wb = |o: &RunOutput| o.result.disks.first().map_or(0, |d| d.write_ios);
+    println!("device writes: bfq {} none {}", wb(&bfq), wb(&none));
+    // Measured: mean 554 vs 1640 us, p99 465 us vs 119 ms; the device
+    // took 393 writeback requests under BFQ, 526 under none. (BFQ's mean
+    // lies above its p99: its slowest 0.5% of reads, 110 to 219 ms, meet
+    // the device's own stalls under writeback, which none's p99 shows.)
+    assert!(wb(&none) > 100, "the writer's pages are written back");
+    assert!(wb(&bfq) < wb(&none), "the writeback pays");
+    assert!(b_mean < 0.5 * n_mean, "{b_mean} vs {n_mean}");
+    assert!(b_p99 < 0.1 * n_p99, "{b_p99} vs {n_p99}");
+}

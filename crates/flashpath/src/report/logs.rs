@@ -66,6 +66,19 @@ fn hist_log(samples: &[LatSample], msec: u64, coarseness: u32) -> String {
     text
 }
 
+/// The priority column of a per-I/O log entry (iolog.c flush_samples):
+/// with log_prio the I/O's ioprio value as `0x%04x`, else 1 for an
+/// RT-class I/O (`ioprio_value_is_class_rt`) and 0 for any other.
+fn prio_column(text: &mut String, ioprio: u16, log_prio: bool) {
+    use crate::block::elevator::{ioprio_class, IOPRIO_CLASS_RT};
+    if log_prio {
+        let _ = writeln!(text, "0x{ioprio:04x}");
+    } else {
+        let rt = ioprio_class(ioprio) == IOPRIO_CLASS_RT;
+        let _ = writeln!(text, "{}", u8::from(rt));
+    }
+}
+
 /// A log averaged over `log_avg_msec` windows (stat.c), as fio writes it:
 /// bs and offset columns 0.
 /// - Latency logs are written inline (add_log_sample): a direction's
@@ -85,7 +98,9 @@ fn averaged_log(kind: &str, samples: &[LatSample], spec: &JobSpec, end_ms: u64) 
         if spec.log_offset {
             text.push_str("0, ");
         }
-        text.push_str("0\n");
+        // An averaged entry carries no I/O's priority (stat.c
+        // __add_stat_to_log passes 0).
+        text.push_str(if spec.log_prio { "0x0000\n" } else { "0\n" });
     };
     if matches!(kind, "bw" | "iops") {
         let mut bytes = [0u64; 3];
@@ -232,7 +247,7 @@ pub fn log_files(jobs: &JobFile, results: &mut [JobResult]) -> Vec<LogFile> {
                 if spec.log_offset {
                     let _ = write!(text, "{}, ", s.offset);
                 }
-                text.push_str("0\n");
+                prio_column(&mut text, s.ioprio, spec.log_prio);
             }
             add_log(&mut files, log(name, text, option, prefix));
         }
@@ -282,6 +297,7 @@ mod tests {
             ddir,
             bs: 4096,
             offset: 0,
+            ioprio: 0,
         }
     }
 

@@ -45,6 +45,8 @@ pub struct LatSample {
     pub bs: u32,
     /// Offset in the job's file.
     pub offset: u64,
+    /// The I/O's priority (`io_u->ioprio`, `IOPRIO_PRIO_VALUE`).
+    pub ioprio: u16,
 }
 
 /// One job clone's results.

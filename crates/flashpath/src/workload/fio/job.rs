@@ -313,6 +313,10 @@ pub struct JobSpec {
     pub log_hist_coarseness: u32,
     /// log_offset: the latency logs carry each I/O's offset.
     pub log_offset: bool,
+    /// log_prio: the logs' priority column is the I/O's whole ioprio
+    /// value (`0x%04x`) instead of 1 for an RT-class I/O, else 0
+    /// (iolog.c flush_samples).
+    pub log_prio: bool,
     /// per_job_logs: one log file per job (the default) or one shared.
     pub per_job_logs: bool,
     /// log_avg_msec: average the logs over this many ms (0: every I/O).
@@ -565,6 +569,7 @@ impl Default for JobSpec {
             log_hist_msec: 0,
             log_hist_coarseness: 0,
             log_offset: false,
+            log_prio: false,
             per_job_logs: true,
             log_avg_msec: 0,
             log_max_value: false,

@@ -1504,7 +1504,7 @@ pub static OPTIONS: &[OptDef] = &[
         sets(|s, g| s.log_max_value = g.on()),
     ),
     o("log_offset", &[], BOOL, sets(|s, g| s.log_offset = g.on())),
-    o("log_prio", &[], BOOL, Handling::Ignore),
+    o("log_prio", &[], BOOL, sets(|s, g| s.log_prio = g.on())),
     o(
         "log_compression",
         &[],

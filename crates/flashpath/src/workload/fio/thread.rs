@@ -893,6 +893,7 @@ impl FioThread {
                 ddir: unit.ddir as u8,
                 bs: unit.len,
                 offset: unit.offset - self.file_start,
+                ioprio,
             });
         }
         // fio's io_u_mark_latency buckets, fed from the clat.

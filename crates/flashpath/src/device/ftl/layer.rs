@@ -118,8 +118,10 @@ crate::choice_enum! {
         /// The conventional page-mapping FTL with its map cache, write
         /// buffer and garbage collection.
         Page = "page",
-        /// An NVMe Zoned Namespace: zones of erase blocks written at their
-        /// write pointers, no device-side GC ([`crate::device::zns`]).
+        /// Zones of erase blocks written at their write pointers, no
+        /// device-side GC ([`crate::device::zns`]): an NVMe Zoned
+        /// Namespace behind the NVMe front end, a host-managed SCSI ZBC
+        /// logical unit (zoned UFS) behind the UFS one.
         Zns = "zns",
     }
 }

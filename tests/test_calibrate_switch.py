@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import REPO, cli
 from flashpath import calibrate
 
 HOST = "hosts/x86-generic"
@@ -159,3 +160,23 @@ def test_the_fit_keeps_the_switch_that_the_runs_show_and_says_so(tmp_path: Path)
     assert "device.switch_delay" not in result.not_identified
     assert result.cand.switch_delay_ns == pytest.approx(40_000, rel=0.15)
     assert result.sources["device.switch_delay"].startswith("fitted to randrw")
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("-3us", "outside 0 to 1000000 us"),
+        ("5s", "outside 0 to 1000000 us"),
+        ("soon", "device.switch_delay"),
+    ],
+)
+def test_a_bad_switch_delay_is_one_message(tmp_path: Path, value: str, expected: str) -> None:
+    job = tmp_path / "mix.fio"
+    job.write_text("[j]\nioengine=libaio\ndirect=1\nrw=randrw\nbs=4k\nsize=1g\nnumber_ios=100\n")
+    profile = REPO / "profiles" / "virtio-vda-fitted.toml"
+    r = cli("run", str(job), "--device", str(profile), "--set", f"device.switch_delay={value}")
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr and "panicked" not in r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1, r.stderr
+    assert "device.switch_delay" in lines[0] and expected in lines[0], lines[0]

@@ -522,3 +522,22 @@ fn bfq_serves_a_sync_reader_ahead_of_async_writeback() {
     assert!(b_mean < 0.5 * n_mean, "{b_mean} vs {n_mean}");
     assert!(b_p99 < 0.1 * n_p99, "{b_p99} vs {n_p99}");
 }
+
+/// kyber and BFQ show their state in the block counters (`"iosched"`);
+/// `none` and mq-deadline add nothing there.
+#[test]
+fn kyber_and_bfq_show_their_counters() {
+    let job = reader_beside_writer("", "");
+    let ky = common::run_str(NVME, &job, &["block.scheduler=kyber"], 7);
+    let k = &ky.result.flashpath["block"]["iosched"];
+    // The write domain was cut from 128 (see the kyber test above).
+    assert!(k["write"]["depth"].as_u64().unwrap() < 128, "{k}");
+    assert_eq!(k["read"]["depth"].as_u64(), Some(256), "{k}");
+    let reads = ky.result.jobs[1].dirs[0].total_ios;
+    assert!(k["read"]["dispatched"].as_u64().unwrap() >= reads, "{k}");
+    let bfq = run(&job, &["block.scheduler=bfq"]);
+    let b = &bfq.result.flashpath["block"]["iosched"];
+    assert_eq!(b["queues"].as_u64(), Some(2), "{b}");
+    let dl = run(&job, &["block.scheduler=mq-deadline"]);
+    assert!(dl.result.flashpath["block"].get("iosched").is_none());
+}

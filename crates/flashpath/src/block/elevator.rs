@@ -124,4 +124,9 @@ pub trait ElevatorOps {
     /// The elevator's timer fired at `now`; the block layer runs the
     /// queue after it (`bfq_schedule_dispatch`).
     fn timer(&mut self, _now: Ns) {}
+    /// What the elevator shows of itself at the end of a run (its debugfs
+    /// state), under the block counters' `"iosched"`; none by default.
+    fn counters(&self) -> Option<serde_json::Value> {
+        None
+    }
 }

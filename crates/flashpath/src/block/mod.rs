@@ -409,6 +409,9 @@ impl BlockLayer {
         if let Some(p) = &self.zone_plugs {
             v["zoned"] = p.counters();
         }
+        if let Some(c) = self.elevator.as_deref().and_then(|e| e.counters()) {
+            v["iosched"] = c;
+        }
         v
     }
 

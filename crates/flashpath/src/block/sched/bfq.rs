@@ -556,6 +556,19 @@ impl ElevatorOps for Bfq {
         self.idle_timer
     }
 
+    /// Queue expirations by reason and idle slices that ran out.
+    fn counters(&self) -> Option<serde_json::Value> {
+        let e = &self.expirations;
+        Some(serde_json::json!({
+            "queues": self.queues.len(),
+            "expired_too_idle": e[Expiration::TooIdle as usize],
+            "expired_budget_timeout": e[Expiration::BudgetTimeout as usize],
+            "expired_budget_exhausted": e[Expiration::BudgetExhausted as usize],
+            "expired_no_more_requests": e[Expiration::NoMoreRequests as usize],
+            "idle_slices_expired": self.idle_expired,
+        }))
+    }
+
     /// `bfq_idle_slice_timer`: the in-service queue got no request.
     fn timer(&mut self, now: Ns) {
         if self.idle_timer.is_some_and(|t| t <= now) {

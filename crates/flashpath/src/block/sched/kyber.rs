@@ -354,6 +354,21 @@ impl ElevatorOps for Kyber {
         self.woken.pop_front()
     }
 
+    /// Each domain's final token depth, dispatches and throttled
+    /// dispatches (debugfs `*_tokens`; the `kyber_throttled` trace).
+    fn counters(&self) -> Option<serde_json::Value> {
+        let names = ["read", "write", "discard", "other"];
+        let mut v = serde_json::json!({});
+        for (d, name) in names.iter().enumerate() {
+            v[*name] = serde_json::json!({
+                "depth": self.depth[d],
+                "dispatched": self.dispatched[d],
+                "throttled": self.throttled[d],
+            });
+        }
+        Some(v)
+    }
+
     /// `kyber_has_work`.
     fn has_work(&self) -> bool {
         self.hctxs

@@ -217,6 +217,34 @@ mod tests {
         }
     }
 
+    /// Bookings 1,000 ns apart, 100 of them ahead of a clock that prunes
+    /// one behind: about 100 live intervals and a growing run of dead ones
+    /// before `head`, so the array fills and is compacted in place, again
+    /// and again, and books as the reference all along.
+    #[test]
+    fn a_full_array_compacts_in_place() {
+        let mut a = Timeline::new();
+        let mut b = RingTimeline {
+            floor: 0,
+            busy: Default::default(),
+        };
+        let mut compactions = 0;
+        for k in 0..5_000u64 {
+            let now = k * 1_000;
+            a.prune(now);
+            b.prune(now);
+            let before = a.head;
+            let at = now + 100 * 1_000;
+            assert_eq!(a.reserve(at, 500), b.reserve(at, 500));
+            if a.head < before {
+                compactions += 1;
+            }
+            assert!(a.busy.len() <= ROOM && a.busy.capacity() == ROOM);
+            assert!(a.live().iter().eq(b.busy.iter()));
+        }
+        assert!(compactions > 10, "{compactions} compactions");
+    }
+
     proptest::proptest! {
         /// Random bookings (gaps, merges, zero lengths, more than
         /// `MAX_INTERVALS` live so that the oldest fold into the floor,

@@ -24,11 +24,19 @@ const ROOM: usize = 2 * (MAX_INTERVALS + 1);
 /// and a split binary search, measured at 142 instructions a booking in
 /// docs/performance.md). The array is compacted when an insert finds it
 /// full, at most once per `ROOM - MAX_INTERVALS - 1` prunes.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Timeline {
     floor: Ns,
     head: usize,
     busy: Vec<(Ns, Ns)>,
+}
+
+/// With its array's room reserved, as [`Timeline::new`]: a default one
+/// (a struct's derived `Default`) allocates nothing when it books.
+impl Default for Timeline {
+    fn default() -> Self {
+        Timeline::new()
+    }
 }
 
 impl Timeline {
@@ -228,6 +236,7 @@ mod tests {
             floor: 0,
             busy: Default::default(),
         };
+        assert_eq!(Timeline::default().busy.capacity(), ROOM);
         let mut compactions = 0;
         for k in 0..5_000u64 {
             let now = k * 1_000;

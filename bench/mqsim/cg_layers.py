@@ -67,8 +67,9 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     if a.ios <= 0:
         ap.error(f"ios must be positive, got {a.ios}")
+    short = load(a.short)
     diff = load(a.long)
-    diff.subtract(load(a.short))
+    diff.subtract(short)
     layers: collections.Counter[str] = collections.Counter()
     for fn, v in diff.items():
         layers[layer(fn)] += v

@@ -24,11 +24,19 @@ const ROOM: usize = 2 * (MAX_INTERVALS + 1);
 /// and a split binary search, measured at 142 instructions a booking in
 /// docs/performance.md). The array is compacted when an insert finds it
 /// full, at most once per `ROOM - MAX_INTERVALS - 1` prunes.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Timeline {
     floor: Ns,
     head: usize,
     busy: Vec<(Ns, Ns)>,
+}
+
+/// With its array's room reserved, as [`Timeline::new`]: a default one
+/// (a struct's derived `Default`) allocates nothing when it books.
+impl Default for Timeline {
+    fn default() -> Self {
+        Timeline::new()
+    }
 }
 
 impl Timeline {
@@ -215,6 +223,35 @@ mod tests {
             }
             t
         }
+    }
+
+    /// Bookings 1,000 ns apart, 100 of them ahead of a clock that prunes
+    /// one behind: about 100 live intervals and a growing run of dead ones
+    /// before `head`, so the array fills and is compacted in place, again
+    /// and again, and books as the reference all along.
+    #[test]
+    fn a_full_array_compacts_in_place() {
+        let mut a = Timeline::new();
+        let mut b = RingTimeline {
+            floor: 0,
+            busy: Default::default(),
+        };
+        assert_eq!(Timeline::default().busy.capacity(), ROOM);
+        let mut compactions = 0;
+        for k in 0..5_000u64 {
+            let now = k * 1_000;
+            a.prune(now);
+            b.prune(now);
+            let before = a.head;
+            let at = now + 100 * 1_000;
+            assert_eq!(a.reserve(at, 500), b.reserve(at, 500));
+            if a.head < before {
+                compactions += 1;
+            }
+            assert!(a.busy.len() <= ROOM && a.busy.capacity() == ROOM);
+            assert!(a.live().iter().eq(b.busy.iter()));
+        }
+        assert!(compactions > 10, "{compactions} compactions");
     }
 
     proptest::proptest! {

@@ -826,6 +826,19 @@ mod l2p_tests {
     use super::*;
     use proptest::prelude::*;
 
+    proptest! {
+        /// A divisor's shift and mask give the quotient and remainder of
+        /// the division, for powers of two and the rest.
+        #[test]
+        fn divisor_divides_as_the_division(d in 1u64..5_000, shift in 0u32..40, x in any::<u64>()) {
+            for d in [d, 1 << shift] {
+                let v = Divisor::new(d);
+                prop_assert_eq!(v.div(x), x / d);
+                prop_assert_eq!(v.rem(x), x % d);
+            }
+        }
+    }
+
     /// A map op: set `lpn` (a fraction of the user space, so that the runs
     /// hit several chunks) to a PPN, or trim it (NONE).
     fn op() -> impl Strategy<Value = (f64, Option<u32>)> {

@@ -127,7 +127,7 @@ impl BlockLayer {
         }
         self.rqs.get_mut(key).error = blk_status_to_errno(status);
         let sent = self.dev_start[key as usize];
-        let (tid, hctx, polled, rq_cpu, ddir, blk_start, kind, ioprio) = {
+        let (tid, hctx, polled, rq_cpu, ddir, blk_start, kind, ioprio, passthrough) = {
             let rq = self.rqs.get(key);
             (
                 rq.thread,
@@ -138,12 +138,13 @@ impl BlockLayer {
                 rq.blk_start,
                 rq.kind,
                 rq.ioprio,
+                rq.passthrough,
             )
         };
         if kind == RqKind::Fio {
             ctx.breakdown.device_ns += u128::from(now - sent);
         }
-        if kind != RqKind::Flush {
+        if kind != RqKind::Flush && !passthrough {
             self.disk_account(now, -1);
             let disk = &mut self.disk.util;
             match ddir {
@@ -177,7 +178,7 @@ impl BlockLayer {
             }
         }
         if kind != RqKind::Flush {
-            if let Some(e) = self.elevator.as_deref_mut() {
+            if let Some(e) = self.elevator.as_deref_mut().filter(|_| !passthrough) {
                 // blk_mq_free_request -> finish_request, then the restart
                 // run of the queue (blk_mq_sched_restart).
                 e.finish(ioprio, now);

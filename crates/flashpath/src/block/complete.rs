@@ -127,7 +127,7 @@ impl BlockLayer {
         }
         self.rqs.get_mut(key).error = blk_status_to_errno(status);
         let sent = self.dev_start[key as usize];
-        let (tid, hctx, polled, rq_cpu, ddir, blk_start, kind, ioprio) = {
+        let (tid, hctx, polled, rq_cpu, ddir, blk_start, kind, ioprio, passthrough) = {
             let rq = self.rqs.get(key);
             (
                 rq.thread,
@@ -138,12 +138,13 @@ impl BlockLayer {
                 rq.blk_start,
                 rq.kind,
                 rq.ioprio,
+                rq.passthrough,
             )
         };
         if kind == RqKind::Fio {
             ctx.breakdown.device_ns += u128::from(now - sent);
         }
-        if !kind.kernel_wait() {
+        if !kind.kernel_wait() && !passthrough {
             self.disk_account(now, -1);
             let disk = &mut self.disk.util;
             match ddir {
@@ -176,7 +177,7 @@ impl BlockLayer {
                 self.issue_to_driver(next, now, ctx);
             }
         }
-        if !kind.kernel_wait() && self.elevator.is_some() {
+        if !kind.kernel_wait() && !passthrough && self.elevator.is_some() {
             let srq = self.sched_rq(key);
             if let Some(e) = self.elevator.as_deref_mut() {
                 // __blk_mq_end_request -> completed_request, then

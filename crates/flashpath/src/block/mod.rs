@@ -135,6 +135,10 @@ pub struct Request {
     /// the submitter's (ioprio_set) or the command's (fio's cmdprio);
     /// 0 is IOPRIO_CLASS_NONE.
     pub ioprio: u16,
+    /// A passthrough request (SG_IO: blk_rq_is_passthrough): no elevator
+    /// (blk_mq_insert_request puts it on the dispatch list), no zone write
+    /// plug, not in the disk's statistics (blk_do_io_stat).
+    pub passthrough: bool,
 }
 
 impl Request {
@@ -166,6 +170,7 @@ impl Request {
             error: 0,
             fua: false,
             ioprio: 0,
+            passthrough: false,
         }
     }
 
@@ -295,6 +300,8 @@ pub struct BlockLayer {
     pub restarts: u64,
     /// A zoned disk's zone write plugs (`None`: a conventional disk).
     pub zone_plugs: Option<zoned::ZoneWritePlugs>,
+    /// Passthrough requests issued (SG_IO).
+    pub passthrough: u64,
     hybrid_sleeps: u64,
     hybrid_sleep_ns: u128,
     /// The queue's I/O scheduler; `None` is `none` (no elevator).
@@ -340,6 +347,7 @@ impl BlockLayer {
             irq_cpu,
             max_discard_sectors: u64::from(u32::MAX) >> 9,
             zone_plugs: None,
+            passthrough: 0,
             write_cache: Default::default(),
             polled_irq,
             irq_delay,
@@ -411,6 +419,10 @@ impl BlockLayer {
         }
         if let Some(c) = self.elevator.as_deref().and_then(|e| e.counters()) {
             v["iosched"] = c;
+        }
+        // Only a run with passthrough requests shows them.
+        if self.passthrough > 0 {
+            v["passthrough_requests"] = self.passthrough.into();
         }
         v
     }

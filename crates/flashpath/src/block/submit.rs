@@ -51,6 +51,29 @@ impl BlockLayer {
     where
         E: From<BlockEvent> + From<DeviceSignal>,
     {
+        // A passthrough request (SG_IO: drivers/scsi/scsi_ioctl.c sg_io,
+        // block/scsi_ioctl.c before 5.16: blk_mq_alloc_request,
+        // blk_rq_map_user, blk_execute_rq) is not made from a bio: no
+        // zone plug, no elevator (blk_mq_insert_request puts a
+        // passthrough request on the dispatch list), not in the disk's
+        // statistics (blk_do_io_stat); it takes a tag and goes to the
+        // driver.
+        if self.rqs.get(key).passthrough {
+            self.passthrough += 1;
+            let rq = self.rqs.get_mut(key);
+            let hctx = self.tags.hctx_of_cpu(rq.cpu);
+            rq.hctx = hctx as u32;
+            rq.blk_start = now;
+            if self.tags.get_tag(hctx, key) {
+                if ctx.dma.is_some() && !self.rqs.get(key).mapped {
+                    let cpu = self.rqs.get(key).cpu;
+                    self.map_then_issue(key, cpu, now, ctx);
+                } else {
+                    self.issue_to_driver(key, now, ctx);
+                }
+            }
+            return;
+        }
         // blk_mq_submit_bio -> blk_zone_plug_bio: a write to a zone with
         // a write in flight waits in the zone's plug.
         if let Some(plugs) = self.zone_plugs.as_mut() {

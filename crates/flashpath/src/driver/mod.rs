@@ -444,6 +444,12 @@ pub trait Driver<E> {
     fn report_zones(&self) -> Vec<crate::types::BlkZone> {
         Vec::new()
     }
+    /// The disk answers SG_IO: a SCSI disk (sd_ioctl -> scsi_ioctl ->
+    /// sg_io, drivers/scsi/scsi_ioctl.c). Other block drivers return
+    /// ENOTTY for it.
+    fn sg_io(&self) -> bool {
+        false
+    }
     /// The queue's write-cache flags the driver sets at probe
     /// (blk_queue_write_cache(q, wc, fua): QUEUE_FLAG_WC, QUEUE_FLAG_FUA).
     /// Without a volatile write cache the block layer completes flushes

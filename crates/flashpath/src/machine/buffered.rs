@@ -64,6 +64,7 @@ impl CacheCtx for CacheIo<'_> {
             // The flusher's and readahead's default priority
             // (IOPRIO_CLASS_NONE: mq-deadline's BE).
             ioprio: 0,
+            passthrough: false,
             kind: if writeback {
                 RqKind::Writeback
             } else {

@@ -500,6 +500,11 @@ impl<E> Driver<E> for Ufs {
             conventional_zones: z.conventional,
         })
     }
+    /// A UFS logical unit is a SCSI disk (sd): SG_IO reaches ufshcd's
+    /// queuecommand as any SCSI command.
+    fn sg_io(&self) -> bool {
+        true
+    }
     fn write_cache(&self) -> WriteCache {
         WriteCache {
             volatile: true,

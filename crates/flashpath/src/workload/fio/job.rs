@@ -136,6 +136,11 @@ pub enum IoEngine {
     IoUring,
     PosixAio,
     Null,
+    /// fio's sg engine on a SCSI disk's block device: each I/O one SG_IO
+    /// ioctl (engines/sg.c fio_sgio_ioctl_doio; FIO_SYNCIO | FIO_RAWIO),
+    /// a passthrough request the block layer does not schedule, merge,
+    /// plug or count in the disk's statistics.
+    Sg,
 }
 
 impl IoEngine {
@@ -150,6 +155,7 @@ impl IoEngine {
                 | IoEngine::Vsync
                 | IoEngine::Pvsync
                 | IoEngine::Pvsync2
+                | IoEngine::Sg
         )
     }
 
@@ -165,6 +171,7 @@ impl IoEngine {
             "io_uring" => IoEngine::IoUring,
             "posixaio" => IoEngine::PosixAio,
             "null" => IoEngine::Null,
+            "sg" => IoEngine::Sg,
             _ => return None,
         })
     }
@@ -180,6 +187,7 @@ impl IoEngine {
             IoEngine::IoUring => "io_uring",
             IoEngine::PosixAio => "posixaio",
             IoEngine::Null => "null",
+            IoEngine::Sg => "sg",
         }
     }
 }

@@ -595,7 +595,7 @@ pub static OPTIONS: &[OptDef] = &[
                 }
                 None if KNOWN_ENGINES.contains(&e) => Err(format!(
                     "ioengine '{e}' is not modelled by flashpath (modelled: sync, psync, vsync, \
-                     pvsync, pvsync2, libaio, io_uring, posixaio, null)"
+                     pvsync, pvsync2, libaio, io_uring, posixaio, null, sg)"
                 )),
                 None => {
                     let hint = if e.len() <= 64 {
@@ -1734,6 +1734,26 @@ pub static OPTIONS: &[OptDef] = &[
     o("dir", &[], STORE, Handling::Inert("profile")),
     o("test-duration", &[], TIME_US, Handling::Inert("profile")),
     o("threads-per-queue", &[], INT, Handling::Inert("profile")),
+    // The sg engine's SCSI write command (engines/sg.c, fio 3.33
+    // --enghelp=sg): only WRITE(10)/(16) is modelled; VERIFY with BYTCHK
+    // compares the device's stored data with the buffer, and WRITE SAME
+    // writes data flashpath's devices do not keep either.
+    e(
+        "sg_write_mode",
+        &["sg"],
+        STR.values(&[
+            "write",
+            "write_and_verify",
+            "verify",
+            "write_same",
+            "write_same_ndob",
+            "verify_bytchk_00",
+            "verify_bytchk_01",
+            "verify_bytchk_11",
+            "write_stream",
+        ]),
+        Handling::RefuseUnless(&["write"]),
+    ),
     // Engine options (fio 3.33 --enghelp). hipri: io_uring (IORING_SETUP_IOPOLL)
     // and pvsync2 (RWF_HIPRI); libaio has no hipri in 3.33.
     e("hipri", URING_PV2, SET, sets(|s, g| s.hipri = g.on())),

@@ -315,6 +315,32 @@ pub fn check_modelled(jobs: &JobFile) -> Result<()> {
     Ok(())
 }
 
+/// The sg engine needs a SCSI disk's device file: on a regular file fio
+/// 3.33 fails its type check ("ioengine sg only works on block or
+/// character devices", EINVAL), and on a block device whose driver does
+/// not take SG_IO the READ CAPACITY it sends fails with ENOTTY
+/// (engines/sg.c fio_sgio_get_file_size). flashpath refuses either job.
+pub fn check_sg(jobs: &JobFile, sg_io: bool, disk: &str) -> Result<()> {
+    for spec in jobs.jobs.iter().filter(|s| s.ioengine == IoEngine::Sg) {
+        let why = match &spec.filename {
+            Some(f) if f.starts_with("/dev/") && sg_io => continue,
+            Some(f) if f.starts_with("/dev/") => format!(
+                "{f} is not a SCSI disk ({disk}'s driver answers SG_IO with ENOTTY: fio \
+                 'ioengine sg unable to successfully execute read capacity')"
+            ),
+            _ => "ioengine sg only works on block or character devices (fio: wrong file type, \
+                  EINVAL); name the disk with filename=/dev/..."
+                .to_string(),
+        };
+        return Err(InputError::new(
+            jobs.path.clone(),
+            Some(spec.line),
+            format!("job '{}': ioengine=sg: {why}", spec.name),
+        ));
+    }
+    Ok(())
+}
+
 /// A polled submission (hipri with pvsync2's RWF_HIPRI or io_uring's
 /// IOPOLL) on a queue that cannot poll: kernels with the poll-queue check in
 /// submit_bio_noacct fail every such I/O with EOPNOTSUPP, and fio stops the

@@ -1,0 +1,129 @@
+//! fio's sg engine (engines/sg.c): each I/O one SG_IO ioctl on a SCSI
+//! disk's block device, synchronous (FIO_SYNCIO), a passthrough request
+//! that the block layer neither schedules, plugs nor counts in the disk's
+//! statistics (blk_mq_insert_request, blk_do_io_stat), reaching the UFS
+//! driver as the same READ/WRITE command.
+
+use flashpath::report::{render, OutputFormat};
+use flashpath::run::run_text;
+use std::path::Path;
+
+fn run(job: &str, profile: &str, sets: &[&str]) -> flashpath::run::RunOutput {
+    let o: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    run_text(job, "job.fio", Path::new("."), profile, &o, 1).expect("the job runs")
+}
+
+fn json(out: &flashpath::run::RunOutput) -> serde_json::Value {
+    serde_json::from_str(&render(&out.result, OutputFormat::Json)).expect("valid JSON")
+}
+
+fn refusal(job: &str, profile: &str) -> String {
+    match run_text(job, "job.fio", Path::new("."), profile, &[], 1) {
+        Ok(_) => panic!("must be refused: {job}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// The same reads through psync and through sg, under mq-deadline: the
+/// driver sees every one of them either way, but only psync's are bios
+/// the disk's statistics count (fio's disk_util), and only sg's are
+/// passthrough requests.
+#[test]
+fn sg_requests_skip_the_scheduler_and_the_disk_statistics() {
+    let job = |engine: &str| {
+        format!(
+            "[j]\nioengine={engine}\nrw=randread\nbs=4k\nnumber_ios=300\nfilename=/dev/sda\n\
+             direct=1\nrandseed=3\n"
+        )
+    };
+    let sets = ["block.scheduler=mq-deadline"];
+    let psync = json(&run(&job("psync"), "ufs41-snapdragon", &sets));
+    let sg = json(&run(&job("sg"), "ufs41-snapdragon", &sets));
+    for j in [&psync, &sg] {
+        assert_eq!(j["jobs"][0]["error"], 0);
+        assert_eq!(j["jobs"][0]["read"]["total_ios"], 300);
+        assert_eq!(j["flashpath"]["driver"]["reads"], 300);
+    }
+    assert_eq!(psync["disk_util"][0]["read_ios"], 300);
+    assert_eq!(
+        sg["disk_util"][0]["read_ios"].as_u64().unwrap_or(0),
+        0,
+        "passthrough requests are not in the disk's statistics"
+    );
+    assert_eq!(sg["flashpath"]["block"]["passthrough_requests"], 300);
+    assert!(psync["flashpath"]["block"]
+        .get("passthrough_requests")
+        .is_none());
+}
+
+/// sg is a synchronous engine (FIO_SYNCIO): iodepth=8 still has one
+/// command in flight, so it takes as long as iodepth=1, where libaio at
+/// iodepth 8 on the same disk is faster.
+#[test]
+fn sg_keeps_one_command_in_flight_whatever_the_iodepth() {
+    let job = |engine: &str, qd: u32| {
+        format!(
+            "[j]\nioengine={engine}\niodepth={qd}\nrw=randread\nbs=4k\nnumber_ios=400\n\
+             filename=/dev/sda\ndirect=1\nrandseed=3\n"
+        )
+    };
+    let iops = |engine: &str, qd: u32| {
+        json(&run(&job(engine, qd), "ufs41-snapdragon", &[]))["jobs"][0]["read"]["iops"]
+            .as_f64()
+            .unwrap()
+    };
+    let (sg1, sg8) = (iops("sg", 1), iops("sg", 8));
+    assert!((sg8 - sg1).abs() <= sg1 * 1e-9, "sg QD8 {sg8} vs QD1 {sg1}");
+    let aio8 = iops("libaio", 8);
+    assert!(aio8 > sg8 * 1.5, "libaio QD8 {aio8} vs sg {sg8}");
+}
+
+/// On a zoned UFS LU the device's rules still hold for a passthrough
+/// write: sequential writes at the write pointer succeed, a random one
+/// fails with UNALIGNED WRITE COMMAND, EIO in fio.
+#[test]
+fn sg_writes_on_a_zoned_lu_meet_the_zone_rules() {
+    let seq = "[j]\nioengine=sg\nrw=write\nbs=64k\nsize=8m\noffset=2g\nfilename=/dev/sda\n";
+    let j = json(&run(seq, "ufs40-zoned-like", &[]));
+    assert_eq!(j["jobs"][0]["error"], 0);
+    assert_eq!(j["jobs"][0]["write"]["total_ios"], 128);
+    assert_eq!(j["flashpath"]["block"]["passthrough_requests"], 128);
+    let rand = "[j]\nioengine=sg\nrw=randwrite\nbs=4k\nsize=8m\noffset=2g\nrandseed=5\n\
+                filename=/dev/sda\n";
+    let out = run(rand, "ufs40-zoned-like", &[]);
+    assert_eq!(out.failed_jobs(), 1);
+    assert_eq!(json(&out)["jobs"][0]["error"], 5);
+}
+
+/// What sg cannot do here is refused by name: a disk that is not SCSI,
+/// a regular file, and the SCSI commands that compare or replicate data
+/// (VERIFY with BYTCHK, WRITE SAME: fio's examples/sg_verify.fio and
+/// sg_write_same_ndob.fio).
+#[test]
+fn sg_refusals_name_the_reason() {
+    let nvme = refusal(
+        "[j]\nioengine=sg\nrw=read\nbs=4k\nsize=1m\nfilename=/dev/nvme0n1\n",
+        "nvme-d7p5510-3t84",
+    );
+    assert!(
+        nvme.contains("is not a SCSI disk") && nvme.contains("ENOTTY"),
+        "{nvme}"
+    );
+    let file = refusal(
+        "[j]\nioengine=sg\nrw=read\nbs=4k\nsize=1m\n",
+        "ufs41-snapdragon",
+    );
+    assert!(
+        file.contains("ioengine sg only works on block or character devices"),
+        "{file}"
+    );
+    let verify = refusal(
+        "[j]\nioengine=sg\nrw=write\nbs=512\nnumber_ios=20\nfilename=/dev/sda\n\
+         sg_write_mode=verify_bytchk_01\n",
+        "ufs41-snapdragon",
+    );
+    assert!(
+        verify.contains("job.fio:7") && verify.contains("accepted only as sg_write_mode=write"),
+        "{verify}"
+    );
+}

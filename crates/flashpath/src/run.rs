@@ -14,7 +14,7 @@ use crate::workload::fio::{
     parse_job_file, parse_job_str,
     plan::plan_threads,
     replay::{check_iologs_within, load_iologs},
-    setup::{check_fio_setup, check_memory, check_modelled, check_polled},
+    setup::{check_fio_setup, check_memory, check_modelled, check_polled, check_verify_state},
     JobFile, ParseContext,
 };
 use std::path::Path;
@@ -389,6 +389,7 @@ pub fn prepare<'a>(
     };
     let jobs: &JobFile = &jobs_read;
     check_fio_setup(jobs)?;
+    check_verify_state(jobs, base_dir)?;
     check_modelled(jobs)?;
     let mut model = build_model(profile)?;
     apply_ioscheduler(jobs, &mut model.settings)?;

@@ -10,6 +10,8 @@ not depend on the device, so it is compared on the null device."""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -219,3 +221,30 @@ def test_averaged_logs_follow_fios_windows(tmp_path: Path) -> None:
     # the run ends (after the last window).
     assert abs(logged - read["io_bytes"]) <= len(bw) * 1024 * 100 // 1000 + 4096
     assert read["bw_samples"] in (9, 10)
+
+
+@pytest.mark.skipif(shutil.which("fio") is None, reason="the real fio is not installed")
+def test_a_replay_writes_no_iolog_as_fio(tmp_path: Path) -> None:
+    """write_iolog beside read_iolog: fio 3.33 writes no log (iolog.c
+    init_iolog opens write_iolog only without read_iolog); run by the real
+    fio (null engine, no data) and by flashpath, in folders of their own."""
+    log = "fio version 2 iolog\n/f add\n/f open\n/f read 0 4096\n/f write 4096 4096\n/f close\n"
+    job = "[r]\nioengine=null\nread_iolog=in.log\nwrite_iolog=out.log\n"
+    for who in ("fio", "flashpath"):
+        folder = tmp_path / who
+        folder.mkdir()
+        (folder / "in.log").write_text(log)
+        (folder / "job.fio").write_text(job)
+        if who == "fio":
+            r = subprocess.run(
+                ["fio", "--output-format=json", "job.fio"],
+                cwd=folder,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+        else:
+            r = cli("run", "job.fio", "--device", "nullblk", "--output-format", "json", cwd=folder)
+        assert r.returncode == 0, (who, r.stderr)
+        assert json.loads(r.stdout)["jobs"][0]["write"]["total_ios"] == 1, who
+        assert sorted(p.name for p in folder.iterdir()) == ["in.log", "job.fio"], who

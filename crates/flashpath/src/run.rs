@@ -14,7 +14,7 @@ use crate::workload::fio::{
     parse_job_file, parse_job_str,
     plan::plan_threads,
     replay::{check_iologs_within, load_iologs},
-    setup::{check_fio_setup, check_memory, check_modelled, check_polled},
+    setup::{check_fio_setup, check_memory, check_modelled, check_polled, check_verify_state},
     zbd, JobFile, ParseContext, ZoneMode, NOT_MODELLED,
 };
 use std::path::Path;
@@ -410,6 +410,7 @@ fn prepare_checked<'a>(
         std::borrow::Cow::Borrowed(jobs)
     };
     check_fio_setup(&jobs_read)?;
+    check_verify_state(&jobs_read, base_dir)?;
     check_modelled(&jobs_read)?;
     let mut model = build_model(profile)?;
     // zonemode=zbd reads the disk's zones (zbd.c zbd_init_files), then

@@ -328,3 +328,32 @@ fn numa_placement_is_on_the_one_node_host() {
         );
     }
 }
+
+/// verify_state_load=1: fio opens `local-NAME-N-verify.state` in its
+/// working directory before the jobs start and, without it, fails the run
+/// ("open state file: No such file or directory", "state file:
+/// local-job-0-verify.state (for_write=0)": fio 3.33 on
+/// upstream-tests/t0036-post.fio alone, tests/fio_coverage.py); N counts
+/// the clones of earlier jobs. With the file there the job is refused, as
+/// flashpath does not replay a state file.
+#[test]
+fn verify_state_load_opens_fios_state_file() {
+    let path = write(
+        "job.fio",
+        "[a]\nioengine=null\nsize=64k\nnumjobs=2\n[job]\nioengine=null\nsize=64k\nverify=md5\nverify_state_load=1\n",
+    );
+    let e = parse_only(&path, "nullblk", &[]).unwrap_err().to_string();
+    assert!(
+        e.contains("open state file: No such file or directory")
+            && e.contains("state file: local-job-2-verify.state (for_write=0)"),
+        "{e}"
+    );
+    std::fs::write(path.with_file_name("local-job-2-verify.state"), b"").unwrap();
+    let e = parse_only(&path, "nullblk", &[]).unwrap_err().to_string();
+    assert!(e.contains("not modelled by flashpath"), "{e}");
+    let off = write(
+        "job.fio",
+        "[job]\nioengine=null\nsize=64k\nverify_state_load=0\n",
+    );
+    parse_only(&off, "nullblk", &[]).unwrap();
+}

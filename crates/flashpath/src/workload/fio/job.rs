@@ -422,6 +422,9 @@ pub struct JobSpec {
     /// logged writes while it writes, every N writes (io_u.c
     /// check_get_verify); 0 verifies only after the write phase.
     pub verify_backlog: u64,
+    /// verify_state_load: load the verify state file a verify_state_save
+    /// run wrote before the job starts (verify.c verify_load_state).
+    pub verify_state_load: bool,
     /// verify_backlog_batch: how many of them per round (0: N).
     pub verify_batch: u64,
     /// flow_id, flow (the job's weight, 0: no flow control) and
@@ -626,6 +629,7 @@ impl Default for JobSpec {
             verify: None,
             do_verify: true,
             verify_backlog: 0,
+            verify_state_load: false,
             verify_batch: 0,
             zones: ZoneOptions::default(),
             flow_id: 0,

@@ -1020,13 +1020,14 @@ pub static OPTIONS: &[OptDef] = &[
     o("experimental_verify", &[], BOOL, Handling::Ignore),
     // Loads the verify state file a verify_state_save run wrote
     // (verify.c verify_load_state); fio fails the job when the file is not
-    // there ("open state file: No such file or directory"), and the
-    // simulator writes none, so a job that loads one is refused.
+    // there ("open state file: No such file or directory"), and so does
+    // flashpath (setup.rs check_verify_state); the simulator writes no
+    // state file, so a job whose state file is there is refused.
     o(
         "verify_state_load",
         &[],
         BOOL,
-        Handling::RefuseUnless(&["0"]),
+        sets(|s, g| s.verify_state_load = g.on()),
     ),
     o("verify_state_save", &[], BOOL, Handling::Ignore),
     o(

@@ -25,6 +25,11 @@ pub fn iolog_path(dir: &Path, name: &str) -> PathBuf {
 pub fn load_iologs(jobs: &JobFile, dir: &Path) -> Result<JobFile> {
     let mut out = jobs.clone();
     for spec in &mut out.jobs {
+        if spec.read_iolog.is_some() {
+            // fio writes no iolog while it replays one: iolog.c init_iolog
+            // opens write_iolog only when read_iolog is not set.
+            spec.write_iolog = None;
+        }
         let Some(name) = spec.read_iolog.clone() else {
             if spec.merge_blktrace_file.is_some() {
                 // fio 3.33 crashes here (merge_blktrace_iologs strdup()s the

@@ -243,6 +243,42 @@ pub fn check_memory(jobs: &JobFile, regions: &[Vec<(u64, u64)>], memory: u64) ->
     Ok(())
 }
 
+/// verify_state_load: before any job starts, fio opens each loading
+/// job's state file, `local-NAME-N-verify.state` (N: the job's thread
+/// number less one, clones counted) in its working directory (backend.c
+/// fio_verify_load_state, verify.c open_state_file), and fails the run
+/// when it is not there; flashpath looks beside the job file (as for
+/// `include`). A state file that is there would make the verify phase
+/// check only the writes it records (verify.c verify_state_should_stop):
+/// flashpath writes none and reads none, so that job is refused.
+pub fn check_verify_state(jobs: &JobFile, dir: &std::path::Path) -> Result<()> {
+    let mut thread = 0u32;
+    for spec in &jobs.jobs {
+        for _ in 0..spec.numjobs.max(1) {
+            if spec.verify_state_load {
+                let name = format!("local-{}-{thread}-verify.state", spec.name);
+                let path = dir.join(&name);
+                let why = if path.exists() {
+                    format!(
+                        "job '{}': verify_state_load with the state file {name} there (the verify \
+                         would check only the writes it records) is not modelled by flashpath",
+                        spec.name
+                    )
+                } else {
+                    format!(
+                        "job '{}': open state file: No such file or directory (fio: \"open state \
+                         file: No such file or directory\", \"state file: {name} (for_write=0)\")",
+                        spec.name
+                    )
+                };
+                return Err(InputError::new(jobs.path.clone(), Some(spec.line), why));
+            }
+            thread += 1;
+        }
+    }
+    Ok(())
+}
+
 /// What fio runs but flashpath does not simulate (yet): refused with the
 /// option named, rather than simulated wrongly.
 pub fn check_modelled(jobs: &JobFile) -> Result<()> {

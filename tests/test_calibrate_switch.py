@@ -5,6 +5,7 @@ what the fit reports about it."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -180,3 +181,19 @@ def test_a_bad_switch_delay_is_one_message(tmp_path: Path, value: str, expected:
     lines = r.stderr.splitlines()
     assert len(lines) == 1, r.stderr
     assert "device.switch_delay" in lines[0] and expected in lines[0], lines[0]
+
+
+def test_the_search_stays_inside_what_a_profile_accepts() -> None:
+    # A start whose transfer rate is already near 1 TB/s (large blocks
+    # that cost no more than small ones, as pass 2 of 2026-11-27 gave):
+    # the bounds keep the rate and the caps at most 1 TB/s (profile/mod.rs
+    # limits::RATE), each range non-empty, the rest 100x either way.
+    x0 = [math.log(v) for v in (40e3, 50e3, 5e11, 1e5, 4e11, 0.5, 1.0, 5e3)]
+    lo, hi = calibrate.search_bounds(x0[:6])
+    for i in (2, 3, 4):
+        assert math.exp(hi[i]) <= calibrate.RATE_MAX
+        assert math.exp(lo[i]) >= calibrate.RATE_MIN
+        assert lo[i] < hi[i]
+    assert hi[0] - x0[0] == pytest.approx(4.6) and x0[0] - lo[0] == pytest.approx(4.6)
+    assert hi[3] - x0[3] == pytest.approx(4.6)
+    assert len(calibrate.search_bounds(x0[:7])[0]) == 7

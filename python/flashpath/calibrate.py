@@ -689,6 +689,10 @@ def _costs(labelled: list[tuple[Measured, str, float]]) -> tuple[float, float]:
 # The log-normal tail's σ: from 0.05 (as narrow as a fixed time) to 3.
 TAIL_MIN = 0.05
 TAIL_MAX = 3.0
+# A transfer rate or cap the profile accepts (profile/mod.rs limits::RATE,
+# driver/generic.rs CAP): 1 kB/s to 1 TB/s.
+RATE_MIN = 1e3
+RATE_MAX = 1e12
 # The turnaround and the switch delay: from 0.1 us (none, as far as a run
 # can tell) to 1 ms.
 TURN_MIN_NS = 100.0
@@ -711,19 +715,35 @@ def fit_candidate(
     direction switch's cost, `switch`: "turnaround" or "switch_delay"):
     its summed squared log error and parameters. A module-level function,
     run by the sweep engine."""
-    import math
-
     from scipy.optimize import least_squares
 
     obj = Objective(runs, base, servers, dispatch, runtime_ms, writeback, switch=switch)
+    lo, hi = search_bounds(x0)
+    start = [min(max(v, a + 1e-6), b - 1e-6) for v, a, b in zip(x0, lo, hi, strict=True)]
+    res = least_squares(obj, start, bounds=(lo, hi), diff_step=0.03, max_nfev=max_nfev)
+    return float(2.0 * res.cost), [float(v) for v in res.x]
+
+
+def search_bounds(x0: list[float]) -> tuple[list[float], list[float]]:
+    """The bounds of `fit_candidate`'s search around the log parameters
+    `x0`."""
+    import math
+
     # Parameters within 100x of the start either way; a step of a few
     # percent is what a simulated figure answers to (a smaller one drowns
     # in the finite run's noise).
     lo = [v - 4.6 for v in x0[:5]] + [CV_LOG_MIN] + [math.log(TURN_MIN_NS)] * (len(x0) > 6)
     hi = [v + 4.6 for v in x0[:5]] + [0.0] + [math.log(TURN_MAX_NS)] * (len(x0) > 6)
-    start = [min(max(v, a + 1e-6), b - 1e-6) for v, a, b in zip(x0, lo, hi, strict=True)]
-    res = least_squares(obj, start, bounds=(lo, hi), diff_step=0.03, max_nfev=max_nfev)
-    return float(2.0 * res.cost), [float(v) for v in res.x]
+    # The transfer rate and the two caps stay inside what a profile
+    # accepts (profile/mod.rs limits::RATE, driver/generic.rs CAP: at
+    # most 1 TB/s or 1 T commands a second): runs whose large blocks cost
+    # no more than small ones would otherwise drive the rate past it, and
+    # the candidate's simulation would refuse it (2026-11-27 11:55, pass
+    # 2: 1.1 TB/s).
+    for i in (2, 3, 4):
+        hi[i] = min(hi[i], math.log(RATE_MAX / 2))
+        lo[i] = max(min(lo[i], hi[i] - 1.0), math.log(RATE_MIN * 2))
+    return lo, hi
 
 
 # How much better a fit with an optional mechanism (a cap, the

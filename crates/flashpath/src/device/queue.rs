@@ -63,11 +63,12 @@
 //!   `switch_delay` after it is let in, so the switch costs its full time
 //!   on an idle server (at iodepth 1, every switch) and nothing behind
 //!   queued work, and occupies no server. The shape of the virtio disk's
-//!   mixes of docs/calibrate.md (2026-11-27 12:00): at iodepth 1 a 50/50
-//!   and a 70/30 mix run 30-35% below what the pure jobs' times give,
-//!   while at iodepth 16-32 the mixes run as fast as the pure jobs; a
+//!   mixes of docs/calibrate.md (2026-11-27 11:51): at iodepth 1 a 50/50
+//!   and a 70/30 mix ran 29-33% below what the pure jobs' times give,
+//!   while at iodepth 16-32 the mixes ran within 11% of the pure jobs; a
 //!   switch that held the server (`turnaround`) would cost throughput at
-//!   every depth. An assumption about the mechanism (a host whose reads
+//!   every depth (though the fit to that sitting's plan chose the
+//!   turnaround: docs/calibrate.md says why). An assumption about the mechanism (a host whose reads
 //!   and writes go different paths, one of which must be woken: QEMU's
 //!   thread pool, util/thread-pool.c, or a host page cache's write path);
 //!   the runs pin only its size.

@@ -179,6 +179,7 @@ impl BlockLayer {
                 // blk_mq_free_request -> finish_request, then the restart
                 // run of the queue (blk_mq_sched_restart).
                 e.finish(ioprio, now);
+                e.completed(key);
                 self.run_queue(hctx as usize, now, ctx);
             }
         }

@@ -51,6 +51,9 @@ pub struct SchedRq {
     pub sector: u64,
     /// The request's I/O priority (`req_get_ioprio`).
     pub ioprio: u16,
+    /// REQ_OP_WRITE: a write that carries data (blk_req_needs_zone_write_lock
+    /// locks the zone of such a write, not of a discard).
+    pub data_write: bool,
 }
 
 impl SchedRq {
@@ -60,6 +63,7 @@ impl SchedRq {
             write: ddir != Ddir::Read,
             sector: offset >> 9,
             ioprio,
+            data_write: ddir == Ddir::Write,
         }
     }
 }
@@ -76,4 +80,13 @@ pub trait ElevatorOps {
     fn finish(&mut self, ioprio: u16, now: Ns);
     /// `has_work`: requests are queued in the scheduler.
     fn has_work(&self) -> bool;
+    /// The disk is zoned and its kernel serialises each zone's writes in
+    /// the scheduler (zone write locking, kernels before 6.10:
+    /// blk_req_zone_write_trylock), zones of `zone_sectors` sectors. A
+    /// scheduler without zone support ignores it.
+    fn set_zone_write_lock(&mut self, _zone_sectors: u64, _nr_zones: u32) {}
+    /// Request `key`, which the scheduler dispatched, completed (the
+    /// zone write lock it holds goes: blk_req_zone_write_unlock in
+    /// dd_finish_request).
+    fn completed(&mut self, _key: u32) {}
 }

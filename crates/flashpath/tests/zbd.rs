@@ -396,3 +396,40 @@ fn fios_zoned_examples_run() {
     // 4 GiB read in zones of 256 MiB every 2.25 GiB of the disk.
     assert_eq!(json(&dz)["jobs"][0]["read"]["io_bytes"], 4u64 << 30);
 }
+
+/// A kernel before 6.10 (`block.zoned_writes=locking`) keeps a zone's
+/// writes in order in mq-deadline instead of plugging them: a sequential
+/// write at iodepth 8 into one zone has one write in flight (the device
+/// fails none), nothing waits in a plug, and it goes no faster than at
+/// iodepth 1, as with 6.10's plugs.
+#[test]
+fn mq_deadline_zone_write_locking_keeps_one_write_per_zone_in_flight() {
+    let job = |qd: u32| {
+        format!(
+            "[j]\nrw=write\nbs=16k\nsize=16m\nioengine=libaio\ndirect=1\niodepth={qd}\n\
+             filename=/dev/nvme0n1\n"
+        )
+    };
+    let mut sets = small_zns();
+    sets.push("block.scheduler=mq-deadline".into());
+    sets.push("block.zoned_writes=locking".into());
+    let qd1 = json(&run_on(&job(1), "nvme-zn540-like", &sets).unwrap());
+    let qd8 = json(&run_on(&job(8), "nvme-zn540-like", &sets).unwrap());
+    for j in [&qd1, &qd8] {
+        assert_eq!(j["jobs"][0]["error"], 0);
+        assert_eq!(j["flashpath"]["driver"]["device"]["zns"]["zone_errors"], 0);
+        // No plugs: the scheduler orders the writes.
+        assert!(
+            j["flashpath"]["block"]["zoned"].is_null(),
+            "{}",
+            j["flashpath"]["block"]
+        );
+    }
+    let iops = |j: &serde_json::Value| j["jobs"][0]["write"]["iops"].as_f64().unwrap();
+    assert!(
+        iops(&qd8) < iops(&qd1) * 1.15,
+        "{} vs {}",
+        iops(&qd8),
+        iops(&qd1)
+    );
+}

@@ -65,6 +65,9 @@ pub struct SchedRq {
     pub cpu: u32,
     /// The hardware queue it maps to (`rq->mq_hctx`).
     pub hctx: u32,
+    /// REQ_OP_WRITE: a write that carries data (blk_req_needs_zone_write_lock
+    /// locks the zone of such a write, not of a discard).
+    pub data_write: bool,
 }
 
 impl SchedRq {
@@ -82,6 +85,7 @@ impl SchedRq {
             task: 0,
             cpu: 0,
             hctx: 0,
+            data_write: ddir == Ddir::Write,
         }
     }
 }
@@ -129,4 +133,9 @@ pub trait ElevatorOps {
     fn counters(&self) -> Option<serde_json::Value> {
         None
     }
+    /// The disk is zoned and its kernel serialises each zone's writes in
+    /// the scheduler (zone write locking, kernels before 6.10:
+    /// blk_req_zone_write_trylock), zones of `zone_sectors` sectors. A
+    /// scheduler without zone support ignores it.
+    fn set_zone_write_lock(&mut self, _zone_sectors: u64, _nr_zones: u32) {}
 }

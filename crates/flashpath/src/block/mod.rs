@@ -470,6 +470,23 @@ pub struct QueueSettings {
     pub kyber: sched::kyber::KyberTunables,
     /// queue/iosched/* of BFQ.
     pub bfq: sched::bfq::BfqTunables,
+    /// How the kernel keeps a zoned disk's writes in order.
+    pub zoned_writes: ZonedWrites,
+}
+
+crate::choice_enum! {
+    /// `block.zoned_writes`: how the host's kernel keeps each sequential
+    /// zone's writes in write-pointer order.
+    pub enum ZonedWrites {
+        /// Zone write plugging, Linux 6.10+ (block/blk-zoned.c
+        /// blk_zone_plug_bio): one write per zone in flight, whatever the
+        /// scheduler.
+        Plugging = "plugging",
+        /// Zone write locking, kernels before 6.10: mq-deadline dispatches
+        /// one write per zone (blk_req_zone_write_trylock in
+        /// block/mq-deadline.c); with no scheduler nothing orders them.
+        Locking = "locking",
+    }
 }
 
 crate::choice_enum! {
@@ -632,6 +649,10 @@ crate::params! {
         /// Absent: HZ / 8, 125 ms (block/bfq-iosched.c bfq_timeout).
         pub timeout_sync: Option<crate::sim::Ns> =
             optional ns("block.iosched.timeout_sync", DELAY),
+        /// How the kernel orders a zoned disk's writes: zone write
+        /// plugging (6.10+) or mq-deadline's zone write locking (before
+        /// 6.10). Absent: plugging.
+        pub zoned_writes: Option<ZonedWrites> = optional choice("block.zoned_writes", ZonedWrites),
     }
 }
 
@@ -645,6 +666,7 @@ impl QueueSettings {
             polled_without_poll_fails: b.polled_without_poll_queue
                 == PolledWithoutPollQueue::Eopnotsupp,
             scheduler: b.scheduler.unwrap_or(Scheduler::None),
+            zoned_writes: b.zoned_writes.unwrap_or(ZonedWrites::Plugging),
             deadline: {
                 let d = sched::mq_deadline::DeadlineTunables::default();
                 sched::mq_deadline::DeadlineTunables {

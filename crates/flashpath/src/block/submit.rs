@@ -137,6 +137,15 @@ impl BlockLayer {
         }
     }
 
+    /// A zoned disk of `limits` whose kernel locks zones in the scheduler
+    /// (`ZonedWrites::Locking`): the elevator, if it supports zones, gets
+    /// them.
+    pub fn set_zone_write_lock(&mut self, limits: &crate::driver::ZonedLimits) {
+        if let Some(e) = self.elevator.as_deref_mut() {
+            e.set_zone_write_lock(limits.chunk_sectors, limits.nr_zones);
+        }
+    }
+
     /// Whether the elevator holds requests.
     pub(super) fn elevator_has_work(&self) -> bool {
         self.elevator.as_deref().is_some_and(|e| e.has_work())

@@ -227,10 +227,17 @@ impl Machine {
             max_inflight,
         );
         block.max_discard_sectors = parts.driver.max_discard_sectors();
-        block.zone_plugs = parts
-            .driver
-            .zoned()
-            .map(|z| crate::block::zoned::ZoneWritePlugs::new(&z, max_inflight));
+        // Linux 6.10+ plugs each zone's writes in the block layer; older
+        // kernels lock zones in mq-deadline instead.
+        if let Some(z) = parts.driver.zoned() {
+            match parts.settings.zoned_writes {
+                crate::block::ZonedWrites::Plugging => {
+                    block.zone_plugs =
+                        Some(crate::block::zoned::ZoneWritePlugs::new(&z, max_inflight));
+                }
+                crate::block::ZonedWrites::Locking => block.set_zone_write_lock(&z),
+            }
+        }
         block.write_cache = parts.driver.write_cache();
         Machine {
             queue: EventQueue::with_capacity(4 * max_inflight + 16),

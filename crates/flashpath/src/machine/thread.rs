@@ -158,9 +158,20 @@ impl Machine {
                     Some(end) => now = end,
                     None => return,
                 },
-                Step::ZoneReset { offset, .. } => {
+                Step::ZoneReset {
+                    offset,
+                    device: true,
+                    ..
+                } => {
                     self.zone_reset_call(tid, now, offset);
                     return;
+                }
+                Step::ZoneReset { device: false, .. } => {
+                    // Emulated zones: fio's own work for the I/O, as the
+                    // null engine's, and the trim is done.
+                    let end = self.host.user_io(tid, now);
+                    self.threads[ti].fio.zone_reset_returned(end, 0);
+                    now = end;
                 }
                 Step::SleepUntil(at) => {
                     self.sleep_timer(tid, now, at);

@@ -20,9 +20,17 @@
 //! its deadline has passed or nothing lies at or above `latest_pos`,
 //! otherwise the next request in sector order.
 //!
+//! On a zoned disk of a kernel before 6.10 (zone write locking), a write
+//! goes only to a zone no other write holds: deadline_fifo_request takes
+//! the first write in FIFO order whose zone is unlocked, and
+//! deadline_next_request the first in sector order from `latest_pos`
+//! (blk_req_can_dispatch_to_zone; the disk is non-rotational, so no
+//! sequential stream is kept whole); the dispatch locks the zone
+//! (blk_req_zone_write_lock) and dd_finish_request unlocks it.
+//!
 //! Not modelled: front and back merging (no two fio I/Os of the model
-//! are adjacent pieces of one bio), the zone write lock (zoned devices
-//! before 6.10), the `async_depth` shallow tag depth for writes.
+//! are adjacent pieces of one bio), the `async_depth` shallow tag depth
+//! for writes.
 
 use crate::block::elevator::{
     ioprio_class, ElevatorOps, SchedRq, IOPRIO_CLASS_IDLE, IOPRIO_CLASS_RT,
@@ -131,6 +139,35 @@ impl PerPrio {
     }
 }
 
+const NO_ZONE: u32 = u32::MAX;
+
+/// The zone write locks of a zoned disk (the request queue's
+/// `seq_zones_wlock` bitmap before 6.10).
+struct ZoneLocks {
+    zone_sectors: u64,
+    locked: Vec<bool>,
+    /// Per request key: whether it is a data write (kept from insert), and
+    /// the zone it locked at dispatch (NO_ZONE: none).
+    data_write: Vec<bool>,
+    holds: Vec<u32>,
+}
+
+impl ZoneLocks {
+    fn zone(&self, sector: u64) -> usize {
+        ((sector / self.zone_sectors) as usize).min(self.locked.len() - 1)
+    }
+}
+
+/// blk_req_can_dispatch_to_zone: a data write to a locked zone waits.
+fn can_dispatch(z: &Option<ZoneLocks>, sector: u64, key: u32) -> bool {
+    match z {
+        None => true,
+        Some(z) => {
+            !z.data_write.get(key as usize).copied().unwrap_or(false) || !z.locked[z.zone(sector)]
+        }
+    }
+}
+
 /// One queue's mq-deadline state (`struct deadline_data`).
 pub struct MqDeadline {
     t: DeadlineTunables,
@@ -141,6 +178,7 @@ pub struct MqDeadline {
     last_dir: usize,
     /// Requests dispatched per priority (debugfs `dispatched`).
     pub dispatched: [u64; DD_PRIO_COUNT],
+    zones: Option<ZoneLocks>,
 }
 
 impl MqDeadline {
@@ -152,7 +190,37 @@ impl MqDeadline {
             starved: 0,
             last_dir: DD_WRITE,
             dispatched: [0; DD_PRIO_COUNT],
+            zones: None,
         }
+    }
+
+    /// deadline_next_request: the first request at or above `pos` in
+    /// direction `dir` that may go (a write to a locked zone is passed
+    /// over, deadline_latter_request).
+    fn next_request(&self, prio: usize, dir: usize, pos: u64) -> Option<(u64, u32)> {
+        let p = &self.per_prio[prio];
+        if dir == DD_READ || self.zones.is_none() {
+            return p.at_or_above(dir, pos);
+        }
+        let s = &p.sort[dir];
+        let i = s.partition_point(|&(sec, _)| sec < pos);
+        s[i..]
+            .iter()
+            .copied()
+            .find(|&(sec, key)| can_dispatch(&self.zones, sec, key))
+    }
+
+    /// deadline_fifo_request: the oldest request of direction `dir` that
+    /// may go.
+    fn fifo_request(&self, prio: usize, dir: usize) -> Option<(u64, u32)> {
+        let p = &self.per_prio[prio];
+        if dir == DD_READ || self.zones.is_none() {
+            return p.fifo_head(dir);
+        }
+        p.fifo[dir]
+            .iter()
+            .find(|f| can_dispatch(&self.zones, f.sector, f.key))
+            .map(|f| (f.sector, f.key))
     }
 
     fn expire(&self, dir: usize) -> Ns {
@@ -177,14 +245,15 @@ impl MqDeadline {
         let p = &self.per_prio[prio];
         let mut pick = None;
         // Batches are reads XOR writes: go on in the last direction.
-        if let Some(rq) = p.at_or_above(self.last_dir, p.latest_pos[self.last_dir]) {
+        if let Some(rq) = self.next_request(prio, self.last_dir, p.latest_pos[self.last_dir]) {
             if self.batching < fifo_batch {
                 pick = Some((self.last_dir, rq));
             }
         }
         if pick.is_none() {
             let dir = if !p.fifo[DD_READ].is_empty() {
-                let writes = !p.fifo[DD_WRITE].is_empty();
+                // deadline_fifo_request(DD_WRITE): a write that may go.
+                let writes = self.fifo_request(prio, DD_WRITE).is_some();
                 // `dd->starved++ >= dd->writes_starved`: counted only when
                 // writes wait.
                 let starve = writes && {
@@ -204,12 +273,13 @@ impl MqDeadline {
             } else {
                 return None;
             };
-            let next = p.at_or_above(dir, p.latest_pos[dir]);
+            let next = self.next_request(prio, dir, p.latest_pos[dir]);
             let expired = p.fifo[dir].front().is_some_and(|f| now >= f.fifo_time);
             // A deadline passed, or nothing lies above the last position:
-            // start again from the oldest request.
+            // start again from the oldest request. (On a zoned disk none
+            // may go when every queued write's zone is locked.)
             let rq = if expired || next.is_none() {
-                p.fifo_head(dir)
+                self.fifo_request(prio, dir)
             } else {
                 next
             };
@@ -232,6 +302,14 @@ impl MqDeadline {
         // dd_start_request.
         p.latest_pos[dir] = sector;
         self.dispatched[prio] += 1;
+        // blk_req_zone_write_lock: a data write locks its zone.
+        if let Some(z) = self.zones.as_mut() {
+            if z.data_write.get(key as usize).copied().unwrap_or(false) {
+                let zone = z.zone(sector);
+                z.locked[zone] = true;
+                z.holds[key as usize] = zone as u32;
+            }
+        }
         Some(key)
     }
 }
@@ -251,6 +329,14 @@ impl ElevatorOps for MqDeadline {
             fifo_time,
         });
         p.inserted += 1;
+        if let Some(z) = self.zones.as_mut() {
+            let k = rq.key as usize;
+            if k >= z.data_write.len() {
+                z.data_write.resize(k + 1, false);
+                z.holds.resize(k + 1, NO_ZONE);
+            }
+            z.data_write[k] = rq.data_write;
+        }
     }
 
     /// `dd_dispatch_request`.
@@ -281,6 +367,27 @@ impl ElevatorOps for MqDeadline {
         self.per_prio[dd_prio(ioprio)].completed += 1;
     }
 
+    fn set_zone_write_lock(&mut self, zone_sectors: u64, nr_zones: u32) {
+        self.zones = Some(ZoneLocks {
+            zone_sectors: zone_sectors.max(1),
+            locked: vec![false; nr_zones.max(1) as usize],
+            data_write: Vec::new(),
+            holds: Vec::new(),
+        });
+    }
+
+    /// dd_finish_request: blk_req_zone_write_unlock.
+    fn completed(&mut self, rq: SchedRq, _start: Ns, _io_start: Ns, _now: Ns) {
+        if let Some(z) = self.zones.as_mut() {
+            if let Some(h) = z.holds.get_mut(rq.key as usize) {
+                if *h != NO_ZONE {
+                    z.locked[*h as usize] = false;
+                    *h = NO_ZONE;
+                }
+            }
+        }
+    }
+
     /// `dd_has_work`.
     fn has_work(&self) -> bool {
         self.per_prio
@@ -307,6 +414,38 @@ mod tests {
         let k = dd.dispatch(now)?;
         dd.finish(0, now);
         Some(k)
+    }
+
+    /// Zone write locking (kernels before 6.10): of two writes to one zone
+    /// only the first is dispatched until it completes; a write to another
+    /// zone and a read pass it meanwhile; the completion unlocks the zone.
+    #[test]
+    fn one_write_per_zone_is_dispatched_with_zone_write_locking() {
+        let mut dd = MqDeadline::new(DeadlineTunables::default());
+        // Zones of 1024 sectors.
+        dd.set_zone_write_lock(1024, 4);
+        dd.insert(rq(1, Ddir::Write, 0, 0), 0);
+        dd.insert(rq(2, Ddir::Write, 8, 0), 0);
+        dd.insert(rq(3, Ddir::Write, 1024, 0), 0);
+        assert_eq!(dd.dispatch(0), Some(1));
+        // Zone 0 is locked: request 2 waits, zone 1's write goes.
+        assert_eq!(dd.dispatch(0), Some(3));
+        assert_eq!(
+            dd.dispatch(0),
+            None,
+            "only a write to a locked zone is left"
+        );
+        assert!(dd.has_work());
+        dd.insert(rq(4, Ddir::Read, 16, 0), 0);
+        assert_eq!(dd.dispatch(0), Some(4), "reads are never locked");
+        dd.finish(0, 0);
+        dd.completed(rq(1, Ddir::Write, 0, 0), 0, 0, 0);
+        assert_eq!(dd.dispatch(0), Some(2));
+        // Without zone locking both writes of zone 0 go at once.
+        let mut free = MqDeadline::new(DeadlineTunables::default());
+        free.insert(rq(1, Ddir::Write, 0, 0), 0);
+        free.insert(rq(2, Ddir::Write, 8, 0), 0);
+        assert_eq!((free.dispatch(0), free.dispatch(0)), (Some(1), Some(2)));
     }
 
     /// A read left below the scan position while newer reads keep the

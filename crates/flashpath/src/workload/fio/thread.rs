@@ -63,10 +63,13 @@ pub enum Step {
     Submit(IoUnit),
     /// fsync=N: the next io_u is a sync, run alone with nothing in flight.
     Sync,
-    /// zonemode=zbd on a zoned disk: reset the zone of `len` bytes at
-    /// `offset` (fio's zbd_reset_wp: the BLKRESETZONE ioctl, which waits
-    /// for the reset), then call `zone_reset_returned`.
-    ZoneReset { offset: u64, len: u64 },
+    /// zonemode=zbd: reset the zone of `len` bytes at `offset`, then call
+    /// `zone_reset_returned`. `device`: on a zoned disk, fio's
+    /// zbd_reset_wp (the BLKRESETZONE ioctl, which waits for the reset);
+    /// else a trim of emulated zones, done in fio's books only
+    /// (zbd_do_io_u_trim returns io_u_completed), costing fio's own work
+    /// for an I/O.
+    ZoneReset { offset: u64, len: u64, device: bool },
     /// thinktime: spin `spin` on the core, then sleep `sleep` more
     /// (backend.c `handle_thinktime`).
     Think { spin: Ns, sleep: Ns },
@@ -614,18 +617,20 @@ impl FioThread {
                 self.pending = Some((unit, due));
                 let (offset, len) = z.zone_extent(zone);
                 self.zone_reset = Some((zone, None, now));
-                Err(Step::ZoneReset { offset, len })
+                Err(Step::ZoneReset {
+                    offset,
+                    len,
+                    device: true,
+                })
             }
             Adjust::TrimReset { zone, unit, device } => {
                 self.zone_reset = Some((zone, Some(unit), now));
-                if device {
-                    let (offset, len) = z.zone_extent(zone);
-                    return Err(Step::ZoneReset { offset, len });
-                }
-                // Emulated zones: nothing reaches the device, the trim is
-                // done at once (zbd_do_io_u_trim returns io_u_completed).
-                self.zone_reset_returned(now, 0);
-                Err(self.next(now))
+                let (offset, len) = z.zone_extent(zone);
+                Err(Step::ZoneReset {
+                    offset,
+                    len,
+                    device,
+                })
             }
             Adjust::Eof(err) => {
                 if let Some((err, what)) = err {

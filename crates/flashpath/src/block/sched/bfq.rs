@@ -312,6 +312,14 @@ impl Bfq {
         }
     }
 
+    /// The charge of queue `i`'s next request (0 when it has none).
+    fn next_charge(&self, i: usize) -> u32 {
+        self.queues[i]
+            .rqs
+            .front()
+            .map_or(0, |&(_, sectors)| self.charge(i, sectors))
+    }
+
     /// `bfq_update_wr_data`: weight raising ends after its duration or
     /// its service.
     fn update_wr(&mut self, i: usize, now: Ns) {
@@ -331,6 +339,7 @@ impl Bfq {
     /// `bfq_bfqq_handle_idle_busy_switch`).
     fn activate(&mut self, i: usize, now: Ns) {
         let low_latency = self.t.low_latency;
+        let next_charge = self.next_charge(i);
         let q = &mut self.queues[i];
         // bfq_bfqq_idle_for_long_time: a new queue counts as idle for long.
         let idle_long = q.dispatched == 0
@@ -341,10 +350,9 @@ impl Bfq {
             q.wr_start = now;
             q.service_from_wr = 0;
         }
-        let first = q.rqs.front().map_or(0, |r| r.1);
         // bfq_bfqq_update_budg_for_activation: the budget the feedback
-        // gave it, enough for its next request.
-        q.budget = q.max_budget.max(first);
+        // gave it, enough for its next request's charge.
+        q.budget = q.max_budget.max(next_charge);
         let v = self.vtime[q.class];
         q.start = v.max(q.finish);
         q.finish = q.start + delta(u64::from(q.budget), q.weight());
@@ -442,13 +450,14 @@ impl Bfq {
             }
         }
         self.recalc_budget(i, reason);
+        let next_charge = self.next_charge(i);
         let q = &mut self.queues[i];
         // __bfq_requeue_entity: the finish the service received gives,
         // and from there the next slot; an empty queue leaves the tree.
         q.finish = q.start + delta(u64::from(q.service), q.weight());
-        if let Some(&(_, next)) = q.rqs.front() {
+        if !q.rqs.is_empty() {
             q.start = q.finish;
-            q.budget = q.max_budget.max(next);
+            q.budget = q.max_budget.max(next_charge);
             q.finish = q.start + delta(u64::from(q.budget), q.weight());
         } else {
             q.busy = false;
@@ -678,6 +687,34 @@ mod tests {
         assert_eq!(b.idle_expired, 1);
         assert_eq!(b.dispatch(12 * MS), Some(1));
         assert_eq!(b.expirations[Expiration::TooIdle as usize], 1);
+    }
+
+    /// A budget smaller than an async request's 3x charge still serves
+    /// it: the budget is set to cover the next request's charge
+    /// (bfq_bfqq_update_budg_for_activation).
+    #[test]
+    fn a_tiny_max_budget_still_serves_async_requests() {
+        let t = BfqTunables {
+            max_budget: 8,
+            low_latency: false,
+            ..Default::default()
+        };
+        let mut b = Bfq::new(t);
+        let asy = |k| SchedRq {
+            sync: false,
+            task: u32::MAX,
+            write: true,
+            ddir: Ddir::Write,
+            sectors: 256,
+            ..rq(k, 9, 0)
+        };
+        for k in 0..4 {
+            b.insert(asy(k), 0);
+        }
+        for k in 0..4 {
+            assert_eq!(b.dispatch(MS), Some(k));
+        }
+        assert!(!b.has_work());
     }
 
     /// With slice_idle 0 nothing idles: the emptied queue expires at once.

@@ -438,7 +438,12 @@ fn prepare_checked<'a>(
     check_iologs_within(jobs, base_dir, disk.capacity)?;
     let cache = model.page_cache(jobs, disk.capacity)?;
     check_polled(jobs, &model.settings, disk.can_poll)?;
-    crate::workload::fio::setup::check_sg(jobs, model.driver.sg_io(), &disk.name)?;
+    crate::workload::fio::setup::check_passthrough(
+        jobs,
+        model.driver.sg_io(),
+        model.driver.nvme_generic(),
+        &disk.name,
+    )?;
     let regions = layout(jobs, disk.capacity)?;
     check_memory(jobs, &regions, model.memory)?;
     let zbd_jobs = match zbd::setup(jobs, &regions, &disk_zones) {

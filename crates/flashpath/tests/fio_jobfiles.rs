@@ -210,7 +210,7 @@ fn refused_and_unknown_options() {
     assert!(e.message.contains("crc32c"), "lists valid values: {e}");
     // A known engine flashpath does not model (sg, modelled since, was
     // the example here).
-    let e = p("[a]\nioengine=io_uring_cmd\n").unwrap_err();
+    let e = p("[a]\nioengine=mmap\n").unwrap_err();
     assert!(e.message.contains("not modelled"), "{e}");
     let e = p("[a]\niodpeth=4\n").unwrap_err();
     assert!(e.message.contains("did you mean 'iodepth'"), "{e}");

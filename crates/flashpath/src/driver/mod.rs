@@ -450,6 +450,12 @@ pub trait Driver<E> {
     fn sg_io(&self) -> bool {
         false
     }
+    /// The disk is an NVMe namespace with its generic character device
+    /// /dev/ngXnY (drivers/nvme/host/core.c nvme_add_ns_cdev), which takes
+    /// io_uring passthrough commands (nvme_ns_chr_uring_cmd).
+    fn nvme_generic(&self) -> bool {
+        false
+    }
     /// The queue's write-cache flags the driver sets at probe
     /// (blk_queue_write_cache(q, wc, fua): QUEUE_FLAG_WC, QUEUE_FLAG_FUA).
     /// Without a volatile write cache the block layer completes flushes

@@ -183,6 +183,12 @@ impl<E> Driver<E> for Nvme {
             })
             .collect()
     }
+    /// Every namespace has its generic character device (nvme_add_ns_cdev,
+    /// Linux 5.13+): io_uring_cmd's passthrough reaches queue_rq as the
+    /// same Read/Write command.
+    fn nvme_generic(&self) -> bool {
+        true
+    }
     fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {
         self.commands += 1;
         self.doorbells += 1;

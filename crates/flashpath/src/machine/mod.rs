@@ -192,7 +192,10 @@ impl Machine {
             let polled = spec.hipri
                 && parts.settings.io_poll
                 && probed.can_poll
-                && matches!(spec.ioengine, IoEngine::Pvsync2 | IoEngine::IoUring);
+                && matches!(
+                    spec.ioengine,
+                    IoEngine::Pvsync2 | IoEngine::IoUring | IoEngine::IoUringCmd
+                );
             tasks.push(Task::new(plan.cpu, std::mem::take(&mut plan.allowed)));
             threads.push(Thread {
                 fio: FioThread::new(spec, plan, polled, parts.thp, seed),

@@ -345,7 +345,7 @@ impl Machine {
             self.block.rqs.get_mut(key).fua = true;
         }
         self.block.rqs.get_mut(key).ioprio = fio.ioprio_for(unit.ddir, unit.len);
-        self.block.rqs.get_mut(key).passthrough = fio.engine == IoEngine::Sg;
+        self.block.rqs.get_mut(key).passthrough = fio.engine.passthrough();
         fio.queued();
         if unit.ddir == Ddir::Write {
             // fsync=N counts issued writes (io_u.c: io_issues[DDIR_WRITE]).

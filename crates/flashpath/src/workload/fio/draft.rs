@@ -3,7 +3,7 @@
 //! meanings themselves sit with their options in the table
 //! ([`super::options::OPTIONS`]).
 
-use super::job::{BlockSize, IoEngine, JobSpec};
+use super::job::{BlockSize, JobSpec};
 use super::options::OptDef;
 use super::value::Parsed;
 
@@ -73,10 +73,10 @@ impl Draft {
         if z.mode == super::ZoneMode::Strided && z.range == 0 {
             z.range = z.size;
         }
-        // The sg engine's SG_IO moves data between the user's buffer and
-        // the device with no page cache whatever O_DIRECT says
-        // (FIO_RAWIO): it runs on the direct path.
-        if s.ioengine == IoEngine::Sg {
+        // The sg engine's SG_IO and io_uring_cmd's NVMe passthrough move
+        // data between the user's buffer and the device with no page cache
+        // whatever O_DIRECT says (FIO_RAWIO): they run on the direct path.
+        if s.ioengine.passthrough() {
             s.direct = true;
         }
         self.spec

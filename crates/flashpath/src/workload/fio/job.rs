@@ -141,6 +141,20 @@ pub enum IoEngine {
     /// a passthrough request the block layer does not schedule, merge,
     /// plug or count in the disk's statistics.
     Sg,
+    /// fio's io_uring_cmd engine with cmd_type=nvme (engines/io_uring.c,
+    /// fio 3.33): NVMe commands passed through io_uring on the namespace's
+    /// generic character device /dev/ngXnY (IORING_OP_URING_CMD ->
+    /// nvme_ns_chr_uring_cmd): asynchronous like io_uring, each I/O a
+    /// passthrough request as sg's.
+    IoUringCmd,
+}
+
+impl IoEngine {
+    /// Engines whose I/O is a passthrough request (a device command built
+    /// from the user's buffer, not a bio).
+    pub fn passthrough(self) -> bool {
+        matches!(self, IoEngine::Sg | IoEngine::IoUringCmd)
+    }
 }
 
 impl IoEngine {
@@ -172,6 +186,7 @@ impl IoEngine {
             "posixaio" => IoEngine::PosixAio,
             "null" => IoEngine::Null,
             "sg" => IoEngine::Sg,
+            "io_uring_cmd" => IoEngine::IoUringCmd,
             _ => return None,
         })
     }
@@ -188,6 +203,7 @@ impl IoEngine {
             IoEngine::PosixAio => "posixaio",
             IoEngine::Null => "null",
             IoEngine::Sg => "sg",
+            IoEngine::IoUringCmd => "io_uring_cmd",
         }
     }
 }

@@ -419,10 +419,12 @@ const fn e(
     }
 }
 
-const URING: &[&str] = &["io_uring"];
-const URING_AIO: &[&str] = &["io_uring", "libaio"];
-const URING_AIO_PV2: &[&str] = &["io_uring", "libaio", "pvsync2"];
-const URING_PV2: &[&str] = &["io_uring", "pvsync2"];
+// io_uring_cmd has io_uring's options (engines/io_uring.c: one option
+// table for both engines; fio 3.33 --enghelp=io_uring_cmd).
+const URING: &[&str] = &["io_uring", "io_uring_cmd"];
+const URING_AIO: &[&str] = &["io_uring", "io_uring_cmd", "libaio"];
+const URING_AIO_PV2: &[&str] = &["io_uring", "io_uring_cmd", "libaio", "pvsync2"];
+const URING_PV2: &[&str] = &["io_uring", "io_uring_cmd", "pvsync2"];
 
 /// random_distribution's words (options.c).
 pub const RANDOM_DISTRIBUTIONS: &[&str] =
@@ -595,7 +597,7 @@ pub static OPTIONS: &[OptDef] = &[
                 }
                 None if KNOWN_ENGINES.contains(&e) => Err(format!(
                     "ioengine '{e}' is not modelled by flashpath (modelled: sync, psync, vsync, \
-                     pvsync, pvsync2, libaio, io_uring, posixaio, null, sg)"
+                     pvsync, pvsync2, libaio, io_uring, posixaio, null, sg, io_uring_cmd)"
                 )),
                 None => {
                     let hint = if e.len() <= 64 {
@@ -1805,12 +1807,7 @@ pub static OPTIONS: &[OptDef] = &[
         Handling::Inert("sqthread_poll"),
     ),
     e("nonvectored", URING, INT, Handling::Ignore),
-    e(
-        "uncached",
-        &["io_uring", "pvsync2"],
-        INT,
-        Handling::RefuseUnless(&["0"]),
-    ),
+    e("uncached", URING_PV2, INT, Handling::RefuseUnless(&["0"])),
     e(
         "nowait",
         URING_AIO_PV2,

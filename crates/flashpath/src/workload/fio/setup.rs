@@ -356,9 +356,23 @@ pub fn check_modelled(jobs: &JobFile) -> Result<()> {
 /// character devices", EINVAL), and on a block device whose driver does
 /// not take SG_IO the READ CAPACITY it sends fails with ENOTTY
 /// (engines/sg.c fio_sgio_get_file_size). flashpath refuses either job.
-pub fn check_sg(jobs: &JobFile, sg_io: bool, disk: &str) -> Result<()> {
-    for spec in jobs.jobs.iter().filter(|s| s.ioengine == IoEngine::Sg) {
+///
+/// io_uring_cmd needs an NVMe namespace's generic character device
+/// (/dev/ngXnY): fio 3.33 refuses any other file ("only works with nvme
+/// ns generic char devices"), and a character device that is not an NVMe
+/// namespace fails its NVME_IOCTL_ID ("failed to fetch namespace-id").
+pub fn check_passthrough(jobs: &JobFile, sg_io: bool, nvme: bool, disk: &str) -> Result<()> {
+    for spec in jobs.jobs.iter().filter(|s| s.ioengine.passthrough()) {
+        let uring = spec.ioengine == IoEngine::IoUringCmd;
         let why = match &spec.filename {
+            Some(f) if uring && f.starts_with("/dev/ng") && nvme => continue,
+            Some(f) if uring && f.starts_with("/dev/ng") => format!(
+                "{f} is not an NVMe namespace's generic character device ({disk}'s driver has \
+                 none: fio 'failed to fetch namespace-id')"
+            ),
+            _ if uring => "ioengine io_uring_cmd only works with nvme ns generic char devices \
+                           (/dev/ngXnY) (fio 3.33); name it with filename=/dev/ng0n1"
+                .to_string(),
             Some(f) if f.starts_with("/dev/") && sg_io => continue,
             Some(f) if f.starts_with("/dev/") => format!(
                 "{f} is not a SCSI disk ({disk}'s driver answers SG_IO with ENOTTY: fio \
@@ -371,7 +385,11 @@ pub fn check_sg(jobs: &JobFile, sg_io: bool, disk: &str) -> Result<()> {
         return Err(InputError::new(
             jobs.path.clone(),
             Some(spec.line),
-            format!("job '{}': ioengine=sg: {why}", spec.name),
+            format!(
+                "job '{}': ioengine={}: {why}",
+                spec.name,
+                spec.ioengine.fio_name()
+            ),
         ));
     }
     Ok(())
@@ -387,7 +405,11 @@ pub fn check_polled(jobs: &JobFile, settings: &QueueSettings, driver_can_poll: b
         return Ok(());
     }
     let polled = |spec: &&JobSpec| {
-        spec.hipri && matches!(spec.ioengine, IoEngine::Pvsync2 | IoEngine::IoUring)
+        spec.hipri
+            && matches!(
+                spec.ioengine,
+                IoEngine::Pvsync2 | IoEngine::IoUring | IoEngine::IoUringCmd
+            )
     };
     match jobs.jobs.iter().find(polled) {
         None => Ok(()),

@@ -1,8 +1,10 @@
-//! fio's sg engine (engines/sg.c): each I/O one SG_IO ioctl on a SCSI
-//! disk's block device, synchronous (FIO_SYNCIO), a passthrough request
-//! that the block layer neither schedules, plugs nor counts in the disk's
-//! statistics (blk_mq_insert_request, blk_do_io_stat), reaching the UFS
-//! driver as the same READ/WRITE command.
+//! The passthrough engines: fio's sg (engines/sg.c: each I/O one SG_IO
+//! ioctl on a SCSI disk's block device, synchronous, FIO_SYNCIO) and
+//! io_uring_cmd (engines/io_uring.c, cmd_type=nvme: NVMe commands through
+//! io_uring on the namespace's generic character device). Each I/O is a
+//! passthrough request that the block layer neither schedules, plugs nor
+//! counts in the disk's statistics (blk_mq_insert_request,
+//! blk_do_io_stat), reaching the driver as the same READ/WRITE command.
 
 use flashpath::report::{render, OutputFormat};
 use flashpath::run::run_text;
@@ -126,4 +128,60 @@ fn sg_refusals_name_the_reason() {
         verify.contains("job.fio:7") && verify.contains("accepted only as sg_write_mode=write"),
         "{verify}"
     );
+}
+
+/// io_uring_cmd on a zoned namespace's generic character device: eight
+/// sequential writes in flight in one zone reach the device in order as
+/// passthrough commands, none of them held in a zone write plug; through
+/// the block device (libaio) the plug holds all but one.
+#[test]
+fn io_uring_cmd_writes_skip_the_zone_write_plugs() {
+    let job = |engine: &str, file: &str| {
+        format!(
+            "[j]\nioengine={engine}\ncmd_type=nvme\niodepth=8\nrw=write\nbs=16k\nsize=16m\n\
+             filename={file}\n"
+        )
+    };
+    let job = |engine: &str, file: &str| {
+        if engine == "libaio" {
+            job(engine, file).replace("cmd_type=nvme\n", "direct=1\n")
+        } else {
+            job(engine, file)
+        }
+    };
+    let cmd = json(&run(
+        &job("io_uring_cmd", "/dev/ng0n1"),
+        "nvme-zn540-like",
+        &[],
+    ));
+    let aio = json(&run(&job("libaio", "/dev/nvme0n1"), "nvme-zn540-like", &[]));
+    for j in [&cmd, &aio] {
+        assert_eq!(j["jobs"][0]["error"], 0);
+        assert_eq!(j["jobs"][0]["write"]["total_ios"], 1024);
+    }
+    assert_eq!(cmd["flashpath"]["block"]["passthrough_requests"], 1024);
+    assert_eq!(cmd["flashpath"]["block"]["zoned"]["plugged_writes"], 0);
+    let plugged = aio["flashpath"]["block"]["zoned"]["plugged_writes"]
+        .as_u64()
+        .unwrap();
+    assert!(plugged > 1000, "{plugged} of 1024 libaio writes waited");
+}
+
+/// io_uring_cmd needs an NVMe namespace's generic character device, as
+/// fio 3.33 says.
+#[test]
+fn io_uring_cmd_refusals_name_the_reason() {
+    let block = refusal(
+        "[j]\nioengine=io_uring_cmd\nrw=read\nbs=4k\nsize=1m\nfilename=/dev/nvme0n1\n",
+        "nvme-d7p5510-3t84",
+    );
+    assert!(
+        block.contains("only works with nvme ns generic char devices (/dev/ngXnY)"),
+        "{block}"
+    );
+    let ufs = refusal(
+        "[j]\nioengine=io_uring_cmd\nrw=read\nbs=4k\nsize=1m\nfilename=/dev/ng0n1\n",
+        "ufs41-snapdragon",
+    );
+    assert!(ufs.contains("failed to fetch namespace-id"), "{ufs}");
 }

@@ -357,3 +357,46 @@ fn verify_state_load_opens_fios_state_file() {
     );
     parse_only(&off, "nullblk", &[]).unwrap();
 }
+
+/// log_unix_epoch (and log_alternate_epoch): every log sample's time is
+/// the job's start in ms since the Unix epoch plus its time since the job
+/// started (time.c set_epoch_time as the job starts, stat.c
+/// __add_log_sample `t + td->alternate_epoch`); flashpath's virtual clock
+/// starts at the epoch, so a job that starts 1 s in shifts each line by
+/// exactly 1000 ms, averaged windows included, and the values are the same.
+#[test]
+fn log_unix_epoch_shifts_log_times_by_the_job_start() {
+    let base = "[j]\nioengine=psync\ndirect=1\nsize=4m\nrw=randread\nstartdelay=1\n\
+                write_lat_log=l\nwrite_bw_log=b\n";
+    let lines = |extra: &str| -> Vec<Vec<Vec<u64>>> {
+        let out = common::run_str("nullblk", &format!("{base}{extra}"), &[], 1);
+        let mut files: Vec<_> = out.files.iter().collect();
+        files.sort_by(|a, b| a.name.cmp(&b.name));
+        files
+            .iter()
+            .map(|f| {
+                f.contents
+                    .lines()
+                    .map(|l| l.split(", ").map(|v| v.parse().unwrap()).collect())
+                    .collect()
+            })
+            .collect()
+    };
+    for (avg, epoch) in [
+        ("", "log_unix_epoch=1\n"),
+        ("log_avg_msec=1\n", "log_alternate_epoch=1\n"),
+    ] {
+        let plain = lines(avg);
+        let shifted = lines(&format!("{avg}{epoch}"));
+        assert_eq!(plain.len(), shifted.len());
+        // lat, clat and bw have lines (slat: none for a sync engine).
+        assert!(plain.iter().filter(|f| !f.is_empty()).count() >= 3, "{avg}");
+        for (p, s) in plain.iter().zip(&shifted) {
+            assert_eq!(p.len(), s.len());
+            for (pl, sl) in p.iter().zip(s) {
+                assert_eq!(sl[0], pl[0] + 1000, "{epoch}");
+                assert_eq!(sl[1..], pl[1..]);
+            }
+        }
+    }
+}

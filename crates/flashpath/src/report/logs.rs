@@ -33,7 +33,7 @@ pub struct LogFile {
 /// at 0, stride, ... below PLAT_NR - stride, then one at PLAT_NR - stride
 /// (a stride that does not divide 1856 makes the last two overlap, as in
 /// fio). A window still open at the job's end is not written.
-fn hist_log(samples: &[LatSample], msec: u64, coarseness: u32) -> String {
+fn hist_log(samples: &[LatSample], msec: u64, coarseness: u32, epoch: u64) -> String {
     let mut text = String::new();
     if msec == 0 {
         return text;
@@ -52,7 +52,7 @@ fn hist_log(samples: &[LatSample], msec: u64, coarseness: u32) -> String {
         if this_window < msec {
             continue;
         }
-        let _ = write!(text, "{}, {}, {}", s.time_ms, s.ddir, s.bs);
+        let _ = write!(text, "{}, {}, {}", s.time_ms + epoch, s.ddir, s.bs);
         let sum = |j: usize| -> u64 { (j..j + stride).map(|k| now[d][k] - before[d][k]).sum() };
         let mut j = 0;
         while j + stride < PLAT_NR {
@@ -90,11 +90,19 @@ fn prio_column(text: &mut String, ioprio: u16, log_prio: bool) {
 /// - Bandwidth and IOPS logs are periodic (add_bw_samples, by the helper
 ///   thread): at every multiple of the period, each direction that
 ///   completed I/O in it gets its rate, KiB/s or I/O per second.
-fn averaged_log(kind: &str, samples: &[LatSample], spec: &JobSpec, end_ms: u64) -> String {
+fn averaged_log(
+    kind: &str,
+    samples: &[LatSample],
+    spec: &JobSpec,
+    end_ms: u64,
+    epoch: u64,
+) -> String {
     let avg = spec.log_avg_msec;
     let mut text = String::new();
+    // Windows are kept in ms since the job started; the epoch is added to
+    // each sample's time as it is written (stat.c __add_log_sample).
     let line = |text: &mut String, at: u64, value: u64, ddir: usize| {
-        let _ = write!(text, "{at}, {value}, {ddir}, 0, ");
+        let _ = write!(text, "{}, {value}, {ddir}, 0, ", at + epoch);
         if spec.log_offset {
             text.push_str("0, ");
         }
@@ -227,7 +235,7 @@ pub fn log_files(jobs: &JobFile, results: &mut [JobResult]) -> Vec<LogFile> {
             let name = log_name(prefix, kind);
             if spec.log_avg_msec > 0 {
                 let end_ms = (res.job_runtime + spec.ramp_time) / 1_000_000;
-                let text = averaged_log(kind, &samples, spec, end_ms);
+                let text = averaged_log(kind, &samples, spec, end_ms, res.log_epoch_ms);
                 add_log(&mut files, log(name, text, option, prefix));
                 continue;
             }
@@ -243,7 +251,14 @@ pub fn log_files(jobs: &JobFile, results: &mut [JobResult]) -> Vec<LogFile> {
                         None => continue,
                     },
                 };
-                let _ = write!(text, "{}, {}, {}, {}, ", s.time_ms, value, s.ddir, s.bs);
+                let _ = write!(
+                    text,
+                    "{}, {}, {}, {}, ",
+                    s.time_ms + res.log_epoch_ms,
+                    value,
+                    s.ddir,
+                    s.bs
+                );
                 if spec.log_offset {
                     let _ = write!(text, "{}, ", s.offset);
                 }
@@ -252,7 +267,12 @@ pub fn log_files(jobs: &JobFile, results: &mut [JobResult]) -> Vec<LogFile> {
             add_log(&mut files, log(name, text, option, prefix));
         }
         if let Some(prefix) = &spec.write_hist_log {
-            let text = hist_log(&samples, spec.log_hist_msec, spec.log_hist_coarseness);
+            let text = hist_log(
+                &samples,
+                spec.log_hist_msec,
+                spec.log_hist_coarseness,
+                res.log_epoch_ms,
+            );
             let name = log_name(prefix, "clat_hist");
             add_log(&mut files, log(name, text, "write_hist_log", prefix));
         }
@@ -319,7 +339,7 @@ mod tests {
             sample(150, 50, 0),
             sample(240, 10, 1),
         ];
-        let mean = averaged_log("clat", &samples, &spec, 250);
+        let mean = averaged_log("clat", &samples, &spec, 250, 0);
         assert_eq!(
             mean,
             "130, 200, 0, 0, 0\n240, 9, 1, 0, 0\n250, 50, 0, 0, 0\n"
@@ -328,7 +348,7 @@ mod tests {
             log_max_value: true,
             ..spec
         };
-        let max = averaged_log("clat", &samples, &max_spec, 250);
+        let max = averaged_log("clat", &samples, &max_spec, 250, 0);
         assert_eq!(
             max,
             "130, 300, 0, 0, 0\n240, 10, 1, 0, 0\n250, 50, 0, 0, 0\n"
@@ -343,11 +363,11 @@ mod tests {
         };
         let samples = [sample(10, 1, 0), sample(20, 1, 0), sample(150, 1, 1)];
         assert_eq!(
-            averaged_log("bw", &samples, &spec, 200),
+            averaged_log("bw", &samples, &spec, 200, 0),
             "100, 80, 0, 0, 0\n200, 40, 1, 0, 0\n"
         );
         assert_eq!(
-            averaged_log("iops", &samples, &spec, 200),
+            averaged_log("iops", &samples, &spec, 200, 0),
             "100, 20, 0, 0, 0\n200, 10, 1, 0, 0\n"
         );
     }

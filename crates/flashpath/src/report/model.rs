@@ -90,6 +90,12 @@ pub struct JobResult {
     /// Issued I/Os for `write_iolog`: (us since the job started, unit with
     /// its file offset) (empty unless the job asks).
     pub io_log: Vec<(u64, crate::types::IoUnit)>,
+    /// What fio adds to each bw/iops/lat/hist log sample's time with
+    /// `log_unix_epoch` or `log_alternate_epoch` (stat.c __add_log_sample:
+    /// `t + td->alternate_epoch`): the job's start in ms since the Unix
+    /// epoch (time.c set_epoch_time, called as the job starts); flashpath's
+    /// virtual clock starts at the epoch. 0 without those options.
+    pub log_epoch_ms: u64,
     // ---- Added for the report formatters (all optional: Default is fio's
     // behaviour when the simulator does not fill them). ----
     /// fio's verror text for the normal output's `err=95 (...)`, e.g.

@@ -441,6 +441,9 @@ pub struct JobSpec {
     /// verify_state_load: load the verify state file a verify_state_save
     /// run wrote before the job starts (verify.c verify_load_state).
     pub verify_state_load: bool,
+    /// log_unix_epoch and log_alternate_epoch: with either, log sample
+    /// times are ms since the Unix epoch, not since the job started.
+    pub log_epoch: [bool; 2],
     /// verify_backlog_batch: how many of them per round (0: N).
     pub verify_batch: u64,
     /// flow_id, flow (the job's weight, 0: no flow control) and
@@ -646,6 +649,7 @@ impl Default for JobSpec {
             do_verify: true,
             verify_backlog: 0,
             verify_state_load: false,
+            log_epoch: [false; 2],
             verify_batch: 0,
             zones: ZoneOptions::default(),
             flow_id: 0,

@@ -1516,8 +1516,20 @@ pub static OPTIONS: &[OptDef] = &[
     ),
     o("log_compression_cpus", &[], STR, Handling::Ignore).cb(Cb::CpuList),
     o("log_store_compressed", &[], BOOL, Handling::Ignore),
-    o("log_unix_epoch", &[], BOOL, Handling::Ignore),
-    o("log_alternate_epoch", &[], BOOL, Handling::Ignore),
+    // backend.c: set_epoch_time(td, log_unix_epoch | log_alternate_epoch,
+    // ...): either one makes the log times absolute (report::logs).
+    o(
+        "log_unix_epoch",
+        &[],
+        BOOL,
+        records(|s, g| s.log_epoch[0] = g.on()),
+    ),
+    o(
+        "log_alternate_epoch",
+        &[],
+        BOOL,
+        records(|s, g| s.log_epoch[1] = g.on()),
+    ),
     o("log_alternate_epoch_clock_id", &[], INT, Handling::Ignore),
     o("block_error_percentiles", &[], BOOL, Handling::Ignore),
     o(

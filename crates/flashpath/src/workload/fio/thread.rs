@@ -177,6 +177,8 @@ pub struct FioThread {
     /// write_lat_log / write_iolog asked: record per-I/O samples.
     lat_log: bool,
     io_log: bool,
+    /// log_unix_epoch / log_alternate_epoch.
+    log_epoch: bool,
     exhausted: bool,
     /// A log replay (read_iolog) whose log ran out leaves what it has in
     /// flight unreaped, as fio does: read_iolog_get sets td->done when the
@@ -396,6 +398,7 @@ impl FioThread {
             // A trace replay's per-I/O comparison needs the samples too.
             lat_log: spec.logs_per_io() || spec.trace_opts.lat_csv.is_some(),
             io_log: spec.write_iolog.is_some(),
+            log_epoch: spec.log_epoch.contains(&true),
             exhausted: false,
             fio_log_end: spec.read_iolog.is_some() && !spec.trace_opts.count_tail,
             log_done_at: None,
@@ -442,6 +445,10 @@ impl FioThread {
     /// The thread starts at `now`: its statistics start after ramp_time.
     pub fn start(&mut self, now: Ns) {
         self.start = now;
+        if self.log_epoch {
+            // time.c set_epoch_time: the wall clock in ms as the job starts.
+            self.res.log_epoch_ms = now / 1_000_000;
+        }
         self.stats_start = now + self.ramp;
         self.last_bw_sample = self.stats_start;
         self.last_iops_sample = self.stats_start;

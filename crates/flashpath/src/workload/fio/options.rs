@@ -660,6 +660,15 @@ pub static OPTIONS: &[OptDef] = &[
         BOOL,
         Handling::RefuseUnless(&["0"]),
     ),
+    // offload hands each I/O to one of iodepth worker threads, each with
+    // its own engine at iodepth 1 that queues the I/O and waits for it
+    // (rate-submit.c io_workqueue_fn; backend.c do_io workqueue_enqueue).
+    // Not modelled: those workers would be threads of the simulated host.
+    // fio 3.33 itself is unreliable here: on this project's 2-CPU machine a
+    // null-engine job with iodepth=4 never finished in 4 of 6 runs (size 4k
+    // and 1m, killed after 5 s), and iodepth 16 and 32 (t0010,
+    // fixed-rate-submission) never did; iodepth 1-3 finished. flashpath
+    // refuses the option by name rather than hang or guess.
     o(
         "io_submit_mode",
         &[],
@@ -1910,6 +1919,14 @@ pub fn options_markdown() -> String {
          - **refused**: it could change the simulated I/O and is not modelled.\n\n\
          Some modelled options are refused in combinations the job set-up checks\n\
          (`workload/fio/setup.rs`), each with its reason.\n\n\
+         Where fio 3.33 itself fails a job when it runs it (no `size=` for a file that\n\
+         does not exist, a size below the block size, a CPU or NUMA node the host\n\
+         lacks, a missing `read_iolog` or verify state file, `hipri` on a queue\n\
+         without poll queues), flashpath refuses it with fio's message;\n\
+         `python3 tests/fio_coverage.py` counts such jobs as \"fails as fio fails\".\n\
+         An iolog's `trim` lines are skipped as fio 3.33 skips them (\"bad ddir: 2\").\n\
+         The simulated host is one NUMA node; its virtual clock starts at the Unix\n\
+         epoch (`log_unix_epoch` adds the job's virtual start to log times).\n\n\
          | option | aliases | type | engines | flashpath |\n\
          |---|---|---|---|---|\n",
     );

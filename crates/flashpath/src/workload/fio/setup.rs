@@ -266,8 +266,9 @@ pub fn check_verify_state(jobs: &JobFile, dir: &std::path::Path) -> Result<()> {
                     )
                 } else {
                     format!(
-                        "job '{}': open state file: No such file or directory (fio: \"open state \
-                         file: No such file or directory\", \"state file: {name} (for_write=0)\")",
+                        "job '{}': verify_state_load=1: open state file: No such file or directory \
+                         (fio: \"open state file: No such file or directory\", \"state file: \
+                         {name} (for_write=0)\")",
                         spec.name
                     )
                 };

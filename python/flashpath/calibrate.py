@@ -740,9 +740,11 @@ def search_bounds(x0: list[float]) -> tuple[list[float], list[float]]:
     # no more than small ones would otherwise drive the rate past it, and
     # the candidate's simulation would refuse it (2026-11-27 11:55, pass
     # 2: 1.1 TB/s).
+    # Only a bound past a limit moves (to just inside it), so that a search
+    # far from the limits keeps its bounds, and with them its steps.
     for i in (2, 3, 4):
-        hi[i] = min(hi[i], math.log(RATE_MAX / 2))
-        lo[i] = max(min(lo[i], hi[i] - 1.0), math.log(RATE_MIN * 2))
+        hi[i] = min(hi[i], math.log(RATE_MAX) - 1e-3)
+        lo[i] = max(min(lo[i], hi[i] - 1.0), math.log(RATE_MIN) + 1e-3)
     return lo, hi
 
 

@@ -100,7 +100,7 @@ flow_id=1
 [flow1]
 flow=1
 rate_iops=1000
-runtime=3
+runtime=8
 time_based
 [flow2]
 flow=5
@@ -204,7 +204,7 @@ flow_id=1
 [flow1]
 flow=1
 rate_iops=1000
-runtime=3
+runtime=8
 time_based
 [flow2]
 flow=8
@@ -221,7 +221,10 @@ def assert_bounded_job_paced(n: dict[str, int], ms: dict[str, int]) -> None:
     # At most 8 I/Os per paced I/O (flow_threshold_exceeded), and the paced
     # job issues at most 1000 a second: 1024 of them take at least ~1.02 s,
     # where a free null-engine job issues 8192 in milliseconds. Load on the
-    # machine can only make it later, and it ends while flow1 still runs.
+    # machine can only make it later, and it ends while flow1 still runs
+    # (flow1 runs 8 s, so that a loaded machine that stretches flow2's
+    # ~1 s several times over still ends it first; with 3 s the real fio
+    # once ran past it at a load average of 16 on two cores).
     assert 1000 <= ms["flow2"] < ms["flow1"], ms
 
 

@@ -4,36 +4,11 @@
 //! pruning has left it full, never grown). Counted with a global allocator
 //! that counts this thread's allocations while a flag is set.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+mod common;
 
+use common::counting_alloc::{allocations_in, Counting};
 use flashpath::device::{FlashDevice, FlashParams};
 use flashpath::sim::rng::RngStream;
-
-struct Counting;
-
-thread_local! {
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-    static COUNT: Cell<u64> = const { Cell::new(0) };
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.with(Cell::get) {
-            COUNT.with(|c| c.set(c.get() + 1));
-        }
-        System.alloc(layout)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if COUNTING.with(Cell::get) {
-            COUNT.with(|c| c.set(c.get() + 1));
-        }
-        System.realloc(ptr, layout, new_size)
-    }
-}
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -65,15 +40,9 @@ fn flash_read_path_allocates_nothing_when_warm() {
         now = dev.write(now, l, 1);
     }
     reads(&mut dev, &mut rng, &mut now, 2_000);
-    COUNTING.with(|c| c.set(true));
-    let last = reads(&mut dev, &mut rng, &mut now, 20_000);
-    COUNTING.with(|c| c.set(false));
+    let (last, allocations) = allocations_in(|| reads(&mut dev, &mut rng, &mut now, 20_000));
     // The last read ends a tR (25 us) and more after its issue, 2 us before
     // `now`: the reads were done, not skipped.
     assert!(last > now, "last read done at {last}, issued by {now}");
-    assert_eq!(
-        COUNT.with(Cell::get),
-        0,
-        "allocations on the warm read path"
-    );
+    assert_eq!(allocations, 0, "allocations on the warm read path");
 }

@@ -6,38 +6,12 @@
 
 mod common;
 
+use common::counting_alloc::{allocations_in, Counting};
 use common::Sides;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 
 use flashpath::device::{FlashDevice, FlashParams};
 use flashpath::driver::ufshpb::{HpbDevicePolicy, HpbMode, HpbParams, Prep};
 use flashpath::sim::rng::RngStream;
-
-struct Counting;
-
-thread_local! {
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-    static COUNT: Cell<u64> = const { Cell::new(0) };
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.with(Cell::get) {
-            COUNT.with(|c| c.set(c.get() + 1));
-        }
-        System.alloc(layout)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if COUNTING.with(Cell::get) {
-            COUNT.with(|c| c.set(c.get() + 1));
-        }
-        System.realloc(ptr, layout, new_size)
-    }
-}
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -103,11 +77,11 @@ fn hpb_read_path_allocates_nothing_when_warm() {
         read(&mut h, &dev, &mut loads, rng.below(range));
     }
     let before = h.stats;
-    COUNTING.with(|c| c.set(true));
-    for _ in 0..20_000 {
-        read(&mut h, &dev, &mut loads, rng.below(range));
-    }
-    COUNTING.with(|c| c.set(false));
+    let ((), allocations) = allocations_in(|| {
+        for _ in 0..20_000 {
+            read(&mut h, &dev, &mut loads, rng.below(range));
+        }
+    });
     let after = h.stats;
     assert!(
         after.lru_evictions + after.rcmd_inactive_cnt
@@ -119,5 +93,5 @@ fn hpb_read_path_allocates_nothing_when_warm() {
         "loads went on"
     );
     assert!(after.hit_cnt > before.hit_cnt, "and hits");
-    assert_eq!(COUNT.with(Cell::get), 0, "allocations on the warm HPB path");
+    assert_eq!(allocations, 0, "allocations on the warm HPB path");
 }

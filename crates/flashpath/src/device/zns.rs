@@ -798,6 +798,22 @@ impl Zns {
         }
     }
 
+    /// Read unit `u` of zone `z` from NAND from `t`, when it ends: a unit
+    /// of the row `last_row` (die, block, page and when its sense ends)
+    /// sensed for the unit before it only transfers (the row's pages are
+    /// sensed once), any other senses its row and becomes `last_row`.
+    fn read_unit(&mut self, t: Ns, z: usize, u: u64, last_row: &mut (u32, u32, u32, Ns)) -> Ns {
+        let (die, block, page) = self.locate(z, u);
+        if (die, block, page) == (last_row.0, last_row.1, last_row.2) {
+            self.nand.read_more(t, die, last_row.3, UNIT)
+        } else {
+            let (se, d) = self.nand.read(t, die, page, UNIT);
+            self.stats.nand_reads += 1;
+            *last_row = (die, block, page, se);
+            d
+        }
+    }
+
     /// Read `n` units from unit `first` of sequential zone `z` from `t`:
     /// programmed units from NAND (a row's pages once), the row still
     /// filling from the buffer, past the write pointer nothing.
@@ -818,15 +834,7 @@ impl Zns {
             } else if u >= programmed {
                 hits += 1;
             } else {
-                let (die, block, page) = self.locate(z, u);
-                if (die, block, page) == (last_row.0, last_row.1, last_row.2) {
-                    done = done.max(self.nand.read_more(t, die, last_row.3, UNIT));
-                } else {
-                    let (se, d) = self.nand.read(t, die, page, UNIT);
-                    self.stats.nand_reads += 1;
-                    last_row = (die, block, page, se);
-                    done = done.max(d);
-                }
+                done = done.max(self.read_unit(t, z, u, &mut last_row));
             }
         }
         self.stats.buffer_read_hits += hits;
@@ -840,7 +848,8 @@ impl Zns {
     /// each unit where the map puts it in the log.
     fn conv_read(&mut self, t: Ns, u: u64, n: u64) -> ReadDone {
         let head = self.conv_head % self.conv_units;
-        let filling = |pos: u64| (pos / self.cap_units, pos % self.cap_units / self.row_units);
+        let (cap_units, row_units) = (self.cap_units, self.row_units);
+        let filling = |pos: u64| (pos / cap_units, pos % cap_units / row_units);
         let partial = !(head % self.cap_units).is_multiple_of(self.row_units);
         let mut done = t;
         let mut hits = 0;
@@ -858,15 +867,7 @@ impl Zns {
                 continue;
             }
             let (pz, local) = ((pos / self.cap_units) as usize, pos % self.cap_units);
-            let (die, block, page) = self.locate(pz, local);
-            if (die, block, page) == (last_row.0, last_row.1, last_row.2) {
-                done = done.max(self.nand.read_more(t, die, last_row.3, UNIT));
-            } else {
-                let (se, d) = self.nand.read(t, die, page, UNIT);
-                self.stats.nand_reads += 1;
-                last_row = (die, block, page, se);
-                done = done.max(d);
-            }
+            done = done.max(self.read_unit(t, pz, local, &mut last_row));
         }
         self.stats.buffer_read_hits += hits;
         ReadDone {

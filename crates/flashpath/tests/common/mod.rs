@@ -3,6 +3,9 @@
 //! Each test file is a crate of its own and uses only some of these, so
 //! every item carries `#[allow(dead_code)]`.
 
+#[allow(dead_code)]
+pub mod counting_alloc;
+
 use flashpath::device::ufs::hpb::HpbDevice;
 use flashpath::driver::ufshpb::{Hpb, HpbParams};
 use flashpath::profile::Profile;

@@ -433,17 +433,7 @@ fn an_impossible_zone_layout_is_one_clear_message() {
         ("device.zns.zones=2000", "blocks on each die"),
         ("device.zns.max_open=20", "an open zone is active"),
     ] {
-        let o = vec![set.to_string()];
-        let err = match run_text(job, "job.fio", Path::new("."), "nvme-zn540-like", &o, 1) {
-            Ok(_) => panic!("{set} must be refused"),
-            Err(e) => e.to_string(),
-        };
-        // The value came from --set, so the message names it as the source.
-        let key = set.split('=').next().unwrap();
-        assert!(
-            err.starts_with("--set: ") && err.contains(key) && err.contains(words),
-            "{set}: {err}"
-        );
+        common::assert_set_refused(job, "nvme-zn540-like", set, words);
     }
 }
 

@@ -272,16 +272,7 @@ fn an_impossible_zoned_lu_is_one_clear_message() {
             "a zoned UFS LU has none",
         ),
     ] {
-        let o = vec![set.to_string()];
-        let err = match run_text(job, "job.fio", Path::new("."), profile, &o, 1) {
-            Ok(_) => panic!("{set} must be refused"),
-            Err(e) => e.to_string(),
-        };
-        let key = set.split('=').next().unwrap();
-        assert!(
-            err.starts_with("--set: ") && err.contains(key) && err.contains(words),
-            "{set}: {err}"
-        );
+        common::assert_set_refused(job, profile, set, words);
     }
     // The same zones as an NVMe Zoned Namespace: ZNS has no conventional
     // zones, and the profile's file is named.

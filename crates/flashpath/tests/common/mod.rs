@@ -9,7 +9,7 @@ pub mod counting_alloc;
 use flashpath::device::ufs::hpb::HpbDevice;
 use flashpath::driver::ufshpb::{Hpb, HpbParams};
 use flashpath::profile::Profile;
-use flashpath::run::{fio_source, parse_context, run_file, run_jobs, RunOutput};
+use flashpath::run::{fio_source, parse_context, run_file, run_jobs, run_text, RunOutput};
 use flashpath::workload::fio::{parse_job_str, JobFile};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -130,4 +130,21 @@ impl std::ops::DerefMut for Sides {
     fn deref_mut(&mut self) -> &mut Hpb {
         &mut self.host
     }
+}
+
+/// `job` on `profile` with the one override `set` must be refused, with
+/// a message that names `--set` as the value's source, the key and
+/// `words`.
+#[allow(dead_code)]
+pub fn assert_set_refused(job: &str, profile: &str, set: &str, words: &str) {
+    let o = vec![set.to_string()];
+    let err = match run_text(job, "job.fio", Path::new("."), profile, &o, 1) {
+        Ok(_) => panic!("{set} must be refused"),
+        Err(e) => e.to_string(),
+    };
+    let key = set.split('=').next().unwrap();
+    assert!(
+        err.starts_with("--set: ") && err.contains(key) && err.contains(words),
+        "{set}: {err}"
+    );
 }

@@ -380,7 +380,7 @@ fn profile_show(py: Python<'_>, name: Text, overrides: Vec<Text>) -> PyResult<St
     guarded(py, move || {
         let mut p = Profile::load(&name.0)?;
         for o in &strings(overrides) {
-            p.apply_override(o)?;
+            flashpath::parameters::apply_override(&mut p, o)?;
         }
         Ok(flashpath::parameters::describe(&p))
     })

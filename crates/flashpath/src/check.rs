@@ -59,7 +59,7 @@ pub fn overrides(name: &str, assignments: &[&str], dir: &Path) -> Result<()> {
 fn overridden(name: &str, assignments: &[&str]) -> Result<Profile> {
     let mut profile = load(name)?;
     for a in assignments {
-        profile.apply_override(a)?;
+        crate::parameters::apply_override(&mut profile, a)?;
     }
     Ok(profile)
 }

@@ -4,7 +4,7 @@
 //! `docs/parameters.md` is made from. This module sits above the layers
 //! (as `model.rs` does) because it names every one of them.
 
-use crate::profile::{one_line, show_range, Decl, Group, Kind, Profile};
+use crate::profile::{one_line, show_range, Decl, Group, Kind, Profile, Value};
 
 /// Each component's declarations, in the I/O path's order (host, block,
 /// DMA, driver, link, device).
@@ -64,6 +64,41 @@ pub fn all() -> impl Iterator<Item = (&'static str, &'static Decl)> {
 /// The declaration of `key`, if any component declares it.
 pub fn find(key: &str) -> Option<&'static Decl> {
     all().map(|(_, d)| d).find(|d| d.key == key)
+}
+
+/// Apply one `--set key=value` to `profile`. A key the profile does not
+/// give but a component declares as optional (`device.badblocks` on a
+/// profile written without it) is taken in the declaration's unit family,
+/// so every declared knob can be set on every profile; its value is then
+/// checked as the profile's own would be, and a key no component of the
+/// profile's machine reads is refused when the machine is built. A
+/// required key the profile lacks, or a key nothing declares, stays an
+/// unknown parameter.
+pub fn apply_override(profile: &mut Profile, assignment: &str) -> crate::error::Result<()> {
+    if let Some((key, _)) = assignment.split_once('=') {
+        let key = key.trim();
+        if let Some(d) = find(key).filter(|d| !d.required && !profile.has(key)) {
+            let (template, unit) = match d.kind {
+                Kind::Number(f) => (Value::Float(0.0), declared_unit(f)),
+                Kind::Flag => (Value::Bool(false), "bool"),
+                Kind::Choice(_) => (Value::Str(String::new()), "enum"),
+                Kind::Text => (Value::Str(String::new()), "name"),
+                Kind::List(f, _) => (Value::List(Vec::new()), declared_unit(f)),
+            };
+            profile.admit_declared(key, template, unit);
+        }
+    }
+    profile.apply_override(assignment)
+}
+
+/// A unit of family `f` as a profile names it (`count` has no base-unit
+/// name of its own).
+fn declared_unit(f: &str) -> &'static str {
+    match crate::profile::base_unit(f) {
+        "" => "count",
+        "(ratio)" => "ratio",
+        u => u,
+    }
 }
 
 /// A profile's parameters with their values, units and sources, and what

@@ -62,7 +62,7 @@ pub fn parse_context(profile: &Profile) -> Result<ParseContext> {
 fn load_profile(device: &str, overrides: &[String]) -> Result<Profile> {
     let mut profile = Profile::load(device)?;
     for o in overrides {
-        profile.apply_override(o)?;
+        crate::parameters::apply_override(&mut profile, o)?;
     }
     Ok(profile)
 }

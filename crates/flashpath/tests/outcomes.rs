@@ -161,20 +161,30 @@ fn ignore_error_makes_another_error_non_fatal_and_error_dump_logs_it() {
     assert_eq!(j["jobs"][0]["read"]["io_bytes"], 15 * 4096);
 }
 
+/// Every shipped device profile, by name (`profiles/*.toml`; `hosts/`
+/// holds host profiles, which have no device).
+fn shipped_devices() -> Vec<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../profiles");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("the profiles folder")
+        .filter_map(|e| {
+            let path = e.ok()?.path();
+            (path.extension()? == "toml").then(|| path.file_stem()?.to_str().map(String::from))?
+        })
+        .collect();
+    names.sort();
+    assert!(names.len() >= 10, "found {names:?} in {}", dir.display());
+    names
+}
+
+/// `device.badblocks` is a knob of every device kind and of every shipped
+/// profile, whether the profile lists it (as most do, with `[]`) or not
+/// (`--set` takes a declared optional parameter a profile leaves out):
+/// the NVMe flash SSDs, the zoned devices and MQSim's default included.
 #[test]
-fn badblocks_fail_commands_on_every_device_kind() {
-    for device in [
-        "nullblk",
-        "nvme-samsung",
-        "nvme-dram",
-        "ufs21-64g",
-        "emmc51-intel",
-        "rpi4-sdcard",
-        "brd",
-        "virtio-ramdisk",
-        "virtio-vda-fitted",
-    ] {
-        let out = run(READ_QD4, device, &[BAD]);
+fn badblocks_fail_commands_on_every_shipped_device() {
+    for device in shipped_devices() {
+        let out = run(READ_QD4, &device, &[BAD]);
         let j = json(&out);
         assert_eq!(j["jobs"][0]["error"], 5, "{device}");
         assert_eq!(out.failed_jobs(), 1, "{device}");
@@ -186,6 +196,28 @@ fn badblocks_fail_commands_on_every_device_kind() {
             "{device}"
         );
     }
+}
+
+/// A `--set` of a key no component declares is still refused by name, and
+/// a declared optional key the profile leaves out takes the declaration's
+/// checks (a sector past the range is refused as the profile's own would
+/// be).
+#[test]
+fn a_set_of_an_undeclared_key_is_still_refused() {
+    let o = vec!["device.badblock=[32, 39]".to_string()];
+    let err = run_text(READ_QD4, "job.fio", Path::new("."), "mqsim-default", &o, 1)
+        .err()
+        .expect("an unknown key is refused");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("--set") && msg.contains("device.badblock"),
+        "{msg}"
+    );
+    let o = vec!["device.badblocks=[39, 32]".to_string()];
+    let err = run_text(READ_QD4, "job.fio", Path::new("."), "mqsim-default", &o, 1)
+        .err()
+        .expect("a reversed range is refused");
+    assert!(err.to_string().contains("device.badblocks"), "{err}");
 }
 
 #[test]

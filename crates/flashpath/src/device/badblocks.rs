@@ -58,12 +58,12 @@ impl BadBlocks {
         BadBlocks::default()
     }
 
-    /// The ranges `[first, last]` (inclusive sectors), merged where they
+    /// The ranges `[first, last]` (inclusive sectors, first <= last), merged where they
     /// overlap or touch, as badblocks_set merges them.
     pub fn from_ranges(pairs: &[(u64, u64)]) -> BadBlocks {
         let mut r: Vec<(u64, u64)> = pairs
             .iter()
-            .map(|&(a, b)| (a.min(b), a.max(b).saturating_add(1)))
+            .map(|&(a, b)| (a, b.saturating_add(1)))
             .collect();
         r.sort_unstable();
         let mut ranges: Vec<(u64, u64)> = Vec::with_capacity(r.len());
@@ -94,6 +94,18 @@ impl BadBlocks {
             ));
         }
         let pairs: Vec<(u64, u64)> = v.chunks(2).map(|c| (c[0] as u64, c[1] as u64)).collect();
+        // nullb_device_badblocks_store refuses `+first-last` with first >
+        // last (EINVAL): a reversed pair is a mistake, not a range.
+        if let Some((i, &(first, last))) = pairs.iter().enumerate().find(|(_, &(a, b))| a > b) {
+            return Err(crate::error::InputError::new(
+                p.file_of(KEY),
+                None,
+                format!(
+                    "parameter '{KEY}': pair {} is [{first}, {last}]: its first sector is past                      its last (null_blk refuses '+{first}-{last}' with EINVAL)",
+                    i + 1
+                ),
+            ));
+        }
         Ok(BadBlocks::from_ranges(&pairs))
     }
 

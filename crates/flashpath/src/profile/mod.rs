@@ -551,6 +551,28 @@ impl Profile {
         Ok(())
     }
 
+    /// Make room for a `--set` of `key`, a parameter a component declares
+    /// but this profile does not give (an optional one, whose absence has a
+    /// declared meaning): the override then replaces `template`, a value of
+    /// the parameter's kind in `unit`, as it would the profile's own. The
+    /// caller ([`crate::parameters::apply_override`]) knows the
+    /// declarations; a key nothing declares stays unknown.
+    pub fn admit_declared(&mut self, key: &str, template: Value, unit: &str) {
+        if self.params.contains_key(key) {
+            return;
+        }
+        self.params.insert(
+            key.to_string(),
+            Param {
+                value: template,
+                unit: unit.to_string(),
+                source: "declared; absent from the profile".to_string(),
+                file: "--set".to_string(),
+                overridden: false,
+            },
+        );
+    }
+
     /// Apply `key=value` overrides (`--set`). The key must exist; the value
     /// is read in the parameter's own unit, or with an explicit unit suffix
     /// of the same family (`5us`).

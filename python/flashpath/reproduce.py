@@ -80,12 +80,13 @@ EXTRA_EXTRACTORS: dict[str, Callable[[dict[str, Any], str], float]] = {}
 def _dd_stat(doc: dict[str, Any], stat: str) -> float:
     """dd's own summary of a run of reads: elapsed time per read (us) and
     MB/s in 10^6 bytes per second, from the job's runtime and bytes."""
-    dirs = [j["read"] for j in doc["jobs"] if j["read"]["total_ios"] > 0]
+    run = fiojson.read(doc, "<run>")
+    dirs = [d for j in run.jobs if (d := j.direction("read")) is not None]
     if not dirs:
         return 0.0
-    runtime_ms = max(d["runtime"] for d in dirs)
-    ios = sum(d["total_ios"] for d in dirs)
-    nbytes = sum(d["io_bytes"] for d in dirs)
+    runtime_ms = max(d.runtime_ms or 0.0 for d in dirs)
+    ios = sum(d.ios for d in dirs)
+    nbytes = sum(d.io_bytes or 0.0 for d in dirs)
     if runtime_ms == 0:
         return 0.0
     if stat == "latency_us":

@@ -32,7 +32,7 @@ fn write(d: &mut UfsDevice, t: u64, offset: u64, len: u32) -> Status {
 }
 
 fn zone(d: &UfsDevice, z: u64) -> flashpath::device::zns::ZoneDesc {
-    d.zoned().unwrap().report(z as u32)
+    d.layer_as::<Zns>().unwrap().report(z as u32)
 }
 
 #[test]
@@ -121,7 +121,7 @@ proptest! {
         }
         let done = d.flush(t);
         let found = |d: &UfsDevice| {
-            let s = d.zoned().unwrap().stats();
+            let s = d.layer_as::<Zns>().unwrap().stats();
             (s.nand_reads + s.buffer_read_hits, s.unwritten_reads)
         };
         for &(unit, n) in &writes {
@@ -134,7 +134,7 @@ proptest! {
         let before = found(&d);
         d.read(done + 1, CONV * ZONE - 4096, 4096);
         prop_assert_eq!(found(&d), (before.0, before.1 + 1));
-        let s = d.zoned().unwrap().stats();
+        let s = d.layer_as::<Zns>().unwrap().stats();
         let units: u64 = writes.iter().map(|&(_, n)| u64::from(n)).sum();
         prop_assert_eq!(s.conventional_write_units, units);
         prop_assert_eq!(zone(&d, CONV).wp, CONV * ZONE);
@@ -167,7 +167,7 @@ fn the_open_limit_is_zbcs_only_zone_resource() {
     // Many zones written, never more than two open, none active-limited.
     for i in 5..40 {
         assert_eq!(write(&mut d, 0, z(i), 4096), Status::Ok);
-        assert!(d.zoned().unwrap().open_zones() <= 2);
+        assert!(d.layer_as::<Zns>().unwrap().open_zones() <= 2);
     }
 }
 

@@ -1,4 +1,7 @@
-//! An eMMC card's front end over the FTL: the card firmware that decodes
+//! An eMMC card's front end over the translation layer the profile names
+//! (the shared seam of [`super::ftl::layer`]; the page FTL by default, a
+//! zoned layer refused: the eMMC command set has no zones): the card
+//! firmware that decodes
 //! each command, its sequential read-ahead into the card cache, the commit
 //! of received write data, and the readiness of queued tasks (eMMC 5.1
 //! command queuing, JESD84-B51). The host side (the mmc block driver, the
@@ -18,7 +21,8 @@
 //! `mmc.card.wr_task_ready` after it was queued, and not before the card's
 //! write engine has room.
 
-use super::{FlashDevice, FlashParams, UNIT};
+use super::ftl::layer::{layer_from_profile, FrontEnd, TranslationLayer};
+use super::UNIT;
 use crate::error::Result;
 use crate::profile::limits::COST;
 use crate::profile::{range, Profile, Range};
@@ -134,8 +138,10 @@ pub struct CardStats {
 
 pub struct EmmcCard {
     pub p: CardParams,
-    /// The back end: FTL over NAND.
-    pub dev: FlashDevice,
+    /// The back end: a translation layer over NAND.
+    layer: Box<dyn TranslationLayer>,
+    /// Units (LPNs) the host can address.
+    user_lpns: u64,
     /// Read-ahead window in the card cache: [start, end) LPN, ready at.
     ra: Option<(u64, u64, Ns)>,
     /// Read-ahead the card will start if it stays idle: (first LPN,
@@ -147,10 +153,11 @@ pub struct EmmcCard {
 }
 
 impl EmmcCard {
-    pub fn new(p: CardParams, dev: FlashDevice) -> EmmcCard {
+    pub fn new(p: CardParams, layer: Box<dyn TranslationLayer>) -> EmmcCard {
         EmmcCard {
             p,
-            dev,
+            user_lpns: layer.user_bytes() / UNIT,
+            layer,
             ra: None,
             ra_plan: None,
             wr_free: 0,
@@ -158,15 +165,35 @@ impl EmmcCard {
         }
     }
 
-    /// `mmc.card.*` over `device.flash.*`.
+    /// `mmc.card.*` over the translation layer `device.flash.*` names,
+    /// fresh (an eMMC card's FTL is not preconditioned).
     pub fn from_profile(p: &Profile, seed: u64) -> Result<EmmcCard> {
-        let fp = FlashParams::from_profile(p)?;
-        let dev = FlashDevice::new(&fp, seed)?;
-        Ok(EmmcCard::new(CardParams::from_profile(p)?, dev))
+        let layer = layer_from_profile(p, seed, FrontEnd::Emmc)?;
+        Ok(EmmcCard::new(CardParams::from_profile(p)?, layer))
     }
 
     pub fn capacity(&self) -> u64 {
-        self.dev.user_lpns() * UNIT
+        self.layer.user_bytes()
+    }
+
+    /// The translation layer.
+    pub fn layer(&self) -> &dyn TranslationLayer {
+        self.layer.as_ref()
+    }
+
+    /// The translation layer as its concrete type, if it is one: for
+    /// tests and reports that need its own view.
+    pub fn layer_as<L: 'static>(&self) -> Option<&L> {
+        self.layer.as_any().downcast_ref::<L>()
+    }
+
+    /// A read of `n` units from `lpn` at `t` on the layer.
+    #[inline]
+    fn layer_read(&mut self, t: Ns, lpn: u64, n: u32) -> Ns {
+        self.layer
+            .read(t, lpn * UNIT, (u64::from(n) * UNIT) as u32)
+            .done
+            .at
     }
 
     /// When the card's firmware has decoded a command whose response was
@@ -182,7 +209,7 @@ impl EmmcCard {
         if let Some((lpn, n, start)) = self.ra_plan.take() {
             if start <= at {
                 self.stats.ra_reads += 1;
-                let r = self.dev.read(start, lpn, n);
+                let r = self.layer_read(start, lpn, n);
                 self.ra = Some((lpn, lpn + u64::from(n), r));
             } else {
                 self.stats.ra_cancelled += 1;
@@ -208,7 +235,7 @@ impl EmmcCard {
         }
         let end = lpn + u64::from(n);
         let ra_n = self.p.ra_bytes.div_ceil(UNIT);
-        if end + ra_n <= self.dev.user_lpns() {
+        if end + ra_n <= self.user_lpns {
             self.ra_plan = Some((end, ra_n as u32, data_end + self.p.ra_idle));
         }
     }
@@ -219,8 +246,12 @@ impl EmmcCard {
     pub fn commit_write(&mut self, at: Ns, lpn: u64, n: u32) -> Ns {
         self.invalidate_ra(lpn, n);
         let start = at.max(self.wr_free);
-        let xfer = self.dev.nand().xfer_ns(u64::from(n) * UNIT);
-        let buffered = self.dev.write(start + self.p.wr_fw, lpn, n);
+        let bytes = u64::from(n) * UNIT;
+        let xfer = self.layer.nand().xfer_ns(bytes);
+        let buffered = self
+            .layer
+            .write(start + self.p.wr_fw, lpn * UNIT, bytes as u32)
+            .at;
         let end = buffered.max(start + self.p.wr_fw + xfer);
         self.wr_free = end;
         end
@@ -232,7 +263,7 @@ impl EmmcCard {
     /// written to the non-volatile storage).
     pub fn flush_cache(&mut self, t: Ns) -> Ns {
         self.stats.cache_flushes += 1;
-        self.dev.flush(t.max(self.wr_free))
+        self.layer.flush(t.max(self.wr_free))
     }
 
     /// A reliable write's data committed by `committed`: it ends once the
@@ -240,7 +271,7 @@ impl EmmcCard {
     /// the new data is programmed), which drains the write buffer.
     pub fn reliable_commit(&mut self, committed: Ns) -> Ns {
         self.stats.reliable_writes += 1;
-        self.dev.flush(committed)
+        self.layer.flush(committed)
     }
 
     /// A read decoded at `t`: from the read-ahead cache, else NAND.
@@ -251,14 +282,14 @@ impl EmmcCard {
                 self.stats.ra_hits += 1;
                 t.max(rdy)
             }
-            _ => self.dev.read(t, lpn, n),
+            _ => self.layer_read(t, lpn, n),
         }
     }
 
     /// A read task queued and decoded at `t`: the card starts its NAND
     /// reads at once; returns when its data is in the card cache.
     pub fn queue_read(&mut self, t: Ns, lpn: u64, n: u32) -> Ns {
-        self.dev.read(t, lpn, n)
+        self.layer_read(t, lpn, n)
     }
 
     /// A write task queued and decoded at `t` of [lpn, lpn + n): it makes
@@ -282,6 +313,8 @@ impl EmmcCard {
     /// A discard of [lpn, lpn + n) at `t` (CMD38 after CMD35/36).
     pub fn trim(&mut self, t: Ns, lpn: u64, n: u32) -> Ns {
         self.invalidate_ra(lpn, n);
-        self.dev.trim(t, lpn, n)
+        self.layer
+            .trim(t, lpn * UNIT, (u64::from(n) * UNIT) as u32)
+            .at
     }
 }

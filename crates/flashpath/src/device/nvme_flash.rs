@@ -44,7 +44,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::ftl::layer::{layer_from_profile, TranslationLayer};
+use super::ftl::layer::{layer_from_profile, FrontEnd, TranslationLayer};
 use super::nand::Timeline;
 use super::nvme::NvmeSsd;
 use super::{BlockBackend, Command, Completion, Op, Status, UNIT};
@@ -190,7 +190,7 @@ impl NvmeFlashSsd {
     /// `device.nvme.*` over the translation layer `device.flash.*` names
     /// ([`layer_from_profile`]).
     pub fn from_profile(p: &Profile, seed: u64) -> Result<NvmeFlashSsd> {
-        let layer = layer_from_profile(p, seed)?;
+        let layer = layer_from_profile(p, seed, FrontEnd::Nvme)?;
         Ok(NvmeFlashSsd::new(FrontEndParams::from_profile(p)?, layer))
     }
 

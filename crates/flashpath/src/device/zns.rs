@@ -1038,10 +1038,20 @@ impl TranslationLayer for Zns {
             zone_bytes: self.p.zone_size,
             capacity_bytes: self.p.zone_capacity,
             zones: self.p.zones,
+            conventional: self.p.conventional,
             max_open: self.p.max_open,
             max_active: self.p.max_active,
             append_max_bytes: self.p.zasl,
         })
+    }
+
+    fn write_pointer(&self, offset: u64) -> Option<u64> {
+        let d = self.report((offset / self.p.zone_size) as u32);
+        (d.state != ZoneState::NotWritePointer).then_some(d.wp)
+    }
+
+    fn nand(&self) -> &Nand {
+        &self.nand
     }
 
     fn buffer_counters(&self) -> BufferCounters {

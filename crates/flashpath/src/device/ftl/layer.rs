@@ -1,15 +1,25 @@
-//! The translation layer seam: what a flash front end (the NVMe
-//! controller of [`crate::device::nvme_flash`]) asks of the layer between
-//! the host's logical blocks and NAND. The conventional page-mapping FTL
-//! ([`FlashDevice`]) is one implementation; a zoned namespace
-//! ([`crate::device::zns::Zns`]) is another. MQSim draws the same line
-//! (its `NVM_Firmware` holds an `Address_Mapping_Unit` the host interface
-//! never sees).
+//! The translation layer seam: what every flash front end (the NVMe
+//! controller of [`crate::device::nvme_flash`], the UFS device of
+//! [`crate::device::ufs`], the eMMC card of [`crate::device::emmc`], the
+//! flash-backed SD card of [`crate::device::sd`]) asks of the layer
+//! between the host's logical blocks and NAND. The conventional
+//! page-mapping FTL ([`FlashDevice`]) is one implementation; a zoned
+//! namespace ([`crate::device::zns::Zns`]) is another. MQSim draws the same
+//! line (its `NVM_Firmware` holds an `Address_Mapping_Unit` the host
+//! interface never sees).
 //!
 //! The profile chooses the layer with `device.flash.layer`
 //! ([`layer_from_profile`]); adding one is a file of its own implementing
 //! [`TranslationLayer`], a variant of [`LayerKind`] and one arm in
-//! [`layer_from_profile`], and its own `params!` list.
+//! [`layer_from_profile`], and its own `params!` list. Every front end
+//! builds its layer there, so a new layer is behind all of them at once
+//! (a zoned one only behind the front ends whose command set has zones:
+//! [`FrontEnd::has_zones`]).
+//!
+//! Beyond commands, one front end needs more of a page-mapped layer: the
+//! UFS device's map-cache miss path and its HPB device side look at the
+//! L2P map itself. That is the narrow [`MappedLayer`] capability a layer
+//! may offer ([`TranslationLayer::mapped`]); a zoned layer offers none.
 //!
 //! A layer is a booking model as every device here: each call reserves the
 //! NAND's time from `t` and returns when the work is done. The front end
@@ -17,10 +27,12 @@
 
 use std::any::Any;
 
-use super::super::flash::flash_device_from_profile;
+use super::super::flash::{flash_device_from_profile, FlashParams};
+use super::super::nand::Nand;
+use super::super::zns::{Zns, ZoneRules};
 use super::super::{Completion, Op, Status, ZoneAction, UNIT};
-use super::FlashDevice;
-use crate::error::Result;
+use super::{FactoryLayout, FlashDevice, Ppn};
+use crate::error::{InputError, Result};
 use crate::profile::Profile;
 use crate::sim::Ns;
 
@@ -50,6 +62,9 @@ pub struct ZoneGeometry {
     /// Zone Capacity (ZCAP) in bytes: the writable part of each zone.
     pub capacity_bytes: u64,
     pub zones: u32,
+    /// Zones at the start of the LU without a write pointer (SCSI ZBC's
+    /// conventional zones; an NVMe ZNS namespace has none).
+    pub conventional: u32,
     /// Maximum Open Resources and Maximum Active Resources (MOR + 1,
     /// MAR + 1 of Identify Namespace; 0: no limit).
     pub max_open: u32,
@@ -101,6 +116,26 @@ pub trait TranslationLayer {
         None
     }
 
+    /// The write pointer of the zone holding `offset` (the zone report's;
+    /// `None` for a conventional zone or a layer without zones).
+    fn write_pointer(&self, _offset: u64) -> Option<u64> {
+        None
+    }
+
+    /// The L2P map view, for a page-mapped layer (see [`MappedLayer`]).
+    fn mapped(&self) -> Option<&dyn MappedLayer> {
+        None
+    }
+
+    /// The same, to read through it.
+    fn mapped_mut(&mut self) -> Option<&mut dyn MappedLayer> {
+        None
+    }
+
+    /// The NAND under the layer (its channels' transfer time is the
+    /// front end's too: the eMMC card moves received write data over one).
+    fn nand(&self) -> &Nand;
+
     /// The write buffer's counters.
     fn buffer_counters(&self) -> BufferCounters;
 
@@ -110,6 +145,106 @@ pub trait TranslationLayer {
 
     /// The concrete layer, for tests and reports that need its own view.
     fn as_any(&self) -> &dyn Any;
+}
+
+/// How a read through the L2P map starts ([`MappedLayer::read_or_miss`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadStart {
+    /// The entry was in the map cache: the data is read by `at`.
+    Done(Ns),
+    /// Map-cache miss: the map page is in by `map_ready`; the data read is
+    /// issued then ([`MappedLayer::read_units`]), so the die sees reads in
+    /// time order.
+    MapMiss { map_ready: Ns },
+}
+
+/// What a page-mapped layer offers beyond commands: its L2P map, cached in
+/// controller SRAM by map pages, and reads by 4 KiB unit (LPN). The UFS
+/// device's map-cache miss path and HPB (JESD220-3: the host caches L2P
+/// entries and sends the PPN with an HPB READ; READ BUFFER fetches a
+/// sub-region's entries) use it.
+pub trait MappedLayer {
+    /// Units (LPNs) the host can address.
+    fn user_lpns(&self) -> u64;
+
+    /// A read of `n` units from `lpn` decoded at `t` that stops at a
+    /// map-cache miss: then only the map page is read.
+    fn read_or_miss(&mut self, t: Ns, lpn: u64, n: u32) -> ReadStart;
+
+    /// A read of `n` units from `lpn` at `t` (the data read after a map
+    /// page arrived).
+    fn read_units(&mut self, t: Ns, lpn: u64, n: u32) -> Ns;
+
+    /// An HPB READ of `lpn` with the host's `ppn` at `t`: skips the map
+    /// lookup when the PPN is current. Returns (done, PPN was current).
+    fn read_with_ppn(&mut self, t: Ns, lpn: u64, ppn: Ppn) -> (Ns, bool);
+
+    /// The map pages holding entries `start .. start + n` read into the
+    /// map cache from `t` (READ BUFFER): when they are in.
+    fn read_map_pages(&mut self, t: Ns, start: u64, n: u64) -> Ns;
+
+    /// The factory layout of a prefilled device, as a rule.
+    fn factory_layout(&self) -> Option<FactoryLayout>;
+
+    /// Whether entries `start .. start + n` all still follow the factory
+    /// layout.
+    fn run_is_factory(&self, start: u64, n: u64) -> bool;
+
+    /// The current PPNs of `start .. start + out.len()` (no timing).
+    fn ppns_into(&self, start: u64, out: &mut [Ppn]);
+}
+
+/// The front end a layer is built for: its command set decides whether a
+/// zoned layer fits behind it and with which zone rules, and each starts
+/// its FTL as it always has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrontEnd {
+    Nvme,
+    Ufs,
+    Emmc,
+    Sd,
+}
+
+impl FrontEnd {
+    /// The zone rules of the front end's command set: NVMe ZNS, SCSI
+    /// ZBC-2 (Zoned Storage for UFS, JESD220-5). The eMMC (JESD84-B51) and
+    /// SD (Physical Layer 6.00) command sets have no zone commands and the
+    /// mmc block driver registers no zoned disk (drivers/mmc/core/block.c
+    /// sets no zoned model), so a zoned layer is refused behind them.
+    pub fn zone_rules(self) -> Option<ZoneRules> {
+        match self {
+            FrontEnd::Nvme => Some(ZoneRules::Zns),
+            FrontEnd::Ufs => Some(ZoneRules::Zbc),
+            FrontEnd::Emmc | FrontEnd::Sd => None,
+        }
+    }
+
+    /// Whether the front end takes a zoned layer.
+    pub fn has_zones(self) -> bool {
+        self.zone_rules().is_some()
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            FrontEnd::Nvme => "an NVMe controller",
+            FrontEnd::Ufs => "a UFS device",
+            FrontEnd::Emmc => "an eMMC card",
+            FrontEnd::Sd => "an SD card",
+        }
+    }
+
+    /// How the page FTL starts: preconditioned with
+    /// `device.flash.precondition_random_overwrites` (NVMe, UFS; the cards
+    /// start fresh, as their profiles have always had them, and read no
+    /// such key), and with a map cache that holds the whole map loaded at
+    /// power-on (NVMe; UFS starts with it cold, as its goldens were made).
+    fn page_start(self) -> (bool, bool) {
+        match self {
+            FrontEnd::Nvme => (true, true),
+            FrontEnd::Ufs => (true, false),
+            FrontEnd::Emmc | FrontEnd::Sd => (false, false),
+        }
+    }
 }
 
 crate::choice_enum! {
@@ -135,18 +270,54 @@ crate::params! {
 }
 
 /// The translation layer a profile's `device.flash.layer` names, from its
-/// own keys. The page FTL is preconditioned as the profile says, and a map
-/// cache that holds the whole map starts full (the controller loads the
-/// map from NAND at power-on, before the first command).
-pub fn layer_from_profile(p: &Profile, seed: u64) -> Result<Box<dyn TranslationLayer>> {
-    match LayerParams::read(p)?.layer.unwrap_or(LayerKind::Page) {
+/// own keys, behind the front end `front`. The page FTL starts as
+/// [`FrontEnd`] says (preconditioned as the profile says; for NVMe a map
+/// cache that holds the whole map starts full: the controller loads the
+/// map from NAND at power-on, before the first command). A zoned layer
+/// behind a front end without zone commands is refused by name.
+pub fn layer_from_profile(
+    p: &Profile,
+    seed: u64,
+    front: FrontEnd,
+) -> Result<Box<dyn TranslationLayer>> {
+    let kind = LayerParams::read(p)?.layer.unwrap_or(LayerKind::Page);
+    let layer: Box<dyn TranslationLayer> = match kind {
         LayerKind::Page => {
-            let mut ftl = flash_device_from_profile(p, seed)?;
-            ftl.load_whole_map();
-            Ok(Box::new(ftl))
+            let (precondition, load_map) = front.page_start();
+            let mut ftl = if precondition {
+                flash_device_from_profile(p, seed)?
+            } else {
+                FlashDevice::new(&FlashParams::from_profile(p)?, seed)?
+            };
+            if load_map {
+                ftl.load_whole_map();
+            }
+            Box::new(ftl)
         }
-        LayerKind::Zns => Ok(Box::new(super::super::zns::Zns::from_profile(p)?)),
+        LayerKind::Zns => match front.zone_rules() {
+            Some(rules) => Box::new(Zns::from_profile_as(p, rules)?),
+            None => return Err(refuse_zoned(p, kind, front)),
+        },
+    };
+    if layer.zones().is_some() && !front.has_zones() {
+        return Err(refuse_zoned(p, kind, front));
     }
+    Ok(layer)
+}
+
+/// A zoned layer named behind a front end whose command set has no zones.
+fn refuse_zoned(p: &Profile, kind: LayerKind, front: FrontEnd) -> InputError {
+    InputError::new(
+        p.file_of("device.flash.layer"),
+        None,
+        format!(
+            "device.flash.layer = \"{}\" is a zoned layer, and {} has no zone commands (its \
+             command set has no zone management and the mmc block driver registers no zoned \
+             disk): use the page FTL (device.flash.layer = \"page\") or an NVMe or UFS device",
+            kind.name(),
+            front.name()
+        ),
+    )
 }
 
 /// The conventional page-mapping FTL as a translation layer.
@@ -181,6 +352,19 @@ impl TranslationLayer for FlashDevice {
         FlashDevice::flush(self, t)
     }
 
+    fn mapped(&self) -> Option<&dyn MappedLayer> {
+        Some(self)
+    }
+
+    #[inline]
+    fn mapped_mut(&mut self) -> Option<&mut dyn MappedLayer> {
+        Some(self)
+    }
+
+    fn nand(&self) -> &Nand {
+        FlashDevice::nand(self)
+    }
+
     fn buffer_counters(&self) -> BufferCounters {
         let f = self.stats();
         BufferCounters {
@@ -208,6 +392,56 @@ impl TranslationLayer for FlashDevice {
 
     fn as_any(&self) -> &dyn Any {
         self
+    }
+}
+
+/// The page FTL's map, as the UFS device's map-miss path and HPB use it.
+impl MappedLayer for FlashDevice {
+    fn user_lpns(&self) -> u64 {
+        FlashDevice::user_lpns(self)
+    }
+
+    #[inline]
+    fn read_or_miss(&mut self, t: Ns, lpn: u64, n: u32) -> ReadStart {
+        let mp = self.map_page_of(lpn);
+        if !self.map_page_cached(mp).0 {
+            return ReadStart::MapMiss {
+                map_ready: self.read_map_page(t, mp),
+            };
+        }
+        ReadStart::Done(FlashDevice::read(self, t, lpn, n))
+    }
+
+    fn read_units(&mut self, t: Ns, lpn: u64, n: u32) -> Ns {
+        FlashDevice::read(self, t, lpn, n)
+    }
+
+    fn read_with_ppn(&mut self, t: Ns, lpn: u64, ppn: Ppn) -> (Ns, bool) {
+        FlashDevice::read_with_ppn(self, t, lpn, ppn)
+    }
+
+    fn read_map_pages(&mut self, t: Ns, start: u64, n: u64) -> Ns {
+        let mut ready = t;
+        if n > 0 {
+            let first = self.map_page_of(start);
+            let last = self.map_page_of(start + n - 1);
+            for mp in first..=last {
+                ready = ready.max(self.read_map_page(t, mp));
+            }
+        }
+        ready
+    }
+
+    fn factory_layout(&self) -> Option<FactoryLayout> {
+        FlashDevice::factory_layout(self)
+    }
+
+    fn run_is_factory(&self, start: u64, n: u64) -> bool {
+        FlashDevice::run_is_factory(self, start, n)
+    }
+
+    fn ppns_into(&self, start: u64, out: &mut [Ppn]) {
+        FlashDevice::ppns_into(self, start, out)
     }
 }
 

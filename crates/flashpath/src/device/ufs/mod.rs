@@ -25,44 +25,22 @@
 pub mod hpb;
 
 use self::hpb::{HpbDevice, HpbParams, HpbRsp};
-use super::ftl::layer::{LayerKind, LayerParams, TranslationLayer};
+pub use super::ftl::layer::ReadStart;
+use super::ftl::layer::{layer_from_profile, FrontEnd, MappedLayer, TranslationLayer};
 use super::nand::Timeline;
-use super::zns::{Zns, ZoneRules};
-use super::{Completion, FlashDevice, Op, Ppn, Status, ZoneAction, UNIT};
+use super::{Completion, Op, Ppn, Status, ZoneAction, UNIT};
 use crate::error::{InputError, Result};
 use crate::profile::limits::COST;
 use crate::profile::Profile;
 use crate::sim::Ns;
-
-/// How a normal read starts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReadStart {
-    /// The entry was in the map cache: the data is read by `at`.
-    Done(Ns),
-    /// Map-cache miss: the map page is in by `map_ready`; the data read is
-    /// issued then ([`UfsDevice::read_mapped`]).
-    MapMiss { map_ready: Ns },
-}
-
-/// What holds the logical unit's data. The page FTL stays inline (the
-/// size difference lint's concern is moves and copies; a device is built
-/// once and never moved after probe, and the page path keeps its one
-/// indirection less).
-#[allow(clippy::large_enum_variant)]
-pub enum Back {
-    /// The page-mapping FTL with its map cache.
-    Page(FlashDevice),
-    /// A host-managed zoned LU (ZBC rules).
-    Zoned(Box<Zns>),
-}
 
 pub struct UfsDevice {
     /// Firmware time to decode one command.
     fw_cmd: Ns,
     /// The firmware's controller core: one command at a time.
     fw: Timeline,
-    /// The back end: FTL or zones over NAND.
-    back: Back,
+    /// The back end: the translation layer the profile names over NAND.
+    layer: Box<dyn TranslationLayer>,
     /// The HPB device side, when HPB is enabled.
     pub hpb: Option<HpbDevice>,
 }
@@ -76,97 +54,97 @@ crate::params! {
 }
 
 impl UfsDevice {
-    /// `ufs.device.*` over `device.flash.*`, preconditioned as the profile
-    /// says; with HPB when `hpb` is given.
-    /// A zoned LU (`device.flash.layer = "zns"`) takes no HPB: HPB caches
-    /// the page FTL's map, which a zoned LU does not have.
+    /// `ufs.device.*` over the translation layer `device.flash.*` names
+    /// ([`layer_from_profile`]), preconditioned as the profile says; with
+    /// HPB when `hpb` is given.
+    /// A layer without an L2P map (a zoned LU, `device.flash.layer =
+    /// "zns"`) takes no HPB: HPB caches the page FTL's map on the host.
     pub fn from_profile(p: &Profile, seed: u64, hpb: Option<HpbParams>) -> Result<UfsDevice> {
         let fw_cmd = UfsDeviceParams::read(p)?.fw_cmd;
-        let back = match LayerParams::read(p)?.layer.unwrap_or(LayerKind::Page) {
-            LayerKind::Page => Back::Page(super::flash::flash_device_from_profile(p, seed)?),
-            LayerKind::Zns if hpb.is_some() => {
+        let layer = layer_from_profile(p, seed, FrontEnd::Ufs)?;
+        let hpb = match (hpb, layer.mapped()) {
+            (None, _) => None,
+            (Some(hp), Some(m)) => Some(HpbDevice::new(hp, m.user_lpns())),
+            (Some(_), None) => {
                 return Err(InputError::new(
                     p.file_of("ufs.hpb.enabled"),
                     None,
-                    "ufs.hpb.enabled with device.flash.layer = \"zns\": HPB caches the page \
-                     FTL's L2P map on the host, and a zoned UFS LU has none (set \
-                     ufs.hpb.enabled = false)",
+                    format!(
+                        "ufs.hpb.enabled with device.flash.layer = \"{}\": HPB caches the page \
+                         FTL's L2P map on the host, and a zoned UFS LU has none (nor does any \
+                         layer without an L2P map; set ufs.hpb.enabled = false)",
+                        super::ftl::layer::LayerParams::read(p)?
+                            .layer
+                            .map_or("page", |k| k.name())
+                    ),
                 ))
             }
-            LayerKind::Zns => Back::Zoned(Box::new(Zns::from_profile_as(p, ZoneRules::Zbc)?)),
-        };
-        let hpb = match &back {
-            Back::Page(ftl) => hpb.map(|hp| HpbDevice::new(hp, ftl.user_lpns())),
-            Back::Zoned(_) => None,
         };
         Ok(UfsDevice {
             fw_cmd,
             fw: Timeline::new(),
-            back,
+            layer,
             hpb,
         })
     }
 
     pub fn capacity(&self) -> u64 {
-        match &self.back {
-            Back::Page(ftl) => ftl.user_lpns() * UNIT,
-            Back::Zoned(z) => z.user_bytes(),
-        }
+        self.layer.user_bytes()
     }
 
-    /// The page FTL (HPB, READ BUFFER and the map-cache path use it: a
-    /// zoned LU has HPB refused at probe and no map-cache misses).
-    pub fn ftl(&self) -> &FlashDevice {
-        match &self.back {
-            Back::Page(ftl) => ftl,
-            Back::Zoned(_) => unreachable!("the page FTL of a zoned LU: HPB is refused for one"),
-        }
+    /// The translation layer.
+    pub fn layer(&self) -> &dyn TranslationLayer {
+        self.layer.as_ref()
     }
 
-    /// The zoned layer of a zoned LU.
-    pub fn zoned(&self) -> Option<&Zns> {
-        match &self.back {
-            Back::Page(_) => None,
-            Back::Zoned(z) => Some(z),
-        }
+    /// The translation layer as its concrete type, if it is one (`None`
+    /// for another layer): for tests and reports that need its own view.
+    pub fn layer_as<L: 'static>(&self) -> Option<&L> {
+        self.layer.as_any().downcast_ref::<L>()
+    }
+
+    /// The layer's L2P map (HPB, READ BUFFER and the map-cache path use
+    /// it: a layer without one has HPB refused at probe and no map-cache
+    /// misses).
+    pub fn mapped(&self) -> &dyn MappedLayer {
+        self.layer
+            .mapped()
+            .expect("the L2P map of a layer without one: HPB is refused for it")
+    }
+
+    fn mapped_mut(&mut self) -> &mut dyn MappedLayer {
+        self.layer
+            .mapped_mut()
+            .expect("the L2P map of a layer without one: HPB is refused for it")
     }
 
     /// The rules of a zoned LU on a command before its data moves (the
     /// firmware answers CHECK CONDITION instead of READY TO TRANSFER); a
     /// page FTL takes every command.
     pub fn admit(&mut self, op: Op, offset: u64, len: u32) -> Status {
-        match &mut self.back {
-            Back::Page(_) => Status::Ok,
-            Back::Zoned(z) => z.admit(op, offset, len),
-        }
+        self.layer.admit(op, offset, len)
     }
 
     /// A ZBC OUT zone action on the zone at `offset`, decoded at `t`.
     pub fn zone_mgmt(&mut self, t: Ns, action: ZoneAction, offset: u64) -> Completion {
-        match &mut self.back {
-            Back::Page(_) => Completion::unsupported(t),
-            Back::Zoned(z) => z.zone_mgmt(t, action, offset, false),
-        }
+        self.layer.zone_mgmt(t, action, offset, false)
     }
 
     /// The write pointer of the zone holding `offset` (a zoned LU's zone
     /// report; `None` for a conventional zone or the page FTL).
     pub fn write_pointer(&self, offset: u64) -> Option<u64> {
-        let z = self.zoned()?;
-        let zone = (offset / z.params().zone_size) as u32;
-        let d = z.report(zone);
-        (d.state != super::zns::ZoneState::NotWritePointer).then_some(d.wp)
+        self.layer.write_pointer(offset)
     }
 
     /// The back end's sections of the driver's JSON: the FTL's and
-    /// NAND's, or the zoned layer's.
+    /// NAND's, or the zoned layer's. The UFS JSON has always shown the
+    /// page FTL's GC in `ftl` (`gc_runs`, `waf`) without the `gc` section
+    /// the NVMe front end shows; it is left out so the outputs stay as
+    /// they were.
     pub fn counters(&self, out: &mut serde_json::Map<String, serde_json::Value>) {
-        match &self.back {
-            Back::Page(ftl) => {
-                out.insert("ftl".into(), ftl.ftl_counters());
-                out.insert("nand".into(), ftl.nand_counters(UNIT));
-            }
-            Back::Zoned(z) => z.counters(out),
+        self.layer.counters(out);
+        if self.layer.mapped().is_some() {
+            out.remove("gc");
         }
     }
 
@@ -182,42 +160,30 @@ impl UfsDevice {
         (start, start + self.fw_cmd)
     }
 
-    /// A normal READ of `len` bytes at `offset`, decoded at `t`.
+    /// A normal READ of `len` bytes at `offset`, decoded at `t`: through
+    /// the map cache of a page-mapped layer, else the layer's read.
+    #[inline]
     pub fn read(&mut self, t: Ns, offset: u64, len: u32) -> ReadStart {
         let lpn = offset / UNIT;
         let blocks = u64::from(len).div_ceil(UNIT) as u32;
-        let ftl = match &mut self.back {
-            Back::Page(ftl) => ftl,
-            Back::Zoned(z) => return ReadStart::Done(z.read(t, offset, len).done.at),
+        let Some(map) = self.layer.mapped_mut() else {
+            return ReadStart::Done(self.layer.read(t, offset, len).done.at);
         };
         if let Some(h) = &mut self.hpb {
             h.normal_read(lpn);
         }
-        let mp = ftl.map_page_of(lpn);
-        if !ftl.map_page_cached(mp).0 {
-            return ReadStart::MapMiss {
-                map_ready: ftl.read_map_page(t, mp),
-            };
-        }
-        ReadStart::Done(ftl.read(t, lpn, blocks))
+        map.read_or_miss(t, lpn, blocks)
     }
 
     /// The data read of a normal READ whose map page has arrived at `now`.
     pub fn read_mapped(&mut self, now: Ns, lpn: u64, blocks: u32) -> Ns {
-        self.ftl_mut().read(now, lpn, blocks)
-    }
-
-    fn ftl_mut(&mut self) -> &mut FlashDevice {
-        match &mut self.back {
-            Back::Page(ftl) => ftl,
-            Back::Zoned(_) => unreachable!("the page FTL of a zoned LU: HPB is refused for one"),
-        }
+        self.mapped_mut().read_units(now, lpn, blocks)
     }
 
     /// An HPB READ of `lpn` with the host's `ppn`, decoded at `t`: returns
     /// when the data is read and whether the PPN was current.
     pub fn hpb_read(&mut self, t: Ns, lpn: u64, ppn: Ppn) -> (Ns, bool) {
-        let done = self.ftl_mut().read_with_ppn(t, lpn, ppn);
+        let done = self.mapped_mut().read_with_ppn(t, lpn, ppn);
         if let Some(h) = &mut self.hpb {
             h.hpb_read(lpn);
         }
@@ -226,36 +192,28 @@ impl UfsDevice {
 
     /// A WRITE of `len` bytes at `offset` whose DATA OUT has arrived at
     /// `at`: buffered by, and how it ended.
+    #[inline]
     pub fn write(&mut self, at: Ns, offset: u64, len: u32) -> Completion {
-        let (lpn, blocks) = (offset / UNIT, u64::from(len).div_ceil(UNIT) as u32);
         if let Some(h) = &mut self.hpb {
+            let (lpn, blocks) = (offset / UNIT, u64::from(len).div_ceil(UNIT) as u32);
             h.write(lpn, blocks);
         }
-        match &mut self.back {
-            Back::Page(ftl) => Completion::ok(ftl.write(at, lpn, blocks)),
-            Back::Zoned(z) => z.write(at, offset, len),
-        }
+        self.layer.write(at, offset, len)
     }
 
     /// SYNCHRONIZE CACHE decoded at `t`: when everything buffered is on
     /// NAND (the device's write buffer is its volatile cache).
     pub fn flush(&mut self, t: Ns) -> Ns {
-        match &mut self.back {
-            Back::Page(ftl) => ftl.flush(t),
-            Back::Zoned(z) => z.flush(t),
-        }
+        self.layer.flush(t)
     }
 
     /// An UNMAP decoded at `t`.
     pub fn trim(&mut self, t: Ns, offset: u64, len: u32) -> Ns {
-        let (lpn, blocks) = (offset / UNIT, u64::from(len).div_ceil(UNIT) as u32);
         if let Some(h) = &mut self.hpb {
+            let (lpn, blocks) = (offset / UNIT, u64::from(len).div_ceil(UNIT) as u32);
             h.write(lpn, blocks);
         }
-        match &mut self.back {
-            Back::Page(ftl) => ftl.trim(t, lpn, blocks),
-            Back::Zoned(z) => z.trim(t, offset, len).at,
-        }
+        self.layer.trim(t, offset, len).at
     }
 
     /// The HPB sense data of the next RESPONSE UPIU (empty without HPB).
@@ -269,15 +227,6 @@ impl UfsDevice {
     /// READ BUFFER of the entries [start, start + n), decoded at `t`: the
     /// map pages that hold them are read; returns when they are in.
     pub fn read_buffer(&mut self, t: Ns, start: u64, n: u64) -> Ns {
-        let mut ready = t;
-        if n > 0 {
-            let ftl = self.ftl_mut();
-            let first = ftl.map_page_of(start);
-            let last = ftl.map_page_of(start + n - 1);
-            for mp in first..=last {
-                ready = ready.max(ftl.read_map_page(t, mp));
-            }
-        }
-        ready
+        self.mapped_mut().read_map_pages(t, start, n)
     }
 }

@@ -47,7 +47,7 @@ fn mmc(mode: MmcMode) -> Mmc {
     dev.read(0, 0, 2);
     Mmc::new(
         host(mode),
-        EmmcCard::new(card(), dev),
+        EmmcCard::new(card(), Box::new(dev)),
         bus(),
         DriverCpuCosts::default(),
     )
@@ -72,9 +72,9 @@ fn rq(tag: u32, lpn: u64) -> DriverRq {
 fn legacy_4k_read_on_idle_card_is_commands_plus_tr_plus_transfer() {
     let mut m = mmc(MmcMode::Legacy);
     let b = bus();
-    let nand_read = m.card.dev.nand().timing.t_read
-        + m.card.dev.nand().chan.cmd_ns
-        + m.card.dev.nand().xfer_ns(4096);
+    let nand_read = m.card.layer().nand().timing.t_read
+        + m.card.layer().nand().chan.cmd_ns
+        + m.card.layer().nand().xfer_ns(4096);
     let done = m.execute(T0, &rq(0, 0)) - T0;
     // prep, CMD23 and CMD18 (software + CMD line each), card firmware,
     // NAND (tR + channel), DAT transfer, completion work.
@@ -121,7 +121,7 @@ fn queued_reads_on_two_dies_overlap_tr_with_one_transfer() {
     let mut l = mmc(MmcMode::Legacy);
     let la = l.execute(T0, &rq(0, 0));
     let lb = l.execute(T0, &rq(1, 1));
-    let n = q.card.dev.nand();
+    let n = q.card.layer().nand();
     let nand = n.timing.t_read + n.chan.cmd_ns + n.xfer_ns(4096);
     let poll = 3000 + bus().cmd_ns();
     assert!(a > la, "the first queued read pays the QSR polls");
@@ -266,9 +266,9 @@ fn qsr_polling_through_the_driver_grows_with_the_poll_cost() {
         let b = bus();
         let poll = cmd_sw + b.cmd_ns();
         let queued = 20_000 + 2 * poll;
-        let nand = m.card.dev.nand().timing.t_read
-            + m.card.dev.nand().chan.cmd_ns
-            + m.card.dev.nand().xfer_ns(4096);
+        let nand = m.card.layer().nand().timing.t_read
+            + m.card.layer().nand().chan.cmd_ns
+            + m.card.layer().nand().xfer_ns(4096);
         let ready = queued + 5000 + nand;
         let (seen, polls) = qsr_wait(queued, ready, poll, 1_000_000, 3_000_000);
         assert_eq!(m.c.qsr_polls, polls);
@@ -290,7 +290,7 @@ fn qd1_with_synchronous_wake_ups_closed_form() {
         m.h.cq_sync_data = true;
         let done = run_cq(&mut m, &[(T0, rq(0, 0))])[0] - T0;
         let cmd = 3000 + bus().cmd_ns();
-        let n = m.card.dev.nand();
+        let n = m.card.layer().nand();
         let nand = n.timing.t_read + n.chan.cmd_ns + n.xfer_ns(4096);
         let queued = 20_000 + 2 * cmd;
         let ready = queued + 5000 + nand;

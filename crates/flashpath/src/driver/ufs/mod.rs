@@ -187,8 +187,8 @@ impl Ufs {
             map_work_delay: up.map_work_delay,
             link: UfsLink::new(lp),
             hpb: hpb_on.then(|| {
-                let mut h = Hpb::new(hp, dev.ftl().user_lpns());
-                h.set_factory_layout(dev.ftl().factory_layout());
+                let mut h = Hpb::new(hp, dev.mapped().user_lpns());
+                h.set_factory_layout(dev.mapped().factory_layout());
                 h
             }),
             dev,
@@ -391,7 +391,7 @@ impl Ufs {
     fn read_buffer(&mut self, now: Ns, rgn: u32, srgn: u32) -> Ns {
         self.c.read_buffers += 1;
         let h = self.hpb.as_ref().unwrap();
-        let (start, n) = h.srgn_span(rgn, srgn, self.dev.ftl().user_lpns());
+        let (start, n) = h.srgn_span(rgn, srgn, self.dev.mapped().user_lpns());
         let map_bytes = h.p.entries_per_srgn * super::ufshpb::HPB_ENTRY_SIZE;
         let t = self.command(now);
         let ready = self.dev.read_buffer(t, start, n);
@@ -446,8 +446,8 @@ impl Ufs {
             Event::MapLoaded { srgn } => {
                 let h = self.hpb.as_mut().unwrap();
                 let (rgn, srgn) = h.srgn_of_id(srgn);
-                let (start, n) = h.srgn_span(rgn, srgn, self.dev.ftl().user_lpns());
-                let dev = self.dev.ftl();
+                let (start, n) = h.srgn_span(rgn, srgn, self.dev.mapped().user_lpns());
+                let dev = self.dev.mapped();
                 // The map data the READ BUFFER carried: the device's entries
                 // as they are when it completes, copied in bulk (or kept as
                 // the factory rule when they all still follow it).
@@ -490,13 +490,13 @@ impl<E> Driver<E> for Ufs {
     /// active limit (ZBC has none), and the append limit of the emulation
     /// (`device.zns.zasl`, the largest write the host sends).
     fn zoned(&self) -> Option<ZonedLimits> {
-        let z = self.dev.zoned()?.params();
+        let z = self.dev.layer().zones()?;
         Some(ZonedLimits {
             nr_zones: z.zones,
-            chunk_sectors: z.zone_size >> 9,
+            chunk_sectors: z.zone_bytes >> 9,
             max_open_zones: z.max_open,
             max_active_zones: 0,
-            zone_append_max_bytes: z.zasl,
+            zone_append_max_bytes: z.append_max_bytes,
             conventional_zones: z.conventional,
         })
     }
@@ -570,7 +570,7 @@ impl<E> Driver<E> for Ufs {
         if let Some(out) = v.as_object_mut() {
             self.dev.counters(out);
         }
-        if self.dev.zoned().is_some() {
+        if self.dev.layer().zones().is_some() {
             v["zone_actions"] = serde_json::json!(self.c.zone_actions);
             v["check_conditions"] = serde_json::json!(self.c.check_conditions);
             v["emulated_appends"] = serde_json::json!(self.c.emulated_appends);

@@ -6,7 +6,8 @@
 //! - **Round robin** (CC.AMS 000b, every controller supports it): the
 //!   submission queues are visited in turn; at each visit the controller
 //!   takes up to the Arbitration Burst (AB, Set Features Arbitration,
-//!   FID 01h, bits 2:0: 2^AB commands, 111b no limit) from that queue.
+//!   FID 01h, bits 2:0: 2^AB commands, 111b no limit) from that queue,
+//!   of those it holds when the visit starts ("at one time").
 //! - **Weighted round robin with an urgent priority class** (CC.AMS 001b,
 //!   optional: CAP.AMS bit 0): each queue has the priority its Create I/O
 //!   Submission Queue command gave it (QPRIO, CDW11 bits 2:1). Urgent
@@ -190,7 +191,15 @@ impl Arbiter {
         let k = self.round_robin(l, t)?;
         let sq = self.members[l][k];
         self.next[l] = (k + 1) % self.members[l].len();
-        self.current = Some((sq, self.burst));
+        // A burst launches commands the queue holds when the visit starts
+        // ("at one time"): later arrivals wait for the next visit.
+        let there = self.sqs[sq]
+            .ring
+            .iter()
+            .take(self.burst as usize)
+            .take_while(|q| q.at <= t)
+            .count() as u32;
+        self.current = Some((sq, there));
         self.take(sq)
     }
 
@@ -318,6 +327,23 @@ mod tests {
         let prios = [Qprio::Low, Qprio::Urgent];
         let mut a = Arbiter::new(Ams::RoundRobin, 0, [1; 3], &prios, 16);
         assert_eq!(order(&mut a, 4), [0, 1, 0, 1]);
+    }
+
+    #[test]
+    fn an_unlimited_burst_takes_what_the_queue_held_at_the_visit() {
+        let prios = [Qprio::Urgent; 2];
+        let mut a = Arbiter::new(Ams::RoundRobin, 7, [1; 3], &prios, 8);
+        a.push(0, q(0, 0));
+        a.push(0, q(0, 1));
+        a.push(0, q(5, 2));
+        a.push(1, q(0, 10));
+        let got: Vec<u32> = [0, 0, 5, 5]
+            .iter()
+            .map(|&t| a.pick(t).expect("a command").cid)
+            .collect();
+        // Queue 0's third command came after its visit began at 0 (the
+        // visit saw two): queue 1 goes before it.
+        assert_eq!(got, [0, 1, 10, 2]);
     }
 
     #[test]

@@ -84,7 +84,7 @@ struct Counters {
 }
 
 /// UPIU_CMD_FLAGS_CP (include/ufs/ufs.h): ufshcd_comp_scsi_upiu
-/// (drivers/ufs/core/ufshcd.c, Linux 6.1+) sets the COMMAND UPIU's Command
+/// (drivers/ufs/core/ufshcd.c, Linux 6.12) sets the COMMAND UPIU's Command
 /// Priority flag for a request of I/O priority class RT
 /// (`IOPRIO_PRIO_CLASS(req_get_ioprio(rq)) == IOPRIO_CLASS_RT`,
 /// include/uapi/linux/ioprio.h: the class in bits 15:13), whatever the

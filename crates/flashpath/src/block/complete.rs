@@ -118,6 +118,8 @@ impl BlockLayer {
                 len: 0,
                 polled: false,
                 cpu: rq_cpu,
+                // blk_kick_flush's flush request carries no priority.
+                ioprio: 0,
             };
             let (driver, mut dctx) = ctx.driver_call();
             driver.queue_rq(drq, &mut dctx);

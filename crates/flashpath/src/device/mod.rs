@@ -59,6 +59,7 @@ pub mod flash;
 pub mod ftl;
 pub mod nand;
 pub mod nvme;
+pub mod nvme_arb;
 pub mod nvme_flash;
 pub mod queue;
 pub mod ram;

@@ -38,6 +38,17 @@
 //!   a Flush completes after its decode, and Linux does not send one
 //!   (nvme_set_queue_limits: no REQ_FLUSH without VWC).
 //!
+//! - **Submission queues and arbitration.** The driver creates the I/O
+//!   submission queues ([`NvmeDevice::create_queues`], as
+//!   nvme_setup_io_queues does) and rings their doorbells; when every
+//!   command slot is taken, commands wait in their queues, and when a slot
+//!   frees the controller fetches from the queue its arbitration picks
+//!   ([`super::nvme_arb`]: round robin with the Arbitration Burst, or
+//!   weighted round robin with an urgent class where the controller
+//!   supports it, `arbitration = "wrr"`, and the host selects it). While a
+//!   slot is free and no queue holds a command, a command is served as it
+//!   arrives: with one queue the order is the arrival order either way.
+//!
 //! A Flush is an [`Op`] of [`Command`] and FUA its flag on a write, as
 //! the driver's request carries them (`driver::DriverRq::op`, `fua`).
 
@@ -47,6 +58,7 @@ use std::collections::BinaryHeap;
 use super::ftl::layer::{layer_from_profile, FrontEnd, TranslationLayer};
 use super::nand::Timeline;
 use super::nvme::NvmeSsd;
+use super::nvme_arb::{Ams, Arbiter, Qprio, Queued};
 use super::{BlockBackend, Command, Completion, Op, Status, UNIT};
 use crate::error::Result;
 use crate::profile::limits::{COST, RATE};
@@ -70,7 +82,32 @@ pub struct FrontEndParams {
     pub dram_rate: f64,
     /// The write cache is volatile (VWC = 1): Flush and FUA drain it.
     pub volatile_write_cache: bool,
+    /// The arbitration mechanisms the controller supports (CAP.AMS).
+    pub arbitration: Arbitration,
+    /// The Arbitration Burst field (2^AB commands a visit, 7: no limit).
+    pub arbitration_burst: u32,
+    /// Weighted round robin's weights of High, Medium and Low.
+    pub weights: [u32; 3],
 }
+
+crate::choice_enum! {
+    /// `device.nvme.arbitration`: the arbitration mechanisms the controller
+    /// supports (CAP.AMS, NVMe Base Specification 2.0c section 3.1.4.1).
+    pub enum Arbitration {
+        /// Round robin only (CAP.AMS 00b), what most controllers report.
+        Rr = "rr",
+        /// Weighted round robin with an urgent priority class as well
+        /// (CAP.AMS bit 0).
+        Wrr = "wrr",
+    }
+}
+
+/// A weight of weighted round robin: the 8-bit register value + 1.
+const WEIGHT: crate::profile::Range = range(
+    1.0,
+    256.0,
+    "Set Features Arbitration (FID 01h) holds each weight in 8 bits, 0's based: 1 to 256",
+);
 
 crate::params! {
     /// The NVMe flash SSD's controller front end (`device.nvme.*`), with
@@ -114,6 +151,27 @@ crate::params! {
         dram_rate: f64 = required rate("device.nvme.dram_rate", RATE),
         /// The write cache is volatile (VWC = 1): Flush and FUA drain it.
         volatile_write_cache: bool = required flag("device.nvme.volatile_write_cache"),
+        /// The arbitration the controller supports (CAP.AMS): "rr", or
+        /// "wrr" for weighted round robin with an urgent class as well.
+        /// Absent: "rr", as most controllers report (CAP.AMS 00b).
+        arbitration: Arbitration = default(Arbitration::Rr) choice(
+            "device.nvme.arbitration",
+            Arbitration
+        ),
+        /// Arbitration Burst (Set Features Arbitration bits 2:0): 2^AB
+        /// commands from a queue at a visit, 7 no limit. Absent: 0 (one
+        /// command), an assumption: the reset value is the vendor's; it
+        /// matters only where several queues hold commands at once.
+        arbitration_burst: u32 = default(0) count_u32(
+            "device.nvme.arbitration_burst",
+            range(0.0, 7.0, "the Arbitration Burst field is 3 bits; 111b means no limit")
+        ),
+        /// High Priority Weight (bits 31:24, + 1). Absent: 1.
+        hpw: u32 = default(1) count_u32("device.nvme.hpw", WEIGHT),
+        /// Medium Priority Weight (bits 23:16, + 1). Absent: 1.
+        mpw: u32 = default(1) count_u32("device.nvme.mpw", WEIGHT),
+        /// Low Priority Weight (bits 15:8, + 1). Absent: 1.
+        lpw: u32 = default(1) count_u32("device.nvme.lpw", WEIGHT),
     }
 }
 
@@ -128,6 +186,9 @@ impl FrontEndParams {
             dram_access: k.dram_access,
             dram_rate: k.dram_rate,
             volatile_write_cache: k.volatile_write_cache,
+            arbitration: k.arbitration,
+            arbitration_burst: k.arbitration_burst,
+            weights: [k.hpw, k.mpw, k.lpw],
         })
     }
 }
@@ -150,6 +211,8 @@ pub struct FrontEndStats {
     /// Units written to the data cache, and units read from it.
     pub cache_write_units: u64,
     pub cache_read_hits: u64,
+    /// Commands that waited in a submission queue for a slot.
+    pub queued: u64,
 }
 
 pub struct NvmeFlashSsd {
@@ -168,6 +231,8 @@ pub struct NvmeFlashSsd {
     /// it (write data): the link's two directions.
     up: Timeline,
     down: Timeline,
+    /// The submission queues the driver created and their arbiter.
+    arb: Arbiter,
     pub stats: FrontEndStats,
 }
 
@@ -183,8 +248,71 @@ impl NvmeFlashSsd {
             dram: Timeline::new(),
             up: Timeline::new(),
             down: Timeline::new(),
+            arb: Arbiter::new(Ams::RoundRobin, 0, [1; 3], &[Qprio::Urgent], 0),
             stats: FrontEndStats::default(),
         }
+    }
+
+    /// The host creates its I/O submission queues with these priorities
+    /// (QID 1 first), each `depth` entries, and enables the controller
+    /// with weighted round robin (`wrr`, CC.AMS 001b) or round robin.
+    /// Weighted round robin needs the controller's support (CAP.AMS bit
+    /// 0): without it the controller arbitrates round robin, as a host
+    /// that reads CAP would enable it.
+    pub fn create_queues(&mut self, prios: &[Qprio], depth: usize, wrr: bool) {
+        let ams = if wrr && self.p.arbitration == Arbitration::Wrr {
+            Ams::WeightedRoundRobin
+        } else {
+            Ams::RoundRobin
+        };
+        self.arb = Arbiter::new(ams, self.p.arbitration_burst, self.p.weights, prios, depth);
+    }
+
+    /// The arbitration the controller runs.
+    pub fn ams(&self) -> Ams {
+        self.arb.ams()
+    }
+
+    /// Command `q` in submission queue `sq`: its completion if the
+    /// controller serves it as it arrives (a slot free then and no command
+    /// waiting), else it waits for [`Self::arbitrate`].
+    pub fn offer(&mut self, sq: usize, q: Queued) -> Option<Completion> {
+        let free = self.slots.peek().map_or(Ns::MAX, |r| r.0);
+        if self.arb.waiting() == 0 && free <= q.at {
+            self.arb.served[self.arb.prio(sq) as usize] += 1;
+            return Some(self.serve_queued(q.at, &q));
+        }
+        self.stats.queued += 1;
+        self.arb.push(sq, q);
+        None
+    }
+
+    fn serve_queued(&mut self, t: Ns, q: &Queued) -> Completion {
+        let done = self.submit_linked(t, &q.cmd, q.xfer);
+        Completion {
+            at: done.at + q.posted,
+            ..done
+        }
+    }
+
+    /// At `t`, fetch commands from the queues by arbitration while a slot
+    /// is free: each served command and its completion go to `out`.
+    pub fn arbitrate(&mut self, t: Ns, out: &mut Vec<(Queued, Completion)>) {
+        while self.slots.peek().is_some_and(|r| r.0 <= t) {
+            let Some(q) = self.arb.pick(t) else {
+                break;
+            };
+            let c = self.serve_queued(t, &q);
+            out.push((q, c));
+        }
+    }
+
+    /// When the controller next has a slot for a waiting command that has
+    /// arrived (None: no command waits).
+    pub fn next_arbitration(&self) -> Option<Ns> {
+        let first = self.arb.first_arrival()?;
+        let free = self.slots.peek().map_or(Ns::MAX, |r| r.0);
+        Some(first.max(free))
     }
 
     /// `device.nvme.*` over the translation layer `device.flash.*` names
@@ -460,6 +588,24 @@ impl NvmeFlashSsd {
                 "write_stall_ns": f.write_stall_ns,
             },
         });
+        // Arbitration shows where it worked: a run in which every command
+        // found a slot as it arrived under round robin has nothing to show,
+        // and its JSON stays as it was.
+        if s.queued > 0 || self.arb.ams() == Ams::WeightedRoundRobin {
+            let served: serde_json::Map<String, serde_json::Value> = Qprio::ALL
+                .iter()
+                .map(|&p| (p.name().to_string(), self.arb.served[p as usize].into()))
+                .collect();
+            v["arbitration"] = serde_json::json!({
+                "mechanism": match self.arb.ams() {
+                    Ams::RoundRobin => "rr",
+                    Ams::WeightedRoundRobin => "wrr",
+                },
+                "submission_queues": self.arb.queues(),
+                "queued_commands": s.queued,
+                "served": served,
+            });
+        }
         if let Some(out) = v.as_object_mut() {
             self.layer.counters(out);
         }
@@ -559,6 +705,52 @@ impl NvmeDevice {
         Completion {
             at: done.at + after,
             ..done
+        }
+    }
+}
+
+impl NvmeDevice {
+    /// The host creates its I/O submission queues ([`NvmeFlashSsd::create_queues`]).
+    /// The service-time model has no command slots: nothing waits in its
+    /// queues, so it has no arbitration to run.
+    pub fn create_queues(&mut self, prios: &[Qprio], depth: usize, wrr: bool) {
+        if let NvmeDevice::Flash(f) = self {
+            f.create_queues(prios, depth, wrr);
+        }
+    }
+
+    /// Command `q` rung into submission queue `sq`: its completion (the
+    /// entry in host memory) if served as it arrives, else None: it waits
+    /// for [`Self::arbitrate`] at [`Self::next_arbitration`].
+    #[inline]
+    pub fn offer(&mut self, sq: usize, q: Queued) -> Option<Completion> {
+        match self {
+            NvmeDevice::Service(_) => Some(self.serve(q.at, &q.cmd, q.xfer, q.posted)),
+            NvmeDevice::Flash(f) => f.offer(sq, q),
+        }
+    }
+
+    /// See [`NvmeFlashSsd::arbitrate`].
+    pub fn arbitrate(&mut self, t: Ns, out: &mut Vec<(Queued, Completion)>) {
+        if let NvmeDevice::Flash(f) = self {
+            f.arbitrate(t, out);
+        }
+    }
+
+    /// Whether the controller supports weighted round robin (CAP.AMS bit
+    /// 0); the service-time model has no arbitration.
+    pub fn supports_wrr(&self) -> bool {
+        match self {
+            NvmeDevice::Service(_) => false,
+            NvmeDevice::Flash(f) => f.p.arbitration == Arbitration::Wrr,
+        }
+    }
+
+    /// See [`NvmeFlashSsd::next_arbitration`].
+    pub fn next_arbitration(&self) -> Option<Ns> {
+        match self {
+            NvmeDevice::Service(_) => None,
+            NvmeDevice::Flash(f) => f.next_arbitration(),
         }
     }
 }

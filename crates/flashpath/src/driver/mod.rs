@@ -46,6 +46,10 @@ pub struct DriverRq {
     pub polled: bool,
     /// CPU that submitted it (for per-CPU queues and interrupt routing).
     pub cpu: u32,
+    /// Its I/O priority (`req_get_ioprio`, include/uapi/linux/ioprio.h),
+    /// for drivers that put it in the command: nvme's WRR queue classes
+    /// (not mainline), ufshcd's Command Priority bit.
+    pub ioprio: u16,
 }
 
 impl DriverRq {
@@ -66,6 +70,7 @@ pub enum DriverEvent {
     NullBlk(null_blk::Event),
     Ufs(ufs::Event),
     Mmc(mmc::Event),
+    Nvme(nvme::Event),
 }
 
 impl From<null_blk::Event> for DriverEvent {
@@ -76,6 +81,11 @@ impl From<null_blk::Event> for DriverEvent {
 impl From<ufs::Event> for DriverEvent {
     fn from(e: ufs::Event) -> DriverEvent {
         DriverEvent::Ufs(e)
+    }
+}
+impl From<nvme::Event> for DriverEvent {
+    fn from(e: nvme::Event) -> DriverEvent {
+        DriverEvent::Nvme(e)
     }
 }
 impl From<mmc::Event> for DriverEvent {

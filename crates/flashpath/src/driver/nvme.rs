@@ -14,21 +14,52 @@
 //! entry (posted writes, in order), followed by the MSI-X message of the
 //! CQ's vector unless it is a poll queue.
 //!
+//! The driver creates the controller's I/O submission queues as
+//! nvme_setup_io_queues does: `driver.io_queues` (a request goes to its
+//! CPU's, `cpu % io_queues`, as blk_mq_map_queues spreads them), then
+//! `driver.poll_queues` for polled requests. Mainline creates every queue
+//! without a priority (adapter_alloc_sq sets no QPRIO: 00b) and enables
+//! the controller with round robin (nvme_enable_ctrl: NVME_CC_AMS_RR).
+//!
+//! **Not mainline:** `driver.wrr_urgent_queues`, `wrr_high_queues`,
+//! `wrr_medium_queues`, `wrr_low_queues` model Weiping Zhang's series
+//! "[PATCH v3 0/5] Add support Weighted Round Robin for blkcg and nvme"
+//! (linux-nvme, June 2019; later versions to 2020, never merged): nvme-pci
+//! creates that many queues of each class (Create I/O SQ with QPRIO) after
+//! the others and sets CC.AMS to weighted round robin when the controller
+//! supports it (CAP.AMS bit 0) and any of them is non-zero; without that
+//! support it keeps round robin and no class queue is created
+//! (nvme_pci_get_ams resets the counts). The series chose a request's
+//! class by its block cgroup (`blkio.wrr`); the model chooses it by the
+//! request's I/O priority, its own choice: RT is Urgent; BE levels 0-2
+//! High, 3-4 Medium (4 is the level of a task without one), 5-7 Low; IDLE
+//! Low. A class without queues uses the default queues.
+//!
 //! Polling without poll queues is v4.4's classic poll: `blk_poll` spins
 //! on the interrupt-driven CQ and the interrupt still fires
 //! (`driver.classic_poll_irq`); with it off and no poll queues, the queue
 //! cannot poll (v5.0+: `REQ_HIPRI` needs a poll queue).
 
 use super::{
-    BlkStatus, CompletionSignal, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverRq, WriteCache,
-    ZonedLimits,
+    BlkStatus, CompletionSignal, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent,
+    DriverRq, WriteCache, ZonedLimits,
 };
+use crate::device::nvme_arb::{Qprio, Queued};
 use crate::device::nvme_flash::NvmeDevice;
-use crate::device::{BadBlocks, BlockBackend, Command};
+use crate::device::{BadBlocks, BlockBackend, Command, Completion};
 use crate::link::pcie::Pcie;
 use crate::profile::{range, Profile, Range};
+use crate::sim::queue::Timer;
 use crate::sim::Ns;
 use crate::types::Ddir;
+
+/// The driver's events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A command slot frees in the controller while commands wait in the
+    /// submission queues: it arbitrates.
+    Arbitrate,
+}
 
 pub struct Nvme {
     queue_depth: u32,
@@ -43,6 +74,13 @@ pub struct Nvme {
     doorbells: u64,
     /// `device.badblocks`: LBAs the namespace fails.
     badblocks: BadBlocks,
+    /// The queues of each WRR class (Urgent, High, Medium, Low), after the
+    /// default and poll queues; all empty when WRR is not in use.
+    wrr_queues: [u32; 4],
+    /// The controller's next arbitration.
+    arbitrate: Timer,
+    /// Commands the last arbitration served (reused: no allocation).
+    served: Vec<(Queued, Completion)>,
 }
 
 /// NVMe queue identifiers: 16 bits, QID 0 the admin queue.
@@ -77,12 +115,70 @@ crate::params! {
         /// v4.4's classic poll: `blk_poll` spins on the interrupt-driven CQ
         /// and the interrupt still fires.
         classic_poll_irq: bool = required flag("driver.classic_poll_irq"),
+        /// NOT MAINLINE (Weiping Zhang's 2019 WRR series): queues of the
+        /// Urgent class. Absent: 0, as mainline.
+        wrr_urgent_queues: u32 = default(0) count_u32("driver.wrr_urgent_queues", QUEUE_IDS),
+        /// NOT MAINLINE: queues of the High class. Absent: 0.
+        wrr_high_queues: u32 = default(0) count_u32("driver.wrr_high_queues", QUEUE_IDS),
+        /// NOT MAINLINE: queues of the Medium class. Absent: 0.
+        wrr_medium_queues: u32 = default(0) count_u32("driver.wrr_medium_queues", QUEUE_IDS),
+        /// NOT MAINLINE: queues of the Low class. Absent: 0.
+        wrr_low_queues: u32 = default(0) count_u32("driver.wrr_low_queues", QUEUE_IDS),
+    }
+}
+
+/// The WRR class of a request's I/O priority (include/uapi/linux/ioprio.h:
+/// the class in bits 15:13, the level in 2:0): the model's mapping for the
+/// not-mainline WRR queues (module doc).
+fn wrr_class(ioprio: u16) -> Qprio {
+    const RT: u16 = 1;
+    const IDLE: u16 = 3;
+    match (ioprio >> 13, ioprio & 7) {
+        (RT, _) => Qprio::Urgent,
+        (IDLE, _) => Qprio::Low,
+        // NONE (0) is a task without a priority: BE at level 4
+        // (IOPRIO_BE_NORM for nice 0).
+        (0, _) => Qprio::Medium,
+        (_, 0..=2) => Qprio::High,
+        (_, 3..=4) => Qprio::Medium,
+        _ => Qprio::Low,
     }
 }
 
 impl Nvme {
     pub fn from_profile(p: &Profile) -> crate::Result<Nvme> {
         let np = NvmeDriverParams::read(p)?;
+        let mut ssd = NvmeDevice::from_profile(p)?;
+        let wrr_asked = [
+            np.wrr_urgent_queues,
+            np.wrr_high_queues,
+            np.wrr_medium_queues,
+            np.wrr_low_queues,
+        ];
+        let total = np.io_queues as u64
+            + np.poll_queues as u64
+            + wrr_asked.iter().map(|&n| n as u64).sum::<u64>();
+        if total > QUEUE_IDS.max as u64 {
+            return Err(crate::error::InputError::new(
+                p.file_of("driver.io_queues"),
+                None,
+                format!(
+                    "driver.io_queues + driver.poll_queues + driver.wrr_*_queues = {total}: \
+                     more I/O queues than the {} NVMe queue identifiers allow",
+                    QUEUE_IDS.max
+                ),
+            )
+            .into());
+        }
+        // nvme_pci_get_ams in the WRR series: the class queues exist only
+        // where the controller supports WRR.
+        let wrr = wrr_asked.iter().any(|&n| n > 0) && ssd.supports_wrr();
+        let wrr_queues = if wrr { wrr_asked } else { [0; 4] };
+        let mut prios = vec![Qprio::Urgent; (np.io_queues + np.poll_queues) as usize];
+        for (c, &n) in Qprio::ALL.iter().zip(&wrr_queues) {
+            prios.extend(std::iter::repeat_n(*c, n as usize));
+        }
+        ssd.create_queues(&prios, np.io_queue_depth as usize, wrr);
         Ok(Nvme {
             // One slot of each queue stays empty (head == tail means empty):
             // blk-mq gets io_queue_depth - 1 tags.
@@ -90,14 +186,47 @@ impl Nvme {
             io_queues: np.io_queues,
             poll_queues: np.poll_queues,
             classic_poll_irq: np.classic_poll_irq,
-            ssd: NvmeDevice::from_profile(p)?,
+            ssd,
             link: Pcie::from_profile(p)?,
             cpu: DriverCpuCosts::from_profile(p, true)?,
             commands: 0,
             polled_commands: 0,
             doorbells: 0,
             badblocks: BadBlocks::from_profile(p)?,
+            wrr_queues,
+            arbitrate: Timer::default(),
+            served: Vec::with_capacity(np.io_queue_depth as usize),
         })
+    }
+
+    /// The submission queue (0 is QID 1) of a request from `cpu` with
+    /// priority `ioprio`, polled or not.
+    fn sq_of(&self, cpu: u32, ioprio: u16, polled: bool) -> usize {
+        let (io, poll) = (self.io_queues, self.poll_queues);
+        if polled && poll > 0 {
+            return (io + cpu % poll) as usize;
+        }
+        let c = wrr_class(ioprio) as usize;
+        let n = self.wrr_queues[c];
+        if n == 0 {
+            return (cpu % io) as usize;
+        }
+        let before: u32 = self.wrr_queues[..c].iter().sum();
+        (io + poll + before + cpu % n) as usize
+    }
+
+    /// Arm the controller's next arbitration, if a command waits.
+    fn rearm<E>(&mut self, ctx: &mut DriverCtx<'_, E>) {
+        if let Some(t) = self.ssd.next_arbitration() {
+            ctx.arm(&mut self.arbitrate, t.max(ctx.now()), Event::Arbitrate);
+        }
+    }
+
+    /// Command `q` served: its completion entry posted at `done.at`
+    /// (a bad block's LBA fails it).
+    fn complete<E>(&self, q: &Queued, done: Completion, ctx: &mut DriverCtx<'_, E>) {
+        let done = self.badblocks.outcome(&q.cmd, done);
+        ctx.complete(done.at, q.cid, BlkStatus::from_device(done.status));
     }
 
     /// The link's part of a command of `len` bytes: before the controller
@@ -196,17 +325,31 @@ impl<E> Driver<E> for Nvme {
             self.polled_commands += 1;
         }
         let (before, _) = self.link_ns(rq.len);
-        let cmd = rq.command();
-        let done = self.badblocks.outcome(
-            &cmd,
-            self.ssd.serve(
-                ctx.now() + before,
-                &cmd,
-                self.link.transfer_ns(rq.len),
-                self.link.posted(),
-            ),
-        );
-        ctx.complete(done.at, rq.tag, BlkStatus::from_device(done.status));
+        let q = Queued {
+            at: ctx.now() + before,
+            cmd: rq.command(),
+            xfer: self.link.transfer_ns(rq.len),
+            posted: self.link.posted(),
+            cid: rq.tag,
+        };
+        let sq = self.sq_of(rq.cpu, rq.ioprio, rq.polled);
+        match self.ssd.offer(sq, q) {
+            Some(done) => self.complete(&q, done, ctx),
+            None => self.rearm(ctx),
+        }
+    }
+    /// A command slot is free: the controller fetches by arbitration.
+    fn on_event(&mut self, event: DriverEvent, ctx: &mut DriverCtx<'_, E>) {
+        if event != DriverEvent::Nvme(Event::Arbitrate) {
+            return;
+        }
+        let mut served = std::mem::take(&mut self.served);
+        self.ssd.arbitrate(ctx.now(), &mut served);
+        for (q, done) in served.drain(..) {
+            self.complete(&q, done, ctx);
+        }
+        self.served = served;
+        self.rearm(ctx);
     }
     fn counters(&self) -> serde_json::Value {
         let mut v = serde_json::json!({
@@ -215,6 +358,14 @@ impl<E> Driver<E> for Nvme {
             "io_queues": self.io_queues, "poll_queues": self.poll_queues,
             "interrupts_on_polled_io": self.poll_queues == 0 && self.classic_poll_irq,
         });
+        // The not-mainline WRR queues, where the run has them (a run
+        // without keeps its JSON as it was).
+        if self.wrr_queues.iter().any(|&n| n > 0) {
+            v["wrr_queues"] = serde_json::json!({
+                "urgent": self.wrr_queues[0], "high": self.wrr_queues[1],
+                "medium": self.wrr_queues[2], "low": self.wrr_queues[3],
+            });
+        }
         if let Some(c) = self.ssd.flash_counters() {
             v["device"] = c;
         }

@@ -64,6 +64,7 @@ fn rq(tag: u32, lpn: u64) -> DriverRq {
         offset: lpn * BLOCK,
         len: 4096,
         polled: false,
+        ioprio: 0,
         cpu: 0,
     }
 }
@@ -148,6 +149,7 @@ fn rq32(tag: u32, lpn: u64, ddir: Ddir) -> DriverRq {
         offset: lpn * BLOCK,
         len: 32768,
         polled: false,
+        ioprio: 0,
         cpu: 0,
     }
 }

@@ -79,6 +79,21 @@ struct Counters {
     commands: u64,
     command_ns: u64,
     fw_wait_ns: u64,
+    /// COMMAND UPIUs sent with the Command Priority flag.
+    cp_commands: u64,
+}
+
+/// UPIU_CMD_FLAGS_CP (include/ufs/ufs.h): ufshcd_comp_scsi_upiu
+/// (drivers/ufs/core/ufshcd.c, Linux 6.12) sets the COMMAND UPIU's Command
+/// Priority flag for a request of I/O priority class RT
+/// (`IOPRIO_PRIO_CLASS(req_get_ioprio(rq)) == IOPRIO_CLASS_RT`,
+/// include/uapi/linux/ioprio.h: the class in bits 15:13), whatever the
+/// device. The device model has no command queue to reorder (its firmware
+/// core and dies book commands in arrival order), so the flag is counted,
+/// not yet served first.
+fn command_priority(ioprio: u16) -> bool {
+    const IOPRIO_CLASS_RT: u16 = 1;
+    ioprio >> 13 == IOPRIO_CLASS_RT
 }
 
 pub struct Ufs {
@@ -512,6 +527,9 @@ impl<E> Driver<E> for Ufs {
         }
     }
     fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {
+        if command_priority(rq.ioprio) {
+            self.c.cp_commands += 1;
+        }
         if let Some(q) = &mut self.qos {
             // Gated since the last request: ufs_qcom_setup_clocks(off)
             // dropped every vote.
@@ -569,6 +587,10 @@ impl<E> Driver<E> for Ufs {
         });
         if let Some(out) = v.as_object_mut() {
             self.dev.counters(out);
+        }
+        // Shown where a request had it: a run without keeps its JSON.
+        if self.c.cp_commands > 0 {
+            v["cp_commands"] = serde_json::json!(self.c.cp_commands);
         }
         if self.dev.layer().zones().is_some() {
             v["zone_actions"] = serde_json::json!(self.c.zone_actions);

@@ -141,6 +141,7 @@ impl BlockLayer {
     /// (`ZonedWrites::Locking`): the elevator, if it supports zones, gets
     /// them.
     pub fn set_zone_write_lock(&mut self, limits: &crate::driver::ZonedLimits) {
+        self.zoned_lock = true;
         if let Some(e) = self.elevator.as_deref_mut() {
             e.set_zone_write_lock(limits.chunk_sectors, limits.nr_zones);
         }

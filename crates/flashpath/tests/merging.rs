@@ -16,6 +16,9 @@ mod common;
 use flashpath::run::RunOutput;
 
 const NULLBLK: &str = "nullblk";
+/// A device slow enough (1 ms per request) that requests queue in the
+/// elevator behind few tags.
+const SLOW: &str = "device.completion_nsec=1000000";
 
 /// fio's sequential or random 4 KiB libaio writes of 32 MiB at `depth`,
 /// committed and reaped `batch` at a time.
@@ -115,4 +118,55 @@ fn each_merged_io_keeps_its_own_latency() {
     let w = &out.result.jobs[0].dirs[1];
     assert_eq!(w.slat.stat.samples, 8192);
     assert!(w.slat.stat.max > 10 * w.slat.stat.min.max(1));
+}
+
+#[test]
+fn mq_deadline_merges_with_queued_requests() {
+    // Four driver tags of a 1 ms device: a sequential writer at depth 32, one I/O per
+    // io_submit (no plug), finds its predecessors queued in mq-deadline;
+    // each new bio back-merges into the queued request ending where it
+    // starts (the elevator hash). Without an elevator nothing merges (no
+    // plug, and `none`'s software-queue merge is not reached).
+    let j = job("write", "libaio", 32, 1, 1);
+    let none = run(&j, &[SLOW, "block.nr_requests=4"]);
+    assert_eq!(write_stats(&none), (8192, 0));
+    let dl = run(
+        &j,
+        &[SLOW, "block.nr_requests=4", "block.scheduler=mq-deadline"],
+    );
+    let (rqs, merges) = write_stats(&dl);
+    println!("mq-deadline: {rqs} requests, {merges} merges");
+    assert_eq!(rqs + merges, 8192);
+    assert!(merges > 4096, "{merges}");
+    let off = run(
+        &j,
+        &[
+            SLOW,
+            "block.nr_requests=4",
+            "block.scheduler=mq-deadline",
+            "block.nomerges=2",
+        ],
+    );
+    assert_eq!(write_stats(&off), (8192, 0));
+}
+
+#[test]
+fn mq_deadline_front_merges_a_descending_writer() {
+    // fio's rw=write:-8k (each I/O 4 KiB below the previous one's start)
+    // writes downwards: every bio ends where a queued request starts, a
+    // front merge. The request it merged into stays `last_merge`, whose
+    // one-hit check (elv_merge) takes front merges too, before and
+    // whatever front_merges says: turning front_merges off changes
+    // nothing for one stream; nomerges=2 stops them all.
+    let j = "[j]\nfilename=/dev/nullb0\nioengine=libaio\ndirect=1\nrw=write:-8k\nbs=4k\n\
+             offset=64m\nsize=32m\niodepth=32\nnumber_ios=8192\n";
+    let sets = [SLOW, "block.nr_requests=4", "block.scheduler=mq-deadline"];
+    let on = run(j, &sets);
+    let (rqs, merges) = write_stats(&on);
+    println!("front merges: {rqs} requests, {merges} merges");
+    assert!(merges > 4096, "{merges}");
+    let off = run(j, &[&sets[..], &["block.iosched.front_merges=0"]].concat());
+    assert_eq!(write_stats(&off), (rqs, merges));
+    let none = run(j, &[&sets[..], &["block.nomerges=2"]].concat());
+    assert_eq!(write_stats(&none), (8192, 0));
 }

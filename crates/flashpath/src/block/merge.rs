@@ -212,6 +212,105 @@ impl BlockLayer {
         Some(dir)
     }
 
+    /// `blk_mq_sched_bio_merge` -> `dd_bio_merge` ->
+    /// `blk_mq_sched_try_merge` -> `elv_merge` (block/elevator.c): fio
+    /// I/O `bio` merges with a request the elevator holds: the one-hit
+    /// `last_merge` first (its merge is the only try if it is adjacent);
+    /// with nomerges=0 then the hash's request ending where the bio
+    /// starts, then (front_merges) the sorted list's request of the bio's
+    /// priority and direction starting where it ends. Returns whether it
+    /// merged. (The merged request's merge with its neighbour,
+    /// `attempt_back_merge` / `attempt_front_merge`, is not modelled.)
+    pub(super) fn elv_bio_merge(&mut self, bio: u32) -> bool {
+        let Some(front_merges) = self.elevator.as_deref().and_then(|e| e.bio_merges()) else {
+            return false;
+        };
+        if !self.bio_may_merge(bio) {
+            return false;
+        }
+        let last = self.last_merge;
+        if last != NO_BIO && self.merge_dir(last, bio).is_some() {
+            return self.elv_attempt(last, bio);
+        }
+        if self.settings.merge.nomerges == 1 {
+            return false;
+        }
+        let b = self.rqs.get(bio).bio;
+        let bio_end = b.offset + u64::from(b.len);
+        let back = self.elv_hash.iter().copied().find(|&k| {
+            let u = self.rqs.get(k).unit;
+            u.offset + u64::from(u.len) == b.offset
+        });
+        if let Some(k) = back {
+            if self.merge_dir(k, bio) == Some(MergeDir::Back) {
+                return self.elv_attempt(k, bio);
+            }
+        }
+        if front_merges {
+            let prio = super::sched::mq_deadline::same_prio;
+            let ioprio = self.rqs.get(bio).ioprio;
+            let front = self.elv_hash.iter().copied().find(|&k| {
+                let r = self.rqs.get(k);
+                r.unit.offset == bio_end && r.unit.ddir == b.ddir && prio(r.ioprio, ioprio)
+            });
+            if let Some(k) = front {
+                if self.merge_dir(k, bio) == Some(MergeDir::Front) {
+                    return self.elv_attempt(k, bio);
+                }
+            }
+        }
+        false
+    }
+
+    /// The merge `elv_merge` chose, and `elv_merged_request`: a front
+    /// merge moves the request in the elevator's sorted list; the
+    /// request becomes `last_merge`.
+    fn elv_attempt(&mut self, rq: u32, bio: u32) -> bool {
+        let old = self.rqs.get(rq).unit.offset;
+        let Some(dir) = self.attempt_bio_merge(rq, bio) else {
+            return false;
+        };
+        if dir == MergeDir::Front {
+            let r = self.rqs.get(rq);
+            let (write, ioprio, new) = (r.unit.ddir != Ddir::Read, r.ioprio, r.unit.offset);
+            if let Some(e) = self.elevator.as_deref_mut() {
+                e.request_merged(rq, write, ioprio, old >> 9, new >> 9);
+            }
+        }
+        self.last_merge = rq;
+        true
+    }
+
+    /// Request `key` entered the elevator (`dd_insert_request`): a
+    /// mergeable one joins the hash and, if there is none, becomes
+    /// `last_merge`.
+    pub(super) fn elv_inserted(&mut self, key: u32) {
+        if self
+            .elevator
+            .as_deref()
+            .and_then(|e| e.bio_merges())
+            .is_some()
+            && self.bio_may_merge(key)
+        {
+            self.elv_hash.push(key);
+            if self.last_merge == NO_BIO {
+                self.last_merge = key;
+            }
+        }
+    }
+
+    /// Request `key` left the elevator for the driver
+    /// (`deadline_remove_request`: `elv_rqhash_del`, and `last_merge`
+    /// forgets it).
+    pub(super) fn elv_removed(&mut self, key: u32) {
+        if let Some(i) = self.elv_hash.iter().position(|&k| k == key) {
+            self.elv_hash.remove(i);
+        }
+        if self.last_merge == key {
+            self.last_merge = NO_BIO;
+        }
+    }
+
     /// The fio I/O after `key` in its request's chain (`NO_BIO`: none).
     pub fn next_bio(&self, key: u32) -> u32 {
         self.rqs.get(key).next_bio
@@ -258,6 +357,9 @@ impl BlockLayer {
                 return;
             }
         }
+        if self.elv_bio_merge(key) {
+            return;
+        }
         let list = &self.plugs.lists[t];
         if let Some(&first) = list.first() {
             // rq_list_peek is the plug's first request (6.12).
@@ -268,6 +370,7 @@ impl BlockLayer {
                 self.flush_plug(tid, now, ctx);
             }
         }
+        self.rqs.get_mut(key).plugged = true;
         self.plugs.lists[t].push(key);
     }
 

@@ -126,6 +126,8 @@ pub struct Request {
     pub nr_segs: u32,
     /// REQ_NOMERGE set by `req_set_nomerge`: a merge hit a limit.
     pub nomerge: bool,
+    /// It was made under a plug (its bio's merges were tried there).
+    pub plugged: bool,
     /// fio's start_time (get_io_u) and issue_time.
     pub start: Ns,
     pub issue: Ns,
@@ -179,6 +181,7 @@ impl Request {
             tail_bio: merge::NO_BIO,
             nr_segs: 0,
             nomerge: false,
+            plugged: false,
             start,
             issue,
             blk_start,
@@ -334,6 +337,11 @@ pub struct BlockLayer {
     sched_timer: Timer,
     /// The fio threads' plugs (merge.rs).
     plugs: merge::Plugs,
+    /// The elevator's request hash (`elv_rqhash`): the mergeable requests
+    /// it holds, in insertion order; and `q->last_merge` (`merge::NO_BIO`:
+    /// none).
+    elv_hash: Vec<u32>,
+    last_merge: u32,
     /// A zoned disk whose elevator locks zones (no merging there).
     zoned_lock: bool,
 }
@@ -383,6 +391,8 @@ impl BlockLayer {
             to_map: Vec::with_capacity(max_inflight),
             sched_timer: Timer::default(),
             plugs: merge::Plugs::default(),
+            elv_hash: Vec::with_capacity(max_inflight),
+            last_merge: merge::NO_BIO,
             zoned_lock: false,
         }
     }
@@ -675,6 +685,13 @@ crate::params! {
         /// first. Absent: 10 * HZ, 10 s (block/mq-deadline.c, 5.19+).
         pub prio_aging_expire: Option<crate::sim::Ns> =
             optional ns("block.iosched.prio_aging_expire", DELAY),
+        /// queue/iosched/front_merges of mq-deadline: a bio may merge at
+        /// a queued request's front. Absent: 1 (block/mq-deadline.c
+        /// dd_init_sched).
+        pub front_merges: Option<u64> = optional count(
+            "block.iosched.front_merges",
+            range(0.0, 1.0, "0 (back merges only) or 1, as deadline_front_merges_store takes")
+        ),
         /// queue/iosched/read_lat_nsec of kyber: the read domain's latency
         /// target. Absent: 2 ms (block/kyber-iosched.c
         /// kyber_latency_targets).
@@ -739,6 +756,7 @@ impl QueueSettings {
                     writes_starved: b.writes_starved.map_or(d.writes_starved, |v| v as u32),
                     fifo_batch: b.fifo_batch.map_or(d.fifo_batch, |v| v as u32),
                     prio_aging_expire: b.prio_aging_expire.unwrap_or(d.prio_aging_expire),
+                    front_merges: b.front_merges.map_or(d.front_merges, |v| v == 1),
                 }
             },
             kyber: {

@@ -55,6 +55,7 @@ impl CacheCtx for CacheIo<'_> {
             tail_bio: crate::block::merge::NO_BIO,
             nr_segs: 0,
             nomerge: false,
+            plugged: false,
             start,
             issue: submitted,
             blk_start: submitted,

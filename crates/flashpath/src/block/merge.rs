@@ -27,7 +27,8 @@
 //!
 //! Not modelled (assumptions, docs/schedulers.md): merges of discards
 //! (fio's trims never merge here), of polled I/O, of passthrough
-//! requests, of page-cache requests, and on zoned disks; physically
+//! requests, of page-cache requests, on zoned disks, and with swiotlb
+//! bouncing (its per-request mapping is made at submission); physically
 //! contiguous segments of two bios joining into one
 //! (`blk_phys_contig_segment`: fio's I/O buffers are taken as not
 //! contiguous with each other); the software queue's list merge of `none`
@@ -141,6 +142,7 @@ impl BlockLayer {
         self.settings.merge.nomerges < 2
             && self.zone_plugs.is_none()
             && !self.zoned_lock
+            && !self.no_merge_bounce
             && rq.kind == RqKind::Fio
             && !rq.passthrough
             && !rq.polled
@@ -316,9 +318,11 @@ impl BlockLayer {
         self.rqs.get(key).next_bio
     }
 
-    /// Room for `threads` fio threads' plugs.
-    pub fn init_plugs(&mut self, threads: usize, depth: usize) {
+    /// Room for `threads` fio threads' plugs; `bounce`: swiotlb maps
+    /// each request at submission, so nothing merges.
+    pub fn init_plugs(&mut self, threads: usize, depth: usize, bounce: bool) {
         self.plugs = Plugs::new(threads, depth);
+        self.no_merge_bounce = bounce;
     }
 
     /// One io_submit (fs/aio.c) or io_uring_enter of fio thread `tid`

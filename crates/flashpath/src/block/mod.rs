@@ -344,6 +344,8 @@ pub struct BlockLayer {
     last_merge: u32,
     /// A zoned disk whose elevator locks zones (no merging there).
     zoned_lock: bool,
+    /// swiotlb bounces this queue's DMA (no merging: merge.rs).
+    no_merge_bounce: bool,
 }
 
 impl BlockLayer {
@@ -394,6 +396,7 @@ impl BlockLayer {
             elv_hash: Vec::with_capacity(max_inflight),
             last_merge: merge::NO_BIO,
             zoned_lock: false,
+            no_merge_bounce: false,
         }
     }
 

@@ -255,6 +255,7 @@ impl Machine {
         block.init_plugs(
             threads.len(),
             threads.iter().map(|t| t.batch_submit).max().unwrap_or(0),
+            parts.dma.is_some(),
         );
         // Linux 6.10+ plugs each zone's writes in the block layer; older
         // kernels lock zones in mq-deadline instead.

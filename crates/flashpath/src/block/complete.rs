@@ -127,7 +127,15 @@ impl BlockLayer {
             ctx.driver_ran_on(ran_on);
             return Completion::PostFlush;
         }
-        self.rqs.get_mut(key).error = blk_status_to_errno(status);
+        // Every fio I/O merged into the request ends with its status
+        // (blk_update_request -> bio_endio of each bio).
+        let errno = blk_status_to_errno(status);
+        let mut k = key;
+        while k != super::merge::NO_BIO {
+            let rq = self.rqs.get_mut(k);
+            rq.error = errno;
+            k = rq.next_bio;
+        }
         let sent = self.dev_start[key as usize];
         let (tid, hctx, polled, rq_cpu, ddir, blk_start, kind, ioprio, passthrough) = {
             let rq = self.rqs.get(key);

@@ -13,8 +13,10 @@
 //! Flush requests bypass the elevator as blk-flush.c's do
 //! (`blk_insert_flush` -> `blk_mq_request_bypass_insert`).
 //!
-//! Not modelled (assumptions, see docs/schedulers.md): request merging
-//! (the model's requests are fio's I/Os, already whole), the scheduler tag
+//! Request merging with queued requests (block/merge.rs) asks the
+//! elevator whether it merges (`bio_merges`) and tells it of a front
+//! merge (`request_merged`). Not modelled (assumptions, see
+//! docs/schedulers.md): the scheduler tag
 //! depth (`q->nr_requests = 2 * min(depth, BLKDEV_DEFAULT_RQ)`,
 //! blk_mq_init_sched; only jobs deeper than 256 in flight would meet it),
 //! and jiffy granularity of the deadlines (the model's clock is in ns).
@@ -133,6 +135,18 @@ pub trait ElevatorOps {
     fn counters(&self) -> Option<serde_json::Value> {
         None
     }
+    /// Whether bios merge into the requests it holds (`ops.bio_merge`
+    /// through the elevator's request hash, `elv_merge`), and front
+    /// merges with them (`ops.request_merge`): `None` for an elevator
+    /// whose merging is not modelled (kyber's per-context lists, BFQ's
+    /// per-queue lookups: docs/schedulers.md).
+    fn bio_merges(&self) -> Option<bool> {
+        None
+    }
+    /// A front merge (`ops.request_merged`, ELEVATOR_FRONT_MERGE) moved
+    /// queued request `key` of priority `ioprio` (write or not) from
+    /// sector `old` to `new`: it takes its new place in sector order.
+    fn request_merged(&mut self, _key: u32, _write: bool, _ioprio: u16, _old: u64, _new: u64) {}
     /// The disk is zoned and its kernel serialises each zone's writes in
     /// the scheduler (zone write locking, kernels before 6.10:
     /// blk_req_zone_write_trylock), zones of `zone_sectors` sectors. A

@@ -20,6 +20,7 @@
 pub mod complete;
 pub mod elevator;
 pub mod flush;
+pub mod merge;
 pub mod poll;
 pub mod sched;
 pub mod submit;
@@ -110,7 +111,23 @@ pub struct Request {
     pub kind: RqKind,
     /// The submitting task (a fio thread), for a `RqKind::Fio` request.
     pub thread: u32,
+    /// The request's extent (`blk_rq_pos`, `blk_rq_bytes`): its own fio
+    /// I/O's, grown by every bio merged into it (block/blk-merge.c).
     pub unit: IoUnit,
+    /// The fio I/O this entry carries (its bio): what fio records at its
+    /// completion, whatever request it rode in.
+    pub bio: IoUnit,
+    /// The next fio I/O merged into this request (`merge::NO_BIO`: none),
+    /// and the last one: `rq->bio ... rq->biotail`, each a slab entry of
+    /// its own that keeps its fio times.
+    pub next_bio: u32,
+    pub tail_bio: u32,
+    /// `rq->nr_phys_segments` once a bio merged in (0: its own bio's).
+    pub nr_segs: u32,
+    /// REQ_NOMERGE set by `req_set_nomerge`: a merge hit a limit.
+    pub nomerge: bool,
+    /// It was made under a plug (its bio's merges were tried there).
+    pub plugged: bool,
     /// fio's start_time (get_io_u) and issue_time.
     pub start: Ns,
     pub issue: Ns,
@@ -159,6 +176,12 @@ impl Request {
             kind: RqKind::Fio,
             thread,
             unit,
+            bio: unit,
+            next_bio: merge::NO_BIO,
+            tail_bio: merge::NO_BIO,
+            nr_segs: 0,
+            nomerge: false,
+            plugged: false,
             start,
             issue,
             blk_start,
@@ -181,6 +204,7 @@ impl Request {
         let mut rq = Request::flush(thread, cpu, now);
         rq.kind = RqKind::ZoneReset;
         rq.unit.offset = offset;
+        rq.bio.offset = offset;
         rq
     }
 
@@ -311,6 +335,17 @@ pub struct BlockLayer {
     to_map: Vec<u32>,
     /// The timer the elevator's own timer (`ElevatorOps::timer_at`) runs on.
     sched_timer: Timer,
+    /// The fio threads' plugs (merge.rs).
+    plugs: merge::Plugs,
+    /// The elevator's request hash (`elv_rqhash`): the mergeable requests
+    /// it holds, in insertion order; and `q->last_merge` (`merge::NO_BIO`:
+    /// none).
+    elv_hash: Vec<u32>,
+    last_merge: u32,
+    /// A zoned disk whose elevator locks zones (no merging there).
+    zoned_lock: bool,
+    /// swiotlb bounces this queue's DMA (no merging: merge.rs).
+    no_merge_bounce: bool,
 }
 
 impl BlockLayer {
@@ -357,6 +392,11 @@ impl BlockLayer {
             elevator: settings.scheduler.elevator(&settings, probed.hw_queues),
             to_map: Vec::with_capacity(max_inflight),
             sched_timer: Timer::default(),
+            plugs: merge::Plugs::default(),
+            elv_hash: Vec::with_capacity(max_inflight),
+            last_merge: merge::NO_BIO,
+            zoned_lock: false,
+            no_merge_bounce: false,
         }
     }
 
@@ -417,6 +457,10 @@ impl BlockLayer {
         if let Some(p) = &self.zone_plugs {
             v["zoned"] = p.counters();
         }
+        // Only a run that plugged shows its plug flushes.
+        if self.plugs.flushes > 0 {
+            v["plug_flushes"] = self.plugs.flushes.into();
+        }
         if let Some(c) = self.elevator.as_deref().and_then(|e| e.counters()) {
             v["iosched"] = c;
         }
@@ -472,6 +516,9 @@ pub struct QueueSettings {
     pub bfq: sched::bfq::BfqTunables,
     /// How the kernel keeps a zoned disk's writes in order.
     pub zoned_writes: ZonedWrites,
+    /// What may merge into a request (block/blk-merge.c): the limits
+    /// and queue/nomerges.
+    pub merge: merge::MergeLimits,
 }
 
 crate::choice_enum! {
@@ -575,6 +622,30 @@ crate::params! {
                  refuses less), at most 4 GiB",
             )
         ),
+        /// queue/max_segments: scatter-gather segments in one request, a
+        /// driver's limit (read-only in sysfs). Default: BLK_MAX_SEGMENTS,
+        /// 128 (include/linux/blkdev.h, blk_set_default_limits); NVMe PCI
+        /// sets NVME_MAX_SEGS (128 in 6.12), SCSI/UFS its sg_tablesize.
+        pub max_segments: u64 = default(128) count(
+            "block.max_segments",
+            range(1.0, 65535.0, "segments per request: 1 to USHRT_MAX")
+        ),
+        /// queue/max_segment_size: bytes one segment may hold, a driver's
+        /// limit. Default: BLK_MAX_SEGMENT_SIZE, 65536
+        /// (include/linux/blkdev.h).
+        pub max_segment_size: u64 = default(65536) count(
+            "block.max_segment_size",
+            range(4096.0, 4294967295.0, "bytes per segment: a page (BLK_MIN_SEGMENT_SIZE \
+                 in 6.12 is 4096) to UINT_MAX")
+        ),
+        /// queue/nomerges: 0 merges everywhere, 1 only the plug's and the
+        /// elevator's one-hit `last_merge` (QUEUE_FLAG_NOXMERGES), 2 none
+        /// (QUEUE_FLAG_NOMERGES; block/blk-sysfs.c queue_nomerges_store).
+        /// Default: 0.
+        pub nomerges: u64 = default(0) count(
+            "block.nomerges",
+            range(0.0, 2.0, "0 (all merges), 1 (simple one-hit merges only) or 2 (none)")
+        ),
         /// queue/read_ahead_kb: the read-ahead window. Default:
         /// VM_READAHEAD_PAGES, 128 KiB (include/linux/mm.h; the page
         /// cache's DEFAULT_RA_PAGES).
@@ -617,6 +688,13 @@ crate::params! {
         /// first. Absent: 10 * HZ, 10 s (block/mq-deadline.c, 5.19+).
         pub prio_aging_expire: Option<crate::sim::Ns> =
             optional ns("block.iosched.prio_aging_expire", DELAY),
+        /// queue/iosched/front_merges of mq-deadline: a bio may merge at
+        /// a queued request's front. Absent: 1 (block/mq-deadline.c
+        /// dd_init_sched).
+        pub front_merges: Option<u64> = optional count(
+            "block.iosched.front_merges",
+            range(0.0, 1.0, "0 (back merges only) or 1, as deadline_front_merges_store takes")
+        ),
         /// queue/iosched/read_lat_nsec of kyber: the read domain's latency
         /// target. Absent: 2 ms (block/kyber-iosched.c
         /// kyber_latency_targets).
@@ -667,6 +745,12 @@ impl QueueSettings {
                 == PolledWithoutPollQueue::Eopnotsupp,
             scheduler: b.scheduler.unwrap_or(Scheduler::None),
             zoned_writes: b.zoned_writes.unwrap_or(ZonedWrites::Plugging),
+            merge: merge::MergeLimits {
+                max_sectors: b.max_sectors_kb * 2,
+                max_segments: b.max_segments as u32,
+                max_segment_size: b.max_segment_size,
+                nomerges: b.nomerges as u8,
+            },
             deadline: {
                 let d = sched::mq_deadline::DeadlineTunables::default();
                 sched::mq_deadline::DeadlineTunables {
@@ -675,6 +759,7 @@ impl QueueSettings {
                     writes_starved: b.writes_starved.map_or(d.writes_starved, |v| v as u32),
                     fifo_batch: b.fifo_batch.map_or(d.fifo_batch, |v| v as u32),
                     prio_aging_expire: b.prio_aging_expire.unwrap_or(d.prio_aging_expire),
+                    front_merges: b.front_merges.map_or(d.front_merges, |v| v == 1),
                 }
             },
             kyber: {

@@ -74,6 +74,14 @@ impl BlockLayer {
             }
             return;
         }
+        // blk_mq_submit_bio -> blk_mq_attempt_bio_merge: a bio that
+        // merges with a request the elevator holds makes no request.
+        // (A request flushed from a plug tried when it was plugged;
+        // dd_insert_request's insert merge of a whole request is not
+        // modelled.)
+        if self.elevator.is_some() && !self.rqs.get(key).plugged && self.elv_bio_merge(key) {
+            return;
+        }
         // blk_mq_submit_bio -> blk_zone_plug_bio: a write to a zone with
         // a write in flight waits in the zone's plug.
         if let Some(plugs) = self.zone_plugs.as_mut() {
@@ -114,6 +122,7 @@ impl BlockLayer {
             if let Some(e) = self.elevator.as_deref_mut() {
                 e.insert(srq, now);
             }
+            self.elv_inserted(key);
             self.run_queue(hctx, now, ctx);
             self.arm_sched_timer(ctx);
             for i in 0..self.to_map.len() {
@@ -141,6 +150,7 @@ impl BlockLayer {
     /// (`ZonedWrites::Locking`): the elevator, if it supports zones, gets
     /// them.
     pub fn set_zone_write_lock(&mut self, limits: &crate::driver::ZonedLimits) {
+        self.zoned_lock = true;
         if let Some(e) = self.elevator.as_deref_mut() {
             e.set_zone_write_lock(limits.chunk_sectors, limits.nr_zones);
         }
@@ -170,6 +180,7 @@ impl BlockLayer {
             let Some(key) = e.dispatch_from(hctx, now) else {
                 break;
             };
+            self.elv_removed(key);
             let h = self.rqs.get(key).hctx as usize;
             if !self.tags.try_tag(h) {
                 self.tags.park(h, key);

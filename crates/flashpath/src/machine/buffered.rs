@@ -50,6 +50,12 @@ impl CacheCtx for CacheIo<'_> {
             // The cache's own request: no fio thread owns it.
             thread: u32::MAX,
             unit,
+            bio: unit,
+            next_bio: crate::block::merge::NO_BIO,
+            tail_bio: crate::block::merge::NO_BIO,
+            nr_segs: 0,
+            nomerge: false,
+            plugged: false,
             start,
             issue: submitted,
             blk_start: submitted,

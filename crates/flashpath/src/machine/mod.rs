@@ -120,6 +120,12 @@ struct Thread {
     /// Its start is scheduled (a `wait_for` job starts when its waitee
     /// ends, once).
     start_scheduled: bool,
+    /// fio's iodepth_batch_submit where its engine hands the kernel a
+    /// batch per call (libaio's io_submit, io_uring_enter), 0 where each
+    /// I/O goes in by itself; and the I/Os queued since the last commit
+    /// (fio's `io_u_queued`), which the kernel has not seen yet.
+    batch_submit: usize,
+    batch: Vec<u32>,
 }
 
 pub struct Machine {
@@ -196,6 +202,20 @@ impl Machine {
                     spec.ioengine,
                     IoEngine::Pvsync2 | IoEngine::IoUring | IoEngine::IoUringCmd
                 );
+            // fio's td_io_queue commits once iodepth_batch_submit I/Os are
+            // queued (ioengines.c); only the engines with a commit hook
+            // batch (libaio, io_uring). Not modelled with polled
+            // completion or swiotlb bouncing (each I/O goes in alone).
+            let batch_submit = if matches!(spec.ioengine, IoEngine::Libaio | IoEngine::IoUring)
+                && spec.direct
+                && !polled
+                && parts.dma.is_none()
+                && spec.iodepth_batch_submit > 1
+            {
+                spec.iodepth_batch_submit as usize
+            } else {
+                0
+            };
             tasks.push(Task::new(plan.cpu, std::mem::take(&mut plan.allowed)));
             threads.push(Thread {
                 fio: FioThread::new(spec, plan, polled, parts.thp, seed),
@@ -211,6 +231,8 @@ impl Machine {
                 flush_after_writeback: false,
                 zone_reset_done: None,
                 start_scheduled: false,
+                batch_submit,
+                batch: Vec::with_capacity(batch_submit.min(PREALLOC_DEPTH as usize)),
             });
         }
         // Room reserved up front for the I/O in flight, capped: fio takes
@@ -230,6 +252,11 @@ impl Machine {
             max_inflight,
         );
         block.max_discard_sectors = parts.driver.max_discard_sectors();
+        block.init_plugs(
+            threads.len(),
+            threads.iter().map(|t| t.batch_submit).max().unwrap_or(0),
+            parts.dma.is_some(),
+        );
         // Linux 6.10+ plugs each zone's writes in the block layer; older
         // kernels lock zones in mq-deadline instead.
         if let Some(z) = parts.driver.zoned() {

@@ -7,6 +7,7 @@
 use super::{blk_ctx, Ev, Machine};
 use crate::block::complete::Completion;
 use crate::block::flush::flush_policy;
+use crate::block::merge::NO_BIO;
 use crate::block::{Request, RqKind};
 use crate::driver::{BlkStatus, CompletionSignal};
 use crate::host::task::TaskState;
@@ -144,7 +145,14 @@ impl Machine {
         let mut last_unit: Option<IoUnit> = None;
         let stop = loop {
             let fio = &mut self.threads[ti].fio;
-            match fio.next(now) {
+            let step = fio.next(now);
+            if !matches!(step, Step::Submit(_)) {
+                // fio commits what it queued before it waits, reaps or
+                // sleeps (td_io_getevents calls the engine's commit).
+                self.commit_batch(tid, now);
+            }
+            let fio = &mut self.threads[ti].fio;
+            match step {
                 Step::Think { spin, sleep } => {
                     let spun = self.host.spin_task(tid, now, now + spin);
                     self.host.account_sys(tid, spin);
@@ -353,6 +361,18 @@ impl Machine {
         }
         self.submitted_ios += 1;
         fio.count_think();
+        let t = &mut self.threads[tid as usize];
+        if t.batch_submit > 0 {
+            // Queued in fio's batch (libaio's iocbs, io_uring's SQ ring):
+            // the kernel sees it at the commit, once iodepth_batch_submit
+            // are queued or the loop stops submitting.
+            t.batch.push(key);
+            if t.batch.len() >= t.batch_submit {
+                self.commit_batch(tid, end);
+            }
+            self.breakdown.submit_ns += u128::from(end - now);
+            return end;
+        }
         // dma_map_sg in the driver's queue_rq, inline on the thread's core
         // at the event's time (the thread holds its core, so the allocator
         // is called in time order) when the request will get a tag at once.
@@ -362,6 +382,26 @@ impl Machine {
         self.host.account_sys(tid, mapped - end);
         self.breakdown.submit_ns += u128::from(mapped - now);
         mapped
+    }
+
+    /// fio's td_io_commit at `now` (ioengines.c): the I/Os thread `tid`
+    /// queued since its last commit go into the kernel in one call
+    /// (io_submit, io_uring_enter), plugged when there are more than two
+    /// (block/merge.rs); fio's issue time of each is when the call
+    /// returned (engines/libaio.c fio_libaio_queued, engines/io_uring.c
+    /// fio_ioring_queued). (The call's own CPU time is still booked per
+    /// I/O by `direct_submit`.)
+    fn commit_batch(&mut self, tid: u32, now: Ns) {
+        let ti = tid as usize;
+        if self.threads[ti].batch.is_empty() {
+            return;
+        }
+        for &k in &self.threads[ti].batch {
+            self.block.rqs.get_mut(k).issue = now;
+        }
+        self.block
+            .submit_batch(tid, &self.threads[ti].batch, now, blk_ctx!(self));
+        self.threads[ti].batch.clear();
     }
 
     /// fio's loop stopped submitting at `now`: reap what is ready, wait for
@@ -537,28 +577,24 @@ impl Machine {
                 start,
                 at,
             } => {
-                let fio = &mut self.threads[thread as usize].fio;
-                fio.io_completed(key);
-                if self.threads[thread as usize].pace_spin.is_some() {
-                    // A replay waiting for its next I/O's time reaps it at
-                    // once (fio 3.36 iolog_delay): its getevents sees the
-                    // event as the interrupt's work ends.
-                    self.pace_end(thread, at);
-                    self.cpu_idle(cpu, at);
-                    return;
+                // Every fio I/O the request carries completes with it
+                // (block/merge.rs); the threads of those merged in from
+                // other threads hear of it before the request's own.
+                let mut k = key;
+                while k != NO_BIO {
+                    let t = self.block.rqs.get(k).thread;
+                    self.threads[t as usize].fio.io_completed(k);
+                    k = self.block.next_bio(k);
                 }
-                let fio = &self.threads[thread as usize].fio;
-                let wake_needed =
-                    self.host.task_state(thread) == TaskState::WaitIo && fio.enough_to_wake();
-                if !wake_needed {
-                    self.cpu_idle(cpu, at);
-                    return;
+                let mut k = self.block.next_bio(key);
+                while k != NO_BIO {
+                    let t = self.block.rqs.get(k).thread;
+                    if t != thread && self.first_in_chain(key, k, t) {
+                        self.fio_completion(t, cpu, start, at, false);
+                    }
+                    k = self.block.next_bio(k);
                 }
-                let woken = self.wake_thread_from(thread, cpu, start, at);
-                if woken.waker_may_idle {
-                    let busy = self.host.busy_until(cpu);
-                    self.cpu_idle(cpu, busy);
-                }
+                self.fio_completion(thread, cpu, start, at, true);
             }
             Completion::Signalled {
                 kind: kind @ (RqKind::Flush | RqKind::ZoneReset),
@@ -581,6 +617,49 @@ impl Machine {
             Completion::Signalled { cpu, at, .. } => self.cache_rq_done(key, cpu, at),
             // The write is on the device; its post-flush is on the way.
             Completion::PostFlush => {}
+        }
+    }
+
+    /// Whether `k` is the first fio I/O of thread `t` in the chain of
+    /// request `head` (each thread hears of a completion once).
+    fn first_in_chain(&self, head: u32, k: u32, t: u32) -> bool {
+        let mut j = head;
+        while j != k {
+            if self.block.rqs.get(j).thread == t {
+                return false;
+            }
+            j = self.block.next_bio(j);
+        }
+        true
+    }
+
+    /// Thread `thread` has completed I/O, from the completion work on
+    /// `cpu` (begun at `start`, done at `at`): a replay's wait ends, or
+    /// its getevents wakes if enough are in. The CPU may go idle after
+    /// the `last` thread it serves.
+    fn fio_completion(&mut self, thread: u32, cpu: u32, start: Ns, at: Ns, last: bool) {
+        if self.threads[thread as usize].pace_spin.is_some() {
+            // A replay waiting for its next I/O's time reaps it at
+            // once (fio 3.36 iolog_delay): its getevents sees the
+            // event as the interrupt's work ends.
+            self.pace_end(thread, at);
+            if last {
+                self.cpu_idle(cpu, at);
+            }
+            return;
+        }
+        let fio = &self.threads[thread as usize].fio;
+        let wake_needed = self.host.task_state(thread) == TaskState::WaitIo && fio.enough_to_wake();
+        if !wake_needed {
+            if last {
+                self.cpu_idle(cpu, at);
+            }
+            return;
+        }
+        let woken = self.wake_thread_from(thread, cpu, start, at);
+        if woken.waker_may_idle && last {
+            let busy = self.host.busy_until(cpu);
+            self.cpu_idle(cpu, busy);
         }
     }
 
@@ -623,9 +702,9 @@ impl Machine {
             self.completed_ios += 1;
             self.breakdown.ios += 1;
             if rq.error == 0 {
-                fio.record_io(now, rq.unit, rq.start, rq.issue, rq.ioprio);
+                fio.record_io(now, rq.bio, rq.start, rq.issue, rq.ioprio);
             } else {
-                fio.io_failed(now, rq.unit, Some(rq.issue - rq.start), rq.error);
+                fio.io_failed(now, rq.bio, Some(rq.issue - rq.start), rq.error);
             }
         }
         fio.sample_bw(now);

@@ -28,9 +28,11 @@
 //! sequential stream is kept whole); the dispatch locks the zone
 //! (blk_req_zone_write_lock) and dd_finish_request unlocks it.
 //!
-//! Not modelled: front and back merging (no two fio I/Os of the model
-//! are adjacent pieces of one bio), the `async_depth` shallow tag depth
-//! for writes.
+//! Merging: a bio merges at the back of a queued request through the
+//! elevator hash, or at the front of one in its sorted list with
+//! `front_merges` (block/merge.rs; `request_merged` moves a front-merged
+//! request). Not modelled: the `async_depth` shallow tag depth for
+//! writes.
 
 use crate::block::elevator::{
     ioprio_class, ElevatorOps, SchedRq, IOPRIO_CLASS_IDLE, IOPRIO_CLASS_RT,
@@ -52,6 +54,9 @@ pub struct DeadlineTunables {
     pub fifo_batch: u32,
     /// prio_aging_expire: `10 * HZ`, 10 s.
     pub prio_aging_expire: Ns,
+    /// front_merges: a bio may merge at a queued request's front
+    /// (`dd->front_merges = 1`, dd_init_sched).
+    pub front_merges: bool,
 }
 
 impl Default for DeadlineTunables {
@@ -64,6 +69,7 @@ impl Default for DeadlineTunables {
             writes_starved: 2,
             fifo_batch: 16,
             prio_aging_expire: 10_000_000_000,
+            front_merges: true,
         }
     }
 }
@@ -81,6 +87,12 @@ fn dd_prio(ioprio: u16) -> usize {
         IOPRIO_CLASS_IDLE => 2,
         _ => DD_BE_PRIO,
     }
+}
+
+/// Whether two I/O priorities share mq-deadline's per-priority lists
+/// (`ioprio_class_to_prio`): `dd_request_merge` looks in the bio's.
+pub fn same_prio(a: u16, b: u16) -> bool {
+    dd_prio(a) == dd_prio(b)
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -336,6 +348,30 @@ impl ElevatorOps for MqDeadline {
                 z.holds.resize(k + 1, NO_ZONE);
             }
             z.data_write[k] = rq.data_write;
+        }
+    }
+
+    /// mq-deadline merges through the elevator hash and, with
+    /// front_merges, its sorted lists (`dd_bio_merge`, `dd_request_merge`).
+    fn bio_merges(&self) -> Option<bool> {
+        Some(self.t.front_merges)
+    }
+
+    /// `dd_request_merged`: a front-merged request moves in its sorted
+    /// list (`elv_rb_del`, `deadline_add_rq_rb`); its FIFO place stays.
+    fn request_merged(&mut self, key: u32, write: bool, ioprio: u16, old: u64, new: u64) {
+        let dir = usize::from(write);
+        let p = &mut self.per_prio[dd_prio(ioprio)];
+        let s = &mut p.sort[dir];
+        let mut i = s.partition_point(|&(sec, _)| sec < old);
+        while s[i].1 != key {
+            i += 1;
+        }
+        s.remove(i);
+        let j = s.partition_point(|&(sec, _)| sec <= new);
+        s.insert(j, (new, key));
+        if let Some(f) = p.fifo[dir].iter_mut().find(|f| f.key == key) {
+            f.sector = new;
         }
     }
 

@@ -488,6 +488,21 @@ pub fn flash_device_from_profile(p: &Profile, seed: u64) -> Result<super::FlashD
     Ok(ftl)
 }
 
+/// Whether the profile describes a flash back end: any declared key of the
+/// translation layer, NAND, FTL, preconditioning or SLC cache. A front end
+/// with a service-time model too (NVMe, SD) is then the flash device, and
+/// a missing key is refused by name.
+pub fn has_flash_back_end(p: &Profile) -> bool {
+    let back_end = [
+        super::ftl::layer::LayerParams::DECLS,
+        NandKeys::DECLS,
+        FlashKeys::DECLS,
+        PreconditionParams::DECLS,
+        SlcKeys::DECLS,
+    ];
+    back_end.iter().flat_map(|d| d.iter()).any(|d| p.has(d.key))
+}
+
 /// The range of an SLC region's size.
 const SLC_REGION: Range = range(
     0.0,

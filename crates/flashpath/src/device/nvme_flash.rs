@@ -636,16 +636,7 @@ impl NvmeDevice {
     pub fn from_profile(p: &Profile) -> Result<NvmeDevice> {
         // Any of the back end's declared keys makes it the flash SSD (one
         // missing is then refused by name).
-        use crate::device::flash::{FlashKeys, NandKeys, PreconditionParams, SlcKeys};
-        use crate::device::ftl::layer::LayerParams;
-        let back_end = [
-            LayerParams::DECLS,
-            NandKeys::DECLS,
-            FlashKeys::DECLS,
-            PreconditionParams::DECLS,
-            SlcKeys::DECLS,
-        ];
-        if back_end.iter().flat_map(|d| d.iter()).any(|d| p.has(d.key)) {
+        if crate::device::flash::has_flash_back_end(p) {
             Ok(NvmeDevice::Flash(Box::new(NvmeFlashSsd::from_profile(
                 p, 0,
             )?)))

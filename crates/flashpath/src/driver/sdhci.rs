@@ -2,12 +2,14 @@
 //! (drivers/mmc/core/block.c, drivers/mmc/host/sdhci.c): blk-mq hands the
 //! mmc queue up to `queue_depth` requests, the mmc core issues them to the
 //! card one at a time in arrival order (no command queue on SD). Each
-//! request's time on bus and card is [`request_ns`]; the host's data-transfer-complete interrupt then goes to the guest's
-//! interrupt CPU.
+//! request's time on bus and card is [`request_ns`] (the service-time
+//! card) or [`flash_request`] (a card over the flash core); the host's
+//! data-transfer-complete interrupt then goes to the guest's interrupt
+//! CPU.
 
 use super::{BlkStatus, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverRq};
-use crate::device::sd::SdCard;
-use crate::device::{BadBlocks, BlockBackend, Command};
+use crate::device::sd::{SdCard, SdDevice, SdFlashCard};
+use crate::device::{BadBlocks, BlockBackend, Command, Completion, Status};
 use crate::error::Result;
 use crate::link::sd::SdBus;
 use crate::profile::limits::QUEUE_DEPTH;
@@ -24,11 +26,29 @@ pub fn request_ns(bus: &SdBus, card: &mut SdCard, ddir: Ddir, bytes: u64) -> Ns 
     card_done + bus.data_ns(bytes)
 }
 
+/// One request on bus and a flash-backed card, the bus free from `start`:
+/// the command on the bus; a read's card work, then its data on the bus; a
+/// write's data on the bus, then the card's work (the card holds DAT0 busy
+/// until it has taken the data). Returns when it ends and how.
+pub fn flash_request(bus: &SdBus, card: &mut SdFlashCard, start: Ns, cmd: &Command) -> Completion {
+    let at = start + bus.cmd;
+    let bytes = u64::from(cmd.len);
+    if cmd.op == crate::device::Op::Read {
+        let c = card.submit(at, cmd);
+        Completion {
+            at: c.at + bus.data_ns(bytes),
+            ..c
+        }
+    } else {
+        card.submit(at + bus.data_ns(bytes), cmd)
+    }
+}
+
 pub struct Sdhci {
     name: String,
     queue_depth: u32,
     bus: SdBus,
-    card: SdCard,
+    card: SdDevice,
     cpu: DriverCpuCosts,
     /// When the card (and the one-at-a-time mmc host) is free again.
     free_at: Ns,
@@ -51,7 +71,7 @@ impl Sdhci {
             name: "mmcblk0".into(),
             queue_depth: SdhciParams::read(p)?.queue_depth,
             bus: SdBus::from_profile(p)?,
-            card: SdCard::from_profile(p)?,
+            card: SdDevice::from_profile(p)?,
             cpu: DriverCpuCosts::from_profile(p, false)?,
             free_at: 0,
             completed: 0,
@@ -67,21 +87,40 @@ impl<E> Driver<E> for Sdhci {
     }
     fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {
         let start = ctx.now().max(self.free_at);
-        let t = request_ns(&self.bus, &mut self.card, rq.ddir, u64::from(rq.len));
-        self.free_at = start + t;
-        self.busy_ns += t;
+        let cmd = rq.command();
+        let (end, card_status) = match &mut self.card {
+            SdDevice::Service(card) => (
+                start + request_ns(&self.bus, card, rq.ddir, u64::from(rq.len)),
+                Status::Ok,
+            ),
+            SdDevice::Flash(card) => {
+                let c = flash_request(&self.bus, card, start, &cmd);
+                (c.at, c.status)
+            }
+        };
+        self.busy_ns += end - start;
+        self.free_at = end;
         self.completed += 1;
         // The card's R1 error bits (a bad sector: an ECC failure) end the
         // request with BLK_STS_IOERR (mmc_blk_mq_complete_rq).
-        let status = self.badblocks.status(&rq.command());
+        let status = match card_status {
+            Status::Ok => self.badblocks.status(&cmd),
+            s => s,
+        };
         ctx.complete(self.free_at, rq.tag, BlkStatus::from_device(status));
     }
     fn counters(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut v = serde_json::json!({
             "kind": "sdhci",
             "completed": self.completed,
             "card_busy_ns": self.busy_ns,
-        })
+        });
+        // A card over the flash core shows its layer's sections (`ftl`,
+        // `gc`, `nand` for the page FTL), as the NVMe flash SSD does.
+        if let (SdDevice::Flash(card), Some(out)) = (&self.card, v.as_object_mut()) {
+            card.layer().counters(out);
+        }
+        v
     }
 }
 

@@ -302,3 +302,57 @@ fn too_many_queues_are_refused_by_name() {
         "{err}"
     );
 }
+
+/// With one submission queue the queued path (commands wait for a slot in
+/// the queue and are fetched by arbitration when one frees) gives every
+/// command the completion today's path gave it (each command took the
+/// earliest free slot as it arrived): the order is the arrival order
+/// either way.
+#[test]
+fn one_queue_gives_the_arrival_order_completions() {
+    use flashpath::device::nvme_arb::{Qprio, Queued};
+    use flashpath::device::nvme_flash::NvmeFlashSsd;
+    use flashpath::device::Command;
+    use flashpath::workload::Ddir;
+    let p = common::profile(SSD, &["device.nvme.cmd_slots=2"]);
+    let mut direct = NvmeFlashSsd::from_profile(&p, 0).unwrap();
+    let mut queued = NvmeFlashSsd::from_profile(&p, 0).unwrap();
+    queued.create_queues(&[Qprio::Urgent], 256, false);
+    let (xfer, posted) = (1_000, 500);
+    let cmds: Vec<Queued> = (0..200u32)
+        .map(|i| {
+            let ddir = if i % 3 == 0 { Ddir::Write } else { Ddir::Read };
+            let offset = u64::from(i.wrapping_mul(2_654_435_761) % 100_000) * 4096;
+            Queued {
+                at: u64::from(i) * 700,
+                cmd: Command::new(ddir, offset, 4096 * (1 + i % 4)),
+                xfer,
+                posted,
+                cid: i,
+            }
+        })
+        .collect();
+    let want: Vec<u64> = cmds
+        .iter()
+        .map(|q| direct.submit_linked(q.at, &q.cmd, q.xfer).at + q.posted)
+        .collect();
+    let mut got = vec![0u64; cmds.len()];
+    let mut out = Vec::new();
+    let mut drain = |d: &mut NvmeFlashSsd, until: u64, got: &mut Vec<u64>| {
+        while let Some(t) = d.next_arbitration().filter(|&t| t <= until) {
+            d.arbitrate(t, &mut out);
+            for (q, c) in out.drain(..) {
+                got[q.cid as usize] = c.at;
+            }
+        }
+    };
+    for q in &cmds {
+        drain(&mut queued, q.at, &mut got);
+        if let Some(c) = queued.offer(0, *q) {
+            got[q.cid as usize] = c.at;
+        }
+    }
+    drain(&mut queued, u64::MAX, &mut got);
+    assert!(queued.stats.queued > 50, "{}", queued.stats.queued);
+    assert_eq!(got, want);
+}

@@ -167,8 +167,7 @@ impl Nvme {
                      more I/O queues than the {} NVMe queue identifiers allow",
                     QUEUE_IDS.max
                 ),
-            )
-            .into());
+            ));
         }
         // nvme_pci_get_ams in the WRR series: the class queues exist only
         // where the controller supports WRR.

@@ -170,3 +170,18 @@ fn mq_deadline_front_merges_a_descending_writer() {
     let none = run(j, &[&sets[..], &["block.nomerges=2"]].concat());
     assert_eq!(write_stats(&none), (8192, 0));
 }
+
+#[test]
+fn only_full_commits_plug_when_fio_reaps_one_at_a_time() {
+    // fio's default iodepth_batch_complete_min=1: the first commit holds
+    // 32 I/Os, the later ones what each reap freed. Real kernel: 31
+    // merges in all with batch 32, 28 with batch 8 (the first commit's
+    // request, or 4 requests of 8; later commits of one or two I/Os are
+    // not plugged). The real count holds while the device completes
+    // faster than fio refills (a loop device, null_blk): a commit of three
+    // or more later I/Os would plug and could merge.
+    let out = run(&job("write", "libaio", 32, 32, 1), &[]);
+    assert_eq!(write_stats(&out), (8161, 31));
+    let out = run(&job("write", "libaio", 32, 8, 1), &[]);
+    assert_eq!(write_stats(&out), (8164, 28));
+}

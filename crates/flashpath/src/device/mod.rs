@@ -55,6 +55,7 @@
 pub mod badblocks;
 pub mod devfreq;
 pub mod emmc;
+pub mod fdp;
 pub mod flash;
 pub mod ftl;
 pub mod nand;

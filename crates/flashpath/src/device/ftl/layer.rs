@@ -18,7 +18,7 @@
 use std::any::Any;
 
 use super::super::flash::flash_device_from_profile;
-use super::super::{Completion, Op, Status, ZoneAction, UNIT};
+use super::super::{Completion, Hint, Op, Status, ZoneAction, UNIT};
 use super::FlashDevice;
 use crate::error::Result;
 use crate::profile::Profile;
@@ -69,6 +69,12 @@ pub trait TranslationLayer {
     fn admit(&mut self, _op: Op, _offset: u64, _len: u32) -> Status {
         Status::Ok
     }
+
+    /// The data placement directive of the command being decoded (an
+    /// NVMe write's DTYPE and DSPEC, [`Hint`]), given before its writes: a
+    /// placement-aware layer (NVMe FDP, [`crate::device::fdp`]) places
+    /// them by it; the others ignore it.
+    fn placement(&mut self, _hint: Hint) {}
 
     /// Read `len` bytes at `offset` from `t`.
     fn read(&mut self, t: Ns, offset: u64, len: u32) -> ReadDone;
@@ -123,6 +129,10 @@ crate::choice_enum! {
         /// Namespace behind the NVMe front end, a host-managed SCSI ZBC
         /// logical unit (zoned UFS) behind the UFS one.
         Zns = "zns",
+        /// The page FTL with reclaim unit handles chosen by each write's
+        /// placement identifier ([`crate::device::fdp`]): NVMe Flexible
+        /// Data Placement.
+        Fdp = "fdp",
     }
 }
 
@@ -146,6 +156,7 @@ pub fn layer_from_profile(p: &Profile, seed: u64) -> Result<Box<dyn TranslationL
             Ok(Box::new(ftl))
         }
         LayerKind::Zns => Ok(Box::new(super::super::zns::Zns::from_profile(p)?)),
+        LayerKind::Fdp => Ok(Box::new(super::super::fdp::Fdp::from_profile(p, seed)?)),
     }
 }
 

@@ -94,6 +94,15 @@ impl UfsDevice {
                 ))
             }
             LayerKind::Zns => Back::Zoned(Box::new(Zns::from_profile_as(p, ZoneRules::Zbc)?)),
+            // FDP is an NVMe directive: UFS has no placement handles.
+            LayerKind::Fdp => {
+                return Err(InputError::new(
+                    p.file_of("device.flash.layer"),
+                    None,
+                    "device.flash.layer = \"fdp\" on a UFS device: Flexible Data Placement is \
+                     an NVMe feature (the UFS front end takes \"page\" or \"zns\")",
+                ))
+            }
         };
         let hpb = match &back {
             Back::Page(ftl) => hpb.map(|hp| HpbDevice::new(hp, ftl.user_lpns())),

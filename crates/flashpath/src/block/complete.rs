@@ -118,6 +118,7 @@ impl BlockLayer {
                 len: 0,
                 polled: false,
                 cpu: rq_cpu,
+                hint: crate::types::Hint::None,
             };
             let (driver, mut dctx) = ctx.driver_call();
             driver.queue_rq(drq, &mut dctx);

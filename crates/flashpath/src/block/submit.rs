@@ -298,6 +298,7 @@ impl BlockLayer {
             len: rq.unit.len,
             polled: rq.polled,
             cpu: rq.cpu,
+            hint: rq.hint,
         };
         if self.dev_start.len() <= key as usize {
             self.dev_start.resize(key as usize + 1, 0);

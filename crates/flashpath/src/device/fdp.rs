@@ -209,6 +209,11 @@ impl TranslationLayer for Fdp {
         };
     }
 
+    /// One reclaim group: the placement identifier is the handle.
+    fn placement_ids(&self) -> Option<Vec<u16>> {
+        Some((0..self.ruhs as u16).collect())
+    }
+
     fn read(&mut self, t: Ns, offset: u64, len: u32) -> ReadDone {
         TranslationLayer::read(&mut self.ftl, t, offset, len)
     }

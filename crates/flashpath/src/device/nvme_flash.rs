@@ -531,6 +531,14 @@ impl NvmeDevice {
         }
     }
 
+    /// The namespace's placement identifiers (an FDP layer's handles).
+    pub fn placement_ids(&self) -> Option<Vec<u16>> {
+        match self {
+            NvmeDevice::Service(_) => None,
+            NvmeDevice::Flash(f) => f.layer.placement_ids(),
+        }
+    }
+
     /// The service-time model, if that is the device.
     pub fn service(&self) -> Option<&NvmeSsd> {
         match self {

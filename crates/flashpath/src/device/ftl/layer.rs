@@ -102,6 +102,12 @@ pub trait TranslationLayer {
         Completion::unsupported(t)
     }
 
+    /// The placement identifiers the layer takes (Reclaim Unit Handle
+    /// Status), for a placement-aware layer.
+    fn placement_ids(&self) -> Option<Vec<u16>> {
+        None
+    }
+
     /// The zone geometry, for a zoned layer.
     fn zones(&self) -> Option<ZoneGeometry> {
         None

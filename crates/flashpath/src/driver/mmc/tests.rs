@@ -65,6 +65,7 @@ fn rq(tag: u32, lpn: u64) -> DriverRq {
         len: 4096,
         polled: false,
         cpu: 0,
+        hint: crate::device::Hint::None,
     }
 }
 
@@ -149,6 +150,7 @@ fn rq32(tag: u32, lpn: u64, ddir: Ddir) -> DriverRq {
         len: 32768,
         polled: false,
         cpu: 0,
+        hint: crate::device::Hint::None,
     }
 }
 

@@ -50,6 +50,7 @@ pub const GROUPS: &[Group] = &[
     ("device: the translation layer (device/ftl/layer.rs)", crate::device::ftl::layer::LayerParams::DECLS),
     ("device: the page-mapping FTL (device/flash.rs)", crate::device::flash::FlashKeys::DECLS),
     ("device: the zoned namespace, with `device.flash.layer = \"zns\"` (device/zns.rs)", crate::device::zns::ZnsKeys::DECLS),
+    ("device: NVMe Flexible Data Placement, with `device.flash.layer = \"fdp\"` (device/fdp.rs)", crate::device::fdp::FdpKeys::DECLS),
     ("device: FTL preconditioning, UFS and NVMe flash (device/flash.rs)", crate::device::flash::PreconditionParams::DECLS),
     ("device: the FTL's SLC cache, with `device.flash.slc_static` (device/flash.rs, device/ftl/slc.rs)", crate::device::flash::SlcKeys::DECLS),
 ];

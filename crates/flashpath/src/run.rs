@@ -444,6 +444,11 @@ fn prepare_checked<'a>(
         model.driver.nvme_generic(),
         &disk.name,
     )?;
+    crate::workload::fio::placement::resolve(
+        jobs_read.to_mut(),
+        model.driver.placement_ids().as_deref(),
+    )?;
+    let jobs: &JobFile = &jobs_read;
     let regions = layout(jobs, disk.capacity)?;
     check_memory(jobs, &regions, model.memory)?;
     let zbd_jobs = match zbd::setup(jobs, &regions, &disk_zones) {

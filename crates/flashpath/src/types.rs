@@ -29,6 +29,17 @@ pub struct IoUnit {
     pub len: u32,
 }
 
+/// A data placement hint the host attaches to a write: none, a write
+/// lifetime hint (`rw_hint`, UFS/SCSI streams) or an NVMe FDP placement
+/// handle.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Hint {
+    #[default]
+    None,
+    Lifetime(u8),
+    Placement(u16),
+}
+
 /// Which CPU takes a device's completion interrupt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IrqCpu {

@@ -99,6 +99,7 @@ fn the_driver_request_carries_its_operation_and_fua_to_the_device() {
         polled: false,
         cpu: 0,
         ioprio: 0,
+        hint: flashpath::device::Hint::None,
     };
     assert_eq!(flush.command().op, Op::Flush);
     let write = DriverRq {

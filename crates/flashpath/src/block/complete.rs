@@ -120,6 +120,7 @@ impl BlockLayer {
                 cpu: rq_cpu,
                 // blk_kick_flush's flush request carries no priority.
                 ioprio: 0,
+                hint: crate::types::Hint::None,
             };
             let (driver, mut dctx) = ctx.driver_call();
             driver.queue_rq(drq, &mut dctx);

@@ -34,6 +34,7 @@ use crate::profile::range;
 use crate::sim::queue::{EventQueue, Timer};
 use crate::sim::slab::Slab;
 use crate::sim::Ns;
+use crate::types::Hint;
 use crate::types::{Ddir, IoUnit, IrqCpu};
 use std::collections::VecDeque;
 
@@ -156,6 +157,11 @@ pub struct Request {
     /// (blk_mq_insert_request puts it on the dispatch list), no zone write
     /// plug, not in the disk's statistics (blk_do_io_stat).
     pub passthrough: bool,
+    /// The data placement directive its command carries (an
+    /// io_uring_cmd's DTYPE and DSPEC, which nvme_uring_cmd_io copies
+    /// into the NVMe command's CDW12/13 as given). Linux 6.12's block
+    /// path sets none: its `write_hint` reaches no NVMe command.
+    pub hint: Hint,
 }
 
 impl Request {
@@ -194,6 +200,7 @@ impl Request {
             fua: false,
             ioprio: 0,
             passthrough: false,
+            hint: Hint::None,
         }
     }
 

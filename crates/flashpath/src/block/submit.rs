@@ -310,6 +310,7 @@ impl BlockLayer {
             polled: rq.polled,
             cpu: rq.cpu,
             ioprio: rq.ioprio,
+            hint: rq.hint,
         };
         if self.dev_start.len() <= key as usize {
             self.dev_start.resize(key as usize + 1, 0);

@@ -55,6 +55,7 @@
 pub mod badblocks;
 pub mod devfreq;
 pub mod emmc;
+pub mod fdp;
 pub mod flash;
 pub mod ftl;
 pub mod nand;
@@ -85,16 +86,7 @@ crate::params! {
     }
 }
 
-/// A data placement hint the host attaches to a write: none, a write
-/// lifetime hint (`rw_hint`, UFS/SCSI streams) or an NVMe FDP placement
-/// handle.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Hint {
-    #[default]
-    None,
-    Lifetime(u8),
-    Placement(u16),
-}
+pub use crate::types::Hint;
 
 /// One command as the device receives it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -492,6 +492,11 @@ impl NvmeFlashSsd {
         if s != Status::Ok {
             return self.rejected(at, s);
         }
+        if cmd.op == Op::Write {
+            // The write's directive (DTYPE, DSPEC in CDW12/13) selects
+            // where the layer places its data, for all of its pieces.
+            self.layer.placement(cmd.hint);
+        }
         match cmd.op {
             Op::Write if cmd.fua => self.fua_command(at, cmd, xfer),
             Op::Read | Op::Write => self.data_command(at, cmd.op, cmd.offset, cmd.len, xfer),
@@ -660,6 +665,14 @@ impl NvmeDevice {
         match self {
             NvmeDevice::Service(_) => None,
             NvmeDevice::Flash(f) => f.layer.zones().map(|z| (z, f.p.mdts)),
+        }
+    }
+
+    /// The namespace's placement identifiers (an FDP layer's handles).
+    pub fn placement_ids(&self) -> Option<Vec<u16>> {
+        match self {
+            NvmeDevice::Service(_) => None,
+            NvmeDevice::Flash(f) => f.layer.placement_ids(),
         }
     }
 

@@ -15,7 +15,7 @@ pub mod ufs_qcom_qos;
 pub mod ufshpb;
 pub mod virtio;
 
-use crate::device::{Command, Op};
+use crate::device::{Command, Hint, Op};
 use crate::host::pm_qos::CpuLatencyQos;
 use crate::host::task::Host;
 use crate::sim::queue::{EventQueue, Timer};
@@ -50,6 +50,9 @@ pub struct DriverRq {
     /// for drivers that put it in the command: nvme's WRR queue classes
     /// (not mainline), ufshcd's Command Priority bit.
     pub ioprio: u16,
+    /// Its data placement directive (a passthrough command's DTYPE and
+    /// DSPEC), passed to the device as given.
+    pub hint: Hint,
 }
 
 impl DriverRq {
@@ -57,6 +60,7 @@ impl DriverRq {
     pub fn command(&self) -> Command {
         Command {
             fua: self.fua,
+            hint: self.hint,
             ..Command::of(self.op, self.offset, self.len)
         }
     }
@@ -465,6 +469,12 @@ pub trait Driver<E> {
     /// io_uring passthrough commands (nvme_ns_chr_uring_cmd).
     fn nvme_generic(&self) -> bool {
         false
+    }
+    /// The namespace's placement identifiers, as I/O Management Receive's
+    /// Reclaim Unit Handle Status lists them (None: no FDP configuration,
+    /// the command fails).
+    fn placement_ids(&self) -> Option<Vec<u16>> {
+        None
     }
     /// The queue's write-cache flags the driver sets at probe
     /// (blk_queue_write_cache(q, wc, fua): QUEUE_FLAG_WC, QUEUE_FLAG_FUA).

@@ -317,6 +317,9 @@ impl<E> Driver<E> for Nvme {
     fn nvme_generic(&self) -> bool {
         true
     }
+    fn placement_ids(&self) -> Option<Vec<u16>> {
+        self.ssd.placement_ids()
+    }
     fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {
         self.commands += 1;
         self.doorbells += 1;

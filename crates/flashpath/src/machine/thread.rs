@@ -354,6 +354,7 @@ impl Machine {
         }
         self.block.rqs.get_mut(key).ioprio = fio.ioprio_for(unit.ddir, unit.len);
         self.block.rqs.get_mut(key).passthrough = fio.engine.passthrough();
+        self.block.rqs.get_mut(key).hint = fio.placement_for(unit.ddir);
         fio.queued();
         if unit.ddir == Ddir::Write {
             // fsync=N counts issued writes (io_u.c: io_issues[DDIR_WRITE]).

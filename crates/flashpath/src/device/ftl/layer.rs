@@ -30,7 +30,7 @@ use std::any::Any;
 use super::super::flash::{flash_device_from_profile, FlashParams};
 use super::super::nand::Nand;
 use super::super::zns::{Zns, ZoneRules};
-use super::super::{Completion, Op, Status, ZoneAction, UNIT};
+use super::super::{Completion, Hint, Op, Status, ZoneAction, UNIT};
 use super::{FactoryLayout, FlashDevice, Ppn};
 use crate::error::{InputError, Result};
 use crate::profile::Profile;
@@ -85,6 +85,12 @@ pub trait TranslationLayer {
         Status::Ok
     }
 
+    /// The data placement directive of the command being decoded (an
+    /// NVMe write's DTYPE and DSPEC, [`Hint`]), given before its writes: a
+    /// placement-aware layer (NVMe FDP, [`crate::device::fdp`]) places
+    /// them by it; the others ignore it.
+    fn placement(&mut self, _hint: Hint) {}
+
     /// Read `len` bytes at `offset` from `t`.
     fn read(&mut self, t: Ns, offset: u64, len: u32) -> ReadDone;
 
@@ -109,6 +115,12 @@ pub trait TranslationLayer {
     /// offset the data landed at.
     fn append(&mut self, t: Ns, _offset: u64, _len: u32) -> Completion {
         Completion::unsupported(t)
+    }
+
+    /// The placement identifiers the layer takes (Reclaim Unit Handle
+    /// Status), for a placement-aware layer.
+    fn placement_ids(&self) -> Option<Vec<u16>> {
+        None
     }
 
     /// The zone geometry, for a zoned layer.
@@ -258,6 +270,10 @@ crate::choice_enum! {
         /// Namespace behind the NVMe front end, a host-managed SCSI ZBC
         /// logical unit (zoned UFS) behind the UFS one.
         Zns = "zns",
+        /// The page FTL with reclaim unit handles chosen by each write's
+        /// placement identifier ([`crate::device::fdp`]): NVMe Flexible
+        /// Data Placement.
+        Fdp = "fdp",
     }
 }
 
@@ -298,6 +314,23 @@ pub fn layer_from_profile(
             Some(rules) => Box::new(Zns::from_profile_as(p, rules)?),
             None => return Err(refuse_zoned(p, kind, front)),
         },
+        // Placement handles are an NVMe directive (TP4146, directive type
+        // 2): no other front end's command set carries one.
+        LayerKind::Fdp if front == FrontEnd::Nvme => {
+            Box::new(super::super::fdp::Fdp::from_profile(p, seed)?)
+        }
+        LayerKind::Fdp => {
+            return Err(InputError::new(
+                p.file_of("device.flash.layer"),
+                None,
+                format!(
+                    "device.flash.layer = \"fdp\" behind {}: Flexible Data Placement is an NVMe \
+                     feature (placement handles travel in the write's directive, NVMe TP4146); \
+                     use the page FTL (device.flash.layer = \"page\")",
+                    front.name()
+                ),
+            ))
+        }
     };
     if layer.zones().is_some() && !front.has_zones() {
         return Err(refuse_zoned(p, kind, front));

@@ -17,6 +17,13 @@
 //! is dynamic: the die's write frontier. GC has its own frontier per die
 //! (hot/cold separation of host and GC writes, as MQSim's GC write
 //! frontier).
+//!
+//! Host write streams. The host frontier and the write buffer's rows are
+//! kept per stream ([`FlashDevice::set_streams`], [`FlashDevice::write_stream`]):
+//! a unit is buffered and programmed with the units of its own stream only,
+//! so each stream fills blocks of its own. The conventional FTL has one
+//! stream; a placement-aware layer (NVMe FDP, `device/fdp.rs`) has one per
+//! reclaim unit handle. GC's frontier stays shared by all streams.
 
 pub mod analytic;
 mod counters;
@@ -173,10 +180,12 @@ struct Frontier {
 #[derive(Clone, Debug)]
 struct DieState {
     free: VecDeque<u32>,
-    user: Frontier,
+    /// The host frontier of each stream.
+    user: Vec<Frontier>,
     gc: Frontier,
-    /// LPNs waiting in the write buffer for this die (< one row).
-    pending: Vec<u32>,
+    /// LPNs of each stream waiting in the write buffer for this die (< one
+    /// row each).
+    pending: Vec<Vec<u32>>,
 }
 
 /// A divisor fixed when the device is built: a shift and a mask when it is
@@ -288,6 +297,8 @@ pub struct FlashDevice {
     /// dynamic region lives in the rest.
     mapped: Vec<u64>,
     slc: Option<slc::Slc>,
+    /// The host stream being placed (an index into `DieState::user`).
+    stream: usize,
 }
 
 impl FlashDevice {
@@ -341,15 +352,15 @@ impl FlashDevice {
             die_state: (0..dies)
                 .map(|_| DieState {
                     free: (0..pool).collect(),
-                    user: Frontier {
+                    user: vec![Frontier {
                         block: NONE,
                         next: 0,
-                    },
+                    }],
                     gc: Frontier {
                         block: NONE,
                         next: 0,
                     },
-                    pending: Vec::with_capacity(row_slots as usize),
+                    pending: vec![Vec::with_capacity(row_slots as usize)],
                 })
                 .collect(),
             cache: MapCache::new(p.map_cache_pages, map_pages),
@@ -375,6 +386,7 @@ impl FlashDevice {
                 )
             }),
             p,
+            stream: 0,
         };
         if dev.p.prefilled {
             dev.factory_fill();
@@ -386,6 +398,30 @@ impl FlashDevice {
 
     pub fn params(&self) -> &FlashParams {
         &self.p
+    }
+
+    /// Keep `n` host write streams (at least 1), each with its own host
+    /// frontier and write-buffer rows on every die. Called before the
+    /// first timed write; units written before (preconditioning) are in
+    /// stream 0's blocks.
+    pub fn set_streams(&mut self, n: usize) {
+        let n = n.max(1);
+        let row = self.row_slots as usize;
+        for ds in &mut self.die_state {
+            ds.user.resize(
+                n,
+                Frontier {
+                    block: NONE,
+                    next: 0,
+                },
+            );
+            ds.pending.resize_with(n, || Vec::with_capacity(row));
+        }
+    }
+
+    /// Host write streams kept.
+    pub fn streams(&self) -> usize {
+        self.die_state.first().map_or(1, |d| d.user.len())
     }
 
     pub fn seed(&self) -> u64 {
@@ -573,7 +609,7 @@ impl FlashDevice {
         if for_gc {
             ds.gc
         } else {
-            ds.user
+            ds.user[self.stream]
         }
     }
 
@@ -583,7 +619,7 @@ impl FlashDevice {
         if for_gc {
             &mut ds.gc
         } else {
-            &mut ds.user
+            &mut ds.user[self.stream]
         }
     }
 
@@ -686,7 +722,10 @@ impl FlashDevice {
             return false;
         }
         let die = self.die_of_lpn(lpn);
-        self.die_state[die as usize].pending.contains(&(lpn as u32))
+        self.die_state[die as usize]
+            .pending
+            .iter()
+            .any(|p| p.contains(&(lpn as u32)))
     }
 
     /// One unit through the map lookup. `memo` = (map page, ready time) of

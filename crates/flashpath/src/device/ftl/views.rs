@@ -115,8 +115,12 @@ impl FlashDevice {
     ) -> FtlStats {
         self.timed = false;
         for d in 0..self.dies {
-            self.flush_die(d, 0);
+            for s in 0..self.streams() {
+                self.flush_die(d, s, 0);
+            }
         }
+        // Preconditioning writes in the default stream.
+        self.stream = 0;
         let pristine = self.stats.units_programmed_host == 0 && self.clock == 0;
         // A sequential rewrite sets every entry, and random overwrites of
         // n units set about n x 1024 / user_lpns of each 1024-entry page: at 32

@@ -9,7 +9,14 @@ impl FlashDevice {
     /// Write `npages` units from `lpn`. Completes when the data is in the
     /// write buffer; waits for space when the buffer is full.
     pub fn write(&mut self, now: Ns, lpn: u64, npages: u32) -> Ns {
+        self.write_stream(now, lpn, npages, 0)
+    }
+
+    /// [`Self::write`] in host stream `stream` (< [`Self::streams`]): its
+    /// units are buffered and programmed with that stream's only.
+    pub fn write_stream(&mut self, now: Ns, lpn: u64, npages: u32, stream: usize) -> Ns {
         self.check_range(lpn, npages);
+        assert!(stream < self.streams(), "stream {stream} not kept");
         self.slc_host_arrival(now);
         self.nand.set_now(now);
         let mut t = now;
@@ -26,10 +33,10 @@ impl FlashDevice {
             }
             t = self.buffer_room(t);
             let die = self.die_of_lpn(l);
-            self.die_state[die as usize].pending.push(l as u32);
+            self.die_state[die as usize].pending[stream].push(l as u32);
             self.buf_pending += 1;
-            if self.die_state[die as usize].pending.len() == self.row_slots as usize {
-                self.flush_die(die, t);
+            if self.die_state[die as usize].pending[stream].len() == self.row_slots as usize {
+                self.flush_die(die, stream, t);
             }
         }
         t
@@ -53,24 +60,30 @@ impl FlashDevice {
                 t = rt;
                 self.buf_inflight -= k;
             } else {
-                // Full of partial rows: flush the fullest, padded.
-                let die = (0..self.dies)
-                    .max_by_key(|&d| (self.die_state[d as usize].pending.len(), Reverse(d)))
-                    .unwrap_or(0);
-                self.flush_die(die, t);
+                // Full of partial rows: flush the fullest, padded (ties:
+                // the lowest die, then the lowest stream).
+                let streams = self.streams();
+                let (die, stream) = (0..self.dies)
+                    .flat_map(|d| (0..streams).map(move |s| (d, s)))
+                    .max_by_key(|&(d, s)| {
+                        (self.die_state[d as usize].pending[s].len(), Reverse((d, s)))
+                    })
+                    .unwrap_or((0, 0));
+                self.flush_die(die, stream, t);
             }
         }
     }
 
-    /// Program the die's buffered units as one (padded if partial)
-    /// multi-plane row, from `t`.
-    pub(super) fn flush_die(&mut self, die: u32, t: Ns) {
-        let mut pending = std::mem::take(&mut self.die_state[die as usize].pending);
+    /// Program the die's buffered units of `stream` as one (padded if
+    /// partial) multi-plane row at that stream's frontier, from `t`.
+    pub(super) fn flush_die(&mut self, die: u32, stream: usize, t: Ns) {
+        let mut pending = std::mem::take(&mut self.die_state[die as usize].pending[stream]);
         let n = pending.len() as u32;
         if n == 0 {
-            self.die_state[die as usize].pending = pending;
+            self.die_state[die as usize].pending[stream] = pending;
             return;
         }
+        self.stream = stream;
         let mut row = 0;
         for &l in &pending {
             let l = u64::from(l);
@@ -87,7 +100,7 @@ impl FlashDevice {
         self.stats.units_programmed_host += u64::from(n);
         self.pad_row(die, false);
         pending.clear();
-        self.die_state[die as usize].pending = pending;
+        self.die_state[die as usize].pending[stream] = pending;
         self.buf_pending -= n;
         let end = if self.timed {
             self.stats.nand_programs_data += 1;
@@ -119,7 +132,9 @@ impl FlashDevice {
         self.slc_host_arrival(now);
         self.nand.set_now(now);
         for d in 0..self.dies {
-            self.flush_die(d, now);
+            for s in 0..self.streams() {
+                self.flush_die(d, s, now);
+            }
         }
         self.inflight
             .iter()
@@ -139,13 +154,11 @@ impl FlashDevice {
         for l in lpn..lpn + u64::from(npages) {
             self.stats.trimmed_units += 1;
             let die = self.die_of_lpn(l) as usize;
-            if let Some(i) = self.die_state[die]
-                .pending
-                .iter()
-                .position(|&x| u64::from(x) == l)
-            {
-                self.die_state[die].pending.swap_remove(i);
-                self.buf_pending -= 1;
+            for p in &mut self.die_state[die].pending {
+                if let Some(i) = p.iter().position(|&x| u64::from(x) == l) {
+                    p.swap_remove(i);
+                    self.buf_pending -= 1;
+                }
             }
             let old = self.l2p_set(l, NONE);
             if old != NONE {

@@ -66,6 +66,7 @@ fn rq(tag: u32, lpn: u64) -> DriverRq {
         polled: false,
         ioprio: 0,
         cpu: 0,
+        hint: crate::device::Hint::None,
     }
 }
 
@@ -151,6 +152,7 @@ fn rq32(tag: u32, lpn: u64, ddir: Ddir) -> DriverRq {
         polled: false,
         ioprio: 0,
         cpu: 0,
+        hint: crate::device::Hint::None,
     }
 }
 

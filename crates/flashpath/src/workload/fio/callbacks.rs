@@ -370,6 +370,8 @@ pub(super) fn callback(
             | Cb::NumaMemPolicy => {
                 Err("requires an argument (fio 3.33 crashes without one)".into())
             }
+            // fio 3.38 crashes too (SIGSEGV in str_fdp_pli_cb).
+            Cb::Plids => Err("requires an argument (fio 3.38 crashes without one)".into()),
             _ => Ok(()),
         };
     };
@@ -387,6 +389,7 @@ pub(super) fn callback(
             }
         }
         Cb::Bssplit => parse_bssplit_dirs(v, kb).map(|_| ()),
+        Cb::Plids => super::placement::parse_plids(v).map(|_| ()),
         Cb::RandomDistribution => parse_distribution(v, kb).map(|_| ()),
         Cb::FileServiceType => {
             let kind = posval_match(def.kind.values, v).unwrap_or("");

@@ -228,6 +228,56 @@ pub enum RandomDistribution {
     ZonedAbs(Vec<(f64, u64)>),
 }
 
+/// fio's data placement interface (`dataplacement=`, dataplacement.h
+/// FIO_DP_*): fio 3.38's options, absent from fio 3.33.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DpKind {
+    #[default]
+    None,
+    /// NVMe Flexible Data Placement: directive type 2h, DSPEC the
+    /// placement identifier.
+    Fdp,
+    /// NVMe Streams: directive type 1h, DSPEC the stream id.
+    Streams,
+}
+
+/// How fio picks each write's placement id (`plid_select=`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DpSelect {
+    #[default]
+    RoundRobin,
+    Random,
+}
+
+/// fio 3.38's data placement options (`fdp`, `dataplacement`, `plids`,
+/// `plid_select`; fio 3.34 added `fdp` and `fdp_pli`, 3.35
+/// `fdp_pli_select`, 3.38 `dataplacement`, `plids`, `plid_select` as the
+/// names with the old ones as aliases).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DataPlacement {
+    /// `fdp=1`.
+    pub fdp: bool,
+    /// `dataplacement=` when given.
+    pub kind: Option<DpKind>,
+    /// `plids=`: the placement id indices (FDP) or stream ids, sorted as
+    /// str_fdp_pli_cb sorts them; the device's placement identifiers once
+    /// the run's setup has read the namespace's handles.
+    pub ids: Vec<u16>,
+    pub select: DpSelect,
+}
+
+impl DataPlacement {
+    /// The interface in effect (init.c fixup_options: `fdp=1` is
+    /// dataplacement=fdp).
+    pub fn kind(&self) -> DpKind {
+        if self.fdp {
+            DpKind::Fdp
+        } else {
+            self.kind.unwrap_or_default()
+        }
+    }
+}
+
 /// One direction's cmdprio_bssplit: (block size, percent, ioprio value or
 /// None for cmdprio_class/cmdprio).
 pub type CmdprioBssplit = Vec<(u64, u32, Option<u16>)>;
@@ -305,6 +355,8 @@ pub struct JobSpec {
     /// sorted by block size (options.c split_parse_prio_ddir); None when
     /// the option is not given.
     pub cmdprio_bssplit: Option<[CmdprioBssplit; 2]>,
+    /// Data placement (fio 3.38's FDP and streams options).
+    pub placement: DataPlacement,
     /// ioscheduler=: the scheduler fio switches the device's queue to
     /// (backend.c switch_ioscheduler), as written.
     pub ioscheduler: Option<String>,
@@ -584,6 +636,7 @@ impl Default for JobSpec {
             cmdprio_class: [0; 2],
             cmdprio_level: [0; 2],
             cmdprio_bssplit: None,
+            placement: DataPlacement::default(),
             ioscheduler: None,
             read_iolog: None,
             replay: crate::workload::iolog::ReplayOptions::default(),

@@ -17,6 +17,7 @@ pub mod layout;
 mod number;
 pub(crate) mod options;
 mod parse;
+pub mod placement;
 pub mod plan;
 pub mod replay;
 pub mod setup;

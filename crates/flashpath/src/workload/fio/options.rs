@@ -33,8 +33,8 @@
 use super::callbacks::{opt_postfix, parse_bssplit_dirs, parse_cpu_list, parse_distribution};
 use super::draft::{not_modelled, Draft, Given};
 use super::job::{
-    CmdprioBssplit, FadviseHint, IoEngine, JobSpec, RandomDistribution, RateProcess, RwKind,
-    ZoneMode,
+    CmdprioBssplit, DpKind, DpSelect, FadviseHint, IoEngine, JobSpec, RandomDistribution,
+    RateProcess, RwKind, ZoneMode,
 };
 use super::number::{as_percent, as_zones, atoi, fio_bytes, ZONE_BASE};
 use super::value::posval_match;
@@ -337,6 +337,8 @@ fn us_to_ns(us: u64) -> u64 {
 pub enum Cb {
     /// str_rw_cb: `rw=read:4k` (sequential: a size), `randread:8` (atoi).
     Rw,
+    /// str_fdp_pli_cb (fio 3.38): placement id lists.
+    Plids,
     /// str_bssplit_cb: `size/percent` lists per direction.
     Bssplit,
     /// str_random_distribution_cb: the distribution's parameters.
@@ -1357,6 +1359,48 @@ pub static OPTIONS: &[OptDef] = &[
         STR.values(&["none", "short", "medium", "long", "extreme"]),
         Handling::Refuse,
     ),
+    // Data placement: fio 3.38's options (fio 3.33 has none of them):
+    // fdp and fdp_pli came in 3.34, fdp_pli_select in 3.35, dataplacement,
+    // plids and plid_select (the old names their aliases) in 3.38. See
+    // workload/fio/placement.rs.
+    o("fdp", &[], BOOL, sets(|s, g| s.placement.fdp = g.on())),
+    o(
+        "dataplacement",
+        &["data_placement"],
+        STR.values(&["none", "fdp", "streams"]),
+        sets(|s, g| {
+            s.placement.kind = Some(match posval_match(g.def.kind.values, g.v()) {
+                Some("fdp") => DpKind::Fdp,
+                Some("streams") => DpKind::Streams,
+                _ => DpKind::None,
+            })
+        }),
+    ),
+    o(
+        "plid_select",
+        &["fdp_pli_select"],
+        STR.values(&["random", "roundrobin", "scheme"]),
+        resolves(|d, g| {
+            d.spec.placement.select = match posval_match(g.def.kind.values, g.v()) {
+                Some("random") => DpSelect::Random,
+                Some("scheme") => {
+                    return Err(not_modelled(
+                        "plid_select=scheme (placement ids by offset from a dp_scheme file)",
+                    ))
+                }
+                _ => DpSelect::RoundRobin,
+            };
+            Ok(())
+        }),
+    ),
+    o(
+        "plids",
+        &["fdp_pli"],
+        STR,
+        sets(|s, g| s.placement.ids = super::placement::parse_plids(g.v()).unwrap_or_default()),
+    )
+    .cb(Cb::Plids),
+    o("dp_scheme", &[], STORE, Handling::Refuse),
     o("create_serialize", &[], BOOL, Handling::Ignore),
     o("create_fsync", &[], BOOL, Handling::Ignore),
     o("create_on_open", &[], BOOL, Handling::Ignore),

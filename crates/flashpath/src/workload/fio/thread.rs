@@ -150,6 +150,8 @@ pub struct FioThread {
     /// cmdprio_bssplit per direction: (block size, percent, ioprio).
     cmdprio_bs: [Vec<(u64, u32, u16)>; 2],
     prio_rng: RngStream,
+    /// Each write's data placement id (fio 3.38's dp_fill_dspec_data).
+    placer: super::placement::Placer,
     /// fio's rate_next_io_time per direction (ns since the job started).
     rate_next: [Ns; 3],
     rate_late_ns: u128,
@@ -380,6 +382,10 @@ impl FioThread {
             cmdprio: [spec.cmdprio(0), spec.cmdprio(1)],
             cmdprio_bs: [spec.cmdprio_bs(0), spec.cmdprio_bs(1)],
             prio_rng: RngStream::new(seed, &format!("job{}.{}.prio", plan.spec_index, plan.clone)),
+            placer: super::placement::Placer::new(
+                spec,
+                RngStream::new(seed, &format!("job{}.{}.fdp", plan.spec_index, plan.clone)),
+            ),
             rate_next: [0; 3],
             rate_late_ns: 0,
             rate_late_n: 0,
@@ -818,6 +824,12 @@ impl FioThread {
             self.res.iodepth_complete[batch_bucket(n)] += 1.0;
         }
         n
+    }
+
+    /// The data placement directive an I/O of direction `ddir` carries to
+    /// the device (fio 3.38's `fdp`, `plids`, `plid_select`).
+    pub fn placement_for(&mut self, ddir: Ddir) -> crate::types::Hint {
+        self.placer.next(ddir)
     }
 
     /// The priority an I/O of direction `ddir` and `len` bytes carries:

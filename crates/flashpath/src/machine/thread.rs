@@ -203,6 +203,10 @@ impl Machine {
                         now = self.null_submit(tid, unit, now);
                         continue;
                     }
+                    if fio.engine.syscall_only() {
+                        now = self.syscall_submit(tid, unit, now);
+                        continue;
+                    }
                     now = self.direct_submit(tid, unit, now);
                     last_unit = Some(unit);
                     let fio = &mut self.threads[ti].fio;
@@ -299,6 +303,34 @@ impl Machine {
         self.threads[tid as usize].fio.completed_inline(key);
         self.submitted_ios += 1;
         end
+    }
+
+    /// fio's falloc and ftruncate engines: fio's work and one system call
+    /// (fallocate(2), ftruncate(2)) that returns with the I/O done, no
+    /// request (engines/falloc.c fio_fallocate_queue, engines/ftruncate.c
+    /// fio_ftruncate_queue: FIO_Q_COMPLETED). The file system's extent work
+    /// inside the call is not modelled (an assumption: on a file whose
+    /// blocks are allocated, fallocate's is a lookup; punching a hole or
+    /// truncating frees blocks, which costs more on a real file system).
+    /// Returns when the call has returned.
+    fn syscall_submit(&mut self, tid: u32, unit: IoUnit, now: Ns) -> Ns {
+        let call = self.host.submit_call(tid, now, 0, true);
+        let cpu = self.host.task_cpu(tid);
+        // A synchronous engine's issue time is taken before the call
+        // (ioengines.c td_io_queue), so clat covers the call.
+        let key = self.block.rqs.insert(Request::fio(
+            tid,
+            unit,
+            cpu,
+            now,
+            call.user_done,
+            call.user_done,
+            false,
+            0,
+        ));
+        self.threads[tid as usize].fio.completed_inline(key);
+        self.submitted_ios += 1;
+        call.end
     }
 
     /// An I/O the kernel fails before it reaches a queue (a discard on a

@@ -597,7 +597,8 @@ pub static OPTIONS: &[OptDef] = &[
                 }
                 None if KNOWN_ENGINES.contains(&e) => Err(format!(
                     "ioengine '{e}' is not modelled by flashpath (modelled: sync, psync, vsync, \
-                     pvsync, pvsync2, libaio, io_uring, posixaio, null, sg, io_uring_cmd)"
+                     pvsync, pvsync2, libaio, io_uring, posixaio, null, sg, io_uring_cmd, falloc, \
+                     ftruncate)"
                 )),
                 None => {
                     let hint = if e.len() <= 64 {

@@ -488,6 +488,8 @@ pub struct JobSpec {
     pub cpus_allowed_split: bool,
     /// continue_on_error, ignore_error, error_dump.
     pub errors: super::errors::ErrorPolicy,
+    /// steadystate, ss_dur, ss_ramp (steadystate.c; off while dur is 0).
+    pub steadystate: super::steadystate::SsSpec,
 }
 
 impl JobSpec {
@@ -686,6 +688,7 @@ impl Default for JobSpec {
             exit_what: "group".to_string(),
             cpus_allowed_split: false,
             errors: Default::default(),
+            steadystate: Default::default(),
         }
     }
 }

@@ -20,6 +20,7 @@ mod parse;
 pub mod plan;
 pub mod replay;
 pub mod setup;
+pub mod steadystate;
 pub mod stream;
 pub mod thread;
 mod value;

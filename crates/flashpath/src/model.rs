@@ -19,7 +19,7 @@ use crate::mm::buffered::{CacheCosts, CacheParts};
 use crate::mm::thp::{ThpMode, ThpParams};
 use crate::profile::Profile;
 use crate::types::IrqCpu;
-use crate::workload::fio::{IoEngine, JobFile};
+use crate::workload::fio::JobFile;
 
 /// The machine a profile describes, built but not run: every profile value
 /// read, checked against its range and turned into the model's parts.
@@ -125,7 +125,7 @@ impl Model {
         let Some(spec) = jobs
             .jobs
             .iter()
-            .find(|s| !s.direct && s.ioengine != IoEngine::Null)
+            .find(|s| !s.direct && s.ioengine.moves_data())
         else {
             return Ok(None);
         };

@@ -315,7 +315,7 @@ fn check_faults_direct(jobs: &JobFile, profile: &Profile) -> Result<()> {
     let buffered = jobs
         .jobs
         .iter()
-        .find(|s| !s.direct && s.ioengine != crate::workload::fio::IoEngine::Null);
+        .find(|s| !s.direct && s.ioengine.moves_data());
     match buffered {
         None => Ok(()),
         Some(spec) => Err(InputError::new(

@@ -36,6 +36,7 @@ use crate::sim::queue::EventQueue;
 use crate::sim::rng::RngStream;
 use crate::sim::Ns;
 use crate::types::IrqCpu;
+use crate::workload::fio::steadystate::SS_TICK;
 use crate::workload::fio::thread::PREALLOC_DEPTH;
 use crate::workload::fio::{FioThread, IoEngine, JobSpec, ThreadPlan};
 
@@ -62,6 +63,8 @@ pub enum Ev {
     FlushTimer,
     /// A background wake-up of a CPU (`host.background_wakeups`).
     Background(u32),
+    /// fio's helper thread checks steady state (once a second).
+    SteadyTick,
     /// The block layer's own work (dispatch, issue, dev_freq_work).
     Block(BlockEvent),
     Device(DeviceSignal),
@@ -346,6 +349,10 @@ impl Machine {
             }
         }
         self.start_wave(0, 0);
+        if self.threads.iter().any(|t| t.fio.ss.is_some()) {
+            self.steadystate_setup();
+            self.queue.schedule(SS_TICK, Ev::SteadyTick);
+        }
         self.driver_call(|driver, ctx| driver.start(ctx));
         while let Some((now, ev)) = self.queue.pop() {
             // Periodic device work (devfreq) does not keep a finished run
@@ -371,6 +378,7 @@ impl Machine {
                 Ev::Flush => self.flush_work(now),
                 Ev::FlushTimer => self.flush_timer(now),
                 Ev::Background(c) => self.background_wake(c, now),
+                Ev::SteadyTick => self.steady_tick(now),
                 Ev::Block(BlockEvent::Dispatch(rq)) => self.block.dispatch(rq, now, blk_ctx!(self)),
                 Ev::Block(BlockEvent::Issue(rq)) => {
                     self.block.issue_to_driver(rq, now, blk_ctx!(self))

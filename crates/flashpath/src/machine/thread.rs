@@ -86,6 +86,86 @@ impl Machine {
         }
     }
 
+    /// steadystate.c steadystate_setup: with group_reporting, only the
+    /// last job of each run of same-group jobs keeps the group's samples.
+    pub(super) fn steadystate_setup(&mut self) {
+        let mut prev: Option<(usize, u32)> = None;
+        for i in 0..self.threads.len() {
+            let f = &self.threads[i].fio;
+            if f.ss.is_none() {
+                continue;
+            }
+            let (gr, gid) = (f.group_reporting(), f.groupid);
+            if let Some((p, pg)) = prev {
+                if gr && pg == gid {
+                    if let Some(ss) = self.threads[p].fio.ss.as_mut() {
+                        ss.set_holds_data(false);
+                    }
+                }
+            }
+            prev = gr.then_some((i, gid));
+        }
+    }
+
+    /// fio's helper thread at `now` (steadystate.c steadystate_check):
+    /// each running job's IOPS and bandwidth over the last second, summed
+    /// over its group with group_reporting, into the data holder's window;
+    /// a job (or group) whose criterion falls below its limit is attained
+    /// and terminated (fio_mark_td_terminate: it issues nothing more and
+    /// reaps what is in flight).
+    pub(super) fn steady_tick(&mut self, now: Ns) {
+        let (mut group_bw, mut group_iops, mut group_over) = (0u64, 0u64, 0u32);
+        let mut prev_group: Option<u32> = None;
+        for i in 0..self.threads.len() {
+            let state = self.host.task_state(i as u32);
+            let f = &mut self.threads[i].fio;
+            let skip = match f.ss.as_ref() {
+                None => true,
+                Some(ss) => ss.attained,
+            };
+            if skip || matches!(state, TaskState::NotStarted | TaskState::Done) {
+                continue;
+            }
+            let gr = f.group_reporting();
+            if !gr || prev_group != Some(f.groupid) {
+                (group_bw, group_iops, group_over) = (0, 0, 0);
+            }
+            prev_group = Some(f.groupid);
+            if let Some((bw, iops)) = f.ss_rates(now) {
+                group_bw += bw;
+                group_iops += iops;
+                group_over += 1;
+            }
+            let Some(ss) = f.ss.as_mut() else { continue };
+            // Only the holder checks; not before one job of the group is
+            // past its ramp.
+            if !ss.holds_data || group_over == 0 {
+                continue;
+            }
+            if !ss.add_sample(group_iops, group_bw) {
+                continue;
+            }
+            let gid = f.groupid;
+            if gr {
+                for t in self.threads.iter_mut().filter(|t| t.fio.groupid == gid) {
+                    if let Some(ss) = t.fio.ss.as_mut() {
+                        ss.attained = true;
+                    }
+                    t.fio.terminate();
+                }
+            } else {
+                ss.attained = true;
+                f.terminate();
+            }
+        }
+        if self.threads_done < self.threads.len() {
+            self.queue.schedule(
+                now + crate::workload::fio::steadystate::SS_TICK,
+                Ev::SteadyTick,
+            );
+        }
+    }
+
     pub(super) fn thread_start(&mut self, tid: u32, now: Ns) {
         if self.host.task_state(tid) == TaskState::Done {
             // Terminated before it started (exitall).
@@ -211,6 +291,10 @@ impl Machine {
                         now = self.null_submit(tid, unit, now);
                         continue;
                     }
+                    if fio.engine.syscall_only() {
+                        now = self.syscall_submit(tid, unit, now);
+                        continue;
+                    }
                     now = self.direct_submit(tid, unit, now);
                     last_unit = Some(unit);
                     let fio = &mut self.threads[ti].fio;
@@ -307,6 +391,34 @@ impl Machine {
         self.threads[tid as usize].fio.completed_inline(key);
         self.submitted_ios += 1;
         end
+    }
+
+    /// fio's falloc and ftruncate engines: fio's work and one system call
+    /// (fallocate(2), ftruncate(2)) that returns with the I/O done, no
+    /// request (engines/falloc.c fio_fallocate_queue, engines/ftruncate.c
+    /// fio_ftruncate_queue: FIO_Q_COMPLETED). The file system's extent work
+    /// inside the call is not modelled (an assumption: on a file whose
+    /// blocks are allocated, fallocate's is a lookup; punching a hole or
+    /// truncating frees blocks, which costs more on a real file system).
+    /// Returns when the call has returned.
+    fn syscall_submit(&mut self, tid: u32, unit: IoUnit, now: Ns) -> Ns {
+        let call = self.host.submit_call(tid, now, 0, true);
+        let cpu = self.host.task_cpu(tid);
+        // A synchronous engine's issue time is taken before the call
+        // (ioengines.c td_io_queue), so clat covers the call.
+        let key = self.block.rqs.insert(Request::fio(
+            tid,
+            unit,
+            cpu,
+            now,
+            call.user_done,
+            call.user_done,
+            false,
+            0,
+        ));
+        self.threads[tid as usize].fio.completed_inline(key);
+        self.submitted_ios += 1;
+        call.end
     }
 
     /// An I/O the kernel fails before it reaches a queue (a discard on a

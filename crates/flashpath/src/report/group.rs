@@ -145,6 +145,8 @@ pub struct ThreadStat {
     pub latency_window: u64,
     pub latency_percentile: f64,
     pub latency_depth: u32,
+    /// steadystate's data, from the member that holds it.
+    pub steadystate: Option<super::model::SsReport>,
     /// continue_on_error was set; errors counted and the first one.
     pub continue_on_error: bool,
     pub total_err: u64,
@@ -294,6 +296,7 @@ fn clone_stat(j: &JobResult, index: usize) -> ThreadStat {
     ts.latency_window = lt.window;
     ts.latency_percentile = lt.percentile;
     ts.latency_depth = lt.depth;
+    ts.steadystate = j.steadystate.clone();
     for (d, src) in ts.dirs.iter_mut().zip(j.dirs.iter()) {
         d.io_bytes = src.io_bytes;
         d.total_ios = src.total_ios;
@@ -412,6 +415,11 @@ fn sum_into(dst: &mut ThreadStat, src: &ThreadStat) {
     dst.latency_window = src.latency_window;
     dst.latency_percentile = src.latency_percentile;
     dst.latency_depth = src.latency_depth;
+    // __show_run_stats: the group's steady-state data is its last job's
+    // (steadystate_setup gives it to that job).
+    if src.steadystate.is_some() {
+        dst.steadystate = src.steadystate.clone();
+    }
     dst.stat = src.stat.clone();
     dst.members += 1;
 }

@@ -320,7 +320,37 @@ pub fn job_obj(ts: &ThreadStat, rs: &GroupStats, elapsed: u64, plus: bool) -> JV
             .int("latency_window", ts.latency_window);
     }
     o.str("desc", &ts.description);
+    if let Some(ss) = &ts.steadystate {
+        o.obj("steadystate", ss_obj(ss));
+    }
     o.done()
+}
+
+/// show_thread_status_json's "steadystate" object: the criterion as
+/// "%f%s" of a float, the data from the window's first sample.
+fn ss_obj(ss: &super::model::SsReport) -> O {
+    let arr = |v: &[u64]| JVal::Arr(v.iter().map(|x| JVal::Int(i128::from(*x))).collect());
+    let mut data = O::new();
+    data.int("bw_mean", ss.bw_mean())
+        .int("iops_mean", ss.iops_mean());
+    data.0.push(("iops".into(), arr(&ss.iops_data)));
+    data.0.push(("bw".into(), arr(&ss.bw_data)));
+    let mut o = O::new();
+    o.str("ss", &ss.label)
+        .int("duration", ss.duration)
+        .int("attained", i32::from(ss.attained))
+        .str(
+            "criterion",
+            &format!(
+                "{:.6}{}",
+                ss.criterion as f32,
+                if ss.pct { "%" } else { "" }
+            ),
+        )
+        .float("max_deviation", ss.max_deviation)
+        .float("slope", ss.slope_value)
+        .obj("data", data);
+    o
 }
 
 /// elapsed: whole seconds since start, rounded up (eta.c:

@@ -134,6 +134,44 @@ pub struct JobResult {
     /// ran to its own end. fio's report counts the I/O it reaped after
     /// that too; iozone's stonewall does not (workload/iozone.rs).
     pub stopped_bytes: Option<u64>,
+    /// steadystate's data (thread_stat's ss_* fields), from the job that
+    /// holds it: every job with ss_dur, or its group's last job with
+    /// group_reporting. `None` without steady-state detection.
+    pub steadystate: Option<SsReport>,
+}
+
+/// What fio prints about a job's steady-state detection (stat.c
+/// show_ss_normal and the JSON's "steadystate" object).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SsReport {
+    /// The "ss" text: criterion and limit ("iops_slope:10.000000%").
+    pub label: String,
+    /// IOPS (else bandwidth), the slope (else the mean deviation), the
+    /// limit in percent of the mean.
+    pub iops: bool,
+    pub slope: bool,
+    pub pct: bool,
+    /// ss_dur in seconds.
+    pub duration: u32,
+    pub attained: bool,
+    pub criterion: f64,
+    pub max_deviation: f64,
+    pub slope_value: f64,
+    /// Per-second samples in fio's print order (IOPS; bytes/s).
+    pub iops_data: Vec<u64>,
+    pub bw_data: Vec<u64>,
+}
+
+impl SsReport {
+    /// steadystate_bw_mean / steadystate_iops_mean: integer means over
+    /// the whole window (slots never filled count as 0).
+    pub fn bw_mean(&self) -> u64 {
+        self.bw_data.iter().sum::<u64>() / (self.duration.max(1) as u64)
+    }
+
+    pub fn iops_mean(&self) -> u64 {
+        self.iops_data.iter().sum::<u64>() / (self.duration.max(1) as u64)
+    }
 }
 
 /// fio's `unified_rw_reporting` (options.c; stat.h UNIFIED_SPLIT,

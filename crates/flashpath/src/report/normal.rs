@@ -421,6 +421,23 @@ pub fn job_block(ts: &ThreadStat, rs: &GroupStats, time: &str) -> String {
             ts.latency_target, ts.latency_window, ts.latency_percentile, ts.latency_depth
         );
     }
+    if let Some(ss) = &ts.steadystate {
+        // stat.c show_ss_normal: the means in KiB/s (kb_base 1024) with
+        // both prefixes, and the criterion with its unit.
+        let bw = ss.bw_mean() / 1024;
+        let _ = writeln!(
+            out,
+            "  steadystate  : attained={}, bw={} ({}), iops={}, {}{}={:.3}{}",
+            if ss.attained { "yes" } else { "no" },
+            num2str(bw, SIG_FIGS, 1024, true, N2sUnit::BytePerSec),
+            num2str(bw, SIG_FIGS, 1024, false, N2sUnit::BytePerSec),
+            num2str(ss.iops_mean(), SIG_FIGS, 1, false, N2sUnit::None),
+            if ss.iops { "iops" } else { "bw" },
+            if ss.slope { " slope" } else { " mean dev" },
+            ss.criterion,
+            if ss.pct { "%" } else { "" }
+        );
+    }
     out
 }
 

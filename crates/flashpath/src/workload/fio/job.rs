@@ -147,9 +147,30 @@ pub enum IoEngine {
     /// nvme_ns_chr_uring_cmd): asynchronous like io_uring, each I/O a
     /// passthrough request as sg's.
     IoUringCmd,
+    /// fio's falloc engine (engines/falloc.c, FIO_SYNCIO): each I/O one
+    /// fallocate(2) on the file's range, a read with FALLOC_FL_KEEP_SIZE, a
+    /// write with mode 0, a trim with FALLOC_FL_KEEP_SIZE |
+    /// FALLOC_FL_PUNCH_HOLE. It moves no data: a system call, no request.
+    Falloc,
+    /// fio's ftruncate engine (engines/ftruncate.c, FIO_SYNCIO |
+    /// FIO_FAKEIO): each write one ftruncate(2) of the file to the I/O's
+    /// offset; a read or a trim fails with EINVAL. No data moves.
+    Ftruncate,
 }
 
 impl IoEngine {
+    /// Engines whose I/O is a single system call on the file that moves no
+    /// data (falloc, ftruncate): no page cache, no request, no device I/O.
+    pub fn syscall_only(self) -> bool {
+        matches!(self, IoEngine::Falloc | IoEngine::Ftruncate)
+    }
+
+    /// Engines that move data: a buffered job's I/O goes through the page
+    /// cache. The null engine (no I/O) and the syscall-only ones do not.
+    pub fn moves_data(self) -> bool {
+        !(self == IoEngine::Null || self.syscall_only())
+    }
+
     /// Engines whose I/O is a passthrough request (a device command built
     /// from the user's buffer, not a bio).
     pub fn passthrough(self) -> bool {
@@ -170,6 +191,8 @@ impl IoEngine {
                 | IoEngine::Pvsync
                 | IoEngine::Pvsync2
                 | IoEngine::Sg
+                | IoEngine::Falloc
+                | IoEngine::Ftruncate
         )
     }
 
@@ -187,6 +210,8 @@ impl IoEngine {
             "null" => IoEngine::Null,
             "sg" => IoEngine::Sg,
             "io_uring_cmd" => IoEngine::IoUringCmd,
+            "falloc" => IoEngine::Falloc,
+            "ftruncate" => IoEngine::Ftruncate,
             _ => return None,
         })
     }
@@ -204,6 +229,8 @@ impl IoEngine {
             IoEngine::Null => "null",
             IoEngine::Sg => "sg",
             IoEngine::IoUringCmd => "io_uring_cmd",
+            IoEngine::Falloc => "falloc",
+            IoEngine::Ftruncate => "ftruncate",
         }
     }
 }
@@ -513,6 +540,8 @@ pub struct JobSpec {
     pub cpus_allowed_split: bool,
     /// continue_on_error, ignore_error, error_dump.
     pub errors: super::errors::ErrorPolicy,
+    /// steadystate, ss_dur, ss_ramp (steadystate.c; off while dur is 0).
+    pub steadystate: super::steadystate::SsSpec,
 }
 
 impl JobSpec {
@@ -712,6 +741,7 @@ impl Default for JobSpec {
             exit_what: "group".to_string(),
             cpus_allowed_split: false,
             errors: Default::default(),
+            steadystate: Default::default(),
         }
     }
 }

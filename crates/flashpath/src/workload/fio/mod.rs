@@ -21,6 +21,7 @@ pub mod placement;
 pub mod plan;
 pub mod replay;
 pub mod setup;
+pub mod steadystate;
 pub mod stream;
 pub mod thread;
 mod value;

@@ -36,7 +36,7 @@ use super::job::{
     CmdprioBssplit, DpKind, DpSelect, FadviseHint, IoEngine, JobSpec, RandomDistribution,
     RateProcess, RwKind, ZoneMode,
 };
-use super::number::{as_percent, as_zones, atoi, fio_bytes, ZONE_BASE};
+use super::number::{as_percent, as_zones, atoi, c_float, fio_bytes, ZONE_BASE};
 use super::value::posval_match;
 use crate::error::{clip, nearest};
 use crate::mm::thp::IoMem;
@@ -599,7 +599,8 @@ pub static OPTIONS: &[OptDef] = &[
                 }
                 None if KNOWN_ENGINES.contains(&e) => Err(format!(
                     "ioengine '{e}' is not modelled by flashpath (modelled: sync, psync, vsync, \
-                     pvsync, pvsync2, libaio, io_uring, posixaio, null, sg, io_uring_cmd)"
+                     pvsync, pvsync2, libaio, io_uring, posixaio, null, sg, io_uring_cmd, falloc, \
+                     ftruncate)"
                 )),
                 None => {
                     let hint = if e.len() <= 64 {
@@ -1746,24 +1747,45 @@ pub static OPTIONS: &[OptDef] = &[
         INT,
         sets(|s, g| s.flow_sleep = us_to_ns(g.n())),
     ),
+    // Steady state (steadystate.c; workload/fio/steadystate.rs): the
+    // criterion and its limit (str_steadystate_cb, which Cb::Steadystate
+    // checks first), the window in whole seconds and the ramp.
     o(
         "steadystate",
         &["ss"],
         STR.values(&["iops", "iops_slope", "bw", "bw_slope"]),
-        Handling::Refuse,
+        resolves(|d, g| {
+            let v = g.v();
+            let kind = posval_match(g.def.kind.values, v).unwrap_or("iops_slope");
+            let ss = &mut d.spec.steadystate;
+            ss.iops = kind.starts_with("iops");
+            ss.slope = kind.ends_with("_slope");
+            let p = opt_postfix(v).unwrap_or("");
+            if let Some(i) = p.find('%') {
+                ss.pct = true;
+                ss.limit = c_float(p[..i].trim_end()).unwrap_or(0.0);
+            } else if ss.iops {
+                ss.pct = false;
+                ss.limit = c_float(p).unwrap_or(0.0);
+            } else {
+                ss.pct = false;
+                ss.limit = fio_bytes(p, g.kb).unwrap_or(0) as f64;
+            }
+            Ok(())
+        }),
     )
     .cb(Cb::Steadystate),
     o(
         "steadystate_duration",
         &["ss_dur"],
         TIME_S,
-        Handling::RefuseUnless(&["0"]),
+        sets(|s, g| s.steadystate.dur = (g.n() / 1_000_000) as u32),
     ),
     o(
         "steadystate_ramp_time",
         &["ss_ramp"],
         TIME_S,
-        Handling::RefuseUnless(&["0"]),
+        sets(|s, g| s.steadystate.ramp = us_to_ns(g.n())),
     ),
     o("bs_is_seq_rand", &[], BOOL, Handling::RefuseUnless(&["0"])),
     o("hugepage-size", &[], INT, Handling::Ignore),

@@ -159,9 +159,11 @@ pub fn check_fio_setup(jobs: &JobFile) -> Result<()> {
 
 /// O_DIRECT I/O that is not whole sectors fails with EINVAL: fio's first
 /// I/O errors ("first direct IO errored", err=22; a real run on ext4 with
-/// bs=100 and direct=1). The null engine does no I/O and never fails.
+/// bs=100 and direct=1). The null engine does no I/O and never fails, nor
+/// do falloc's fallocate and ftruncate's ftruncate, which take any byte
+/// range whatever the file's flags.
 fn check_direct_alignment(spec: &JobSpec) -> std::result::Result<(), String> {
-    if !spec.direct || spec.ioengine == IoEngine::Null {
+    if !spec.direct || !spec.ioengine.moves_data() {
         return Ok(());
     }
     let misaligned = |v: u64| !v.is_multiple_of(DIRECT_ALIGN);
@@ -305,6 +307,23 @@ pub fn check_modelled(jobs: &JobFile) -> Result<()> {
                 return Err(InputError::new(jobs.path.clone(), Some(spec.line), why));
             }
         }
+        // engines/ftruncate.c fio_ftruncate_queue: anything but a write is
+        // EINVAL, and fio ends the job at its first I/O (the real fio 3.33:
+        // "err=22/file:ioengines.c:399, func=td_io_queue, error=Invalid
+        // argument").
+        if spec.ioengine == IoEngine::Ftruncate
+            && (spec.rw.has(Ddir::Read) || spec.rw.has(Ddir::Trim))
+        {
+            return Err(InputError::new(
+                jobs.path.clone(),
+                Some(spec.line),
+                format!(
+                    "job '{}': ioengine=ftruncate does only writes (engines/ftruncate.c); fio \
+                     fails the job's first read or trim: func=td_io_queue, error=Invalid argument",
+                    spec.name
+                ),
+            ));
+        }
         let unmodelled = [
             // size=N% takes N% of the file's real size (filesetup.c
             // setup_files): a raw device's capacity is modelled; a file
@@ -329,7 +348,7 @@ pub fn check_modelled(jobs: &JobFile) -> Result<()> {
                 format!("job '{}': {what} is not modelled by flashpath", spec.name),
             ));
         }
-        let buffered = !spec.direct && spec.ioengine != IoEngine::Null;
+        let buffered = !spec.direct && spec.ioengine.moves_data();
         let refused = if buffered && spec.ioengine == IoEngine::IoUring {
             Some("io_uring with buffered I/O (direct=0: reads that miss the page cache go to io-wq workers) is not modelled by flashpath; set direct=1 or use libaio/psync")
         } else if spec.o_sync && buffered {

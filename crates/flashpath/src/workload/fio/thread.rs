@@ -15,6 +15,7 @@ use crate::sim::rng::RngStream;
 use crate::sim::{Ns, NS_PER_MS};
 use crate::workload::fio::errors::ErrorPolicy;
 use crate::workload::fio::flow::FlowMember;
+use crate::workload::fio::steadystate::SteadyState;
 use crate::workload::fio::zbd::{Adjust, ZbdJob, ZONE_LOCK_RECHECK_NS};
 use crate::workload::fio::{BlockSize, IoEngine, JobSpec, RateProcess};
 use crate::workload::trace::replay::ReplayDelay;
@@ -197,6 +198,9 @@ pub struct FioThread {
     think_due: bool,
     /// flow=N: the clone's flow group, and flow_sleep.
     flow: Option<FlowMember>,
+    /// Steady-state detection (ss_dur > 0), checked by the machine's
+    /// once-a-second tick.
+    pub ss: Option<SteadyState>,
     flow_sleep: Ns,
     /// zonemode=zbd, and the zone reset in progress: its zone, the trim it
     /// carries out (zbd_do_io_u_trim) and when it began.
@@ -411,6 +415,7 @@ impl FioThread {
             ios_since_think: 0,
             think_due: false,
             flow: plan.flow,
+            ss: (spec.steadystate.dur > 0).then(|| SteadyState::new(spec.steadystate, true)),
             flow_sleep: spec.flow_sleep,
             zbd: plan.zbd,
             zone_reset: None,
@@ -427,8 +432,8 @@ impl FioThread {
             last_iops_sample: 0,
             sample_bytes: [0; 3],
             sample_ios: [0; 3],
-            buffered: !spec.direct && spec.ioengine != IoEngine::Null,
-            fua_writes: spec.o_sync && spec.direct && spec.ioengine != IoEngine::Null,
+            buffered: !spec.direct && spec.ioengine.moves_data(),
+            fua_writes: spec.o_sync && spec.direct && spec.ioengine.moves_data(),
             invalidate: spec.invalidate,
             end_fsync: spec.end_fsync,
             fsync_done: false,
@@ -461,6 +466,24 @@ impl FioThread {
         if let Some(f) = self.flow.as_mut() {
             f.join();
         }
+        if let Some(ss) = self.ss.as_mut() {
+            ss.start(now);
+        }
+    }
+
+    /// The job reports with its group (group_reporting).
+    pub fn group_reporting(&self) -> bool {
+        self.res.group_reporting
+    }
+
+    /// steadystate_check's sample of this job at `now`: its IOPS and
+    /// bytes/s since the previous tick (td->io_blocks, td->io_bytes:
+    /// completed I/O), once its ss_ramp is over.
+    pub fn ss_rates(&mut self, now: Ns) -> Option<(u64, u64)> {
+        let ios = self.res.dirs.iter().map(|d| d.total_ios).sum();
+        let bytes = self.res.dirs.iter().map(|d| d.io_bytes).sum();
+        let start = self.start;
+        self.ss.as_mut()?.rates(now, start, ios, bytes)
     }
 
     /// fio's loop from `now`: the next thing to do. Every I/O it hands out
@@ -1093,6 +1116,11 @@ impl FioThread {
     pub fn into_result(self, usr_ns: Ns, sys_ns: Ns, ctx: u64) -> (JobResult, u64) {
         let mut res = self.res;
         res.zone_resets = self.zbd.as_ref().map_or(0, |z| z.resets);
+        res.steadystate = self
+            .ss
+            .as_ref()
+            .filter(|s| s.holds_data)
+            .map(SteadyState::report);
         // __show_run_stats: a job that ended on an error reports it with
         // its text; one that went on past its errors reports the first of
         // them with the text td_verror last recorded (empty if none did).

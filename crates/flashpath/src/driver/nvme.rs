@@ -159,8 +159,23 @@ impl Nvme {
             + np.poll_queues as u64
             + wrr_asked.iter().map(|&n| n as u64).sum::<u64>();
         if total > QUEUE_IDS.max as u64 {
+            // Named where the last queue count that pushed it over came
+            // from (a --set, or the profile's file).
+            const KEYS: [&str; 4] = [
+                "driver.wrr_urgent_queues",
+                "driver.wrr_high_queues",
+                "driver.wrr_medium_queues",
+                "driver.wrr_low_queues",
+            ];
+            let key = KEYS
+                .iter()
+                .zip(wrr_asked)
+                .filter(|&(_, n)| n > 0)
+                .map(|(k, _)| *k)
+                .next_back()
+                .unwrap_or("driver.poll_queues");
             return Err(crate::error::InputError::new(
-                p.file_of("driver.io_queues"),
+                p.file_of(key),
                 None,
                 format!(
                     "driver.io_queues + driver.poll_queues + driver.wrr_*_queues = {total}: \

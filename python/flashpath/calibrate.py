@@ -105,10 +105,14 @@ and WRITE {filename}: give a scratch file, never a device or a file you need.
 
        dd if=/dev/urandom of={filename} bs=1M count=2048 oflag=direct
 
-2. Run every job, one JSON output each, in one session (a disk's figures
-   drift from day to day, so measure the fit's runs and any check runs
-   together), with nothing else busy on the machine:
+2. Run every job once as a warm-up and throw its outputs away (a file
+   idle for a while can run several times slower for the first minutes:
+   docs/calibrate.md, the 2026-11-27 quiet sitting), then run every job,
+   one JSON output each, in one session (a disk's figures drift from day
+   to day, so measure the fit's runs and any check runs together), with
+   nothing else busy on the machine:
 
+       for j in *.fio; do fio "$j" --output=/dev/null; done
        for j in *.fio; do fio "$j" --output-format=json+ --output="${{j%.fio}}.json"; done
 
 3. Fit a profile over your host profile and check it:

@@ -102,7 +102,7 @@ def test_the_cv_start_is_the_closed_form_of_the_qd1_reads() -> None:
 
 
 def test_the_plan_readme_runs_a_warm_up_pass_first(tmp_path: Path) -> None:
-    # Pass 1's first 80 s of this sitting ran 1.3-14x slower than the same
+    # Pass 1's first 75 s of this sitting ran 1.3-14x slower than the same
     # jobs later (the fixture's README): the plan says to throw a first
     # pass away, before the pass whose outputs are kept.
     calibrate.write_plan(tmp_path, "/scratch/testfile")

@@ -105,10 +105,14 @@ and WRITE {filename}: give a scratch file, never a device or a file you need.
 
        dd if=/dev/urandom of={filename} bs=1M count=2048 oflag=direct
 
-2. Run every job, one JSON output each, in one session (a disk's figures
-   drift from day to day, so measure the fit's runs and any check runs
-   together), with nothing else busy on the machine:
+2. Run every job once as a warm-up and throw its outputs away (a file
+   idle for a while can run several times slower for the first minutes:
+   docs/calibrate.md, the 2026-11-27 quiet sitting), then run every job,
+   one JSON output each, in one session (a disk's figures drift from day
+   to day, so measure the fit's runs and any check runs together), with
+   nothing else busy on the machine:
 
+       for j in *.fio; do fio "$j" --output=/dev/null; done
        for j in *.fio; do fio "$j" --output-format=json+ --output="${{j%.fio}}.json"; done
 
 3. Fit a profile over your host profile and check it:
@@ -616,8 +620,12 @@ class Objective:
         writeback: tuple[float, float, float] = (0.0, 0.0, 0.0),
         tail: float = 0.0,
         switch: str = "turnaround",
+        cv: float | None = None,
     ) -> None:
         self.switch = switch
+        # A service cv held (the tail stage's, fitted to the p99s): the
+        # vector's sixth entry is then ignored.
+        self.cv = cv
         self.runs = runs
         self.base = base
         self.servers = servers
@@ -640,7 +648,7 @@ class Objective:
             bw,
             self.servers,
             self.dispatch,
-            min(1.0, cv),
+            min(1.0, cv) if self.cv is None else self.cv,
             self.tail,
             turn,
             self.writeback[0],
@@ -709,6 +717,7 @@ def fit_candidate(
     max_nfev: int,
     writeback: tuple[float, float, float] = (0.0, 0.0, 0.0),
     switch: str = "turnaround",
+    cv: float | None = None,
 ) -> tuple[float, list[float]]:
     """The best fit for one server count and dispatch (scipy's trust-region
     least squares over the log parameters, `Objective`'s; a seventh is the
@@ -717,7 +726,7 @@ def fit_candidate(
     run by the sweep engine."""
     from scipy.optimize import least_squares
 
-    obj = Objective(runs, base, servers, dispatch, runtime_ms, writeback, switch=switch)
+    obj = Objective(runs, base, servers, dispatch, runtime_ms, writeback, switch=switch, cv=cv)
     lo, hi = search_bounds(x0)
     start = [min(max(v, a + 1e-6), b - 1e-6) for v, a, b in zip(x0, lo, hi, strict=True)]
     res = least_squares(obj, start, bounds=(lo, hi), diff_step=0.03, max_nfev=max_nfev)
@@ -809,6 +818,40 @@ def switch_from_runs(runs: list[Measured]) -> Switch | None:
             (r.iops * r.lat_mean_ns + w.iops * w.lat_mean_ns) / n,
         )
     return None
+def fit_cv(obj: Objective, cand: Candidate, start: float, max_nfev: int) -> float:
+    """The service cv that best matches the runs' p99s with every other
+    parameter held (least squares in log cv from `start`)."""
+    from scipy.optimize import least_squares
+
+    def p99_errors(x: list[float]) -> list[float]:
+        trial = Candidate(**{**cand.__dict__, "service_cv": min(1.0, math.exp(x[0]))})
+        return [e for (_, fig, e) in obj.labelled(trial) if fig.endswith("p99")]
+
+    x0 = min(max(math.log(start), CV_LOG_MIN + 1e-6), -1e-6)
+    res = least_squares(
+        p99_errors, [x0], bounds=([CV_LOG_MIN], [0.0]), diff_step=0.03, max_nfev=max_nfev
+    )
+    return float(min(1.0, math.exp(res.x[0])))
+
+
+def _cv_start(runs: list[Measured]) -> float:
+    """The service cv the QD1 read run's completion latencies show, in
+    closed form: with a shifted exponential service time of mean m and cv
+    c, p99 - p50 = c m ln 50, and m is at most the mean completion latency
+    (which also holds the host path), so c is at least
+    (p99 - p50) / (ln 50 * mean). 0.5 without a QD1 read run with json+
+    bins."""
+    for r in runs:
+        d = r.dirs.get("read")
+        if set(r.dirs) == {"read"} and _depth(r) == 1 and d is not None and d.clat_bins:
+            total = sum(n for _, n in d.clat_bins)
+            mean = sum(at * n for at, n in d.clat_bins) / total
+            p50, p99 = (_quantile(d.clat_bins, q) for q in (0.5, 0.99))
+            if p99 > p50 and mean > 0:
+                return min(1.0, max(math.exp(CV_LOG_MIN), (p99 - p50) / (math.log(50) * mean)))
+    return 0.5
+
+
 def fit_tail(obj: Objective, cand: Candidate, start: float, max_nfev: int) -> float:
     """The log-normal σ that best matches the runs' p99s with every other
     parameter held (least squares in log σ from `start`)."""
@@ -986,6 +1029,40 @@ def fit(
                 not_identified += [f"device.{k}" for k in SWITCHES]
         else:
             not_identified += [f"device.{k}" for k in SWITCHES]
+        # The service time's spread from the tail: the mean figures pin the
+        # service cv only weakly (an exponential part and address
+        # collisions both make IOPS rise gradually with depth), the p99s
+        # pin it. The cv that matches the p99s with the rest held (from
+        # the QD1 reads' closed form), then the other parameters refitted
+        # with it held on each finalist server count and dispatch; kept
+        # on the tail's rule (the p99s matched better by KEEP_FACTOR, the
+        # mean figures no worse than KEEP_FACTOR allows).
+        cv_p99 = fit_cv(obj, cand, _cv_start(runs), FINE_NFEV)
+        kind_kept = "switch_delay" if cand.switch_delay_ns > 0 else "turnaround"
+        tried_cv = []
+        for i in finalists:
+            d_i, n_i = combos[i]
+            x_i = [*fine[i][1][:6], *x[6:]]
+            _, x_cv = fit_candidate(
+                runs, base, n_i, d_i, x_i, runtime_ms, FINE_NFEV, obj.writeback, kind_kept, cv_p99
+            )
+            obj_cv = Objective(
+                runs, base, n_i, d_i, runtime_ms, obj.writeback, switch=kind_kept, cv=cv_p99
+            )
+            cand_cv = obj_cv.candidate(x_cv)
+            labelled_cv = obj_cv.labelled(cand_cv)
+            tried_cv.append((_costs(labelled_cv)[0], n_i, i, cand_cv, labelled_cv))
+        cost_cv, _, best_cv, cand_cv, labelled_cv = min(tried_cv, key=lambda t: t[:3])
+        if (
+            _costs(labelled_cv)[1] < _costs(labelled)[1] * KEEP_FACTOR
+            and cost_cv <= cost / KEEP_FACTOR
+        ):
+            cand, labelled, cost = cand_cv, labelled_cv, cost_cv
+            dispatch, nserv = combos[best_cv]
+            obj = Objective(runs, base, nserv, dispatch, runtime_ms, obj.writeback)
+            cv_from_p99 = True
+        else:
+            cv_from_p99 = False
         tail = fit_tail(obj, cand, math.exp(x0[7]), FINE_NFEV)
         cand_tail = Candidate(**{**cand.__dict__, "service_tail": tail})
         labelled_tail = obj.labelled(cand_tail)
@@ -1006,6 +1083,13 @@ def fit(
     rows = _rows(labelled)
     kept_wb = wb if cand.writeback_bytes else None
     sources = _sources(runs, rows, not_identified, nserv, dispatch, tried, kept_wb, wb)
+    if cv_from_p99:
+        p99s = [abs(r[3]) for r in rows if r[2].endswith("p99")]
+        sources["device.service_cv"] = (
+            f"fitted to the p99 completion latencies of {len(p99s)} figures of the runs, p99 "
+            f"error {100 * sum(p99s) / max(1, len(p99s)):.1f}% (the mean figures pin it "
+            "weakly), the other parameters refitted with it held"
+        )
     text = profile_text(include, cand, sources, name=out.stem)
     means = [r for r in rows if not r[2].endswith("p99")]
     tails = [r for r in rows if r[2].endswith("p99")]

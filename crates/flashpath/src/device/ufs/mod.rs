@@ -94,13 +94,18 @@ impl UfsDevice {
                 ))
             }
             LayerKind::Zns => Back::Zoned(Box::new(Zns::from_profile_as(p, ZoneRules::Zbc)?)),
-            // FDP is an NVMe directive: UFS has no placement handles.
-            LayerKind::Fdp => {
+            // Any other layer serves another command set (FDP is an NVMe
+            // directive: UFS has no placement handles); a new layer needs
+            // no arm here.
+            other => {
                 return Err(InputError::new(
                     p.file_of("device.flash.layer"),
                     None,
-                    "device.flash.layer = \"fdp\" on a UFS device: Flexible Data Placement is \
-                     an NVMe feature (the UFS front end takes \"page\" or \"zns\")",
+                    format!(
+                        "device.flash.layer = \"{}\" on a UFS device: the UFS front end takes \
+                         \"page\" or \"zns\" (Flexible Data Placement is an NVMe feature)",
+                        other.name()
+                    ),
                 ))
             }
         };

@@ -322,3 +322,42 @@ fn separated_streams_write_less_through_the_whole_path() {
     assert!(page["flashpath"]["driver"]["device"].get("fdp").is_none());
     assert_eq!(moved(&page), moved(&mixed));
 }
+
+/// The NVMe front end hands each Write's directive to the layer, for all
+/// of the command's pieces (a 1 MiB write is 8 MDTS pieces, one handle):
+/// DTYPE 2h with a handle the namespace has places there, one it lacks
+/// goes to handle 0 with the Invalid Placement Identifier event, none goes
+/// to handle 0; a Read's directive is not a placement.
+#[test]
+fn the_front_end_passes_each_writes_directive_to_the_layer() {
+    use flashpath::device::fdp::Fdp;
+    use flashpath::device::nvme_flash::NvmeFlashSsd;
+    use flashpath::device::{BlockBackend, Command, Hint, Op};
+    let mut p = flashpath::profile::Profile::load("nvme-fdp-like").unwrap();
+    for s in SMALL {
+        p.apply_override(s).unwrap();
+    }
+    let mut d = NvmeFlashSsd::from_profile(&p, 0).unwrap();
+    let cmd = |op: Op, offset: u64, len: u32, hint: Hint| Command {
+        hint,
+        ..Command::of(op, offset, len)
+    };
+    let mut t = 0;
+    for c in [
+        cmd(Op::Write, 0, 1 << 20, Hint::Placement(3)),
+        cmd(Op::Write, 1 << 20, 4096, Hint::Placement(99)),
+        cmd(Op::Write, 2 << 20, 8192, Hint::None),
+        cmd(Op::Read, 0, 4096, Hint::Placement(5)),
+    ] {
+        t = d.submit(t, &c).at;
+    }
+    let f = d.layer_as::<Fdp>().expect("the FDP layer");
+    let units = &f.stats().host_units;
+    assert_eq!(units[3], 256, "the 1 MiB write, all of its pieces");
+    assert_eq!(units[0], 1 + 2);
+    assert_eq!(units.iter().sum::<u64>(), 256 + 3);
+    assert_eq!(f.stats().invalid_pid, 1);
+    assert_eq!(f.stats().placed_writes, 2);
+    let json = d.counters();
+    assert_eq!(json["fdp"]["events"]["invalid_placement_identifier"], 1);
+}

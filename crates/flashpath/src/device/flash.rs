@@ -1,8 +1,10 @@
 //! The parameters of a flash device's back end (NAND geometry and timing,
 //! the FTL's map, buffer and GC), and their reader from a profile's
-//! `device.flash.*` keys. Every NAND-backed device (the UFS device, the
-//! eMMC card, the NVMe flash SSD) builds its [`super::FlashDevice`] from
-//! one of these; [`flash_device_from_profile`] also preconditions it.
+//! `device.flash.*` keys. Every NAND-backed device (the NVMe flash SSD,
+//! the UFS device, the eMMC card, the flash-backed SD card) gets its
+//! translation layer from [`super::ftl::layer::layer_from_profile`], which
+//! builds the page FTL ([`super::FlashDevice`]) from these;
+//! [`flash_device_from_profile`] also preconditions it.
 
 use super::ftl::slc::SlcWhenFull;
 use super::ftl::GcPolicy;
@@ -308,8 +310,9 @@ impl crate::profile::Choice for GcPolicy {
 }
 
 crate::params! {
-    /// The NAND of every flash device (`device.flash.*`: UFS, eMMC, the
-    /// NVMe flash SSD), whatever translation layer is above it.
+    /// The NAND of every flash device (`device.flash.*`: the NVMe flash
+    /// SSD, UFS, eMMC, the flash-backed SD card), whatever translation
+    /// layer is above it.
     pub struct NandKeys {
         /// NAND channels of the controller.
         channels: u32 = required count_u32("device.flash.channels", FLASH_CHANNELS),
@@ -373,8 +376,8 @@ pub fn nand_from_profile(p: &Profile) -> Result<(Geometry, CellTiming, ChannelPa
 }
 
 crate::params! {
-    /// The page-mapping FTL of every flash device (`device.flash.*`: UFS,
-    /// eMMC, the NVMe flash SSD's default layer).
+    /// The page-mapping FTL of every flash device (`device.flash.*`: the
+    /// default layer behind the NVMe, UFS, eMMC and SD front ends).
     pub struct FlashKeys {
         /// Bytes of one L2P map page in NAND.
         map_page_bytes: u64 = required bytes(
@@ -429,7 +432,7 @@ crate::params! {
 
 crate::params! {
     /// The state the FTL starts in (UFS and the NVMe flash SSD; the eMMC
-    /// card starts fresh).
+    /// and SD cards start fresh).
     pub struct PreconditionParams {
         /// Random 4 KiB overwrites before the run, in device capacities.
         pub precondition_random_overwrites: f64 = required ratio(
@@ -447,7 +450,7 @@ crate::params! {
 
 impl FlashParams {
     /// The device back end's parameters from `device.flash.*` (the NAND
-    /// and FTL of every flash device: UFS, eMMC).
+    /// and page FTL of every flash device).
     pub fn from_profile(p: &Profile) -> Result<FlashParams> {
         let (geometry, timing, channel) = nand_from_profile(p)?;
         let k = FlashKeys::read(p)?;

@@ -12,10 +12,15 @@
 //! | [`nvme::NvmeSsd`] | parallel units, fixed + media time | nvme |
 //! | [`nvme_flash::NvmeFlashSsd`] | NVMe front end (slots, MDTS, DMA, data cache) over the FTL | nvme |
 //! | [`sd::SdCard`] | access time + internal rate, one at a time | sdhci |
-//! | [`emmc::EmmcCard`] | firmware, read-ahead cache, write commit over the FTL | mmc |
-//! | [`ufs::UfsDevice`] | firmware core, HPB device side over the FTL | ufs |
-//! | [`ftl::FlashDevice`] | the FTL over NAND, every flash device's back end | |
-//! | [`zns::Zns`] | a zoned namespace over NAND, the NVMe flash SSD's other layer | |
+//! | [`sd::SdFlashCard`] | SD firmware, one command at a time, over a translation layer | sdhci |
+//! | [`emmc::EmmcCard`] | firmware, read-ahead cache, write commit over a translation layer | mmc |
+//! | [`ufs::UfsDevice`] | firmware core, HPB device side over a translation layer | ufs |
+//! | [`ftl::FlashDevice`] | the page FTL over NAND, every flash front end's default layer | |
+//! | [`zns::Zns`] | zones over NAND, the layer of a ZNS namespace or a zoned UFS LU | |
+//!
+//! Every flash front end holds its translation layer through one seam
+//! ([`ftl::layer`]: `Box<dyn TranslationLayer>` built by
+//! `layer_from_profile`), so a new layer is behind all of them.
 //!
 //! Every device takes a [`Command`] through [`BlockBackend::submit`] and
 //! answers with a [`Completion`]: a booking model, the device reserves

@@ -27,8 +27,9 @@
 //!
 //! Not modelled (assumptions, docs/schedulers.md): merges of discards
 //! (fio's trims never merge here), of polled I/O, of passthrough
-//! requests, of page-cache requests, on zoned disks, and with swiotlb
-//! bouncing (its per-request mapping is made at submission); physically
+//! requests, of page-cache requests, on zoned disks, on a bio-based disk
+//! (brd: no requests), and with swiotlb bouncing (its per-request mapping
+//! is made at submission); physically
 //! contiguous segments of two bios joining into one
 //! (`blk_phys_contig_segment`: fio's I/O buffers are taken as not
 //! contiguous with each other); the software queue's list merge of `none`
@@ -318,11 +319,12 @@ impl BlockLayer {
         self.rqs.get(key).next_bio
     }
 
-    /// Room for `threads` fio threads' plugs; `bounce`: swiotlb maps
-    /// each request at submission, so nothing merges.
-    pub fn init_plugs(&mut self, threads: usize, depth: usize, bounce: bool) {
+    /// Room for `threads` fio threads' plugs; `no_merge`: swiotlb maps
+    /// each request at submission, or the disk is bio-based (brd): nothing
+    /// merges.
+    pub fn init_plugs(&mut self, threads: usize, depth: usize, no_merge: bool) {
         self.plugs = Plugs::new(threads, depth);
-        self.no_merge_bounce = bounce;
+        self.no_merge_bounce = no_merge;
     }
 
     /// One io_submit (fs/aio.c) or io_uring_enter of fio thread `tid`

@@ -231,3 +231,21 @@ fn a_profile_without_a_scheduler_gets_the_kernels_default() {
         .unwrap();
     assert_eq!(write_stats(&out), (8192, 0));
 }
+
+#[test]
+fn kyber_merges_within_its_software_queue_lists() {
+    // kyber_bio_merge: a bio merges with a request still on its CPU's kcq
+    // list (blk_bio_list_merge, the last 8 from the tail); once a token
+    // lets the list be flushed to the hardware queue's, they are out of
+    // reach. Behind 4 tags of a slow device the sequential writer's bios
+    // find their predecessors there.
+    let j = job("write", "libaio", 32, 1, 1);
+    let sets = [SLOW, "block.nr_requests=4", "block.scheduler=kyber"];
+    let k = run(&j, &sets);
+    let (rqs, merges) = write_stats(&k);
+    println!("kyber: {rqs} requests, {merges} merges");
+    assert_eq!(rqs + merges, 8192);
+    assert!(merges > 4096, "{merges}");
+    let off = run(&j, &[&sets[..], &["block.nomerges=2"]].concat());
+    assert_eq!(write_stats(&off), (8192, 0));
+}

@@ -377,6 +377,7 @@ fn apply_ioscheduler(jobs: &JobFile, settings: &mut crate::block::QueueSettings)
     }
     if let Some((name, _)) = chosen {
         settings.scheduler = Scheduler::from_name(name).expect("checked above");
+        settings.scheduler_default = false;
     }
     Ok(())
 }

@@ -185,3 +185,67 @@ fn only_full_commits_plug_when_fio_reaps_one_at_a_time() {
     let out = run(&job("write", "libaio", 32, 8, 1), &[]);
     assert_eq!(write_stats(&out), (8164, 28));
 }
+
+/// The nullblk profile with its host's `block.scheduler` line taken out:
+/// the kernel's default elevator applies.
+fn nullblk_without_scheduler(sets: &[&str]) -> flashpath::profile::Profile {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../profiles");
+    let host = std::fs::read_to_string(root.join("hosts/x86-generic.toml")).unwrap();
+    let host: String = host
+        .lines()
+        .filter(|l| !l.starts_with("scheduler = "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let dev = std::fs::read_to_string(root.join("nullblk.toml")).unwrap();
+    let dev_path = common::write("nullblk.toml", &dev);
+    let dir = dev_path.parent().unwrap();
+    std::fs::create_dir_all(dir.join("hosts")).unwrap();
+    std::fs::write(dir.join("hosts/x86-generic.toml"), host).unwrap();
+    let mut p = flashpath::profile::Profile::load(dev_path.to_str().unwrap()).unwrap();
+    for s in sets {
+        p.apply_override(s).unwrap();
+    }
+    p
+}
+
+#[test]
+fn a_profile_without_a_scheduler_gets_the_kernels_default() {
+    // elevator_get_default: mq-deadline for one hardware queue, none for
+    // several. Seen through merging: behind 4 tags of a slow device a
+    // sequential writer merges in mq-deadline, never in none.
+    let j = job("write", "libaio", 32, 1, 1);
+    let run_on = |sets: &[&str]| {
+        let p = nullblk_without_scheduler(sets);
+        let jobs = common::parse(&j, &p);
+        flashpath::run::run_jobs(&jobs, &p, 1, &flashpath::run::fio_source).unwrap()
+    };
+    let one = run_on(&[SLOW, "block.nr_requests=4"]);
+    let (_, merges) = write_stats(&one);
+    assert!(merges > 4096, "one queue: {merges}");
+    let two = run_on(&[SLOW, "block.nr_requests=4", "device.submit_queues=2"]);
+    assert_eq!(write_stats(&two), (8192, 0));
+    // fio's ioscheduler= still overrides the default.
+    let jn = format!("[global]\nioscheduler=none\n{j}");
+    let p = nullblk_without_scheduler(&[SLOW, "block.nr_requests=4"]);
+    let out = flashpath::run::run_jobs(&common::parse(&jn, &p), &p, 1, &flashpath::run::fio_source)
+        .unwrap();
+    assert_eq!(write_stats(&out), (8192, 0));
+}
+
+#[test]
+fn kyber_merges_within_its_software_queue_lists() {
+    // kyber_bio_merge: a bio merges with a request still on its CPU's kcq
+    // list (blk_bio_list_merge, the last 8 from the tail); once a token
+    // lets the list be flushed to the hardware queue's, they are out of
+    // reach. Behind 4 tags of a slow device the sequential writer's bios
+    // find their predecessors there.
+    let j = job("write", "libaio", 32, 1, 1);
+    let sets = [SLOW, "block.nr_requests=4", "block.scheduler=kyber"];
+    let k = run(&j, &sets);
+    let (rqs, merges) = write_stats(&k);
+    println!("kyber: {rqs} requests, {merges} merges");
+    assert_eq!(rqs + merges, 8192);
+    assert!(merges > 4096, "{merges}");
+    let off = run(&j, &[&sets[..], &["block.nomerges=2"]].concat());
+    assert_eq!(write_stats(&off), (8192, 0));
+}

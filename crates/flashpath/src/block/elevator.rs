@@ -138,9 +138,24 @@ pub trait ElevatorOps {
     /// Whether bios merge into the requests it holds (`ops.bio_merge`
     /// through the elevator's request hash, `elv_merge`), and front
     /// merges with them (`ops.request_merge`): `None` for an elevator
-    /// whose merging is not modelled (kyber's per-context lists, BFQ's
-    /// per-queue lookups: docs/schedulers.md).
+    /// that merges otherwise (`list_merge_candidates`) or whose merging is
+    /// not modelled (BFQ's per-queue lookups: docs/schedulers.md).
     fn bio_merges(&self) -> Option<bool> {
+        None
+    }
+    /// An elevator that merges a bio with the requests on one list
+    /// (kyber's `kyber_bio_merge` -> `blk_bio_list_merge` on the
+    /// software queue's list of the bio's domain): the keys of that list
+    /// for a bio of direction `ddir` from `cpu` on hardware queue `hctx`,
+    /// from its tail, at most `out.len()`. Returns how many; `None`: the
+    /// elevator does not merge this way.
+    fn list_merge_candidates(
+        &self,
+        _hctx: u32,
+        _cpu: u32,
+        _ddir: Ddir,
+        _out: &mut [u32],
+    ) -> Option<usize> {
         None
     }
     /// A front merge (`ops.request_merged`, ELEVATOR_FRONT_MERGE) moved

@@ -27,8 +27,9 @@
 //!
 //! Not modelled (assumptions, docs/schedulers.md): merges of discards
 //! (fio's trims never merge here), of polled I/O, of passthrough
-//! requests, of page-cache requests, on zoned disks, and with swiotlb
-//! bouncing (its per-request mapping is made at submission); physically
+//! requests, of page-cache requests, on zoned disks, on a bio-based disk
+//! (brd: no requests), and with swiotlb bouncing (its per-request mapping
+//! is made at submission); physically
 //! contiguous segments of two bios joining into one
 //! (`blk_phys_contig_segment`: fio's I/O buffers are taken as not
 //! contiguous with each other); the software queue's list merge of `none`
@@ -224,12 +225,12 @@ impl BlockLayer {
     /// merged. (The merged request's merge with its neighbour,
     /// `attempt_back_merge` / `attempt_front_merge`, is not modelled.)
     pub(super) fn elv_bio_merge(&mut self, bio: u32) -> bool {
-        let Some(front_merges) = self.elevator.as_deref().and_then(|e| e.bio_merges()) else {
-            return false;
-        };
         if !self.bio_may_merge(bio) {
             return false;
         }
+        let Some(front_merges) = self.elevator.as_deref().and_then(|e| e.bio_merges()) else {
+            return self.elv_list_merge(bio);
+        };
         let last = self.last_merge;
         if last != NO_BIO && self.merge_dir(last, bio).is_some() {
             return self.elv_attempt(last, bio);
@@ -259,6 +260,31 @@ impl BlockLayer {
                 if self.merge_dir(k, bio) == Some(MergeDir::Front) {
                     return self.elv_attempt(k, bio);
                 }
+            }
+        }
+        false
+    }
+
+    /// `blk_bio_list_merge` (block/blk-mq-sched.c) for an elevator that
+    /// keeps per-context lists (kyber): the list's requests from its tail,
+    /// at most 8; the first adjacent one is the only try. (`nomerges=1`
+    /// does not stop it: the kernel checks only nomerges=2 there.)
+    fn elv_list_merge(&mut self, bio: u32) -> bool {
+        let mut cand = [NO_BIO; 8];
+        let (hctx, cpu, ddir) = {
+            let r = self.rqs.get(bio);
+            (self.tags.hctx_of_cpu(r.cpu) as u32, r.cpu, r.bio.ddir)
+        };
+        let Some(n) = self
+            .elevator
+            .as_deref()
+            .and_then(|e| e.list_merge_candidates(hctx, cpu, ddir, &mut cand))
+        else {
+            return false;
+        };
+        for &k in &cand[..n] {
+            if self.merge_dir(k, bio).is_some() {
+                return self.attempt_bio_merge(k, bio).is_some();
             }
         }
         false
@@ -318,11 +344,12 @@ impl BlockLayer {
         self.rqs.get(key).next_bio
     }
 
-    /// Room for `threads` fio threads' plugs; `bounce`: swiotlb maps
-    /// each request at submission, so nothing merges.
-    pub fn init_plugs(&mut self, threads: usize, depth: usize, bounce: bool) {
+    /// Room for `threads` fio threads' plugs; `no_merge`: swiotlb maps
+    /// each request at submission, or the disk is bio-based (brd): nothing
+    /// merges.
+    pub fn init_plugs(&mut self, threads: usize, depth: usize, no_merge: bool) {
         self.plugs = Plugs::new(threads, depth);
-        self.no_merge_bounce = bounce;
+        self.no_merge_bounce = no_merge;
     }
 
     /// One io_submit (fs/aio.c) or io_uring_enter of fio thread `tid`

@@ -515,6 +515,9 @@ pub struct QueueSettings {
     pub polled_without_poll_fails: bool,
     /// queue/scheduler: the I/O scheduler.
     pub scheduler: Scheduler,
+    /// The profile names no scheduler: the kernel's default applies
+    /// (`Scheduler::kernel_default`, chosen when the disk is probed).
+    pub scheduler_default: bool,
     /// queue/iosched/* of mq-deadline.
     pub deadline: sched::mq_deadline::DeadlineTunables,
     /// queue/iosched/* of kyber.
@@ -559,6 +562,20 @@ crate::choice_enum! {
 }
 
 impl Scheduler {
+    /// `elevator_get_default` (block/elevator.c, Linux 6.12; the same rule
+    /// since blk-mq became the only path in 5.0): mq-deadline for a queue
+    /// with one hardware queue (or tags shared across queues, not
+    /// modelled) whose tag set lacks BLK_MQ_F_NO_SCHED_BY_DEFAULT (set by
+    /// loop only, not modelled), none for several hardware queues; a
+    /// bio-based disk (brd) has no elevator.
+    pub fn kernel_default(hw_queues: u32, bio_based: bool) -> Scheduler {
+        if !bio_based && hw_queues == 1 {
+            Scheduler::MqDeadline
+        } else {
+            Scheduler::None
+        }
+    }
+
     /// The elevator this scheduler puts on a queue with `s` and
     /// `hw_queues` hardware queues.
     fn elevator(self, s: &QueueSettings, hw_queues: u32) -> Option<Box<dyn elevator::ElevatorOps>> {
@@ -661,11 +678,11 @@ crate::params! {
             range(0.0, (1u32 << 20) as f64, "the read-ahead window in KiB: 0 (off) to 1 GiB")
         ),
         /// queue/scheduler: the I/O scheduler (fio's `ioscheduler=` sets it
-        /// for a run). Absent: none, no elevator. (The kernel's own choice,
-        /// elevator_get_default in block/elevator.c, is mq-deadline for a
-        /// queue with one hardware queue and none for several; a profile
-        /// that models a single-queue device measured with mq-deadline has
-        /// to say so.)
+        /// for a run). Absent: the kernel's own choice (elevator_get_default
+        /// in block/elevator.c: mq-deadline for a queue with one hardware
+        /// queue, none for several or a bio-based disk). The shipped host
+        /// profiles state none: the setting their runs were calibrated
+        /// with.
         pub scheduler: Option<Scheduler> = optional choice("block.scheduler", Scheduler),
         /// queue/iosched/read_expire of mq-deadline: a read's deadline.
         /// Absent: HZ / 2, 500 ms (block/mq-deadline.c).
@@ -751,6 +768,7 @@ impl QueueSettings {
             polled_without_poll_fails: b.polled_without_poll_queue
                 == PolledWithoutPollQueue::Eopnotsupp,
             scheduler: b.scheduler.unwrap_or(Scheduler::None),
+            scheduler_default: b.scheduler.is_none(),
             zoned_writes: b.zoned_writes.unwrap_or(ZonedWrites::Plugging),
             merge: merge::MergeLimits {
                 max_sectors: b.max_sectors_kb * 2,

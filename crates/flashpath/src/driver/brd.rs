@@ -92,6 +92,10 @@ impl Brd {
 }
 
 impl<E> Driver<E> for Brd {
+    fn bio_based(&self) -> bool {
+        true
+    }
+
     fn info(&self) -> DiskInfo {
         DiskInfo {
             name: "ram0".into(),

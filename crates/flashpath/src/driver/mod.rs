@@ -419,6 +419,11 @@ pub trait Driver<E> {
     fn on_event(&mut self, _event: DriverEvent, _ctx: &mut DriverCtx<'_, E>) {}
     /// Model counters for flashpath's own report section.
     fn counters(&self) -> serde_json::Value;
+    /// A bio-based driver (brd's `submit_bio`): no request queue, so no
+    /// elevator by default, no plug and no request merging.
+    fn bio_based(&self) -> bool {
+        false
+    }
     /// A polled request's completion also raises the interrupt (Linux
     /// v4.4's classic poll on an interrupt-driven queue; no poll queues).
     fn polled_irq(&self) -> bool {

@@ -208,11 +208,13 @@ impl Machine {
             // fio's td_io_queue commits once iodepth_batch_submit I/Os are
             // queued (ioengines.c); only the engines with a commit hook
             // batch (libaio, io_uring). Not modelled with polled
-            // completion or swiotlb bouncing (each I/O goes in alone).
+            // completion, swiotlb bouncing or a bio-based disk (each I/O
+            // goes in alone).
             let batch_submit = if matches!(spec.ioengine, IoEngine::Libaio | IoEngine::IoUring)
                 && spec.direct
                 && !polled
                 && parts.dma.is_none()
+                && !parts.driver.bio_based()
                 && spec.iodepth_batch_submit > 1
             {
                 spec.iodepth_batch_submit as usize
@@ -246,9 +248,14 @@ impl Machine {
             .map(|t| t.fio.depth.min(PREALLOC_DEPTH) as usize)
             .sum::<usize>()
             .min(PREALLOCATED_INFLIGHT);
+        let mut settings = parts.settings;
+        if settings.scheduler_default {
+            settings.scheduler =
+                crate::block::Scheduler::kernel_default(probed.hw_queues, parts.driver.bio_based());
+        }
         let mut block = BlockLayer::new(
             &probed,
-            parts.settings,
+            settings,
             parts.irq_cpu,
             parts.driver.polled_irq(),
             parts.driver.irq_delay(),
@@ -258,7 +265,7 @@ impl Machine {
         block.init_plugs(
             threads.len(),
             threads.iter().map(|t| t.batch_submit).max().unwrap_or(0),
-            parts.dma.is_some(),
+            parts.dma.is_some() || parts.driver.bio_based(),
         );
         // Linux 6.10+ plugs each zone's writes in the block layer; older
         // kernels lock zones in mq-deadline instead.

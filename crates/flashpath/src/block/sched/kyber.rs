@@ -34,7 +34,8 @@
 //! wake batching, `wake_batch` frees per wake-up, is left out); the async
 //! requests' shallow scheduler-tag depth (`kyber_limit_depth`,
 //! `async_depth` 75% of `nr_requests`) is not modelled, as the scheduler
-//! tags are not (block/elevator.rs); no bio merging into the kcqs.
+//! tags are not (block/elevator.rs). A bio merges with the requests of its
+//! CPU's kcq list (`kyber_bio_merge`, block/merge.rs).
 
 use crate::block::elevator::{ElevatorOps, SchedRq};
 use crate::sim::Ns;
@@ -299,6 +300,27 @@ impl ElevatorOps for Kyber {
             khd.kcqs.resize_with(ctx + 1, Default::default);
         }
         khd.kcqs[ctx][sched_domain(rq.ddir)].push_back(rq.key);
+    }
+
+    /// `kyber_bio_merge`: the bio's CPU's kcq list of its domain.
+    fn list_merge_candidates(
+        &self,
+        hctx: u32,
+        cpu: u32,
+        ddir: Ddir,
+        out: &mut [u32],
+    ) -> Option<usize> {
+        let n = self.hctxs.len();
+        let khd = &self.hctxs[hctx as usize % n];
+        let Some(kcq) = khd.kcqs.get(cpu as usize / n) else {
+            return Some(0);
+        };
+        let mut i = 0;
+        for &k in kcq[sched_domain(ddir)].iter().rev().take(out.len()) {
+            out[i] = k;
+            i += 1;
+        }
+        Some(i)
     }
 
     fn dispatch(&mut self, now: Ns) -> Option<u32> {

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from conftest import cli
+from flashpath import fiojson
 
 FIO = shutil.which("fio")
 need_fio = pytest.mark.skipif(FIO is None, reason="the real fio is not installed")
@@ -202,3 +203,49 @@ def test_matches_the_real_fio(tmp_path: Path, ramp: int) -> None:
     # Both paced at 1000 IOPS: every sample within 1% of it.
     for v in rs["data"]["iops"] + os_["data"]["iops"]:
         assert abs(v - 1000) <= 10
+
+
+def test_the_json_reader_names_the_steady_state_figures(tmp_path: Path) -> None:
+    # fiojson reads the section into the metric namespace (docs/fio-json.md).
+    text = (
+        "[j]\nioengine=null\nsize=1g\nbs=4k\nrw=randread\ntime_based\nruntime=9\n"
+        "rate_iops=1000\nss=iops_slope:50%\nss_dur=3\n"
+    )
+    doc = run_ours(tmp_path, text)
+    m = fiojson.read(doc).jobs[0].metrics()
+    assert {k: v for k, v in m.items() if k.startswith("steadystate.")} == {
+        "steadystate.attained": 1.0,
+        "steadystate.duration": 3.0,
+        "steadystate.iops_mean": 1000.0,
+        "steadystate.bw_mean": 4096000.0,
+        "steadystate.criterion": 0.0,
+    }
+    page = (Path(__file__).parent.parent / "docs" / "fio-json.md").read_text()
+    for k in m:
+        if k.startswith("steadystate."):
+            assert f"`{k}`" in page
+    doc["jobs"][0]["steadystate"]["criterion"] = "n/a"
+    with pytest.raises(fiojson.FioJsonError, match="steadystate.criterion"):
+        fiojson.read(doc, "x.json").jobs[0].metrics()
+
+
+@need_fio
+def test_the_json_reader_reads_the_real_fios_section(tmp_path: Path) -> None:
+    # A job that cannot attain (limit 0): fio prints a signed criterion.
+    (tmp_path / "job.fio").write_text(
+        "[j]\nioengine=null\nsize=1g\nbs=4k\nrw=randread\ntime_based\nruntime=3\n"
+        "rate_iops=1000\nss=iops_slope:0%\nss_dur=2\n"
+    )
+    assert FIO is not None
+    real = subprocess.run(
+        [FIO, "--output-format=json", "job.fio"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert real.returncode == 0, real.stderr
+    m = fiojson.read(json.loads(real.stdout)).jobs[0].metrics()
+    assert m["steadystate.attained"] == 0.0
+    assert m["steadystate.duration"] == 2.0
+    assert abs(m["steadystate.iops_mean"] - 1000) <= 20

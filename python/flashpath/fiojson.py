@@ -231,7 +231,42 @@ class Job:
         out: dict[str, float] = {}
         for d in self.directions().values():
             out.update(d.metrics())
+        out.update(self.steadystate())
         return out
+
+    def steadystate(self) -> dict[str, float]:
+        """The "steadystate" section of a job with `ss_dur` (stat.c
+        show_thread_status_json): `steadystate.attained` (0 or 1),
+        `steadystate.duration` (s), `steadystate.iops_mean`,
+        `steadystate.bw_mean` (bytes/s) over the window, and
+        `steadystate.criterion` (the slope or the deviation, in % of the
+        mean when the limit is; negative for a falling slope). Empty
+        without the section."""
+        ss = self.raw.get("steadystate")
+        if ss is None:
+            return {}
+        at = f"{self.file}: job {self.name!r}: steadystate"
+        if not isinstance(ss, dict) or not isinstance(ss.get("data"), dict):
+            raise FioJsonError(f"{at}: {brief(ss)} is not fio's steadystate object")
+        data = ss["data"]
+
+        def n(key: str, v: object) -> float:
+            return number(self.file, self.name, f"steadystate.{key}", v, integer=True)
+
+        crit = ss.get("criterion")
+        try:
+            value = float(str(crit).removesuffix("%")) if isinstance(crit, str) else math.nan
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value):
+            raise FioJsonError(f"{at}.criterion: {brief(crit)} is not fio's criterion text")
+        return {
+            "steadystate.attained": n("attained", ss.get("attained")),
+            "steadystate.duration": n("duration", ss.get("duration")),
+            "steadystate.iops_mean": n("data.iops_mean", data.get("iops_mean")),
+            "steadystate.bw_mean": n("data.bw_mean", data.get("bw_mean")),
+            "steadystate.criterion": value,
+        }
 
 
 @dataclass(frozen=True)

@@ -542,6 +542,8 @@ pub struct JobSpec {
     pub errors: super::errors::ErrorPolicy,
     /// steadystate, ss_dur, ss_ramp (steadystate.c; off while dur is 0).
     pub steadystate: super::steadystate::SsSpec,
+    /// fill_device / fill_fs: write until the device (file system) is full.
+    pub fill_device: bool,
 }
 
 impl JobSpec {
@@ -742,6 +744,7 @@ impl Default for JobSpec {
             cpus_allowed_split: false,
             errors: Default::default(),
             steadystate: Default::default(),
+            fill_device: false,
         }
     }
 }

@@ -21,11 +21,25 @@ pub fn layout(jobs: &JobFile, capacity: u64) -> Result<Vec<Vec<(u64, u64)>>> {
     // Pass 1: each file's extent over every clone that uses it, and
     // whether only the null engine touches it.
     let mut extent: BTreeMap<String, (u64, bool)> = BTreeMap::new();
+    // Files a fill_device job writes: they end where the device is full.
+    let mut fills: BTreeMap<String, ()> = BTreeMap::new();
     for spec in &jobs.jobs {
         for clone in 0..spec.numjobs.max(1) {
-            let (key, raw_device, size) = file_of(jobs, spec, clone, capacity)?;
+            let (key, raw_device, size) = file_of(spec, clone, capacity)?;
+            let size = match size {
+                Some(s) => s,
+                // No size: the file an earlier job made, at its size
+                // (fio sizes an existing file from the file system).
+                None => match extent.get(&key) {
+                    Some((reach, _)) if *reach > 0 => 0,
+                    _ => return Err(no_size(jobs, spec)),
+                },
+            };
             let reach = clone_offset(spec, clone).saturating_add(size);
             let null = spec.ioengine == IoEngine::Null && !raw_device;
+            if spec.fill_device && !raw_device {
+                fills.insert(key.clone(), ());
+            }
             let e = extent.entry(key).or_insert((0, true));
             e.0 = e.0.max(reach);
             e.1 &= null;
@@ -40,13 +54,21 @@ pub fn layout(jobs: &JobFile, capacity: u64) -> Result<Vec<Vec<(u64, u64)>>> {
     for spec in &jobs.jobs {
         let mut per_clone = Vec::new();
         for clone in 0..spec.numjobs.max(1) {
-            let (key, raw_device, size) = file_of(jobs, spec, clone, capacity)?;
+            let (key, raw_device, size) = file_of(spec, clone, capacity)?;
             let region = match files.get(&key) {
                 Some(r) => *r,
                 None => {
                     let (reach, diskless) = extent[&key];
                     let len = if raw_device {
                         capacity
+                    } else if fills.contains_key(&key) {
+                        // fill_device: the file grows until the device is
+                        // full, and its writes end there (ENOSPC): the room
+                        // left, or less when its size is smaller.
+                        reach
+                            .div_ceil(ALIGN)
+                            .saturating_mul(ALIGN)
+                            .min(capacity.saturating_sub(next))
                     } else {
                         reach.div_ceil(ALIGN).saturating_mul(ALIGN)
                     };
@@ -77,7 +99,9 @@ pub fn layout(jobs: &JobFile, capacity: u64) -> Result<Vec<Vec<(u64, u64)>>> {
                 }
             };
             let offset = clone_offset(spec, clone);
-            let len = size.min(region.1.saturating_sub(offset));
+            let len = size
+                .unwrap_or(u64::MAX)
+                .min(region.1.saturating_sub(offset));
             if len == 0 {
                 return Err(InputError::new(
                     jobs.path.clone(),
@@ -104,14 +128,24 @@ fn clone_offset(spec: &JobSpec, clone: u32) -> u64 {
         .saturating_add(u64::from(clone).saturating_mul(spec.offset_increment))
 }
 
+/// The reach of a fill_device file: all the room the device has left.
+const FILL: u64 = u64::MAX;
+
+fn no_size(jobs: &JobFile, spec: &JobSpec) -> InputError {
+    InputError::new(
+        jobs.path.clone(),
+        Some(spec.line),
+        format!(
+            "job '{}': you need to specify size= (fio: \"you need to specify size=\")",
+            spec.name
+        ),
+    )
+}
+
 /// A clone's file: its name, whether it is a raw device, and the bytes the
-/// clone does in it.
-fn file_of(
-    jobs: &JobFile,
-    spec: &JobSpec,
-    clone: u32,
-    capacity: u64,
-) -> Result<(String, bool, u64)> {
+/// clone does in it (None: no size, the file's own if an earlier job made
+/// it; FILL: fill_device, all the device has left).
+fn file_of(spec: &JobSpec, clone: u32, capacity: u64) -> Result<(String, bool, Option<u64>)> {
     let (key, raw_device) = match &spec.filename {
         // A block trace's addresses are the device's, whatever file
         // replay_redirect names (fio opens it as the trace's device).
@@ -119,19 +153,13 @@ fn file_of(
         None => (format!("{}.{}.0", spec.name, clone), false),
     };
     let size = match (spec.size, spec.filesize) {
-        (Some(s), _) => s,
-        (None, Some(f)) => f.saturating_mul(u64::from(spec.nrfiles.max(1))),
-        (None, None) if raw_device => capacity.saturating_sub(spec.offset),
-        (None, None) => {
-            return Err(InputError::new(
-                jobs.path.clone(),
-                Some(spec.line),
-                format!(
-                    "job '{}': you need to specify size= (fio: \"you need to specify size=\")",
-                    spec.name
-                ),
-            ))
-        }
+        // init.c fixup_options: fill_device without size= sets the size
+        // to -1: writes go on until the file system is full (ENOSPC).
+        (None, None) if spec.fill_device && !raw_device => Some(FILL),
+        (Some(s), _) => Some(s),
+        (None, Some(f)) => Some(f.saturating_mul(u64::from(spec.nrfiles.max(1)))),
+        (None, None) if raw_device => Some(capacity.saturating_sub(spec.offset)),
+        (None, None) => None,
     };
     Ok((key, raw_device, size))
 }

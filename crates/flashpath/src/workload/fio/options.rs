@@ -719,11 +719,14 @@ pub static OPTIONS: &[OptDef] = &[
         }),
     )
     .cb(Cb::IoSize),
+    // fill_device: writes until ENOSPC (init.c fixup_options sets an
+    // unset size to -1); the layout gives such a file the room left on
+    // the device, and a sequential write ends at its end.
     o(
         "fill_device",
         &["fill_fs"],
         BOOL,
-        Handling::RefuseUnless(&["0"]),
+        sets(|s, g| s.fill_device = g.on()),
     ),
     o(
         "filesize",

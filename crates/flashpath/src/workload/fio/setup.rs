@@ -325,6 +325,21 @@ pub fn check_modelled(jobs: &JobFile) -> Result<()> {
             ));
         }
         let unmodelled = [
+            // fill_device on a regular file: fio writes until the file
+            // system is full and ends the job at ENOSPC (td->error cleared);
+            // the layout gives the file the room left, so a sequential
+            // write ends there. Another pattern, or time_based (which would
+            // wrap around here), is not modelled.
+            (
+                spec.fill_device
+                    && !spec
+                        .filename
+                        .as_deref()
+                        .is_some_and(|f| f.starts_with("/dev/"))
+                    && (spec.time_based || spec.rw != super::RwKind::Write),
+                "fill_device=1 on a file with anything but a sequential write (rw=write) \
+                 or with time_based",
+            ),
             // size=N% takes N% of the file's real size (filesetup.c
             // setup_files): a raw device's capacity is modelled; a file
             // that does not exist yet has no size, and fio fails the job

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 _STD = ("alloc::", "core::", "std::", "<alloc", "<core", "<std", "hashbrown")
+_EVENT_LOOP = "flashpath::machine::Machine::run"
 _PATH = re.compile(r"<?flashpath::([a-z_]+)(?:::([a-z_]+))?")
 
 
@@ -51,8 +52,11 @@ def layer(fn: str) -> str:
             return "Rust std (out of line)"
         return "other (Python, libc)"
     top, sub = m.groups()
-    if top == "run":
-        return "event loop (run::Prepared::run)"
+    # The event loop: run::Prepared::run before the loop moved to the
+    # machine, machine::Machine::run after; the heap's pop and the event
+    # dispatch are inlined into it.
+    if top == "run" or fn == _EVENT_LOOP:
+        return "event loop (Machine::run)"
     if top in ("device", "sim", "host") and sub:
         return f"{top}/{sub}"
     return top

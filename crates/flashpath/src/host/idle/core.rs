@@ -8,6 +8,7 @@
 //! the chosen state's exit latency (C1 promoted to C1E when the hardware
 //! switch is on), the stay is counted, and the governor's `reflect()` runs.
 
+use super::menu::StateTimes;
 use super::{
     effective_exit_latency_ns, CState, CStateTable, IdleStats, MenuGovernor, QcomLpmGovernor,
     SelectInput,
@@ -73,10 +74,18 @@ pub const NO_TIMER_NS: Ns = u32::MAX as Ns * 1_000;
 #[derive(Clone, Debug)]
 pub struct CoreIdle {
     states: Vec<CState>,
+    /// `states` as the menu governor reads them (microseconds), converted
+    /// once: the table does not change after the core is made.
+    times: StateTimes,
     gov: MenuGovernor,
     pub stats: IdleStats,
     c1e: bool,
     tick_ns: Ns,
+    /// The tick boundary after the last `at` asked about (a multiple of
+    /// `tick_ns`; 0 before the first): time only moves forward, so the
+    /// next tick is found without dividing while `at` stays within one
+    /// tick period of it.
+    tick_edge: Ns,
     load_avg: f64,
     /// While idle: the state chosen and when the core entered it.
     current: Option<(usize, Ns)>,
@@ -107,10 +116,12 @@ impl CoreIdle {
         let n = table.len();
         CoreIdle {
             states: table.states.clone(),
+            times: StateTimes::of(&table.states),
             gov: MenuGovernor::new(cfg.variant, n).with_tick_period_ns(cfg.tick_ns),
             stats: IdleStats::new(n),
             c1e: cfg.c1e_auto_promotion,
             tick_ns: cfg.tick_ns.max(1),
+            tick_edge: 0,
             load_avg: cfg.load_avg,
             current: None,
             next_timer_ns: 0,
@@ -133,6 +144,19 @@ impl CoreIdle {
     /// the tick period).
     pub fn to_next_tick(&self, at: Ns) -> Ns {
         self.tick_ns - at % self.tick_ns
+    }
+
+    /// [`CoreIdle::to_next_tick`], remembering the boundary: when `at` is
+    /// in `[edge - tick, edge)`, `at % tick = at - (edge - tick)`, so the
+    /// result is `edge - at` with no division.
+    fn next_tick_from(&mut self, at: Ns) -> Ns {
+        if at < self.tick_edge && at >= self.tick_edge - self.tick_ns {
+            return self.tick_edge - at;
+        }
+        let to = self.to_next_tick(at);
+        // 0 (no boundary known) where the sum would overflow.
+        self.tick_edge = at.checked_add(to).unwrap_or(0);
+        to
     }
 
     /// The core goes idle at `at`; `timer_at` is the earliest timer armed
@@ -186,7 +210,7 @@ impl CoreIdle {
         self.path_ns = path_ns;
         self.resettled = false;
         self.latency_req_ns = latency_req.unwrap_or(u64::MAX);
-        let tick = self.to_next_tick(at);
+        let tick = self.next_tick_from(at);
         // The sleep length with the tick stopped: the earliest armed timer.
         let sleep = match timer_at {
             Some(t) if t > at => t - at,
@@ -217,7 +241,7 @@ impl CoreIdle {
             self.histtimer_ns = htime;
             idx
         } else {
-            self.gov.select(&self.states, &input)
+            self.gov.select_times(&self.times, &input)
         };
         self.next_timer_ns = next;
         self.current = Some((idx, at));
@@ -243,10 +267,10 @@ impl CoreIdle {
         let stay = at.saturating_sub(since);
         let limit_req = (self.latency_req_ns != u64::MAX).then_some(self.latency_req_ns);
         if self.states[idx].polling && self.states.len() > 1 {
-            if let Some(limit) = self.gov.poll_time_limit_ns(&self.states) {
+            if let Some(limit) = self.gov.poll_time_limit_of(&self.times) {
                 if stay > limit {
                     self.stats.record(&self.states, idx, limit);
-                    self.gov.reflect(&self.states, limit, false);
+                    self.gov.reflect_times(&self.times, limit, false);
                     let since = since + limit;
                     let left = self.next_timer_ns.saturating_sub(limit).max(1);
                     self.current = None;
@@ -331,7 +355,7 @@ impl CoreIdle {
             // sleeping threads, not the tick (`tick_nohz_idle_got_tick()`
             // is false for them), and the model sends no tick wake-ups.
             self.gov
-                .reflect(&self.states, stay + exit, woke_by_timer && !self.nohz);
+                .reflect_times(&self.times, stay + exit, woke_by_timer && !self.nohz);
         }
         exit
     }
@@ -378,6 +402,39 @@ mod tests {
             qcom_lpm: false,
             entry_path_ns: 0,
         })
+    }
+
+    #[test]
+    fn remembered_tick_boundary_is_the_division() {
+        // Times that move forward by less than, exactly and more than a
+        // tick, land on boundaries, and step back (a re-selection at an
+        // earlier `since`): the remembered boundary gives what the
+        // division gives every time.
+        let mut c = hsw44(false);
+        let tick = 4_000_000;
+        let mut rng = crate::sim::rng::RngStream::new(27, "tick-edge");
+        let mut at: Ns = 0;
+        let mut hits = 0;
+        for i in 0..20_000u64 {
+            at = match i % 7 {
+                0 => at + rng.below(10),
+                1 => (at / tick + 1) * tick,
+                2 => (at / tick + 1) * tick - 1,
+                3 => at + tick,
+                4 => at.saturating_sub(rng.below(2 * tick)),
+                5 => at + rng.below(3 * tick),
+                _ => at + rng.below(50_000),
+            };
+            let before = c.tick_edge;
+            assert_eq!(c.next_tick_from(at), c.to_next_tick(at), "at {at}");
+            hits += usize::from(before == c.tick_edge);
+        }
+        // Most steps stay within a period, so the shortcut is taken.
+        assert!(hits > 10_000, "{hits}");
+        // No boundary past u64::MAX: nothing remembered, still exact.
+        let near = u64::MAX - 5;
+        assert_eq!(c.next_tick_from(near), c.to_next_tick(near));
+        assert_eq!(c.next_tick_from(near), c.to_next_tick(near));
     }
 
     #[test]

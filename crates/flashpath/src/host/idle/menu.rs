@@ -127,6 +127,71 @@ impl SelectInput {
     }
 }
 
+/// What `menu_select()` and `menu_update()` read of each state, converted
+/// once from a state table: the kernel keeps `exit_latency` and
+/// `target_residency` in whole microseconds in `struct cpuidle_state`
+/// (set once at driver registration), so the per-entry `ns -> us`
+/// truncations of the [`CState`] fields are done here, when the table is
+/// made, instead of on every idle entry. Fixed size (`CPUIDLE_STATE_MAX`
+/// states, what [`super::CStateTable::validate`] admits), so building one
+/// allocates nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StateTimes {
+    n: usize,
+    exit_us: [u32; super::CPUIDLE_STATE_MAX],
+    residency_us: [u32; super::CPUIDLE_STATE_MAX],
+    disabled: [bool; super::CPUIDLE_STATE_MAX],
+    polling: [bool; super::CPUIDLE_STATE_MAX],
+    /// `cpuidle_poll_time()`'s table part: the target residency (ns) of
+    /// the first enabled state after state 0, if any.
+    poll_residency_ns: Option<Ns>,
+    /// Target residencies never fall with depth (every shipped table):
+    /// v4.4's state loop may then stop at the first state whose residency
+    /// is above the prediction, since every deeper one fails that test too.
+    residency_sorted: bool,
+}
+
+impl StateTimes {
+    /// The microsecond view of `states` (at most `CPUIDLE_STATE_MAX`).
+    pub fn of(states: &[CState]) -> StateTimes {
+        assert!(
+            states.len() <= super::CPUIDLE_STATE_MAX,
+            "a cpuidle driver has at most CPUIDLE_STATE_MAX states (CStateTable::validate)"
+        );
+        let mut t = StateTimes {
+            n: states.len(),
+            exit_us: [0; super::CPUIDLE_STATE_MAX],
+            residency_us: [0; super::CPUIDLE_STATE_MAX],
+            disabled: [false; super::CPUIDLE_STATE_MAX],
+            polling: [false; super::CPUIDLE_STATE_MAX],
+            poll_residency_ns: states
+                .iter()
+                .skip(1)
+                .find(|s| !s.disabled)
+                .map(|s| s.target_residency_ns),
+            residency_sorted: true,
+        };
+        for (i, s) in states.iter().enumerate() {
+            t.exit_us[i] = ns_to_us(s.exit_latency_ns);
+            t.residency_us[i] = ns_to_us(s.target_residency_ns);
+            t.disabled[i] = s.disabled;
+            t.polling[i] = s.polling;
+        }
+        t.residency_sorted = t.residency_us[..t.n].windows(2).all(|w| w[0] <= w[1]);
+        t
+    }
+
+    /// Number of states.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Whether the table has no state.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+}
+
 /// Per-CPU menu state (`struct menu_device`). Fixed size; `select` and
 /// `reflect` allocate nothing.
 #[derive(Debug, Clone)]
@@ -143,6 +208,11 @@ pub struct MenuGovernor {
     intervals: [u32; INTERVALS],
     interval_ptr: usize,
     stop_tick: bool,
+    /// Linux44: the last `load_avg` given (its bits) and its
+    /// `get_loadavg()`, so that a constant load is converted once rather
+    /// than on every select (float rounding and fixed-point steps).
+    load_bits: u64,
+    load_tenths: u32,
 }
 
 /// ns -> us truncating, saturating at `u32::MAX` (the kernel stores these
@@ -185,16 +255,26 @@ fn get_loadavg_44(load_avg: f64) -> u32 {
 /// exceed an exit latency.
 pub fn performance_multiplier(variant: MenuVariant, nr_iowaiters: u32, load_avg: f64) -> u32 {
     match variant {
-        // v4.4: mult = 1; mult += 2 * get_loadavg(load); mult += 10 * nr_iowaiters
-        MenuVariant::Linux44 => 1u32
-            .saturating_add(2u32.saturating_mul(get_loadavg_44(load_avg)))
-            .saturating_add(10u32.saturating_mul(nr_iowaiters)),
-        // 010e85f: return 1 + 10 * nr_iowaiters
-        MenuVariant::Modern => 1u32.saturating_add(10u32.saturating_mul(nr_iowaiters)),
+        MenuVariant::Linux44 => multiplier_44(nr_iowaiters, get_loadavg_44(load_avg)),
+        MenuVariant::Modern => multiplier_modern(nr_iowaiters),
     }
 }
 
-/// Kernel `int_sqrt()`: floor of the square root.
+/// v4.4: `mult = 1; mult += 2 * get_loadavg(load); mult += 10 * nr_iowaiters`,
+/// with `get_loadavg()` already applied (`load_tenths`).
+fn multiplier_44(nr_iowaiters: u32, load_tenths: u32) -> u32 {
+    1u32.saturating_add(2u32.saturating_mul(load_tenths))
+        .saturating_add(10u32.saturating_mul(nr_iowaiters))
+}
+
+/// 010e85f: `return 1 + 10 * nr_iowaiters`.
+fn multiplier_modern(nr_iowaiters: u32) -> u32 {
+    1u32.saturating_add(10u32.saturating_mul(nr_iowaiters))
+}
+
+/// Kernel `int_sqrt()`: floor of the square root. The reference the
+/// square-root-free test in [`linux44_typical`] is checked against.
+#[cfg(test)]
 fn int_sqrt(x: u64) -> u64 {
     if x < 2 {
         return x;
@@ -217,7 +297,30 @@ fn int_sqrt(x: u64) -> u64 {
 /// `None` when no typical interval was found. The caller uses it only if
 /// below the next timer.
 pub fn typical_interval_linux44(intervals: &[u32; INTERVALS]) -> Option<u32> {
-    let mut thresh = u32::MAX; // discard outliers above this value
+    // The first pass keeps every sample (`thresh = ULONG_MAX`), so it
+    // needs no per-sample test and divides by INTERVALS (a shift).
+    let sum: u64 = intervals.iter().map(|&v| v as u64).sum();
+    let avg = sum >> INTERVAL_SHIFT;
+    // The kernel sums `diff * diff` in a u64, which wraps for intervals
+    // near u32::MAX (a long idle with no timer armed): so here, in every
+    // build (a checked add would panic in a debug build).
+    let mut var = 0u64;
+    for &v in intervals {
+        let d = v as i64 - avg as i64;
+        var = var.wrapping_add(d.wrapping_mul(d) as u64);
+    }
+    if linux44_typical(avg, var >> INTERVAL_SHIFT, INTERVALS as u64) {
+        return Some(avg as u32);
+    }
+    // All INTERVALS samples were kept (more than 3/4): drop the largest
+    // and go on. `max >= 1` here: an all-zero history has variance 0.
+    let max = intervals.iter().copied().max().unwrap_or(0);
+    typical_interval_linux44_from(intervals, max - 1)
+}
+
+/// The passes of [`typical_interval_linux44`] after the first, from the
+/// outlier threshold `thresh`.
+fn typical_interval_linux44_from(intervals: &[u32; INTERVALS], mut thresh: u32) -> Option<u32> {
     loop {
         let mut max = 0u32;
         let mut sum = 0u64;
@@ -239,7 +342,7 @@ pub fn typical_interval_linux44(intervals: &[u32; INTERVALS]) -> Option<u32> {
         for &v in intervals {
             if v <= thresh {
                 let d = v as i64 - avg as i64;
-                var += (d * d) as u64;
+                var = var.wrapping_add(d.wrapping_mul(d) as u64);
             }
         }
         var = if divisor == INTERVALS as u64 {
@@ -248,8 +351,7 @@ pub fn typical_interval_linux44(intervals: &[u32; INTERVALS]) -> Option<u32> {
             var / divisor
         };
         // `likely(stddev <= ULONG_MAX)` always holds on 64-bit.
-        let stddev = int_sqrt(var);
-        if ((avg > stddev * 6) && (divisor * 4 >= INTERVALS as u64 * 3)) || stddev <= 20 {
+        if linux44_typical(avg, var, divisor) {
             return Some(avg as u32);
         }
         if divisor * 4 <= INTERVALS as u64 * 3 {
@@ -257,6 +359,23 @@ pub fn typical_interval_linux44(intervals: &[u32; INTERVALS]) -> Option<u32> {
         }
         thresh = max - 1;
     }
+}
+
+/// v4.4's acceptance test on `stddev = int_sqrt(variance)`:
+/// `((avg > stddev * 6) && (divisor * 4 >= INTERVALS * 3)) || stddev <= 20`,
+/// decided without the square root. For `s = floor(sqrt(v))`,
+/// `s <= 20` holds exactly when `v < 21^2`, and `6 s < avg` (integers,
+/// `avg >= 1`) exactly when `s <= (avg - 1) / 6 = k`, that is `v < (k + 1)^2`
+/// (`k + 1 < 2^30` for a `u32` average, so the square fits).
+fn linux44_typical(avg: u64, variance: u64, divisor: u64) -> bool {
+    if variance < 21 * 21 {
+        return true;
+    }
+    if avg == 0 || divisor * 4 < INTERVALS as u64 * 3 {
+        return false;
+    }
+    let k1 = (avg - 1) / 6 + 1;
+    variance < k1 * k1
 }
 
 /// Modern `get_typical_interval()`: like v4.4 but compares the variance
@@ -292,7 +411,7 @@ pub fn typical_interval_modern(intervals: &[u32; INTERVALS], predicted_us: u32) 
         for &v in intervals {
             if v <= thresh {
                 let d = v as i64 - avg as i64;
-                variance += (d * d) as u64;
+                variance = variance.wrapping_add(d.wrapping_mul(d) as u64);
             }
         }
         variance = if divisor == INTERVALS as u64 {
@@ -311,13 +430,6 @@ pub fn typical_interval_modern(intervals: &[u32; INTERVALS], predicted_us: u32) 
         }
         thresh = max - 1;
     }
-}
-
-fn exit_us(s: &CState) -> u32 {
-    ns_to_us(s.exit_latency_ns)
-}
-fn residency_us(s: &CState) -> u32 {
-    ns_to_us(s.target_residency_ns)
 }
 
 impl MenuGovernor {
@@ -340,6 +452,8 @@ impl MenuGovernor {
             intervals: [0; INTERVALS],
             interval_ptr: 0,
             stop_tick: false,
+            load_bits: 0.0f64.to_bits(),
+            load_tenths: get_loadavg_44(0.0),
         }
     }
 
@@ -402,14 +516,16 @@ impl MenuGovernor {
     /// as a time-limit exit). `None` for Linux44, whose `poll_idle()`
     /// spins until `need_resched()`.
     pub fn poll_time_limit_ns(&self, states: &[CState]) -> Option<Ns> {
+        self.poll_time_limit_of(&StateTimes::of(states))
+    }
+
+    /// [`MenuGovernor::poll_time_limit_ns`] of a converted table.
+    pub fn poll_time_limit_of(&self, states: &StateTimes) -> Option<Ns> {
         match self.variant {
             MenuVariant::Linux44 => None,
             MenuVariant::Modern => Some(
                 states
-                    .iter()
-                    .skip(1)
-                    .find(|s| !s.disabled)
-                    .map(|s| s.target_residency_ns)
+                    .poll_residency_ns
                     .unwrap_or(self.tick_us as Ns * 1_000),
             ),
         }
@@ -417,6 +533,12 @@ impl MenuGovernor {
 
     /// `menu_select()`: the index of the state to enter.
     pub fn select(&mut self, states: &[CState], input: &SelectInput) -> usize {
+        self.select_times(&StateTimes::of(states), input)
+    }
+
+    /// [`MenuGovernor::select`] on a table converted once
+    /// ([`StateTimes::of`]), as the idle loop calls it.
+    pub fn select_times(&mut self, states: &StateTimes, input: &SelectInput) -> usize {
         debug_assert!(!states.is_empty());
         let latency_req = if input.latency_req_ns == u64::MAX {
             PM_QOS_CPU_LATENCY_DEFAULT_US
@@ -440,10 +562,15 @@ impl MenuGovernor {
         ((num + den / 2) / den) as u32
     }
 
-    fn select_44(&mut self, states: &[CState], input: &SelectInput, mut latency_req: u32) -> usize {
+    fn select_44(
+        &mut self,
+        states: &StateTimes,
+        input: &SelectInput,
+        mut latency_req: u32,
+    ) -> usize {
         // CPUIDLE_DRIVER_STATE_START: 1 on x86 where state 0 is the POLL
         // state, else 0.
-        let start = usize::from(states[0].polling);
+        let start = usize::from(states.polling[0]);
         // "Special case when user has set very strict latency requirement"
         if latency_req == 0 {
             return 0;
@@ -461,23 +588,33 @@ impl MenuGovernor {
         }
         // "Performance multiplier defines a minimum predicted idle
         // duration / latency ratio."
-        let interactivity_req = self.predicted_us
-            / performance_multiplier(MenuVariant::Linux44, input.nr_iowaiters, input.load_avg);
+        if input.load_avg.to_bits() != self.load_bits {
+            self.load_bits = input.load_avg.to_bits();
+            self.load_tenths = get_loadavg_44(input.load_avg);
+        }
+        let interactivity_req =
+            self.predicted_us / multiplier_44(input.nr_iowaiters, self.load_tenths);
         latency_req = latency_req.min(interactivity_req);
         // "We want to default to C1 (hlt), not to busy polling unless the
         // timer is happening really really soon."
         let mut last = start.saturating_sub(1);
-        if start < states.len()
+        if start < states.n
             && self.next_timer_us > LINUX44_POLLING_THRESHOLD_US
-            && !states[start].disabled
+            && !states.disabled[start]
         {
             last = start;
         }
         // "Find the idle state with the lowest power while satisfying our
         // constraints": the deepest state passing every test (v4.4 skips a
         // failing state and keeps looking).
-        for (i, s) in states.iter().enumerate().skip(start) {
-            if s.disabled || residency_us(s) > self.predicted_us || exit_us(s) > latency_req {
+        for i in start..states.n {
+            if states.residency_us[i] > self.predicted_us {
+                if states.residency_sorted {
+                    break;
+                }
+                continue;
+            }
+            if states.disabled[i] || states.exit_us[i] > latency_req {
                 continue;
             }
             last = i;
@@ -487,46 +624,45 @@ impl MenuGovernor {
 
     fn select_modern(
         &mut self,
-        states: &[CState],
+        states: &StateTimes,
         input: &SelectInput,
         mut latency_req: u32,
     ) -> usize {
         self.next_timer_us = ns_to_us(input.next_timer_ns);
         self.bucket = which_bucket(self.next_timer_us, input.nr_iowaiters);
-        let n = states.len();
+        let n = states.n;
         // "In this case state[0] will be used no matter what, so return it
         // right away and keep the tick running if state[0] is a polling one."
         if n <= 1
             || latency_req == 0
-            || ((self.next_timer_us < residency_us(&states[1])
-                || latency_req < exit_us(&states[1]))
-                && !states[0].disabled)
+            || ((self.next_timer_us < states.residency_us[1] || latency_req < states.exit_us[1])
+                && !states.disabled[0])
         {
-            self.stop_tick = !states[0].polling;
+            self.stop_tick = !states.polling[0];
             return 0;
         }
         let mut predicted = self.predict();
         // "Use the lowest expected idle interval to pick the idle state."
         predicted = predicted.min(typical_interval_modern(&self.intervals, predicted));
         // Tick running (see module docs): apply the performance multiplier.
-        let interactivity_req = predicted
-            / performance_multiplier(MenuVariant::Modern, input.nr_iowaiters, input.load_avg);
+        let interactivity_req = predicted / multiplier_modern(input.nr_iowaiters);
         latency_req = latency_req.min(interactivity_req);
 
         let mut idx: Option<usize> = None;
-        for (i, s) in states.iter().enumerate() {
-            if s.disabled {
+        for i in 0..n {
+            if states.disabled[i] {
                 continue;
             }
             let cur = *idx.get_or_insert(i); // first enabled state
-            if residency_us(s) > predicted {
+            let residency = states.residency_us[i];
+            if residency > predicted {
                 // "Use a physical idle state, not busy polling, unless a
                 // timer is going to trigger soon enough."
-                if states[cur].polling
-                    && exit_us(s) <= latency_req
-                    && residency_us(s) <= self.next_timer_us
+                if states.polling[cur]
+                    && states.exit_us[i] <= latency_req
+                    && residency <= self.next_timer_us
                 {
-                    predicted = residency_us(s);
+                    predicted = residency;
                     idx = Some(i);
                     break;
                 }
@@ -535,10 +671,10 @@ impl MenuGovernor {
                 }
                 // Tick not stopped: "If the state selected so far is
                 // shallow, waking up early won't hurt, so retain the tick".
-                predicted = residency_us(&states[cur]);
+                predicted = states.residency_us[cur];
                 break;
             }
-            if exit_us(s) > latency_req {
+            if states.exit_us[i] > latency_req {
                 break;
             }
             idx = Some(i);
@@ -547,20 +683,20 @@ impl MenuGovernor {
 
         // "Don't stop the tick if the selected state is a polling one or if
         // the expected idle duration is shorter than the tick period length."
-        if states[idx].polling || predicted < self.tick_us {
+        if states.polling[idx] || predicted < self.tick_us {
             self.stop_tick = false;
             let delta_next_us = ns_to_us(input.delta_tick_ns).min(self.next_timer_us);
-            if idx > 0 && residency_us(&states[idx]) > delta_next_us {
+            if idx > 0 && states.residency_us[idx] > delta_next_us {
                 // "The tick is not going to be stopped and the target
                 // residency of the state to be returned is not within the
                 // time until the next timer event including the tick, so try
                 // to correct that."
                 for i in (0..idx).rev() {
-                    if states[i].disabled {
+                    if states.disabled[i] {
                         continue;
                     }
                     idx = i;
-                    if residency_us(&states[i]) <= delta_next_us {
+                    if states.residency_us[i] <= delta_next_us {
                         break;
                     }
                 }
@@ -578,8 +714,13 @@ impl MenuGovernor {
     /// `woke_by_timer`: the wake-up was the tick / the timer event the
     /// governor was given (`tick_nohz_idle_got_tick()`); Modern only.
     pub fn reflect(&mut self, states: &[CState], measured_ns: Ns, woke_by_timer: bool) {
-        let target = &states[self.last_state_idx];
-        let el = exit_us(target);
+        self.reflect_times(&StateTimes::of(states), measured_ns, woke_by_timer)
+    }
+
+    /// [`MenuGovernor::reflect`] on a table converted once.
+    pub fn reflect_times(&mut self, states: &StateTimes, measured_ns: Ns, woke_by_timer: bool) {
+        let target = self.last_state_idx;
+        let el = states.exit_us[target];
         let residency = ns_to_us(measured_ns);
         let mut measured_us = match self.variant {
             MenuVariant::Linux44 => {
@@ -591,9 +732,9 @@ impl MenuGovernor {
                 }
             }
             MenuVariant::Modern => {
-                let poll_time_limit = target.polling
+                let poll_time_limit = states.polling[target]
                     && self
-                        .poll_time_limit_ns(states)
+                        .poll_time_limit_of(states)
                         .is_some_and(|limit| measured_ns >= limit);
                 if woke_by_timer && self.next_timer_us > self.tick_us {
                     // "the CPU could have been idle long (but not forever)"

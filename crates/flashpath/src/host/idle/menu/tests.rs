@@ -462,3 +462,191 @@ fn long_idle_counts_as_perfect() {
     // 4096 - 512 + 1024 = 4608.
     assert_eq!(g.correction_factor(5), 4608);
 }
+
+// ---------------------------------------------------------------- v4.4's
+// acceptance test without int_sqrt()
+
+/// The v4.4 text's test, computed the kernel's way (with `int_sqrt()`).
+fn linux44_typical_by_sqrt(avg: u64, variance: u64, divisor: u64) -> bool {
+    let stddev = int_sqrt(variance);
+    ((avg > stddev * 6) && (divisor * 4 >= INTERVALS as u64 * 3)) || stddev <= 20
+}
+
+#[test]
+fn linux44_test_without_square_root_is_the_kernels() {
+    // Every average up to 3,000 us against the variances where either
+    // side of the test can flip: the squares 21^2 and ((avg - 1) / 6 + 1)^2
+    // and their neighbours, and a spread of others; 6, 7 and 8 samples
+    // (6 is below 3/4 of INTERVALS only for the "avg > 6 stddev" arm).
+    let mut rng = crate::sim::rng::RngStream::new(27, "menu-sqrt");
+    let mut flips = 0;
+    for avg in 0..3_000u64 {
+        let k1 = avg.saturating_sub(1) / 6 + 1;
+        let mut vars = vec![0, 1, 440, 441, 442, k1 * k1 - 1, k1 * k1, k1 * k1 + 1];
+        vars.extend((0..8).map(|_| rng.below(4 * k1 * k1 + 1_000)));
+        for &v in &vars {
+            for divisor in [5, 6, 7, 8] {
+                let want = linux44_typical_by_sqrt(avg, v, divisor);
+                assert_eq!(
+                    linux44_typical(avg, v, divisor),
+                    want,
+                    "avg {avg} variance {v} divisor {divisor}"
+                );
+                flips += usize::from(want);
+            }
+        }
+    }
+    // Both outcomes occur (the sweep is not vacuous).
+    assert!(flips > 1_000 && flips < 3_000 * 16 * 4 - 1_000, "{flips}");
+    // The largest averages a u32 history gives.
+    for avg in [u32::MAX as u64, u32::MAX as u64 - 5, 1 << 31] {
+        let k1 = (avg - 1) / 6 + 1;
+        for v in [k1 * k1 - 1, k1 * k1, u64::MAX / 2] {
+            assert_eq!(
+                linux44_typical(avg, v, 8),
+                linux44_typical_by_sqrt(avg, v, 8)
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------- the
+// converted table and the remembered load
+
+#[test]
+fn state_times_are_the_tables_microseconds() {
+    let mut states = skl();
+    states[2].disabled = true;
+    let t = StateTimes::of(&states);
+    assert_eq!(t.len(), 9);
+    // skl C3: exit 70 us, residency 100 us; C10: 890 / 5000.
+    assert_eq!((t.exit_us[3], t.residency_us[3]), (70, 100));
+    assert_eq!((t.exit_us[8], t.residency_us[8]), (890, 5_000));
+    assert!(t.polling[0] && !t.polling[1]);
+    assert!(t.disabled[2] && !t.disabled[1]);
+    // POLL's limit: the first enabled state after POLL, C1 (2 us).
+    assert_eq!(t.poll_residency_ns, Some(2 * US));
+    states[1].disabled = true;
+    // C1 and C1E disabled: C3's 100 us.
+    assert_eq!(StateTimes::of(&states).poll_residency_ns, Some(100 * US));
+    // A sub-microsecond latency truncates as ktime_to_us() does.
+    let odd = [
+        CState::poll(),
+        CState {
+            exit_latency_ns: 1_999,
+            target_residency_ns: 999,
+            ..CState::from_us("C1", 0, 0)
+        },
+    ];
+    let t = StateTimes::of(&odd);
+    assert_eq!((t.exit_us[1], t.residency_us[1]), (1, 0));
+}
+
+#[test]
+fn linux44_load_change_is_seen_at_the_next_select() {
+    // skl, history of eight 100 us periods, next timer 10 ms, no waiter:
+    // predicted = typical 100 (below 10000). Load 0: mult 1,
+    // latency_req 100 -> deepest state with residency <= 100 and exit
+    // <= 100 is C3 (70/100); C6's residency 200 > 100.
+    // Load 5.0: get_loadavg = 50, mult 1 + 2*50 = 101, 100/101 = 0:
+    // every state's exit > 0 -> the C1 default (next timer > 5 us).
+    let states = skl();
+    let mut g = gov(MenuVariant::Linux44, &states, [100; INTERVALS]);
+    let mut inp = input(10_000, 0);
+    assert_eq!(g.select(&states, &inp), 3);
+    inp.load_avg = 5.0;
+    assert_eq!(g.select(&states, &inp), 1);
+    inp.load_avg = 0.0;
+    assert_eq!(g.select(&states, &inp), 3);
+    inp.load_avg = 5.0;
+    assert_eq!(g.select_times(&StateTimes::of(&states), &inp), 1);
+}
+
+#[test]
+fn linux44_first_pass_is_the_general_pass() {
+    // The unrolled first pass against the general loop started with the
+    // kernel's initial threshold (ULONG_MAX keeps every sample), on
+    // histories that are accepted at once, after dropping outliers, and
+    // never; and with intervals near u32::MAX (a long idle with no timer).
+    let mut rng = crate::sim::rng::RngStream::new(27, "menu-first-pass");
+    let mut outcomes = [0usize; 3];
+    for i in 0..20_000 {
+        let spread = [30, 400, 5_000, 1 << 20, u32::MAX as u64][i % 5];
+        let base = rng.below(10_000);
+        let mut iv = [0u32; INTERVALS];
+        for v in iv.iter_mut() {
+            *v = (base + rng.below(spread + 1)).min(u32::MAX as u64) as u32;
+        }
+        if i % 7 == 0 {
+            iv[rng.below(INTERVALS as u64) as usize] = rng.below(200_000) as u32;
+        }
+        let want = typical_interval_linux44_from(&iv, u32::MAX);
+        assert_eq!(typical_interval_linux44(&iv), want, "{iv:?}");
+        outcomes[match want {
+            None => 0,
+            Some(a) if u64::from(a) == iv.iter().map(|&v| v as u64).sum::<u64>() >> 3 => 1,
+            Some(_) => 2,
+        }] += 1;
+    }
+    // Accepted at once, accepted after dropping outliers, and rejected all
+    // occur.
+    assert!(outcomes.iter().all(|&n| n > 100), "{outcomes:?}");
+    assert_eq!(typical_interval_linux44(&[0; INTERVALS]), Some(0));
+}
+
+#[test]
+fn linux44_loop_stops_early_only_on_a_sorted_table() {
+    // Residencies 0, 2, 500, 50 us (not sorted): predicted 100 (history of
+    // 100s), no latency limit. C2 (500 > 100) fails, C3 (50 <= 100, exit
+    // 20 <= 100) passes: v4.4 skips the failing state and returns 3.
+    let states = [
+        CState::poll(),
+        CState::from_us("C1", 2, 2),
+        CState::from_us("C2", 10, 500),
+        CState::from_us("C3", 20, 50),
+    ];
+    assert!(!StateTimes::of(&states).residency_sorted);
+    let mut g = gov(MenuVariant::Linux44, &states, [100; INTERVALS]);
+    assert_eq!(g.select(&states, &input(10_000, 0)), 3);
+    assert!(StateTimes::of(&skl()).residency_sorted);
+    assert!(StateTimes::of(&hsw()).residency_sorted);
+
+    // On sorted tables the early stop picks what the full scan picks:
+    // random sorted tables, disabled states, histories, timers, loads,
+    // waiters and latency limits, each selected with the stop and with
+    // the table marked unsorted (the full scan).
+    let mut rng = crate::sim::rng::RngStream::new(27, "menu-sorted-stop");
+    let mut deep = 0;
+    for _ in 0..5_000 {
+        let n = 2 + rng.below(8) as usize;
+        let mut res = 0u64;
+        let mut table = vec![CState::poll()];
+        for k in 1..n {
+            res += rng.below(300);
+            let mut s = CState::from_us(&format!("C{k}"), rng.below(400), res);
+            s.disabled = rng.below(5) == 0;
+            table.push(s);
+        }
+        let sorted = StateTimes::of(&table);
+        assert!(sorted.residency_sorted);
+        let mut full = sorted;
+        full.residency_sorted = false;
+        let mut iv = [0u32; INTERVALS];
+        for v in iv.iter_mut() {
+            *v = rng.below(2_000) as u32;
+        }
+        let inp = SelectInput {
+            next_timer_ns: rng.below(5_000) * US,
+            nr_iowaiters: rng.below(2) as u32,
+            load_avg: [0.0, 0.3, 2.0][rng.below(3) as usize],
+            latency_req_ns: [u64::MAX, rng.below(500) * US][rng.below(2) as usize],
+            delta_tick_ns: 4_000 * US,
+        };
+        let mut a = gov(MenuVariant::Linux44, &table, iv);
+        let mut b = a.clone();
+        let got = a.select_times(&sorted, &inp);
+        assert_eq!(got, b.select_times(&full, &inp), "{table:?} {iv:?} {inp:?}");
+        deep += usize::from(got >= 2);
+    }
+    assert!(deep > 500, "{deep}");
+}

@@ -92,7 +92,6 @@ impl SteadyState {
     /// td_steadystate_init (and steadystate_alloc for the data holder).
     pub fn new(spec: SsSpec, holds_data: bool) -> SteadyState {
         let d = u64::from(spec.dur);
-        let n = if holds_data { spec.dur as usize } else { 0 };
         SteadyState {
             spec,
             holds_data,
@@ -101,10 +100,20 @@ impl SteadyState {
             buffer_full: false,
             head: 0,
             tail: 0,
-            iops_data: vec![0; n],
-            bw_data: vec![0; n],
-            sum_x: d * d.saturating_sub(1) / 2,
-            sum_x_sq: d.saturating_sub(1) * d * (2 * d).saturating_sub(1) / 6,
+            // fio callocs `ss_dur` slots up front (steadystate_alloc); the
+            // ring here grows as its slots are first written, so a window
+            // longer than the run (ss_dur=1000000h is a valid fio value)
+            // costs what the run fills, not what it names.
+            iops_data: Vec::new(),
+            bw_data: Vec::new(),
+            // In 64 bits as fio computes them (td_steadystate_init): a
+            // window of over 2^21 s wraps there as here.
+            sum_x: d.wrapping_mul(d.saturating_sub(1)) / 2,
+            sum_x_sq: d
+                .saturating_sub(1)
+                .wrapping_mul(d)
+                .wrapping_mul((2 * d).saturating_sub(1))
+                / 6,
             sum_y: 0,
             sum_xy: 0,
             oldest_y: 0,
@@ -174,8 +183,13 @@ impl SteadyState {
         if dur == 0 || !self.holds_data {
             return false;
         }
-        self.bw_data[self.tail] = bw;
-        self.iops_data[self.tail] = iops;
+        if self.tail == self.bw_data.len() {
+            self.bw_data.push(bw);
+            self.iops_data.push(iops);
+        } else {
+            self.bw_data[self.tail] = bw;
+            self.iops_data[self.tail] = iops;
+        }
         let new_val = if self.spec.iops { iops } else { bw };
         if self.window_full() {
             if self.spec.slope {
@@ -257,8 +271,14 @@ impl SteadyState {
             criterion: self.criterion,
             max_deviation: self.deviation,
             slope_value: self.slope,
-            iops_data: order.clone().map(|k| self.iops_data[k]).collect(),
-            bw_data: order.map(|k| self.bw_data[k]).collect(),
+            // A slot the run never reached holds 0, as fio's calloc'd one.
+            iops_data: order
+                .clone()
+                .map(|k| self.iops_data.get(k).copied().unwrap_or(0))
+                .collect(),
+            bw_data: order
+                .map(|k| self.bw_data.get(k).copied().unwrap_or(0))
+                .collect(),
         }
     }
 

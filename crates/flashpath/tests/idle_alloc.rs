@@ -63,9 +63,28 @@ fn idle_entries_and_exits_allocate_nothing() {
         vec![CState::arm_wfi(), CState::psci("cpu-pc", 550, 750, 6_700)],
     );
     let cases = [
-        ("hsw v4.4", config(IntelIdleTable::Hsw.table(), MenuVariant::Linux44, false, false)),
-        ("skl modern nohz", config(IntelIdleTable::Skl.table(), MenuVariant::Modern, true, false)),
-        ("psci qcom-lpm", config(psci, MenuVariant::Modern, true, true)),
+        (
+            "hsw v4.4",
+            config(
+                IntelIdleTable::Hsw.table(),
+                MenuVariant::Linux44,
+                false,
+                false,
+            ),
+        ),
+        (
+            "skl modern nohz",
+            config(
+                IntelIdleTable::Skl.table(),
+                MenuVariant::Modern,
+                true,
+                false,
+            ),
+        ),
+        (
+            "psci qcom-lpm",
+            config(psci, MenuVariant::Modern, true, true),
+        ),
         ("poll only", IdleConfig::poll_only()),
     ];
     for (name, cfg) in cases {
@@ -74,11 +93,17 @@ fn idle_entries_and_exits_allocate_nothing() {
         // Warm: every state visited and every history filled.
         cycles(&mut core, &mut rng, 2_000);
         let (deep, allocs) = allocations_in(|| cycles(&mut core, &mut rng, 20_000));
-        assert_eq!(allocs, 0, "{name}: {allocs} allocations in 20,000 idle periods");
+        assert_eq!(
+            allocs, 0,
+            "{name}: {allocs} allocations in 20,000 idle periods"
+        );
         // The periods reach deep states where the table has them (the
         // loop is not trivially idling in state 0).
         if cfg.table.len() > 1 {
-            assert!(deep > 1_000, "{name}: {deep} of 20,000 periods left state 0");
+            assert!(
+                deep > 1_000,
+                "{name}: {deep} of 20,000 periods left state 0"
+            );
         }
     }
 }

@@ -453,13 +453,19 @@ impl Host {
         }
         self.cpus[c].enter_idle(at);
         let since = self.cpus[c].idle_since.unwrap_or(at);
-        let timer = self
-            .tasks
-            .iter()
-            .filter(|t| t.cpu == cpu)
-            .filter_map(|t| t.timer_at)
-            .min();
-        let iowait = self.iowaiters(cpu);
+        // One pass over the tasks for both: the earliest timer armed on
+        // the core and its I/O waiters (`iowaiters`).
+        let mut timer: Option<Ns> = None;
+        let mut iowait = 0u32;
+        for t in self.tasks.iter().filter(|t| t.cpu == cpu) {
+            if let Some(fire) = t.timer_at {
+                timer = Some(timer.map_or(fire, |m| m.min(fire)));
+            }
+            iowait += u32::from(matches!(
+                t.state,
+                TaskState::WaitIo | TaskState::HybridSleep
+            ));
+        }
         let limit = qos.cpu_latency_limit(cpu, since);
         if from_task {
             self.idle[c].enter_from_task(since, timer, iowait, limit);

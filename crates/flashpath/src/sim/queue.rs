@@ -57,10 +57,19 @@ impl<E> PartialOrd for Entry<E> {
         Some(self.cmp(other))
     }
 }
+impl<E> Entry<E> {
+    /// `(at, seq)` as one number: its order is the pair's lexicographic
+    /// order, compared without a branch on `at` (the heap compares on
+    /// every level of every push and pop).
+    #[inline]
+    fn key(&self) -> u128 {
+        (u128::from(self.at) << 64) | u128::from(self.seq)
+    }
+}
 impl<E> Ord for Entry<E> {
     // Reversed: BinaryHeap is a max-heap and we want the earliest first.
     fn cmp(&self, other: &Self) -> Ordering {
-        (other.at, other.seq).cmp(&(self.at, self.seq))
+        other.key().cmp(&self.key())
     }
 }
 

@@ -26,8 +26,9 @@ from fio_coverage import FAILS_AS_FIO, FIO_FIXTURES, core_verdict, survey
 # zbd-rand-write-trim-gc.fio, zbd-rand-write-zone-reset-gc.fio with
 # zonemode=zbd, disk-zone-profile.fio with zonemode=strided); 100 with
 # the falloc and ftruncate engines (falloc.fio, ftruncate.fio), 101 with
-# steady state (steadystate.fio), 102 with fill_device (surface-scan.fio).
-FLOOR = 102
+# steady state (steadystate.fio), 102 with fill_device (surface-scan.fio),
+# 103 with latency_target (latency-profile.fio).
+FLOOR = 103
 
 
 @pytest.mark.skipif(shutil.which("fio") is None, reason="the real fio is not installed")

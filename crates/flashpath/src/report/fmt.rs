@@ -142,6 +142,8 @@ pub fn strerror(err: i32) -> String {
         84 => "Invalid or incomplete multibyte or wide character".into(),
         95 => "Operation not supported".into(),
         109 => "Too many references: cannot splice".into(),
+        // ETIMEDOUT: fio's lat_fatal (latency_target, max_latency).
+        110 => "Connection timed out".into(),
         121 => "Remote I/O error".into(),
         _ => format!("Unknown error {err}"),
     }

@@ -544,6 +544,11 @@ pub struct JobSpec {
     pub steadystate: super::steadystate::SsSpec,
     /// fill_device / fill_fs: write until the device (file system) is full.
     pub fill_device: bool,
+    /// latency_target (ns, 0: off), latency_window (us) and
+    /// latency_percentile: fio's queue-depth search (io_u.c lat_target_*).
+    pub latency_target: u64,
+    pub latency_window: u64,
+    pub latency_percentile: f64,
 }
 
 impl JobSpec {
@@ -745,6 +750,9 @@ impl Default for JobSpec {
             errors: Default::default(),
             steadystate: Default::default(),
             fill_device: false,
+            latency_target: 0,
+            latency_window: 0,
+            latency_percentile: 100.0,
         }
     }
 }

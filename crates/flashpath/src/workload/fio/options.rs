@@ -1336,18 +1336,26 @@ pub static OPTIONS: &[OptDef] = &[
     ),
     o("rate_iops_min", &[], INT, Handling::Refuse),
     o("max_latency", &[], ULL.time_us(), Handling::Refuse),
-    o("latency_target", &[], TIME_US, Handling::Refuse),
+    // fio's queue-depth search for a latency target (io_u.c lat_target_*;
+    // workload/fio/thread.rs LatTarget): the target in us, kept in ns
+    // (fixup_options multiplies it by 1000), the window in us.
+    o(
+        "latency_target",
+        &[],
+        TIME_US,
+        sets(|s, g| s.latency_target = us_to_ns(g.n())),
+    ),
     o(
         "latency_window",
         &[],
         TIME_US,
-        Handling::Inert("latency_target"),
+        sets(|s, g| s.latency_window = g.n()),
     ),
     o(
         "latency_percentile",
         &[],
         FLOATS.max_len(1).fp(0.0, 100.0),
-        Handling::Inert("latency_target"),
+        sets(|s, g| s.latency_percentile = g.parsed.floats.first().copied().unwrap_or(100.0)),
     ),
     o("latency_run", &[], BOOL, Handling::RefuseUnless(&["0"])),
     o("invalidate", &[], BOOL, sets(|s, g| s.invalidate = g.on())),

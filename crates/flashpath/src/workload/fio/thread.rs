@@ -201,6 +201,8 @@ pub struct FioThread {
     /// Steady-state detection (ss_dur > 0), checked by the machine's
     /// once-a-second tick.
     pub ss: Option<SteadyState>,
+    /// latency_target's queue-depth search.
+    lat: Option<LatTarget>,
     flow_sleep: Ns,
     /// zonemode=zbd, and the zone reset in progress: its zone, the trim it
     /// carries out (zbd_do_io_u_trim) and when it began.
@@ -416,6 +418,20 @@ impl FioThread {
             think_due: false,
             flow: plan.flow,
             ss: (spec.steadystate.dur > 0).then(|| SteadyState::new(spec.steadystate, true)),
+            lat: (spec.latency_target > 0).then(|| LatTarget {
+                target: spec.latency_target,
+                window_us: spec.latency_window,
+                pct: spec.latency_percentile,
+                iodepth: depth,
+                qd: 1,
+                qd_high: depth,
+                qd_low: 1,
+                ts: 0,
+                ios_at: 0,
+                failed: 0,
+                end_run: false,
+                quiesce: None,
+            }),
             flow_sleep: spec.flow_sleep,
             zbd: plan.zbd,
             zone_reset: None,
@@ -469,6 +485,102 @@ impl FioThread {
         if let Some(ss) = self.ss.as_mut() {
             ss.start(now);
         }
+        if let Some(lt) = self.lat.as_mut() {
+            lt.ts = now;
+        }
+    }
+
+    /// Completed reads, writes and trims (td->io_blocks).
+    fn ios_done(&self) -> u64 {
+        self.res.dirs.iter().map(|d| d.total_ios).sum()
+    }
+
+    /// latency_target in fio's loop at `now`: the quiesce a depth change
+    /// asked for (io_u_quiesce: nothing new until what is in flight is
+    /// reaped), then lat_target_check once the window has passed.
+    fn lat_target_step(&mut self, now: Ns) -> Option<Step> {
+        let ios = self.ios_done();
+        let busy = self.inflight > 0 || !self.done.is_empty();
+        let lt = self.lat.as_mut()?;
+        if let Some(reset) = lt.quiesce {
+            if busy {
+                return Some(self.stop());
+            }
+            lt.quiesce = None;
+            if reset {
+                // lat_target_success's final run: reset_all_stats, so the
+                // report holds only the chosen depth's I/O.
+                self.reset_stats(now);
+            }
+            let ios = self.ios_done();
+            let lt = self.lat.as_mut()?;
+            lt.new_cycle(now, ios);
+            return None;
+        }
+        if now < self.stats_start || now - lt.ts < lt.window_us.saturating_mul(1000) {
+            return None;
+        }
+        // lat_target_check: the share of this window's I/Os within the
+        // target (0/0 is NaN in fio, which fails the comparison).
+        let n = ios - lt.ios_at;
+        let success = (n as f64 - lt.failed as f64) / n as f64 * 100.0;
+        if success >= lt.pct {
+            if lt.success(now, ios) {
+                // The depth held through its final run: td->done.
+                self.exhausted = true;
+                return Some(self.stop());
+            }
+        } else {
+            lt.failed_window(now, ios);
+        }
+        None
+    }
+
+    /// lat_target_failed for an I/O of total latency `lat` (ns).
+    fn lat_target_failed(&mut self, now: Ns, lat: Ns, unit: IoUnit) {
+        let ios = self.ios_done();
+        let Some(lt) = self.lat.as_mut() else { return };
+        if lt.pct != 100.0 {
+            lt.failed += 1;
+            return;
+        }
+        if lt.qd == 1 {
+            // lat_fatal: "fio: latency of N nsec exceeds specified max";
+            // the job ends with ETIMEDOUT.
+            let target = lt.target;
+            let ddir = if unit.ddir == Ddir::Read {
+                "read"
+            } else {
+                "write"
+            };
+            self.res.error_lines.push(format!(
+                "fio: latency of {lat} nsec exceeds specified max ({target} nsec): {} {ddir} {} {}",
+                self.file_name,
+                unit.offset - self.file_start,
+                unit.len
+            ));
+            self.td_verror(110, "file:io_u.c:1432, func=max latency exceeded");
+            self.exhausted = true;
+            self.pending = None;
+            return;
+        }
+        lt.failed_window(now, ios);
+    }
+
+    /// reset_all_stats at `now`: the job's figures start again (its
+    /// runtime too, as fio's td->start).
+    fn reset_stats(&mut self, now: Ns) {
+        for d in self.res.dirs.iter_mut() {
+            *d = Default::default();
+        }
+        self.res.iodepth_level = [0.0; 7];
+        self.res.iodepth_submit = [0.0; 7];
+        self.res.iodepth_complete = [0.0; 7];
+        self.stats_start = now;
+        self.last_bw_sample = now;
+        self.last_iops_sample = now;
+        self.sample_bytes = [0; 3];
+        self.sample_ios = [0; 3];
     }
 
     /// The job reports with its group (group_reporting).
@@ -497,6 +609,11 @@ impl FioThread {
         if self.exhausted {
             return self.stop();
         }
+        if self.lat.is_some() {
+            if let Some(step) = self.lat_target_step(now) {
+                return step;
+            }
+        }
         // thinktime after every thinktime_blocks I/Os: fio quiesces (waits
         // for all in-flight I/O), spins thinktime_spin, then sleeps the
         // rest (backend.c: handle_thinktime).
@@ -512,7 +629,10 @@ impl FioThread {
         }
         // fio's queue_full: cur_depth counts I/Os until fio reaps them,
         // not until the device completes them.
-        if self.inflight + self.done.len() as u32 >= self.depth {
+        // io_u.c queue_full: with latency_target, the depth the search
+        // is at.
+        let depth = self.lat.as_ref().map_or(self.depth, |lt| lt.qd);
+        if self.inflight + self.done.len() as u32 >= depth {
             return self.stop();
         }
         // backend.c do_io: flow_threshold_exceeded before each new I/O.
@@ -912,6 +1032,12 @@ impl FioThread {
             self.res.dirs[unit.ddir.index()].total_ios += 1;
             return;
         }
+        // io_u.c account_io_completion: a read or write whose total
+        // latency passes the target fails the window (at percentile 100,
+        // the depth drops at once; at depth 1 the job ends: lat_fatal).
+        if unit.ddir != Ddir::Trim && self.lat.as_ref().is_some_and(|lt| now - start > lt.target) {
+            self.lat_target_failed(now, now - start, unit);
+        }
         let lat_pct = self.res.stat.lat_percentiles;
         let d = &mut self.res.dirs[unit.ddir.index()];
         // add_clat_sample / add_lat_sample: the I/O's priority entry takes
@@ -1116,6 +1242,14 @@ impl FioThread {
     pub fn into_result(self, usr_ns: Ns, sys_ns: Ns, ctx: u64) -> (JobResult, u64) {
         let mut res = self.res;
         res.zone_resets = self.zbd.as_ref().map_or(0, |z| z.resets);
+        if let Some(lt) = &self.lat {
+            res.latency_target = Some(crate::report::LatencyTarget {
+                target: lt.target,
+                window: lt.window_us,
+                percentile: lt.pct,
+                depth: lt.qd,
+            });
+        }
         res.steadystate = self
             .ss
             .as_ref()
@@ -1172,6 +1306,76 @@ impl FioThread {
             0
         };
         (res, lateness)
+    }
+}
+
+/// fio's latency_target search (io_u.c lat_target_init, lat_new_cycle,
+/// lat_target_success, __lat_target_failed): start at depth 1, double
+/// while each window meets the target, bisect between the last good and
+/// the first bad depth after a miss; a depth that stays put gets a final
+/// run with fresh statistics, and the job ends after it.
+#[derive(Debug)]
+struct LatTarget {
+    /// ns.
+    target: Ns,
+    window_us: u64,
+    pct: f64,
+    iodepth: u32,
+    qd: u32,
+    qd_high: u32,
+    qd_low: u32,
+    /// The window's start, and the I/Os done then and missed since.
+    ts: Ns,
+    ios_at: u64,
+    failed: u64,
+    end_run: bool,
+    /// io_u_quiesce asked for: Some(whether the stats reset after it).
+    quiesce: Option<bool>,
+}
+
+impl LatTarget {
+    fn new_cycle(&mut self, now: Ns, ios: u64) {
+        self.ts = now;
+        self.ios_at = ios;
+        self.failed = 0;
+    }
+
+    /// lat_target_success: whether the job is done.
+    fn success(&mut self, now: Ns, ios: u64) -> bool {
+        let qd = self.qd;
+        self.qd_low = self.qd;
+        if self.qd_high != self.iodepth {
+            self.qd = (self.qd + self.qd_high) / 2;
+        } else {
+            self.qd = self.qd.saturating_mul(2);
+        }
+        self.qd = self.qd.min(self.iodepth);
+        if self.qd == qd {
+            if self.end_run {
+                return true;
+            }
+            self.end_run = true;
+            self.quiesce = Some(true);
+            return false;
+        }
+        self.new_cycle(now, ios);
+        false
+    }
+
+    /// __lat_target_failed above depth 1: bisect down, quiesce, new window.
+    fn failed_window(&mut self, now: Ns, ios: u64) {
+        // At depth 1 fio changes nothing (lat_target_check ignores the
+        // "give up" answer; only a single I/O's miss is fatal).
+        if self.qd == 1 {
+            return;
+        }
+        self.qd_high = self.qd;
+        if self.qd == self.qd_low {
+            self.qd_low = self.qd_low.saturating_sub(1);
+        }
+        self.qd = ((self.qd + self.qd_low) / 2).max(1);
+        self.quiesce = Some(false);
+        self.new_cycle(now, ios);
     }
 }
 

@@ -1746,7 +1746,7 @@ pub static OPTIONS: &[OptDef] = &[
         "steadystate_duration",
         &["ss_dur"],
         TIME_S,
-        sets(|s, g| s.steadystate.dur = (g.n() / 1_000_000) as u32),
+        sets(|s, g| s.steadystate.dur = (g.n() / 1_000_000).min(u64::from(u32::MAX)) as u32),
     ),
     o(
         "steadystate_ramp_time",

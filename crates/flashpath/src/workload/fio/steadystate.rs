@@ -92,7 +92,14 @@ impl SteadyState {
     /// td_steadystate_init (and steadystate_alloc for the data holder).
     pub fn new(spec: SsSpec, holds_data: bool) -> SteadyState {
         let d = u64::from(spec.dur);
-        let n = if holds_data { spec.dur as usize } else { 0 };
+        // fio callocs the whole window (steadystate_alloc); the slots fill
+        // in order before the ring wraps, so it grows here as samples come
+        // (a window longer than the run costs nothing up front).
+        let n = if holds_data {
+            spec.dur.min(64) as usize
+        } else {
+            0
+        };
         SteadyState {
             spec,
             holds_data,
@@ -101,8 +108,8 @@ impl SteadyState {
             buffer_full: false,
             head: 0,
             tail: 0,
-            iops_data: vec![0; n],
-            bw_data: vec![0; n],
+            iops_data: Vec::with_capacity(n),
+            bw_data: Vec::with_capacity(n),
             sum_x: d * d.saturating_sub(1) / 2,
             sum_x_sq: d.saturating_sub(1) * d * (2 * d).saturating_sub(1) / 6,
             sum_y: 0,
@@ -160,11 +167,12 @@ impl SteadyState {
     }
 
     fn value(&self, i: usize) -> u64 {
-        if self.spec.iops {
-            self.iops_data[i]
+        let v = if self.spec.iops {
+            &self.iops_data
         } else {
-            self.bw_data[i]
-        }
+            &self.bw_data
+        };
+        v.get(i).copied().unwrap_or(0)
     }
 
     /// steadystate_slope / steadystate_deviation with this second's group
@@ -174,8 +182,13 @@ impl SteadyState {
         if dur == 0 || !self.holds_data {
             return false;
         }
-        self.bw_data[self.tail] = bw;
-        self.iops_data[self.tail] = iops;
+        if self.tail == self.bw_data.len() {
+            self.bw_data.push(bw);
+            self.iops_data.push(iops);
+        } else {
+            self.bw_data[self.tail] = bw;
+            self.iops_data[self.tail] = iops;
+        }
         let new_val = if self.spec.iops { iops } else { bw };
         if self.window_full() {
             if self.spec.slope {
@@ -257,8 +270,13 @@ impl SteadyState {
             criterion: self.criterion,
             max_deviation: self.deviation,
             slope_value: self.slope,
-            iops_data: order.clone().map(|k| self.iops_data[k]).collect(),
-            bw_data: order.map(|k| self.bw_data[k]).collect(),
+            iops_data: order
+                .clone()
+                .map(|k| self.iops_data.get(k).copied().unwrap_or(0))
+                .collect(),
+            bw_data: order
+                .map(|k| self.bw_data.get(k).copied().unwrap_or(0))
+                .collect(),
         }
     }
 

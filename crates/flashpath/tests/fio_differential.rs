@@ -102,13 +102,17 @@ fn judge(job: &str, ctx: &ParseContext, profile: &Profile, dir: &Path) -> (Verdi
 }
 
 /// Refusals that came from the machine the verdicts were made on, not from
-/// the value: it had no huge pages reserved (vm.nr_hugepages=0), where the
+/// the value: its I/O latency (latency_target), it had no huge pages reserved (vm.nr_hugepages=0), where the
 /// simulated host is taken to have them (mm/thp.rs models hugetlb buffers),
 /// and no such directory (flashpath takes directories as the simulated
 /// machine's).
 fn machine_refusal(row: &Row) -> bool {
     (row.option == "mem" && row.fio_message.contains("no huge pages available"))
         || (row.option == "directory" && row.fio_message.ends_with("is not a directory"))
+        // latency_target's lat_fatal: that machine's first I/O took longer
+        // than the target at depth 1, a run-time verdict on its speed (a
+        // simulated run gives its own, tests/test_fio_latency_target.py).
+        || (row.option == "latency_target" && row.fio_message.contains("exceeds specified max"))
 }
 
 #[test]

@@ -1790,24 +1790,7 @@ pub static OPTIONS: &[OptDef] = &[
         "steadystate_duration",
         &["ss_dur"],
         TIME_S,
-        resolves(|d, g| {
-            // fio keeps the window as one-second slots of two u64 arrays
-            // it callocs (steadystate.c steadystate_alloc) and uses
-            // unchecked: 3.33 crashes (SIGSEGV) here for a window of 2^31 s
-            // and for -1 (tests/fixtures/fio-verdicts/verdicts.tsv). Such
-            // a window is refused by name instead.
-            let secs = g.n() / 1_000_000;
-            if secs >= 1 << 31 {
-                return Err(format!(
-                    "steadystate_duration={}: a window of {secs} s; fio 3.33 allocates 16 bytes \
-                     per second of it and crashes when that fails (it does for 2^31 s and for \
-                     -1): at most 2147483647 s",
-                    clip(g.v())
-                ));
-            }
-            d.spec.steadystate.dur = secs as u32;
-            Ok(())
-        }),
+        sets(|s, g| s.steadystate.dur = (g.n() / 1_000_000).min(u64::from(u32::MAX)) as u32),
     ),
     o(
         "steadystate_ramp_time",

@@ -325,6 +325,12 @@ pub fn check_modelled(jobs: &JobFile) -> Result<()> {
             ));
         }
         let unmodelled = [
+            // The report prints every second of the steady-state window
+            // (stat.c): a window above a day is refused rather than printed.
+            (
+                spec.steadystate.dur > 86_400,
+                "steadystate_duration (ss_dur) above 86400 s (one day)",
+            ),
             // fill_device on a regular file: fio writes until the file
             // system is full and ends the job at ENOSPC (td->error cleared);
             // the layout gives the file the room left, so a sequential

@@ -92,6 +92,14 @@ impl SteadyState {
     /// td_steadystate_init (and steadystate_alloc for the data holder).
     pub fn new(spec: SsSpec, holds_data: bool) -> SteadyState {
         let d = u64::from(spec.dur);
+        // fio callocs the whole window (steadystate_alloc); the slots fill
+        // in order before the ring wraps, so it grows here as samples come
+        // (a window longer than the run costs nothing up front).
+        let n = if holds_data {
+            spec.dur.min(64) as usize
+        } else {
+            0
+        };
         SteadyState {
             spec,
             holds_data,
@@ -100,14 +108,11 @@ impl SteadyState {
             buffer_full: false,
             head: 0,
             tail: 0,
-            // fio callocs `ss_dur` slots up front (steadystate_alloc); the
-            // ring here grows as its slots are first written, so a window
-            // longer than the run (ss_dur=1000000h is a valid fio value)
-            // costs what the run fills, not what it names.
-            iops_data: Vec::new(),
-            bw_data: Vec::new(),
+            iops_data: Vec::with_capacity(n),
+            bw_data: Vec::with_capacity(n),
             // In 64 bits as fio computes them (td_steadystate_init): a
-            // window of over 2^21 s wraps there as here.
+            // window of over 2^21 s wraps there as here, and no caller's
+            // window can make this panic.
             sum_x: d.wrapping_mul(d.saturating_sub(1)) / 2,
             sum_x_sq: d
                 .saturating_sub(1)
@@ -169,11 +174,12 @@ impl SteadyState {
     }
 
     fn value(&self, i: usize) -> u64 {
-        if self.spec.iops {
-            self.iops_data[i]
+        let v = if self.spec.iops {
+            &self.iops_data
         } else {
-            self.bw_data[i]
-        }
+            &self.bw_data
+        };
+        v.get(i).copied().unwrap_or(0)
     }
 
     /// steadystate_slope / steadystate_deviation with this second's group
@@ -271,7 +277,6 @@ impl SteadyState {
             criterion: self.criterion,
             max_deviation: self.deviation,
             slope_value: self.slope,
-            // A slot the run never reached holds 0, as fio's calloc'd one.
             iops_data: order
                 .clone()
                 .map(|k| self.iops_data.get(k).copied().unwrap_or(0))

@@ -418,7 +418,7 @@ impl FioThread {
             think_due: false,
             flow: plan.flow,
             ss: (spec.steadystate.dur > 0).then(|| SteadyState::new(spec.steadystate, true)),
-            lat: (spec.latency_target > 0).then(|| LatTarget {
+            lat: (spec.latency_target > 0).then_some(LatTarget {
                 target: spec.latency_target,
                 window_us: spec.latency_window,
                 pct: spec.latency_percentile,

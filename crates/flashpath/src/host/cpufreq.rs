@@ -217,6 +217,12 @@ pub struct CoreFreq {
     /// sample.
     idle_ns: Ns,
     pub samples: u64,
+    /// The time-weighted sum of the P-state (ratio x ns) up to
+    /// `changed_at`, when the P-state last changed: the run's mean
+    /// frequency for the report (the end-of-run one hides the oscillation
+    /// of a core sampled late now and then).
+    pstate_ns: u128,
+    changed_at: Ns,
 }
 
 /// The governors of all cores.
@@ -240,6 +246,8 @@ impl CpuFreq {
             last_err: int_tofp(PSTATE_SETPOINT - 100),
             idle_ns: 0,
             samples: 0,
+            pstate_ns: 0,
+            changed_at: 0,
         };
         CpuFreq {
             cfg,
@@ -258,6 +266,18 @@ impl CpuFreq {
     /// The frequency core `cpu` runs at now.
     pub fn hz(&self, cpu: usize) -> f64 {
         CpuFreqConfig::hz(self.cores[cpu].pstate)
+    }
+
+    /// The mean frequency of core `cpu` from 0 to `end`, weighted by
+    /// time (`end` at or after its last P-state change).
+    pub fn mean_hz(&self, cpu: usize, end: Ns) -> f64 {
+        let c = &self.cores[cpu];
+        if end == 0 {
+            return CpuFreqConfig::hz(c.pstate);
+        }
+        let tail = u128::from(c.pstate) * u128::from(end.saturating_sub(c.changed_at));
+        let ratio_ns = c.pstate_ns + tail;
+        ratio_ns as f64 / end.max(c.changed_at) as f64 * BUS_CLOCK_HZ
     }
 
     /// A task runs on core `cpu` at `at`: its tick runs from then (if it
@@ -339,6 +359,10 @@ impl CpuFreq {
             }
         };
         c.last_sample = t;
+        if next != c.pstate {
+            c.pstate_ns += u128::from(c.pstate) * u128::from(t - c.changed_at);
+            c.changed_at = t;
+        }
         c.pstate = next;
         c.samples += 1;
     }
@@ -473,6 +497,21 @@ turbo_pstate = { value = 35, unit = "count", source = "test" }
     }
 
     #[test]
+    fn the_mean_frequency_is_weighted_by_time() {
+        let mut f = CpuFreq::new(cfg(FreqGovernor::IntelPstate), 1);
+        f.task_runs(0, 0);
+        assert_eq!(f.mean_hz(0, 0), 1.2e9);
+        // Ratio k from (k - 12) x 12 ms to (k - 11) x 12 ms, k = 12..34;
+        // 35 from 276 ms: sum(12..=34) = 529, 529 x 12 / 276 = 23.
+        f.task_runs(0, 276_000_000);
+        assert_eq!(f.core(0).pstate, 35);
+        assert!((f.mean_hz(0, 276_000_000) - 2.3e9).abs() < 1.0);
+        // Another 276 ms at 35: (529 x 12 + 35 x 276) / 552 = 29.
+        f.task_runs(0, 552_000_000);
+        assert!((f.mean_hz(0, 552_000_000) - 2.9e9).abs() < 1.0);
+    }
+
+    #[test]
     fn pid_output_matches_the_kernels_fixed_point() {
         // busy = 100 at any P-state: err = 97 - 100 = -3 -> pterm
         // mul_fp(51, -768) = -153, +128 = -25, >> 8 = -1.
@@ -483,6 +522,10 @@ turbo_pstate = { value = 35, unit = "count", source = "test" }
         // A 32 ms sample: busy x 10/32 -> err ~ 97 - 31 = 66 -> ~13.
         c.pstate = 30;
         assert_eq!(pstate_ctl(&mut c, 30, 32_000_000), 13);
+        // 36 ms: sample_ratio = div_fp(10000 << 8, 36000 << 8) = 71, busy
+        // = 25600 x 71 >> 8 = 7100, err = 24832 - 7100 = 17732, pterm =
+        // 51 x 17732 >> 8 = 3532, (3532 + 128) >> 8 = 14.
+        assert_eq!(pstate_ctl(&mut c, 30, 36_000_000), 14);
         // 30 ms is not more than 3 periods: no scaling.
         assert_eq!(pstate_ctl(&mut c, 30, 30_000_000), -1);
     }

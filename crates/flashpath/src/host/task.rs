@@ -729,6 +729,7 @@ impl Host {
                     let core = f.core(c.id as usize);
                     v["cpufreq"] = serde_json::json!({
                         "mhz_at_end": (f.hz(c.id as usize) / 1e6).round() as u64,
+                        "mhz_mean": (f.mean_hz(c.id as usize, end) / 1e6).round() as u64,
                         "samples": core.samples,
                     });
                 }

@@ -5,7 +5,7 @@
 mod common;
 
 use flashpath::profile::{Profile, BUILTIN_SCENARIOS};
-use flashpath::run::RunOutput;
+use flashpath::run::{fio_source, run_jobs, RunOutput};
 
 fn scenario() -> toml::Table {
     let text = BUILTIN_SCENARIOS
@@ -166,4 +166,82 @@ fn nvme_latency_spread_keeps_the_mean_and_has_its_standard_deviation() {
             "cv {cv}: sd {sd} vs {want}"
         );
     }
+}
+
+/// The DRAM device on the intel-2015 host with v4.4 intel_pstate (E5-2623
+/// v3's range, docs/io-poll.md) and the tick stopped in idle or not,
+/// written side by side so that the device's include finds the host.
+fn governed_dram(nohz: bool) -> Profile {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../profiles");
+    let mut host = std::fs::read_to_string(root.join("hosts/intel-2015.toml")).unwrap();
+    if nohz {
+        host = host.replace(
+            "[host.idle]\n",
+            "[host.idle]\nnohz = { value = true, unit = \"bool\", source = \"test\" }\n",
+        );
+    }
+    host.push_str(
+        r#"
+[host.cpufreq]
+governor = { value = "intel_pstate", unit = "name", source = "test" }
+min_pstate = { value = 12, unit = "count", source = "test" }
+max_pstate = { value = 30, unit = "count", source = "test" }
+turbo_pstate = { value = 35, unit = "count", source = "test" }
+"#,
+    );
+    let dev = common::write(
+        "nvme-dram.toml",
+        &std::fs::read_to_string(root.join("nvme-dram.toml")).unwrap(),
+    );
+    let hosts = dev.parent().unwrap().join("hosts");
+    std::fs::create_dir_all(&hosts).unwrap();
+    std::fs::write(hosts.join("intel-2015.toml"), host).unwrap();
+    Profile::load(dev.to_str().unwrap()).unwrap()
+}
+
+/// (mean MHz, MHz at the end, samples) of core `cpu`.
+fn freq(out: &RunOutput, cpu: usize) -> (u64, u64, u64) {
+    let f = &out.result.flashpath["cpus"][cpu]["cpufreq"];
+    let get = |k: &str| f[k].as_u64().unwrap_or_else(|| panic!("{k} in {f}"));
+    (get("mhz_mean"), get("mhz_at_end"), get("samples"))
+}
+
+#[test]
+fn v44_intel_pstate_samples_only_cores_whose_tick_runs() {
+    // 40,000 reads: 0.4-0.8 s, past the 0.28 s climb from 1.2 to 3.5 GHz.
+    let job = "[dd]\nfilename=/dev/nvme0n1\nioengine=pvsync2\nhipri\nrw=read\nbs=4k\ndirect=1\nnumber_ios=40000\nsize=800M\ncpus_allowed=0\n";
+    let go = |nohz: bool, poll: u32| {
+        let mut p = governed_dram(nohz);
+        p.apply_override(&format!("block.io_poll={poll}")).unwrap();
+        run_jobs(&common::parse(job, &p), &p, 0, &fio_source).unwrap()
+    };
+    // NO_HZ_IDLE, interrupts: the interrupt CPU never runs a task, so its
+    // deferrable timer never fires and it keeps intel_pstate's initial
+    // min_pstate; dd's core, idle at runs of tick boundaries, has late
+    // samples (busy x 10 ms / duration) and stays below nominal.
+    let irq = go(true, 0);
+    assert_eq!(freq(&irq, 1), (1200, 1200, 0));
+    let (dd_mean, _, dd_samples) = freq(&irq, 0);
+    assert!(
+        dd_samples > 0 && dd_mean < 3000,
+        "{dd_mean} MHz, {dd_samples}"
+    );
+    // Polling: dd's core runs at every boundary, climbs one P-state per
+    // 12 ms sample (busy ~100 > setpoint 97) and ends at turbo.
+    let poll = go(true, 1);
+    assert_eq!(freq(&poll, 0).1, 3500);
+    assert!(freq(&poll, 0).0 > dd_mean);
+    // The tick running on idle cores: the interrupt CPU is sampled on
+    // time, one sample per msecs_to_jiffies(10) = 12 ms, so it climbs
+    // too: the end-of-run samples are floor(runtime / 12 ms).
+    let tick = go(false, 0);
+    let (mean1, end1, samples1) = freq(&tick, 1);
+    let secs = tick.result.jobs[0].dirs[0].runtime as f64 / 1e9;
+    assert!(secs > 0.28, "{secs}");
+    assert_eq!(end1, 3500);
+    assert!(
+        (samples1 as f64 - secs / 0.012).abs() <= 2.0,
+        "{samples1} in {secs} s"
+    );
+    assert!(mean1 > 2300 && mean1 < 3500, "{mean1}");
 }

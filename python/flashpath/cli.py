@@ -89,6 +89,44 @@ def _run_job_text(
     return run
 
 
+def fio_output_format(argv: Sequence[str]) -> str:
+    """The output formats fio 3.33 takes from its command line, in order
+    (init.c parse_cmd_line): `--minimal` sets terse alone, `--append-terse`
+    adds terse, `--output-format` sets its list; the last word wins."""
+    formats: list[str] = ["normal"]
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--minimal":
+            formats = ["terse"]
+        elif arg == "--append-terse":
+            if "terse" not in formats:
+                formats.append("terse")
+        elif arg == "--output-format" and i + 1 < len(argv):
+            formats = argv[i + 1].split(",")
+            i += 1
+        elif arg.startswith("--output-format="):
+            formats = arg.partition("=")[2].split(",")
+        i += 1
+    return ",".join(formats)
+
+
+def _check_terse_version(version: str) -> None:
+    """fio takes terse versions 2 to 5 (init.c, 'bad terse version format'
+    otherwise); flashpath writes version 3, fio's default."""
+    try:
+        v = int(version)
+    except ValueError:
+        v = 0
+    if not 2 <= v <= 5:
+        _error(f"--terse-version={printable(version)}: bad terse version format (fio takes 2 to 5)")
+    if v != 3:
+        _error(
+            f"--terse-version={v}: terse version {v} is not modelled by flashpath "
+            "(it writes version 3, fio's default)"
+        )
+
+
 def command_line_job(args: Sequence[str]) -> tuple[str, dict[int, str]]:
     """fio's jobs on its command line (init.c parse_cmd_line): `--key=value`
     or `--key` options; those before the first `--name` go to the global
@@ -204,6 +242,18 @@ def main() -> None:
 @click.option(
     "--parse-only", is_flag=True, help="Check the job file and exit, as fio --parse-only."
 )
+@click.option("--minimal", is_flag=True, help="Terse output only, as fio --minimal.")
+@click.option(
+    "--append-terse",
+    is_flag=True,
+    help="Add the terse output to the chosen format, as fio --append-terse.",
+)
+@click.option(
+    "--terse-version",
+    default="3",
+    show_default=True,
+    help="The terse format's version, as fio takes it (flashpath writes version 3).",
+)
 @click.pass_context
 def run_cmd(
     ctx: click.Context,
@@ -214,10 +264,17 @@ def run_cmd(
     output_format: str,
     output: str | None,
     parse_only: bool,
+    minimal: bool,
+    append_terse: bool,
+    terse_version: str,
 ) -> None:
-    """Run fio job file JOB on a simulated machine, or jobs given on the
-    command line as fio takes them (`--name=a --rw=randread ...`: options
-    before the first --name are global, each --name starts a job)."""
+    """Run fio job file JOB (`-`: standard input) on a simulated machine, or
+    jobs given on the command line as fio takes them (`--name=a
+    --rw=randread ...`: options before the first --name are global, each
+    --name starts a job)."""
+    _check_terse_version(terse_version)
+    if minimal or append_terse:
+        output_format = fio_output_format(sys.argv[1:])
     args = list(ctx.args)
     if job is not None and job.startswith("--"):
         # An unknown option came first: click took it for JOB.
@@ -242,6 +299,16 @@ def run_cmd(
         run = _run_job_text(
             text, "<command line>", device, overrides, seed, output_format, written_by
         )
+        _write_outputs(run, output, _device_input(device))
+        return
+    if job == "-":
+        # fio reads a job file named '-' from standard input (init.c
+        # parse_jobs_ini: `if (!strcmp(file, "-")) f = stdin`).
+        if parse_only:
+            _error("--parse-only checks a job file; a job on standard input is run")
+        if output:
+            _check_writable(output, "--output")
+        run = _run_job_text(sys.stdin.read(), "<stdin>", device, overrides, seed, output_format)
         _write_outputs(run, output, _device_input(device))
         return
     if not Path(job).is_file():

@@ -158,3 +158,54 @@ def test_job_on_standard_input_matches_the_real_fio(job: Path) -> None:
         ]
 
     assert ios(o) == ios(f) == [("a", 16, 0), ("b", 0, 16)]
+
+
+GLOBALS = (
+    "[global]\nioengine=null\n[a]\nsize=64k\nrw=read\n[global]\nsize=128k\n[b]\nrw=read\n"
+    "[c]\nrw=bad\n"
+)
+
+
+def job_sizes(doc: dict) -> list[tuple[str, int]]:  # type: ignore[type-arg]
+    return [(j["jobname"], j["read"]["io_bytes"]) for j in doc["jobs"]]
+
+
+@pytest.mark.parametrize(
+    ("picked", "want"),
+    [(["b"], [("b", 131072)]), (["a", "b"], [("a", 65536), ("b", 131072)])],
+)
+def test_section_runs_only_the_named_jobs_with_every_global(
+    tmp_path: Path, picked: list[str], want: list[tuple[str, int]]
+) -> None:
+    # A global section after a skipped job still applies (b gets 128k),
+    # and a skipped job is not parsed at all (c's bad rw= is not seen).
+    (tmp_path / "job.fio").write_text(GLOBALS)
+    flags = [f"--section={p}" for p in picked]
+    r = ours(tmp_path, *flags, "--output-format=json", "job.fio")
+    assert r.returncode == 0, r.stderr
+    assert job_sizes(json.loads(r.stdout)) == want
+    if FIO is not None:
+        theirs = real(tmp_path, *flags, "--output-format=json", "job.fio")
+        assert theirs.returncode == 0, theirs.stderr
+        assert job_sizes(json.loads(theirs.stdout)) == want
+
+
+@pytest.mark.parametrize(
+    ("section", "message"),
+    [("global", "can't use global as only section"), ("zz", "no job defined")],
+)
+def test_section_refusals_as_fio(tmp_path: Path, section: str, message: str) -> None:
+    (tmp_path / "job.fio").write_text(GLOBALS)
+    r = ours(tmp_path, f"--section={section}", "job.fio")
+    assert r.returncode != 0 and message in r.stderr, r.stderr
+    if FIO is not None:
+        # fio: "fio: can't use global as only section" / "No job(s) defined".
+        theirs = real(tmp_path, f"--section={section}", "job.fio")
+        assert theirs.returncode != 0
+
+
+def test_section_keeps_the_files_line_numbers(tmp_path: Path) -> None:
+    (tmp_path / "job.fio").write_text(GLOBALS.replace("[b]\nrw=read", "[b]\nrw=sideways"))
+    r = ours(tmp_path, "--section=b", "job.fio")
+    assert r.returncode != 0
+    assert "job.fio:9" in r.stderr, r.stderr

@@ -111,6 +111,31 @@ def fio_output_format(argv: Sequence[str]) -> str:
     return ",".join(formats)
 
 
+def only_sections(text: str, sections: Sequence[str], name: str) -> str:
+    """The job file with only the job sections `sections` and every global
+    section, as fio --section parses it (init.c parse_jobs_ini skips the
+    lines of any other section): the others' lines become comments, so
+    that a message's line number is the file's. A file with `include`
+    lines is refused (their sections would need the same choice)."""
+    out = []
+    keep = True
+    found: set[str] = set()
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("include "):
+            _error(f"{named(name)}: --section with include files is not modelled by flashpath")
+        if stripped.startswith("[") and stripped.endswith("]"):
+            section = stripped[1:-1].strip()
+            keep = section == "global" or section in sections
+            if keep and section != "global":
+                found.add(section)
+        out.append(line if keep else "#")
+    if not found:
+        # fio: "No job(s) defined", its usage text, exit status 1.
+        _error(f"{named(name)}: no job defined: no section named {', '.join(sections)}")
+    return "\n".join(out) + "\n"
+
+
 def _check_terse_version(version: str) -> None:
     """fio takes terse versions 2 to 5 (init.c, 'bad terse version format'
     otherwise); flashpath writes version 3, fio's default."""
@@ -242,6 +267,14 @@ def main() -> None:
 @click.option(
     "--parse-only", is_flag=True, help="Check the job file and exit, as fio --parse-only."
 )
+@click.option(
+    "--section",
+    "sections",
+    multiple=True,
+    metavar="NAME",
+    help="Run only this job section of JOB (and its global sections), as fio --section; "
+    "may be given more than once.",
+)
 @click.option("--minimal", is_flag=True, help="Terse output only, as fio --minimal.")
 @click.option(
     "--append-terse",
@@ -264,6 +297,7 @@ def run_cmd(
     output_format: str,
     output: str | None,
     parse_only: bool,
+    sections: tuple[str, ...],
     minimal: bool,
     append_terse: bool,
     terse_version: str,
@@ -273,6 +307,9 @@ def run_cmd(
     --rw=randread ...`: options before the first --name are global, each
     --name starts a job)."""
     _check_terse_version(terse_version)
+    if "global" in sections:
+        # init.c parse_cmd_line, case 'x'.
+        _error("--section=global: fio can't use global as only section")
     if minimal or append_terse:
         output_format = fio_output_format(sys.argv[1:])
     args = list(ctx.args)
@@ -286,6 +323,8 @@ def run_cmd(
         raise click.UsageError("Missing argument 'JOB'.", ctx)
     if device is None:
         raise click.UsageError("Missing option '--device'.", ctx)
+    if sections and (args or job == "-" or parse_only):
+        _error("--section picks job sections of a job file that is run")
     if args:
         if job is not None:
             _error(
@@ -316,6 +355,11 @@ def run_cmd(
     inputs = _job_inputs(job) + _device_input(device)
     if output:
         _check_writable(output, "--output", inputs)
+    if sections:
+        text = only_sections(Path(job).read_text(errors="surrogateescape"), sections, job)
+        run = _run_job_text(text, job, device, overrides, seed, output_format)
+        _write_outputs(run, output, inputs)
+        return
     try:
         if parse_only:
             for note in _core.parse_only(job, device, list(overrides)):

@@ -209,3 +209,37 @@ def test_section_keeps_the_files_line_numbers(tmp_path: Path) -> None:
     r = ours(tmp_path, "--section=b", "job.fio")
     assert r.returncode != 0
     assert "job.fio:9" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "refused"),
+    [
+        ("[a]\nioengine=null\nsize=64k\nrw=read\n", False),
+        ("[a]\nioengine=null\nsize=64k\nrw=randrw\n", True),
+        ("[a]\nioengine=null\nsize=64k\nrw=read\n[b]\nioengine=null\nsize=64k\nrw=trim\n", True),
+        ("[global]\nrw=write\n[a]\nioengine=null\nsize=64k\n", True),
+    ],
+)
+def test_readonly_refuses_jobs_that_write_or_trim(tmp_path: Path, text: str, refused: bool) -> None:
+    # options.c rw_verify: "fio: job <NAME> has write or trim bit set, but
+    # fio is in read-only mode"; fio then runs nothing.
+    (tmp_path / "job.fio").write_text(text)
+    r = ours(tmp_path, "--readonly", "job.fio")
+    if refused:
+        assert r.returncode != 0 and r.stdout == ""
+        assert "has write or trim bit set, but fio is in read-only mode" in r.stderr
+        assert "job.fio:" in r.stderr
+    else:
+        assert r.returncode == 0, r.stderr
+    if FIO is not None:
+        theirs = real(tmp_path, "--readonly", "job.fio")
+        assert (theirs.returncode != 0) == refused
+        if refused:
+            assert "read-only mode" in theirs.stdout + theirs.stderr
+
+
+def test_readonly_checks_jobs_on_the_command_line_and_stdin(tmp_path: Path) -> None:
+    r = ours(tmp_path, "--readonly", "--ioengine=null", "--size=64k", "--name=w", "--rw=write")
+    assert r.returncode != 0 and "read-only mode" in r.stderr
+    r = ours(tmp_path, "--readonly", "-", stdin="[w]\nioengine=null\nsize=64k\nrw=write\n")
+    assert r.returncode != 0 and "read-only mode" in r.stderr

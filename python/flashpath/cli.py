@@ -136,6 +136,24 @@ def only_sections(text: str, sections: Sequence[str], name: str) -> str:
     return "\n".join(out) + "\n"
 
 
+def _check_read_only(
+    job: str, device: str, overrides: tuple[str, ...], text: str | None = None
+) -> None:
+    """fio --readonly: a job that writes or trims is refused as its rw= is
+    read (options.c rw_verify: "fio: job <NAME> has write or trim bit set,
+    but fio is in read-only mode"), and fio runs nothing."""
+    try:
+        writers = _core.job_writers(job, device, list(overrides), text, os.getcwd())
+    except FlashpathError as err:
+        _fail(err)
+    if writers:
+        name, line = writers[0]
+        _error(
+            f"{named(job)}:{line}: job '{name}': fio: job <{name}> has write or trim bit set, "
+            "but fio is in read-only mode (--readonly)"
+        )
+
+
 def _check_terse_version(version: str) -> None:
     """fio takes terse versions 2 to 5 (init.c, 'bad terse version format'
     otherwise); flashpath writes version 3, fio's default."""
@@ -275,6 +293,11 @@ def main() -> None:
     help="Run only this job section of JOB (and its global sections), as fio --section; "
     "may be given more than once.",
 )
+@click.option(
+    "--readonly",
+    is_flag=True,
+    help="Refuse jobs that write or trim, as fio --readonly (its safety check).",
+)
 @click.option("--minimal", is_flag=True, help="Terse output only, as fio --minimal.")
 @click.option(
     "--append-terse",
@@ -298,6 +321,7 @@ def run_cmd(
     output: str | None,
     parse_only: bool,
     sections: tuple[str, ...],
+    readonly: bool,
     minimal: bool,
     append_terse: bool,
     terse_version: str,
@@ -335,6 +359,8 @@ def run_cmd(
             _error("--parse-only checks a job file; jobs on the command line are run")
         if output:
             _check_writable(output, "--output")
+        if readonly:
+            _check_read_only("<command line>", device, overrides, text)
         run = _run_job_text(
             text, "<command line>", device, overrides, seed, output_format, written_by
         )
@@ -347,7 +373,10 @@ def run_cmd(
             _error("--parse-only checks a job file; a job on standard input is run")
         if output:
             _check_writable(output, "--output")
-        run = _run_job_text(sys.stdin.read(), "<stdin>", device, overrides, seed, output_format)
+        text = sys.stdin.read()
+        if readonly:
+            _check_read_only("<stdin>", device, overrides, text)
+        run = _run_job_text(text, "<stdin>", device, overrides, seed, output_format)
         _write_outputs(run, output, _device_input(device))
         return
     if not Path(job).is_file():
@@ -357,9 +386,13 @@ def run_cmd(
         _check_writable(output, "--output", inputs)
     if sections:
         text = only_sections(Path(job).read_text(errors="surrogateescape"), sections, job)
+        if readonly:
+            _check_read_only(job, device, overrides, text)
         run = _run_job_text(text, job, device, overrides, seed, output_format)
         _write_outputs(run, output, inputs)
         return
+    if readonly:
+        _check_read_only(job, device, overrides)
     try:
         if parse_only:
             for note in _core.parse_only(job, device, list(overrides)):

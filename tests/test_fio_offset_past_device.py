@@ -11,8 +11,9 @@ nullblk profile's 250 GB device the first two clones run and the others fail.
 
 The numbers below are what the real fio 3.33 gave for the scaled job
 (`SCALED`, offset_increment=124m, numjobs=10) on a 1 GiB loop device
-(/dev/shm backing file; CI has no loop device, so the test holds flashpath
-to them): nine clones wrote and read back 32 blocks of 16 KiB each, the
+(/dev/shm backing file; `test_the_real_fio_fails_the_same_clones` runs it
+again where a loop device can be made, and CI, which has none, holds
+flashpath to them): nine clones wrote and read back 32 blocks of 16 KiB each, the
 tenth (120k + 9 * 124 MiB > 1 GiB) failed with the message, exit status 1;
 with numjobs=30 and group_reporting: one report with jobs=30, 288 writes,
 exit status 21.
@@ -21,10 +22,16 @@ exit status 21.
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
+import pytest
+
 from conftest import REPO, cli
+from flashpath import fiojson
 
 SCALED = """[global]
 bs=16k
@@ -93,3 +100,45 @@ def test_cross_stripe_verify_is_accepted_on_the_default_device() -> None:
     job = REPO / "tests" / "fixtures" / "fio" / "examples" / "cross-stripe-verify.fio"
     r = cli("run", "--parse-only", job.name, "--device", "nullblk", cwd=job.parent)
     assert r.returncode == 0, r.stderr
+
+
+def loop_device(tmp_path: Path) -> str | None:
+    """A 1 GiB loop device over a sparse file, or None where this machine
+    cannot make one (not root, no loop driver: CI)."""
+    if shutil.which("losetup") is None or os.geteuid() != 0:
+        return None
+    backing = Path("/dev/shm") if Path("/dev/shm").is_dir() else tmp_path
+    img = backing / f"flashpath-test-{os.getpid()}.img"
+    with open(img, "wb") as f:
+        f.truncate(2**30)
+    r = subprocess.run(["losetup", "-f", "--show", str(img)], capture_output=True, text=True)
+    img.unlink()  # the loop device keeps the file open
+    return r.stdout.strip() if r.returncode == 0 else None
+
+
+@pytest.mark.skipif(shutil.which("fio") is None, reason="the real fio is not installed")
+def test_the_real_fio_fails_the_same_clones(tmp_path: Path) -> None:
+    dev = loop_device(tmp_path)
+    if dev is None:
+        pytest.skip("no loop device here (needs root and the loop driver)")
+    try:
+        (tmp_path / "job.fio").write_text(
+            SCALED.format(n=10, extra="").replace("/dev/nvme0n1", dev)
+        )
+        r = subprocess.run(
+            ["fio", "--output-format=json", "job.fio"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        subprocess.run(["losetup", "-d", dev], capture_output=True)
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.count("write-verify: you need to specify valid offset=") == 1
+    doc = fiojson.decode(r.stdout, "fio")
+    rows = sorted(
+        (j["error"], j["write"]["total_ios"], j["read"]["total_ios"], j["write"]["io_bytes"])
+        for j in doc["jobs"]
+    )
+    assert rows == [(0, 0, 0, 0)] + [(0, 32, 32, 32 * 16384)] * 9

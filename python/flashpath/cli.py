@@ -89,6 +89,87 @@ def _run_job_text(
     return run
 
 
+def fio_output_format(argv: Sequence[str]) -> str:
+    """The output formats fio 3.33 takes from its command line, in order
+    (init.c parse_cmd_line): `--minimal` sets terse alone, `--append-terse`
+    adds terse, `--output-format` sets its list; the last word wins."""
+    formats: list[str] = ["normal"]
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--minimal":
+            formats = ["terse"]
+        elif arg == "--append-terse":
+            if "terse" not in formats:
+                formats.append("terse")
+        elif arg == "--output-format" and i + 1 < len(argv):
+            formats = argv[i + 1].split(",")
+            i += 1
+        elif arg.startswith("--output-format="):
+            formats = arg.partition("=")[2].split(",")
+        i += 1
+    return ",".join(formats)
+
+
+def only_sections(text: str, sections: Sequence[str], name: str) -> str:
+    """The job file with only the job sections `sections` and every global
+    section, as fio --section parses it (init.c parse_jobs_ini skips the
+    lines of any other section): the others' lines become comments, so
+    that a message's line number is the file's. A file with `include`
+    lines is refused (their sections would need the same choice)."""
+    out = []
+    keep = True
+    found: set[str] = set()
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("include "):
+            _error(f"{named(name)}: --section with include files is not modelled by flashpath")
+        if stripped.startswith("[") and stripped.endswith("]"):
+            section = stripped[1:-1].strip()
+            keep = section == "global" or section in sections
+            if keep and section != "global":
+                found.add(section)
+        out.append(line if keep else "#")
+    if not found:
+        # fio: "No job(s) defined", its usage text, exit status 1.
+        _error(f"{named(name)}: no job defined: no section named {', '.join(sections)}")
+    return "\n".join(out) + "\n"
+
+
+def _check_read_only(
+    job: str, device: str, overrides: tuple[str, ...], text: str | None = None
+) -> None:
+    """fio --readonly: a job that writes or trims is refused as its rw= is
+    read (options.c rw_verify: "fio: job <NAME> has write or trim bit set,
+    but fio is in read-only mode"), and fio runs nothing."""
+    try:
+        writers = _core.job_writers(job, device, list(overrides), text, os.getcwd())
+    except FlashpathError as err:
+        _fail(err)
+    if writers:
+        name, line = writers[0]
+        _error(
+            f"{named(job)}:{line}: job '{name}': fio: job <{name}> has write or trim bit set, "
+            "but fio is in read-only mode (--readonly)"
+        )
+
+
+def _check_terse_version(version: str) -> None:
+    """fio takes terse versions 2 to 5 (init.c, 'bad terse version format'
+    otherwise); flashpath writes version 3, fio's default."""
+    try:
+        v = int(version)
+    except ValueError:
+        v = 0
+    if not 2 <= v <= 5:
+        _error(f"--terse-version={printable(version)}: bad terse version format (fio takes 2 to 5)")
+    if v != 3:
+        _error(
+            f"--terse-version={v}: terse version {v} is not modelled by flashpath "
+            "(it writes version 3, fio's default)"
+        )
+
+
 def command_line_job(args: Sequence[str]) -> tuple[str, dict[int, str]]:
     """fio's jobs on its command line (init.c parse_cmd_line): `--key=value`
     or `--key` options; those before the first `--name` go to the global
@@ -204,6 +285,31 @@ def main() -> None:
 @click.option(
     "--parse-only", is_flag=True, help="Check the job file and exit, as fio --parse-only."
 )
+@click.option(
+    "--section",
+    "sections",
+    multiple=True,
+    metavar="NAME",
+    help="Run only this job section of JOB (and its global sections), as fio --section; "
+    "may be given more than once.",
+)
+@click.option(
+    "--readonly",
+    is_flag=True,
+    help="Refuse jobs that write or trim, as fio --readonly (its safety check).",
+)
+@click.option("--minimal", is_flag=True, help="Terse output only, as fio --minimal.")
+@click.option(
+    "--append-terse",
+    is_flag=True,
+    help="Add the terse output to the chosen format, as fio --append-terse.",
+)
+@click.option(
+    "--terse-version",
+    default="3",
+    show_default=True,
+    help="The terse format's version, as fio takes it (flashpath writes version 3).",
+)
 @click.pass_context
 def run_cmd(
     ctx: click.Context,
@@ -214,10 +320,22 @@ def run_cmd(
     output_format: str,
     output: str | None,
     parse_only: bool,
+    sections: tuple[str, ...],
+    readonly: bool,
+    minimal: bool,
+    append_terse: bool,
+    terse_version: str,
 ) -> None:
-    """Run fio job file JOB on a simulated machine, or jobs given on the
-    command line as fio takes them (`--name=a --rw=randread ...`: options
-    before the first --name are global, each --name starts a job)."""
+    """Run fio job file JOB (`-`: standard input) on a simulated machine, or
+    jobs given on the command line as fio takes them (`--name=a
+    --rw=randread ...`: options before the first --name are global, each
+    --name starts a job)."""
+    _check_terse_version(terse_version)
+    if "global" in sections:
+        # init.c parse_cmd_line, case 'x'.
+        _error("--section=global: fio can't use global as only section")
+    if minimal or append_terse:
+        output_format = fio_output_format(sys.argv[1:])
     args = list(ctx.args)
     if job is not None and job.startswith("--"):
         # An unknown option came first: click took it for JOB.
@@ -229,6 +347,8 @@ def run_cmd(
         raise click.UsageError("Missing argument 'JOB'.", ctx)
     if device is None:
         raise click.UsageError("Missing option '--device'.", ctx)
+    if sections and (args or job == "-" or parse_only):
+        _error("--section picks job sections of a job file that is run")
     if args:
         if job is not None:
             _error(
@@ -239,9 +359,24 @@ def run_cmd(
             _error("--parse-only checks a job file; jobs on the command line are run")
         if output:
             _check_writable(output, "--output")
+        if readonly:
+            _check_read_only("<command line>", device, overrides, text)
         run = _run_job_text(
             text, "<command line>", device, overrides, seed, output_format, written_by
         )
+        _write_outputs(run, output, _device_input(device))
+        return
+    if job == "-":
+        # fio reads a job file named '-' from standard input (init.c
+        # parse_jobs_ini: `if (!strcmp(file, "-")) f = stdin`).
+        if parse_only:
+            _error("--parse-only checks a job file; a job on standard input is run")
+        if output:
+            _check_writable(output, "--output")
+        text = sys.stdin.read()
+        if readonly:
+            _check_read_only("<stdin>", device, overrides, text)
+        run = _run_job_text(text, "<stdin>", device, overrides, seed, output_format)
         _write_outputs(run, output, _device_input(device))
         return
     if not Path(job).is_file():
@@ -249,6 +384,15 @@ def run_cmd(
     inputs = _job_inputs(job) + _device_input(device)
     if output:
         _check_writable(output, "--output", inputs)
+    if sections:
+        text = only_sections(Path(job).read_text(errors="surrogateescape"), sections, job)
+        if readonly:
+            _check_read_only(job, device, overrides, text)
+        run = _run_job_text(text, job, device, overrides, seed, output_format)
+        _write_outputs(run, output, inputs)
+        return
+    if readonly:
+        _check_read_only(job, device, overrides)
     try:
         if parse_only:
             for note in _core.parse_only(job, device, list(overrides)):

@@ -358,6 +358,42 @@ fn parse_only(
     })
 }
 
+/// The job sections that write or trim (fio's td_write, td_trim), each
+/// with its line, for `run --readonly` (options.c rw_verify refuses them).
+/// `text` is the job's text when it is not the file `job` (then `job`
+/// names it in messages and `base_dir` holds its includes).
+#[pyfunction]
+#[pyo3(signature = (job, device, overrides=Vec::new(), text=None, base_dir=None))]
+fn job_writers(
+    py: Python<'_>,
+    job: Text,
+    device: Text,
+    overrides: Vec<Text>,
+    text: Option<Text>,
+    base_dir: Option<PathBuf>,
+) -> PyResult<Vec<(String, u32)>> {
+    use flashpath::workload::Ddir;
+    guarded(py, move || {
+        let overrides = strings(overrides);
+        let (jobs, _) = match text {
+            Some(t) => run::load_text(
+                &t.0,
+                &job.0,
+                &base_dir.unwrap_or_else(|| PathBuf::from(".")),
+                &device.0,
+                &overrides,
+            )?,
+            None => run::load(std::path::Path::new(&job.0), &device.0, &overrides)?,
+        };
+        Ok(jobs
+            .jobs
+            .iter()
+            .filter(|s| s.rw.has(Ddir::Write) || s.rw.has(Ddir::Trim))
+            .map(|s| (s.name.clone(), s.line))
+            .collect())
+    })
+}
+
 /// Names of the shipped profiles (machines, not the host fragments).
 #[pyfunction]
 fn profiles() -> Vec<String> {
@@ -525,6 +561,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_dd, m)?)?;
     m.add_function(wrap_pyfunction!(dd_job, m)?)?;
     m.add_function(wrap_pyfunction!(parse_only, m)?)?;
+    m.add_function(wrap_pyfunction!(job_writers, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(profile_description, m)?)?;
     m.add_function(wrap_pyfunction!(profile_show, m)?)?;

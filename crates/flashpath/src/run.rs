@@ -42,7 +42,11 @@ impl RunOutput {
     /// fio's exit status: one for each job clone that ended on an error
     /// (backend.c reap_threads: `if (td->error) exit_value++`).
     pub fn failed_jobs(&self) -> u32 {
-        self.result.jobs.iter().filter(|j| j.failed).count() as u32
+        self.result
+            .jobs
+            .iter()
+            .filter(|j| j.failed || j.setup_failed)
+            .count() as u32
     }
 }
 
@@ -449,6 +453,7 @@ fn prepare_checked<'a>(
         jobs_read.to_mut(),
         model.driver.placement_ids().as_deref(),
     )?;
+    crate::workload::fio::layout::resolve_offset_percent(jobs_read.to_mut(), disk.capacity)?;
     let jobs: &JobFile = &jobs_read;
     let regions = layout(jobs, disk.capacity)?;
     check_memory(jobs, &regions, model.memory)?;
@@ -498,6 +503,16 @@ impl Prepared<'_> {
         let completed = machine.completed_ios;
         let submitted = machine.submitted_ios;
         let (mut job_results, disk, mut extra, end): (_, _, _, Ns) = machine.results();
+        // Clones fio fails as it sets their file up, with the line fio
+        // prints for each as it starts it.
+        let mut setup_lines = Vec::new();
+        for r in job_results.iter_mut() {
+            let spec = &jobs.jobs[r.section_index as usize];
+            if crate::workload::fio::layout::offset_past_end(spec, r.clone_index, disk_capacity) {
+                r.setup_failed = true;
+                setup_lines.push(format!("{}: you need to specify valid offset=", spec.name));
+            }
+        }
         let mut csvs = Vec::new();
         for (i, spec) in jobs.jobs.iter().enumerate() {
             if let (Some(t), Some(name)) = (&spec.trace, &spec.trace_opts.lat_csv) {
@@ -590,6 +605,7 @@ impl Prepared<'_> {
                 .fio_messages
                 .iter()
                 .cloned()
+                .chain(setup_lines)
                 .chain(jobs.warnings.iter().map(ToString::to_string))
                 .chain(trace_lines)
                 .chain(error_lines)

@@ -117,6 +117,10 @@ pub struct JobResult {
     /// The job ended on an error (fio's td->error): fio prints
     /// `fio: pid=N, err=E/VERROR` and counts it in its exit status.
     pub failed: bool,
+    /// fio failed the clone as it set its file up (filesetup.c
+    /// setup_files): it did no I/O and printed its message before the
+    /// run; it counts in fio's exit status but prints no `fio: pid=` line.
+    pub setup_failed: bool,
     /// continue_on_error (or ignore_error) was set: fio then reports
     /// `total_err` and `first_error` (stat.c).
     pub continue_on_error: bool,

@@ -475,8 +475,15 @@ pub struct JobSpec {
     // Fields added by the fio parser (fio 3.33 semantics).
     /// `size=N%`: percent of the file/device region (then `size` is None).
     pub size_percent: Option<u32>,
-    /// `offset=N%`: percent of the region (then `offset` is 0).
+    /// `offset=N%`: percent of the file's real size (then `offset` is 0
+    /// until `resolve_offset_percent` turns it into bytes).
     pub offset_percent: Option<u32>,
+    /// `offset_align=N` (0: the minimum block size): where an offset
+    /// from a percentage is rounded up to (filesetup.c get_start_offset).
+    pub offset_align: u64,
+    /// The offset came from `offset=N%`: each clone's start is rounded up
+    /// to `offset_align` (get_start_offset's `align`).
+    pub offset_aligned: bool,
     /// `startdelay=low-high`: fio picks a delay in [startdelay, high] (ns).
     pub startdelay_high: Option<u64>,
     /// Sequential `rw=read:-8k` suffix: bytes added to the next offset
@@ -720,6 +727,8 @@ impl Default for JobSpec {
             directory: None,
             size_percent: None,
             offset_percent: None,
+            offset_align: 0,
+            offset_aligned: false,
             startdelay_high: None,
             rw_seq_add: 0,
             kb_base: 1024,
@@ -783,6 +792,28 @@ impl JobSpec {
             || self.write_bw_log.is_some()
             || self.write_iops_log.is_some()
             || self.write_hist_log.is_some()
+    }
+}
+
+impl JobSpec {
+    /// Where clone `clone` starts in its file (filesetup.c
+    /// get_start_offset): offset plus clone * offset_increment; an offset
+    /// from `offset=N%` is then rounded up to offset_align, or to the
+    /// smallest block size of the three directions (td_min_bs) when
+    /// offset_align is 0.
+    pub fn clone_offset(&self, clone: u32) -> u64 {
+        let raw = self
+            .offset
+            .saturating_add(u64::from(clone).saturating_mul(self.offset_increment));
+        if !self.offset_aligned {
+            return raw;
+        }
+        let align = match self.offset_align {
+            0 => self.bs.iter().map(|b| b.bounds().0).min().unwrap_or(1),
+            a => a,
+        }
+        .max(1);
+        raw.div_ceil(align).saturating_mul(align)
     }
 }
 

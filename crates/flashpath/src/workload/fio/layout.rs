@@ -102,7 +102,7 @@ pub fn layout(jobs: &JobFile, capacity: u64) -> Result<Vec<Vec<(u64, u64)>>> {
             let len = size
                 .unwrap_or(u64::MAX)
                 .min(region.1.saturating_sub(offset));
-            if len == 0 {
+            if len == 0 && !offset_past_end(spec, clone, region.1) {
                 return Err(InputError::new(
                     jobs.path.clone(),
                     Some(spec.line),
@@ -124,8 +124,111 @@ pub fn layout(jobs: &JobFile, capacity: u64) -> Result<Vec<Vec<(u64, u64)>>> {
 /// Where clone `clone` starts in its file: offset_increment places clone i
 /// at offset + i * increment (fio's get_start_offset).
 fn clone_offset(spec: &JobSpec, clone: u32) -> u64 {
-    spec.offset
-        .saturating_add(u64::from(clone).saturating_mul(spec.offset_increment))
+    spec.clone_offset(clone)
+}
+
+/// Whether fio 3.33 fails clone `clone` as it sets its file up because
+/// the clone starts past the end of a raw device of `capacity` bytes
+/// (filesetup.c setup_files: without size=, ->io_size is 0, and a
+/// `->file_offset` past `->real_file_size` goes to err_offset, "you need
+/// to specify valid offset="). fio runs the job's other clones; the failed
+/// one does no I/O, is left out of the normal report (it did none), is in
+/// the JSON with zeros, and counts in fio's exit status (seen with the
+/// real fio 3.33 on a 1 GiB loop device, offset_increment=124m,
+/// numjobs=30: 9 clones ran, 21 failed, exit status 21). With size= the
+/// clone is not failed here (its I/O past the end fails instead), and the
+/// null engine's file has no size to be past (-1).
+pub fn offset_past_end(spec: &JobSpec, clone: u32, capacity: u64) -> bool {
+    spec.size.is_none()
+        && spec.size_percent.is_none()
+        && spec.filesize.is_none()
+        && spec.ioengine != IoEngine::Null
+        && spec.trace.is_none()
+        && spec.read_iolog.is_none()
+        && spec.iolog.is_none()
+        && spec
+            .filename
+            .as_deref()
+            .is_some_and(|f| f.starts_with("/dev/"))
+        && spec.clone_offset(clone) > capacity
+}
+
+/// `offset=N%` in bytes, as fio 3.33 computes it when it sets a job's
+/// files up (filesetup.c get_start_offset): N% of the file's real size
+/// (`f->real_file_size`, from get_file_sizes), then rounded up per clone
+/// (`JobSpec::clone_offset`). The real size is:
+///
+/// - the null engine's (it opens nothing, even a `/dev/` path):
+///   `size / nrfiles` (get_file_sizes sets a size it could not read to
+///   that); without `size=` it stays -1 and fio fails the job ("you need
+///   to specify valid offset=");
+/// - a raw device's: its capacity (bdev_size);
+/// - a regular file's: 0, as the file does not exist yet when fio sizes
+///   it (stat's ENOENT is cleared and the size left at 0), so the job
+///   starts at 0. A file an earlier job section also uses may exist by
+///   then, depending on which job fio sets up first: not modelled.
+pub fn resolve_offset_percent(jobs: &mut JobFile, capacity: u64) -> Result<()> {
+    let mut seen: BTreeMap<String, ()> = BTreeMap::new();
+    for i in 0..jobs.jobs.len() {
+        let spec = &jobs.jobs[i];
+        let shared = spec.filename.as_ref().is_some_and(|f| seen.contains_key(f));
+        if let Some(f) = &spec.filename {
+            seen.insert(f.clone(), ());
+        }
+        let Some(p) = spec.offset_percent else {
+            continue;
+        };
+        if p == 0 {
+            // start_offset_percent 0 is no percentage: the plain offset.
+            jobs.jobs[i].offset_percent = None;
+            continue;
+        }
+        let raw_device = spec
+            .filename
+            .as_deref()
+            .is_some_and(|f| f.starts_with("/dev/"));
+        let fail = |what: &str| {
+            Err(InputError::new(
+                jobs.path.clone(),
+                Some(spec.line),
+                format!("job '{}': {what}", spec.name),
+            ))
+        };
+        if spec.zones.mode != super::job::ZoneMode::None {
+            // zonemode aligns a job's area to zones (zbd.rs) before this
+            // runs; a percentage's offset would miss that alignment.
+            return fail("offset=N% with zonemode is not modelled by flashpath");
+        }
+        let real = if spec.trace.is_some() || spec.read_iolog.is_some() {
+            // An iolog's offsets are its own (filesetup.c setup_files
+            // skips the sizing for read_iolog).
+            0
+        } else if spec.ioengine == IoEngine::Null {
+            match spec.size {
+                Some(s) => s / u64::from(spec.nrfiles.max(1)),
+                None => {
+                    return fail(
+                        "offset=N% with ioengine=null and no size=: fio 3.33 takes the file's \
+                         size as -1 and fails the job (fio: \"you need to specify valid offset=\")",
+                    )
+                }
+            }
+        } else if raw_device {
+            capacity
+        } else if shared {
+            return fail(
+                "offset=N% on a file an earlier job also uses (its size when fio sets this job \
+                 up depends on which job fio sets up first) is not modelled by flashpath",
+            );
+        } else {
+            0
+        };
+        let spec = &mut jobs.jobs[i];
+        spec.offset = (u128::from(real) * u128::from(p) / 100) as u64;
+        spec.offset_percent = None;
+        spec.offset_aligned = true;
+    }
+    Ok(())
 }
 
 /// The reach of a fill_device file: all the room the device has left.

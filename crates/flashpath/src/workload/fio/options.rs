@@ -759,8 +759,9 @@ pub static OPTIONS: &[OptDef] = &[
                 s.offset_percent = None;
                 s.zones.nz.offset = Some(n);
             } else {
+                // options.c str_offset_cb sets only start_offset: an
+                // earlier offset=N% stays, and wins (get_start_offset).
                 s.offset = last;
-                s.offset_percent = None;
                 s.zones.nz.offset = None;
             }
             Ok(())
@@ -784,7 +785,14 @@ pub static OPTIONS: &[OptDef] = &[
             Ok(())
         }),
     ),
-    o("offset_align", &[], INT, Handling::RefuseUnless(&["0"])),
+    // Used only to round an offset=N% (or offset_increment=N%) start up
+    // (filesetup.c get_start_offset); 0 rounds to the smallest block size.
+    o(
+        "offset_align",
+        &[],
+        INT,
+        sets(|s, g| s.offset_align = g.n()),
+    ),
     o(
         "number_ios",
         &[],

@@ -54,6 +54,15 @@ pub fn fio_source(
     ))
 }
 
+/// The source of a clone that does no I/O (fio failed it at setup).
+struct NoIo;
+
+impl IoSource for NoIo {
+    fn next_io(&mut self) -> Option<crate::types::IoUnit> {
+        None
+    }
+}
+
 /// One `ThreadPlan` per job clone, in fio's order (jobs as written, each
 /// job's clones in turn), over the files `regions` laid out per clone.
 pub fn plan_threads(
@@ -96,6 +105,8 @@ pub fn plan_threads(
             let cpu = allowed[next_cpu as usize % allowed.len()];
             next_cpu += 1;
             let (start, len) = regions[si][clone as usize];
+            // A clone fio fails as it sets its file up runs no I/O.
+            let failed_setup = super::layout::offset_past_end(spec, clone, len);
             plans.push(ThreadPlan {
                 spec_index: si as u32,
                 clone,
@@ -107,7 +118,11 @@ pub fn plan_threads(
                 },
                 wave,
                 groupid: group,
-                source: make_source(spec, start, len, seed, clone),
+                source: if failed_setup {
+                    Box::new(NoIo)
+                } else {
+                    make_source(spec, start, len, seed, clone)
+                },
                 file_start: start,
                 flow: (spec.flow > 0).then(|| {
                     let group = match flows.iter().find(|(id, _)| *id == spec.flow_id) {

@@ -193,14 +193,11 @@ impl IoStream {
             .map(|d| min_of(&spec.bs[d.index()]))
             .min()
             .unwrap_or(4096);
-        // Where this clone's area starts: offset (or offset=N%) plus
-        // clone_index * offset_increment (HOWTO "offset_increment").
+        // Where this clone's area starts: offset plus clone_index *
+        // offset_increment (HOWTO "offset_increment"), an offset=N% in
+        // bytes already (layout::resolve_offset_percent).
         let pct = |p: u32| (u128::from(region_len) * u128::from(p) / 100) as u64;
-        let start = spec
-            .offset_percent
-            .map_or(spec.offset, pct)
-            .saturating_add(u64::from(clone_index).saturating_mul(spec.offset_increment))
-            .min(region_len);
+        let start = spec.clone_offset(clone_index).min(region_len);
         // The file ends at filesize when one is given (the region may be
         // larger: another job's offset extends it, or the layout rounds
         // it up); fio's I/O stops at the file's real size.

@@ -968,10 +968,7 @@ pub fn setup(
             };
             setup_job(jobs, spec, &name, &info)?;
             let min_bs = std::array::from_fn(|d| spec.bs[d].bounds().0);
-            let file_offset = start
-                + spec
-                    .offset
-                    .saturating_add(u64::from(clone).saturating_mul(spec.offset_increment));
+            let file_offset = start + spec.clone_offset(clone);
             let io_size = spec
                 .size
                 .unwrap_or(len.saturating_sub(file_offset - start))

@@ -215,8 +215,9 @@ impl Machine {
         if let Some(err) = self.threads[ti].zone_reset_done.take() {
             self.threads[ti].fio.zone_reset_returned(now, err);
         }
-        if self.threads[ti].bop.is_some() {
-            // Back in a buffered call it slept in.
+        if self.threads[ti].bop.is_some() && self.threads[ti].iowq_cpu.is_none() {
+            // Back in a buffered call it slept in (an io-wq worker runs
+            // an io_uring write: the thread goes on with fio's loop).
             if let Some(end) = self.buffered_step(tid, now) {
                 self.queue.schedule(end, Ev::Submit(tid));
             }

@@ -17,6 +17,7 @@
 //! (`thread.rs`).
 
 mod buffered;
+mod offload;
 mod thread;
 
 use crate::mm::buffered::{BufferedOp, CacheParts, CacheState, CacheWait};
@@ -68,6 +69,11 @@ pub enum Ev {
     /// The io-wq worker running a thread's io_uring buffered write is done
     /// (io_uring/io-wq.c io_worker_handle_work): it posts the CQE.
     IowqDone(u32),
+    /// An offloaded request's submit worker runs its engine
+    /// (io_submit_mode=offload, `offload.rs`).
+    OffloadRun(u32),
+    /// An offloaded request's worker reaps it.
+    OffloadReap(u32),
     /// The block layer's own work (dispatch, issue, dev_freq_work).
     Block(BlockEvent),
     Device(DeviceSignal),
@@ -175,6 +181,10 @@ pub struct Machine {
     background: Option<(BackgroundWakeups, RngStream, u64)>,
     /// io_uring's buffered I/O, when a job does it.
     uring_buffered: Option<UringBuffered>,
+    /// CPU ns of io_submit_mode=offload's submit workers, when a job has
+    /// them.
+    offload_worker_ns: u64,
+    offload: bool,
 }
 
 pub struct MachineParts {
@@ -332,6 +342,8 @@ impl Machine {
                 .iter()
                 .any(|s| s.ioengine == IoEngine::IoUring && !s.direct)
                 .then(UringBuffered::default),
+            offload_worker_ns: 0,
+            offload: specs.iter().any(|s| s.io_submit_offload),
         }
     }
 
@@ -416,6 +428,8 @@ impl Machine {
                 Ev::Background(c) => self.background_wake(c, now),
                 Ev::SteadyTick => self.steady_tick(now),
                 Ev::IowqDone(t) => self.iowq_done(t, now),
+                Ev::OffloadRun(k) => self.offload_run(k, now),
+                Ev::OffloadReap(k) => self.offload_reap(k, now),
                 Ev::Block(BlockEvent::Dispatch(rq)) => self.block.dispatch(rq, now, blk_ctx!(self)),
                 Ev::Block(BlockEvent::Issue(rq)) => {
                     self.block.issue_to_driver(rq, now, blk_ctx!(self))
@@ -500,6 +514,9 @@ impl Machine {
         });
         if let Some((_, _, n)) = &self.background {
             extra["background_wakeups"] = serde_json::json!(n);
+        }
+        if self.offload {
+            extra["offload"] = serde_json::json!({ "worker_cpu_ns": self.offload_worker_ns });
         }
         if let Some(u) = self.uring_buffered {
             extra["io_uring_buffered"] = serde_json::json!({

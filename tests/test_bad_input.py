@@ -54,10 +54,10 @@ CASES = [
         ["job.fio:1", "time_based with read_iolog"],
     ),
     (
-        "buffered io_uring",
-        "[j]\nioengine=io_uring\nrw=read\nsize=1m\n",
+        "buffered io_uring with several calls in flight",
+        "[j]\nioengine=io_uring\nrw=read\nsize=1m\niodepth=4\n",
         [],
-        ["job.fio:1", "io_uring with buffered I/O", "io-wq"],
+        ["job.fio:1", "io_uring with buffered I/O", "iodepth > 1"],
     ),
     ("no size", "[j]\nioengine=psync\ndirect=1\nrw=read\n", [], ["job.fio:1", "size"]),
     (

@@ -327,6 +327,17 @@ impl Host {
         self.tasks[tid as usize].sys_ns += ns;
     }
 
+    /// `ns` of user time another thread of task `tid`'s process spent
+    /// (getrusage(RUSAGE_SELF) counts every thread of a process).
+    pub fn account_usr(&mut self, tid: u32, ns: Ns) {
+        self.tasks[tid as usize].usr_ns += ns;
+    }
+
+    /// The CPUs task `tid` may run on (its affinity).
+    pub fn task_allowed(&self, tid: u32) -> &[u32] {
+        &self.tasks[tid as usize].allowed
+    }
+
     /// Task `tid` spins on its core from `now` until `until` (thinktime's
     /// spin, a replay's busy wait): returns when the core is done. The
     /// caller books the spin as system time (`account_sys`) by its rule.

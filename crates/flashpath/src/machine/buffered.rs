@@ -20,6 +20,7 @@ use crate::mm::PAGE_SIZE;
 use crate::sim::queue::EventQueue;
 use crate::sim::Ns;
 use crate::types::{Ddir, IoUnit};
+use crate::workload::fio::IoEngine;
 
 /// The page cache's context over the machine's parts (the host, the block
 /// layer with its context, the event queue), borrowed beside the cache.
@@ -127,8 +128,23 @@ macro_rules! cache_io {
 impl Machine {
     /// fio's buffered read/write of `unit` from `now`: returns when the
     /// call returned, or None if the thread sleeps in it.
+    ///
+    /// io_uring (Linux 6.12 io_uring/rw.c) tries each call first without
+    /// blocking (IOCB_NOWAIT) inside io_uring_enter. A read whose pages are
+    /// cached copies them there and completes inline; one that misses
+    /// starts readahead, arms the page-unlock callback (io_rw_should_retry:
+    /// the block device's file has FOP_BUFFER_RASYNC, block/fops.c) and
+    /// io_uring_enter returns; the unlock queues task_work that finishes
+    /// the copy in the submitter's context. A write to a block device
+    /// cannot go without blocking (blkdev_write_iter returns EOPNOTSUPP
+    /// for IOCB_NOWAIT, which io_write turns into EAGAIN): it is punted to
+    /// an io-wq worker (`iowq_submit`).
     pub(super) fn buffered_submit(&mut self, tid: u32, unit: IoUnit, now: Ns) -> Option<Ns> {
         let ti = tid as usize;
+        if self.threads[ti].fio.engine == IoEngine::IoUring && unit.ddir == Ddir::Write {
+            self.iowq_submit(tid, unit, now);
+            return None;
+        }
         let call = self.cache.as_ref().map_or(0, |c| c.costs.call);
         // The call returns when the copy is done (`buffered_done`).
         let times = self.host.submit_call(tid, now, call, false);
@@ -178,6 +194,21 @@ impl Machine {
         // The reads this call needs go out from its CPU.
         let at = cache.submit_reads(ctx, cpu_id, at);
         if let Some(page) = wait {
+            let uring = self.threads[ti].fio.engine == IoEngine::IoUring;
+            if uring && self.threads[ti].uring_returned.is_none() {
+                // -EIOCBQUEUED: io_uring_enter returns (fio's issue time),
+                // and fio waits in io_uring_enter(IORING_ENTER_GETEVENTS)
+                // (engines/io_uring.c fio_ioring_getevents).
+                let returned = self.host.exit_kernel(tid, at);
+                self.block.rqs.get_mut(op.key).issue = returned;
+                self.threads[ti].uring_returned = Some(returned);
+                if let Some(u) = self.uring_buffered.as_mut() {
+                    u.async_reads += 1;
+                }
+                let entered = self.host.enter_to_wait(tid, returned);
+                self.cache_sleep(tid, CacheWait::Page(page), entered);
+                return None;
+            }
             self.cache_sleep(tid, CacheWait::Page(page), at);
             return None;
         }
@@ -207,10 +238,20 @@ impl Machine {
         };
         let t = &mut self.threads[ti];
         let rq = self.block.rqs.get_mut(op.key);
-        if !t.fio.sync {
+        let uring = t.fio.engine == IoEngine::IoUring;
+        // A read completed by task_work after io_uring_enter had returned
+        // keeps the issue time taken then.
+        let returned_early = uring && t.uring_returned.take().is_some();
+        if !returned_early && !t.fio.sync {
             // libaio's io_submit returned with the request already done
-            // (buffered aio runs in the submit call).
+            // (buffered aio runs in the submit call), as io_uring_enter
+            // does with a call that completed inline.
             rq.issue = end;
+            if uring {
+                if let Some(u) = self.uring_buffered.as_mut() {
+                    u.inline += 1;
+                }
+            }
         }
         self.breakdown.submit_ns += u128::from(end - rq.start);
         if rq.unit.ddir == Ddir::Write {
@@ -218,6 +259,154 @@ impl Machine {
         }
         t.fio.io_completed(op.key);
         end
+    }
+
+    /// io_uring's punt of thread `tid`'s buffered write of `unit` to an
+    /// io-wq worker (io_uring/io_uring.c io_queue_iowq, io_uring/io-wq.c):
+    /// io_uring_enter (fio's work, the entry, the refused IOCB_NOWAIT try,
+    /// io_wq_enqueue waking an idle bound worker, the exit) returns at
+    /// once, and that is fio's issue time (engines/io_uring.c
+    /// fio_ioring_queued). The worker, a thread of fio's process that may
+    /// run on any CPU of its cpuset (io_wq_create: cpuset_cpus_allowed,
+    /// not the submitter's affinity), is placed on the first idle CPU
+    /// other than the submitter's, else on the submitter's (an assumption
+    /// in the spirit of select_idle_sibling); it does the blocking write
+    /// there (`iowq_step`). A block device's writes are neither hashed nor
+    /// unbound (io_prep_async_work), so each has a bound worker of its own
+    /// up to io-wq's bound limit (min(SQ entries, 4 * CPUs)), which one
+    /// thread at fio's iodepth 1 never reaches. (A worker is created at the
+    /// first punt, create_io_worker; its creation is not modelled.)
+    fn iowq_submit(&mut self, tid: u32, unit: IoUnit, now: Ns) {
+        let ti = tid as usize;
+        let costs = self.host.costs();
+        let cpu = self.host.task_cpu(tid);
+        let worker = (0..self.host.ncpus())
+            .find(|&c| c != cpu && self.host.cpu_free(c))
+            .unwrap_or(cpu);
+        let ipi = if worker == cpu { 0 } else { costs.ipi };
+        let times = self.host.submit_call(tid, now, costs.wakeup + ipi, true);
+        let key = self.block.rqs.insert(Request::fio(
+            tid,
+            unit,
+            cpu,
+            now,
+            times.end,
+            times.user_done,
+            false,
+            0,
+        ));
+        let t = &mut self.threads[ti];
+        self.block.rqs.get_mut(key).ioprio = t.fio.ioprio_for(unit.ddir, unit.len);
+        t.fio.queued();
+        t.fio.count_think();
+        self.submitted_ios += 1;
+        t.bop = Some(BufferedOp {
+            key,
+            pos: unit.offset,
+            end: unit.offset + u64::from(unit.len),
+            woken: false,
+        });
+        t.iowq_cpu = Some(worker);
+        self.breakdown.submit_ns += u128::from(times.end - now);
+        if let Some(u) = self.uring_buffered.as_mut() {
+            u.iowq_punts += 1;
+        }
+        // The worker wakes: its CPU leaves idle, switches to it.
+        self.iowq_resume(tid, worker, times.end);
+        // fio goes on (it waits in io_uring_enter once its depth is full).
+        self.queue.schedule(times.end, Ev::Submit(tid));
+    }
+
+    /// The io-wq worker of thread `tid` on `cpu` is woken at `at` (by the
+    /// punt, or by the page or writeback it waited for) and goes on with
+    /// the write.
+    fn iowq_resume(&mut self, tid: u32, cpu: u32, at: Ns) {
+        let exit = self.host.wake_cpu(cpu, at);
+        self.host.make_runnable(cpu);
+        let switch = self.host.costs().context_switch;
+        let resumed = self.host.run_on(cpu, at + exit, 0, switch);
+        self.iowq_step(tid, cpu, resumed);
+    }
+
+    /// The worker's blocking write (io_write without IOCB_NOWAIT: the
+    /// call's copy into the cache and balance_dirty_pages), as
+    /// `buffered_step` does it for a thread, on the worker's `cpu` from
+    /// `now`. Its CPU time is the process's (an io-wq worker is a thread of
+    /// fio's process: getrusage(RUSAGE_SELF) counts it; fio's thread=1
+    /// reads RUSAGE_THREAD, which would not).
+    fn iowq_step(&mut self, tid: u32, cpu: u32, now: Ns) {
+        let ti = tid as usize;
+        let op = self.threads[ti].bop.expect("a punted write in progress");
+        let ddir = self.block.rqs.get(op.key).unit.ddir;
+        let call = if op.pos == self.block.rqs.get(op.key).unit.offset {
+            self.cache.as_ref().map_or(0, |c| c.costs.call)
+        } else {
+            0
+        };
+        cache_io!(self, cache, ctx);
+        let copied = cache.copy(op, ddir, &mut self.threads[ti].ra, now);
+        if let Some(at) = copied.dirty_timer {
+            ctx.queue.schedule(at, Ev::FlushTimer);
+        }
+        let (work, pos, wait) = (copied.work, copied.pos, copied.wait);
+        let at = ctx.host.run_on(cpu, now, 0, call + work);
+        let spent = ctx.host.cpu(cpu).scaled(call + work);
+        ctx.host.account_sys(tid, spent);
+        if let Some(u) = self.uring_buffered.as_mut() {
+            u.iowq_cpu_ns += spent;
+        }
+        if let Some(b) = self.threads[ti].bop.as_mut() {
+            b.pos = pos;
+        }
+        let at = cache.submit_reads(ctx, cpu, at);
+        let wait = match wait {
+            Some(page) => Some(CacheWait::Page(page)),
+            None => {
+                let dirty = cache.cache.nr_dirty() + cache.cache.nr_writeback();
+                if cache.limits.over_background(cache.cache.nr_dirty()) {
+                    cache.kick_flusher(ctx, cpu, at);
+                }
+                if cache.limits.throttles(dirty) {
+                    cache.throttled += 1;
+                    Some(CacheWait::Dirty)
+                } else {
+                    None
+                }
+            }
+        };
+        if let Some(why) = wait {
+            // The worker sleeps; its CPU may idle.
+            self.threads[ti].cache_wait = Some(why);
+            self.host.make_unrunnable(cpu);
+            self.cpu_idle(cpu, at);
+            return;
+        }
+        self.queue.schedule(at, Ev::IowqDone(tid));
+    }
+
+    /// The worker's write returned at `now`: it posts the CQE (io_req_
+    /// complete_post), which wakes fio waiting in io_uring_enter; the
+    /// worker goes back to sleep on its wait queue.
+    pub(super) fn iowq_done(&mut self, tid: u32, now: Ns) {
+        let ti = tid as usize;
+        let cpu = self.threads[ti].iowq_cpu.take().expect("a worker's write");
+        let op = self.threads[ti].bop.take().expect("a punted write");
+        let t = &mut self.threads[ti];
+        t.fio.write_done();
+        t.fio.io_completed(op.key);
+        let wake = self.host.task_state(tid) == TaskState::WaitIo && t.fio.enough_to_wake();
+        let mut at = now;
+        if wake {
+            let woken = self.host.wake_up(tid, cpu, now, now, false);
+            self.breakdown.wakeup_ns += u128::from(woken.wakeup);
+            if let Some(runs) = woken.runs_at {
+                self.queue.schedule(runs, Ev::Run(tid));
+            }
+            at = woken.waker_done;
+        }
+        self.host.make_unrunnable(cpu);
+        let busy = self.host.busy_until(cpu).max(at);
+        self.cpu_idle(cpu, busy);
     }
 
     /// The thread sleeps in its buffered call until `why` is over.
@@ -258,6 +447,21 @@ impl Machine {
         let mut at = at;
         for tid in 0..self.threads.len() {
             let t = &self.threads[tid];
+            if let (Some(cpu), Some(CacheWait::Page(p))) = (t.iowq_cpu, t.cache_wait) {
+                // An io-wq worker waits for this page, not the thread.
+                if !writeback && p >= first && p < first + pages {
+                    self.threads[tid].cache_wait = None;
+                    self.iowq_resume(tid as u32, cpu, at);
+                }
+                continue;
+            }
+            if let (Some(cpu), Some(CacheWait::Dirty)) = (t.iowq_cpu, t.cache_wait) {
+                if writeback && done.below_setpoint {
+                    self.threads[tid].cache_wait = None;
+                    self.iowq_resume(tid as u32, cpu, at);
+                }
+                continue;
+            }
             if self.host.task_state(tid as u32) != TaskState::WaitIo {
                 continue;
             }

@@ -17,6 +17,7 @@
 //! (`thread.rs`).
 
 mod buffered;
+mod offload;
 mod thread;
 
 use crate::mm::buffered::{BufferedOp, CacheParts, CacheState, CacheWait};
@@ -65,6 +66,14 @@ pub enum Ev {
     Background(u32),
     /// fio's helper thread checks steady state (once a second).
     SteadyTick,
+    /// The io-wq worker running a thread's io_uring buffered write is done
+    /// (io_uring/io-wq.c io_worker_handle_work): it posts the CQE.
+    IowqDone(u32),
+    /// An offloaded request's submit worker runs its engine
+    /// (io_submit_mode=offload, `offload.rs`).
+    OffloadRun(u32),
+    /// An offloaded request's worker reaps it.
+    OffloadReap(u32),
     /// The block layer's own work (dispatch, issue, dev_freq_work).
     Block(BlockEvent),
     Device(DeviceSignal),
@@ -129,6 +138,24 @@ struct Thread {
     /// (fio's `io_u_queued`), which the kernel has not seen yet.
     batch_submit: usize,
     batch: Vec<u32>,
+    /// io_uring on buffered I/O (Linux 6.12 io_uring/rw.c): the CPU of the
+    /// io-wq worker that runs the thread's buffered call, while one does
+    /// (`buffered::iowq_submit`); and when io_uring_enter returned for a
+    /// read that waits for its pages (-EIOCBQUEUED), if it did.
+    iowq_cpu: Option<u32>,
+    uring_returned: Option<Ns>,
+}
+
+/// What io_uring's buffered I/O did (the `"flashpath"` section's
+/// `io_uring_buffered`): calls done inline in io_uring_enter, reads that
+/// waited for their pages through the page-unlock callback and task_work,
+/// writes punted to an io-wq worker, and the workers' CPU time.
+#[derive(Clone, Copy, Debug, Default)]
+struct UringBuffered {
+    inline: u64,
+    async_reads: u64,
+    iowq_punts: u64,
+    iowq_cpu_ns: u64,
 }
 
 pub struct Machine {
@@ -152,6 +179,12 @@ pub struct Machine {
     cache: Option<CacheState>,
     /// Background wake-ups, their random intervals, and how many ran.
     background: Option<(BackgroundWakeups, RngStream, u64)>,
+    /// io_uring's buffered I/O, when a job does it.
+    uring_buffered: Option<UringBuffered>,
+    /// CPU ns of io_submit_mode=offload's submit workers, when a job has
+    /// them.
+    offload_worker_ns: u64,
+    offload: bool,
 }
 
 pub struct MachineParts {
@@ -238,6 +271,8 @@ impl Machine {
                 start_scheduled: false,
                 batch_submit,
                 batch: Vec::with_capacity(batch_submit.min(PREALLOC_DEPTH as usize)),
+                iowq_cpu: None,
+                uring_returned: None,
             });
         }
         // Room reserved up front for the I/O in flight, capped: fio takes
@@ -303,6 +338,12 @@ impl Machine {
             background: parts
                 .background
                 .map(|b| (b, RngStream::new(seed, "host.background_wakeups"), 0)),
+            uring_buffered: specs
+                .iter()
+                .any(|s| s.ioengine == IoEngine::IoUring && !s.direct)
+                .then(UringBuffered::default),
+            offload_worker_ns: 0,
+            offload: specs.iter().any(|s| s.io_submit_offload),
         }
     }
 
@@ -386,6 +427,9 @@ impl Machine {
                 Ev::FlushTimer => self.flush_timer(now),
                 Ev::Background(c) => self.background_wake(c, now),
                 Ev::SteadyTick => self.steady_tick(now),
+                Ev::IowqDone(t) => self.iowq_done(t, now),
+                Ev::OffloadRun(k) => self.offload_run(k, now),
+                Ev::OffloadReap(k) => self.offload_reap(k, now),
                 Ev::Block(BlockEvent::Dispatch(rq)) => self.block.dispatch(rq, now, blk_ctx!(self)),
                 Ev::Block(BlockEvent::Issue(rq)) => {
                     self.block.issue_to_driver(rq, now, blk_ctx!(self))
@@ -470,6 +514,17 @@ impl Machine {
         });
         if let Some((_, _, n)) = &self.background {
             extra["background_wakeups"] = serde_json::json!(n);
+        }
+        if self.offload {
+            extra["offload"] = serde_json::json!({ "worker_cpu_ns": self.offload_worker_ns });
+        }
+        if let Some(u) = self.uring_buffered {
+            extra["io_uring_buffered"] = serde_json::json!({
+                "inline": u.inline,
+                "async_read_retries": u.async_reads,
+                "iowq_punts": u.iowq_punts,
+                "iowq_cpu_ns": u.iowq_cpu_ns,
+            });
         }
         if let Some(qos) = self.block.dev_freq_qos.counters() {
             extra["dev_freq_qos"] = qos;

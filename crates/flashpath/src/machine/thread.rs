@@ -215,8 +215,9 @@ impl Machine {
         if let Some(err) = self.threads[ti].zone_reset_done.take() {
             self.threads[ti].fio.zone_reset_returned(now, err);
         }
-        if self.threads[ti].bop.is_some() {
-            // Back in a buffered call it slept in.
+        if self.threads[ti].bop.is_some() && self.threads[ti].iowq_cpu.is_none() {
+            // Back in a buffered call it slept in (an io-wq worker runs
+            // an io_uring write: the thread goes on with fio's loop).
             if let Some(end) = self.buffered_step(tid, now) {
                 self.queue.schedule(end, Ev::Submit(tid));
             }
@@ -278,6 +279,10 @@ impl Machine {
                     return;
                 }
                 Step::Submit(unit) => {
+                    if fio.offload {
+                        now = self.offload_submit(tid, unit, now);
+                        continue;
+                    }
                     if fio.buffered {
                         fio.count_think();
                         if let Some(end) = self.buffered_submit(tid, unit, now) {
@@ -693,21 +698,36 @@ impl Machine {
                 // Every fio I/O the request carries completes with it
                 // (block/merge.rs); the threads of those merged in from
                 // other threads hear of it before the request's own.
+                // An offloaded I/O wakes its submit worker instead
+                // (`offload.rs`), which reaps it later.
                 let mut k = key;
                 while k != NO_BIO {
                     let t = self.block.rqs.get(k).thread;
-                    self.threads[t as usize].fio.io_completed(k);
-                    k = self.block.next_bio(k);
+                    let next = self.block.next_bio(k);
+                    if self.threads[t as usize].fio.offload {
+                        self.offload_wake(k, cpu, at);
+                    } else {
+                        self.threads[t as usize].fio.io_completed(k);
+                    }
+                    k = next;
                 }
                 let mut k = self.block.next_bio(key);
                 while k != NO_BIO {
                     let t = self.block.rqs.get(k).thread;
-                    if t != thread && self.first_in_chain(key, k, t) {
+                    if t != thread
+                        && !self.threads[t as usize].fio.offload
+                        && self.first_in_chain(key, k, t)
+                    {
                         self.fio_completion(t, cpu, start, at, false);
                     }
                     k = self.block.next_bio(k);
                 }
-                self.fio_completion(thread, cpu, start, at, true);
+                if self.threads[thread as usize].fio.offload {
+                    let busy = self.host.busy_until(cpu).max(at);
+                    self.cpu_idle(cpu, busy);
+                } else {
+                    self.fio_completion(thread, cpu, start, at, true);
+                }
             }
             Completion::Signalled {
                 kind: kind @ (RqKind::Flush | RqKind::ZoneReset),

@@ -342,6 +342,9 @@ pub struct JobSpec {
     pub loops: u32,
 
     pub iodepth: u32,
+    /// io_submit_mode=offload: submit workers run the engine (fio's
+    /// rate-submit.c; `machine/offload.rs`).
+    pub io_submit_offload: bool,
     pub iodepth_batch_submit: u32,
     pub iodepth_batch_complete_min: u32,
     pub iodepth_batch_complete_max: u32,
@@ -659,6 +662,7 @@ impl Default for JobSpec {
             number_ios: None,
             loops: 1,
             iodepth: 1,
+            io_submit_offload: false,
             iodepth_batch_submit: 1,
             iodepth_batch_complete_min: 1,
             iodepth_batch_complete_max: 1,

@@ -663,20 +663,14 @@ pub static OPTIONS: &[OptDef] = &[
         BOOL,
         Handling::RefuseUnless(&["0"]),
     ),
-    // offload hands each I/O to one of iodepth worker threads, each with
-    // its own engine at iodepth 1 that queues the I/O and waits for it
-    // (rate-submit.c io_workqueue_fn; backend.c do_io workqueue_enqueue).
-    // Not modelled: those workers would be threads of the simulated host.
-    // fio 3.33 itself is unreliable here: on this project's 2-CPU machine a
-    // null-engine job with iodepth=4 never finished in 4 of 6 runs (size 4k
-    // and 1m, killed after 5 s), and iodepth 16 and 32 (t0010,
-    // fixed-rate-submission) never did; iodepth 1-3 finished. flashpath
-    // refuses the option by name rather than hang or guess.
+    // offload: the job's thread hands each I/O to one of iodepth submit
+    // workers, threads with their own engine at iodepth 1 that queue it
+    // and reap it (rate-submit.c, workqueue.c; machine/offload.rs).
     o(
         "io_submit_mode",
         &[],
         STR.values(&["inline", "offload"]),
-        Handling::RefuseUnless(&["inline"]),
+        sets(|s, g| s.io_submit_offload = g.v().eq_ignore_ascii_case("offload")),
     ),
     o(
         "size",

@@ -369,8 +369,14 @@ pub fn check_modelled(jobs: &JobFile) -> Result<()> {
             ));
         }
         let buffered = !spec.direct && spec.ioengine.moves_data();
-        let refused = if buffered && spec.ioengine == IoEngine::IoUring {
-            Some("io_uring with buffered I/O (direct=0: reads that miss the page cache go to io-wq workers) is not modelled by flashpath; set direct=1 or use libaio/psync")
+        if spec.io_submit_offload {
+            check_offload(jobs, spec, buffered)?;
+        }
+        // io_uring's buffered calls are modelled one at a time per thread
+        // (machine/buffered.rs): a read that waits for its pages, or a
+        // write an io-wq worker runs, while fio queues more is not.
+        let refused = if buffered && spec.ioengine == IoEngine::IoUring && spec.iodepth > 1 {
+            Some("io_uring with buffered I/O (direct=0) at iodepth > 1 (several calls in the page cache at once: reads waiting on page-unlock callbacks, writes on io-wq workers) is not modelled by flashpath; set iodepth=1 or direct=1")
         } else if spec.o_sync && buffered {
             Some("sync=1 / sync=dsync with direct=0 (O_SYNC buffered writes: a writeback and a cache flush in every write) is not modelled by flashpath; set direct=1")
         } else if spec.fsync_blocks > 0 && spec.ioengine == IoEngine::Null {
@@ -387,6 +393,62 @@ pub fn check_modelled(jobs: &JobFile) -> Result<()> {
                 format!("job '{}': {what}", spec.name),
             ));
         }
+    }
+    Ok(())
+}
+
+/// io_submit_mode=offload as fio 3.33 runs it (rate-submit.c,
+/// `machine/offload.rs`). fio refuses the engines flagged FIO_NO_OFFLOAD
+/// (io_uring, io_uring_cmd: ioengines.c check_engine_ops, then "failed to
+/// load engine"); flashpath models the submit workers for the null
+/// engine, the synchronous engines and libaio on direct I/O, and refuses
+/// by name what it does not model with them.
+fn check_offload(jobs: &JobFile, spec: &JobSpec, buffered: bool) -> Result<()> {
+    let refuse = |what: String| {
+        Err(InputError::new(
+            jobs.path.clone(),
+            Some(spec.line),
+            format!("job '{}': {what}", spec.name),
+        ))
+    };
+    if matches!(spec.ioengine, IoEngine::IoUring | IoEngine::IoUringCmd) {
+        return refuse(format!(
+            "{}: can't be used with offloaded submit. Use a sync engine (fio 3.33 then fails \
+             with 'failed to load engine')",
+            spec.ioengine.fio_name()
+        ));
+    }
+    let modelled = matches!(
+        spec.ioengine,
+        IoEngine::Null
+            | IoEngine::Sync
+            | IoEngine::Psync
+            | IoEngine::Vsync
+            | IoEngine::Pvsync
+            | IoEngine::Pvsync2
+            | IoEngine::Libaio
+    );
+    let unmodelled = [
+        (
+            !modelled,
+            "an engine other than null, the sync engines and libaio",
+        ),
+        (buffered, "buffered I/O (direct=0)"),
+        (spec.hipri, "hipri"),
+        (
+            spec.fsync_blocks > 0 || spec.end_fsync,
+            "fsync=N, fdatasync=N or end_fsync",
+        ),
+        (spec.iodepth_batch_submit > 1, "iodepth_batch_submit > 1"),
+        (spec.read_iolog.is_some(), "read_iolog"),
+        (spec.zones.mode != super::job::ZoneMode::None, "zonemode"),
+        (spec.verify.is_some(), "verify"),
+        (spec.latency_target > 0, "latency_target"),
+    ];
+    if let Some((_, what)) = unmodelled.iter().find(|(set, _)| *set) {
+        return refuse(format!(
+            "io_submit_mode=offload with {what} is not modelled by flashpath"
+        ));
     }
     Ok(())
 }

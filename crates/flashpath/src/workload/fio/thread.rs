@@ -121,8 +121,12 @@ pub struct FioThread {
     pub engine: IoEngine,
     /// A synchronous engine: one I/O per call, the call returns with it.
     pub sync: bool,
-    /// iodepth (1 for a synchronous engine).
+    /// iodepth (1 for a synchronous engine, unless offloaded).
     pub depth: u32,
+    /// io_submit_mode=offload: submit workers, each with the engine at
+    /// iodepth 1, queue and reap the I/Os (rate-submit.c); the thread only
+    /// hands them over, up to iodepth at a time.
+    pub offload: bool,
     complete_min: u32,
     /// iodepth_batch_complete_max: events one getevents call returns at
     /// most (fio's fixup_options raises an unset max to the min, so 1).
@@ -299,7 +303,13 @@ impl FioThread {
         seed: u64,
     ) -> FioThread {
         let sync = spec.ioengine.is_sync();
-        let depth = if sync { 1 } else { spec.iodepth.max(1) };
+        // With offload the io_us are the thread's (iodepth of them) and
+        // each worker's engine runs at iodepth 1 (io_workqueue_init_worker_fn).
+        let depth = if sync && !spec.io_submit_offload {
+            1
+        } else {
+            spec.iodepth.max(1)
+        };
         let mut res = JobResult {
             name: spec.name.clone(),
             description: spec.description.clone(),
@@ -357,6 +367,7 @@ impl FioThread {
             engine: spec.ioengine,
             sync,
             depth,
+            offload: spec.io_submit_offload,
             complete_min: spec.iodepth_batch_complete_min.max(1),
             complete_max: spec
                 .iodepth_batch_complete_max
@@ -933,6 +944,31 @@ impl FioThread {
         self.ios_since_think += 1;
     }
 
+    /// An offloaded I/O was reaped by its submit worker, whose getevents
+    /// returns it alone (its engine runs at iodepth 1): it is no longer
+    /// in flight, and it counts in io_u_mark_complete's first bucket.
+    /// (The null engine's worker completes in its queue call, with no
+    /// getevents: no bucket, as the real fio 3.33 reports it.)
+    pub fn offload_reaped(&mut self) {
+        self.inflight -= 1;
+        if self.log_done_at.is_none() && self.engine != IoEngine::Null {
+            self.res.iodepth_complete[batch_bucket(1)] += 1.0;
+        }
+    }
+
+    /// An I/O went to a submit worker: in flight until the worker reaps
+    /// it. fio counts the depth and the submission in the worker's
+    /// statistics, whose engine runs at iodepth 1 (the real fio 3.33
+    /// reports depth 1 for every I/O, and no submission bucket for the
+    /// null engine).
+    pub fn offload_queued(&mut self) {
+        self.inflight += 1;
+        note_depth(&mut self.res, 1);
+        if self.engine != IoEngine::Null {
+            self.res.iodepth_submit[batch_bucket(1)] += 1.0;
+        }
+    }
+
     /// Request `key` completed: ready for the next getevents.
     pub fn io_completed(&mut self, key: u32) {
         self.inflight -= 1;
@@ -1050,7 +1086,9 @@ impl FioThread {
         // engines/null.c null_init: at iodepth 1 the null engine is
         // FIO_SYNCIO (no submission latency); deeper, its commit sets the
         // issue time (FIO_ASYNCIO_SETS_ISSUE_TIME) and fio records slat.
-        let null_sync = self.engine == IoEngine::Null && self.depth == 1;
+        // An offloaded I/O's statistics are its worker's, whose engine runs
+        // at iodepth 1.
+        let null_sync = self.engine == IoEngine::Null && (self.depth == 1 || self.offload);
         let has_slat = !(self.sync || null_sync);
         if has_slat {
             d.slat.record(issue - start);

@@ -34,8 +34,8 @@ use crate::profile::range;
 use crate::sim::queue::{EventQueue, Timer};
 use crate::sim::slab::Slab;
 use crate::sim::Ns;
-use crate::types::Hint;
 use crate::types::{Ddir, IoUnit, IrqCpu};
+use crate::types::{Hint, Op};
 use std::collections::VecDeque;
 
 pub use crate::host::pm_qos::{DevFreqQos, QosAction};
@@ -157,6 +157,10 @@ pub struct Request {
     /// (blk_mq_insert_request puts it on the dispatch list), no zone write
     /// plug, not in the disk's statistics (blk_do_io_stat).
     pub passthrough: bool,
+    /// A passthrough write's command when it is not WRITE (fio's sg
+    /// engine's sg_write_mode: VERIFY, WRITE SAME, WRITE AND VERIFY);
+    /// `Op::Write` otherwise.
+    pub write_op: Op,
     /// The data placement directive its command carries (an
     /// io_uring_cmd's DTYPE and DSPEC, which nvme_uring_cmd_io copies
     /// into the NVMe command's CDW12/13 as given). Linux 6.12's block
@@ -200,6 +204,7 @@ impl Request {
             fua: false,
             ioprio: 0,
             passthrough: false,
+            write_op: Op::Write,
             hint: Hint::None,
         }
     }

@@ -301,6 +301,7 @@ impl BlockLayer {
             op: match rq.kind {
                 RqKind::Flush => Op::Flush,
                 RqKind::ZoneReset => Op::ZoneMgmt(ZoneAction::Reset),
+                _ if rq.unit.ddir == Ddir::Write => rq.write_op,
                 _ => Op::of_ddir(rq.unit.ddir),
             },
             fua: seq.fua,

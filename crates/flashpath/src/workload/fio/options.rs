@@ -593,14 +593,15 @@ pub static OPTIONS: &[OptDef] = &[
                     // when ioengine changes).
                     if d.spec.ioengine != io {
                         d.spec.hipri = false;
+                        d.spec.sg_write_mode = super::job::SgWriteMode::Write;
                     }
                     d.spec.ioengine = io;
                     Ok(())
                 }
                 None if KNOWN_ENGINES.contains(&e) => Err(format!(
                     "ioengine '{e}' is not modelled by flashpath (modelled: sync, psync, vsync, \
-                     pvsync, pvsync2, libaio, io_uring, posixaio, null, sg, io_uring_cmd, falloc, \
-                     ftruncate)"
+                     pvsync, pvsync2, libaio, io_uring, posixaio, null, sg, io_uring_cmd, libzbc, \
+                     falloc, ftruncate)"
                 )),
                 None => {
                     let hint = if e.len() <= 64 {
@@ -1835,10 +1836,10 @@ pub static OPTIONS: &[OptDef] = &[
     o("dir", &[], STORE, Handling::Inert("profile")),
     o("test-duration", &[], TIME_US, Handling::Inert("profile")),
     o("threads-per-queue", &[], INT, Handling::Inert("profile")),
-    // The sg engine's SCSI write command (engines/sg.c, fio 3.33
-    // --enghelp=sg): only WRITE(10)/(16) is modelled; VERIFY with BYTCHK
-    // compares the device's stored data with the buffer, and WRITE SAME
-    // writes data flashpath's devices do not keep either.
+    // The sg engine's SCSI write command (engines/sg.c fio_sgio_prep,
+    // fio 3.33 --enghelp=sg): what the device makes of each is its own
+    // (driver/ufs). WRITE STREAM(16) needs a stream the engine opens with
+    // stream_id's GET STREAM STATUS, which no device here has.
     e(
         "sg_write_mode",
         &["sg"],
@@ -1853,7 +1854,19 @@ pub static OPTIONS: &[OptDef] = &[
             "verify_bytchk_11",
             "write_stream",
         ]),
-        Handling::RefuseUnless(&["write"]),
+        resolves(
+            |d, g| match super::job::SgWriteMode::from_fio_name(g.v().trim()) {
+                Some(m) => {
+                    d.spec.sg_write_mode = m;
+                    Ok(())
+                }
+                None => Err(
+                    "sg_write_mode=write_stream (WRITE STREAM(16) on a SCSI stream) is \
+                         not modelled by flashpath: no device here has SCSI streams"
+                        .into(),
+                ),
+            },
+        ),
     ),
     // Engine options (fio 3.33 --enghelp). hipri: io_uring (IORING_SETUP_IOPOLL)
     // and pvsync2 (RWF_HIPRI); libaio has no hipri in 3.33.

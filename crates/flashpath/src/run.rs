@@ -445,7 +445,7 @@ fn prepare_checked<'a>(
             .driver
             .sg_io()
             .then(|| model.driver.logical_block_size()),
-        !disk_zones.report.is_empty(),
+        model.driver.zoned().is_some(),
         model.driver.nvme_generic(),
         &disk.name,
     )?;

@@ -544,6 +544,39 @@ impl<E> Driver<E> for Ufs {
             conventional_zones: z.conventional,
         })
     }
+    /// sd_zbc_report_zones (drivers/scsi/sd_zbc.c): REPORT ZONES of the
+    /// host-managed LU as probed, before any I/O: its conventional zones
+    /// (BLK_ZONE_TYPE_CONVENTIONAL, condition NOT_WP, write pointer at
+    /// the zone's end as ZBC reports it undefined and sd_zbc_parse_report
+    /// sets it so), then sequential write required zones, empty. ZBC has
+    /// no zone capacity: sd_zbc sets it to the zone's length.
+    fn report_zones(&self) -> Vec<crate::types::BlkZone> {
+        let Some(z) = self.dev.layer().zones() else {
+            return Vec::new();
+        };
+        (0..u64::from(z.zones))
+            .map(|i| {
+                let conventional = i < u64::from(z.conventional);
+                let start = i * z.zone_bytes;
+                crate::types::BlkZone {
+                    start,
+                    len: z.zone_bytes,
+                    capacity: z.zone_bytes,
+                    wp: if conventional {
+                        start + z.zone_bytes
+                    } else {
+                        start
+                    },
+                    conventional,
+                    cond: if conventional {
+                        crate::types::BlkZoneCond::NotWp
+                    } else {
+                        crate::types::BlkZoneCond::Empty
+                    },
+                }
+            })
+            .collect()
+    }
     /// A UFS logical unit is a SCSI disk (sd): SG_IO reaches ufshcd's
     /// queuecommand as any SCSI command.
     fn sg_io(&self) -> bool {

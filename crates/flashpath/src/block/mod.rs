@@ -338,6 +338,12 @@ pub struct BlockLayer {
     pub zone_plugs: Option<zoned::ZoneWritePlugs>,
     /// Passthrough requests issued (SG_IO).
     pub passthrough: u64,
+    /// Passthrough Zone Appends completed (io_uring_cmd's
+    /// write_mode=zone_append), and those whose LBA the device returned
+    /// (the completion's result, io_uring's big CQE) is not the offset fio
+    /// chose (zbd.c's write pointer, io_u->offset): fio reads no result.
+    pub zone_appends: u64,
+    pub appends_moved: u64,
     hybrid_sleeps: u64,
     hybrid_sleep_ns: u128,
     /// The queue's I/O scheduler; `None` is `none` (no elevator).
@@ -395,6 +401,8 @@ impl BlockLayer {
             max_discard_sectors: u64::from(u32::MAX) >> 9,
             zone_plugs: None,
             passthrough: 0,
+            zone_appends: 0,
+            appends_moved: 0,
             write_cache: Default::default(),
             polled_irq,
             irq_delay,
@@ -475,6 +483,11 @@ impl BlockLayer {
         }
         if let Some(c) = self.elevator.as_deref().and_then(|e| e.counters()) {
             v["iosched"] = c;
+        }
+        // Only a run with zone appends shows where they landed.
+        if self.zone_appends > 0 {
+            v["zone_appends"] = self.zone_appends.into();
+            v["appends_off_fio_offset"] = self.appends_moved.into();
         }
         // Only a run with passthrough requests shows them.
         if self.passthrough > 0 {

@@ -423,6 +423,9 @@ pub struct JobSpec {
     pub hipri: bool,
     /// sg_write_mode=: the SCSI command the sg engine sends for a write.
     pub sg_write_mode: SgWriteMode,
+    /// io_uring_cmd's write_mode=zone_append (fio after 3.41, commit
+    /// ebf4b46d): its writes are NVMe Zone Appends.
+    pub zone_append: bool,
     /// prioclass= and prio=: the class and level fio's thread sets with
     /// ioprio_set before its I/O (backend.c thread_main); None when
     /// neither is given.
@@ -725,6 +728,7 @@ impl Default for JobSpec {
             io_mem: crate::mm::thp::IoMem::Malloc,
             hipri: false,
             sg_write_mode: SgWriteMode::Write,
+            zone_append: false,
             prioclass: None,
             prio: None,
             cmdprio_percentage: [0; 2],

@@ -594,6 +594,7 @@ pub static OPTIONS: &[OptDef] = &[
                     if d.spec.ioengine != io {
                         d.spec.hipri = false;
                         d.spec.sg_write_mode = super::job::SgWriteMode::Write;
+                        d.spec.zone_append = false;
                     }
                     d.spec.ioengine = io;
                     Ok(())
@@ -1927,6 +1928,29 @@ pub static OPTIONS: &[OptDef] = &[
     ),
     e("force_async", URING, INT, Handling::RefuseUnless(&["0"])),
     e("cmd_type", URING, STR.values(&["nvme"]), Handling::Ignore),
+    // io_uring_cmd's write command (engines/io_uring.c str_write_mode_cb;
+    // not in fio 3.33: write, uncor, zeroes and verify came after it, and
+    // zone_append with commit ebf4b46d, 2026). Only write and zone_append
+    // are modelled, one mode per job (no mix ratios).
+    e(
+        "write_mode",
+        &["io_uring_cmd"],
+        STR,
+        resolves(|d, g| match g.v().trim() {
+            "write" => {
+                d.spec.zone_append = false;
+                Ok(())
+            }
+            "zone_append" => {
+                d.spec.zone_append = true;
+                Ok(())
+            }
+            v => Err(not_modelled(&format!(
+                "write_mode={} (modelled: write, zone_append)",
+                clip(v)
+            ))),
+        }),
+    ),
     e("userspace_reap", &["libaio"], SET, Handling::Ignore),
 ];
 

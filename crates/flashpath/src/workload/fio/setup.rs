@@ -6,7 +6,7 @@
 
 use crate::block::QueueSettings;
 use crate::error::{InputError, Result};
-use crate::workload::fio::{BlockSize, IoEngine, JobFile, JobSpec, RandomDistribution};
+use crate::workload::fio::{BlockSize, IoEngine, JobFile, JobSpec, RandomDistribution, ZoneMode};
 use crate::workload::Ddir;
 
 /// fio 3.33 keeps its jobs in shared-memory segments of 8 (JOBS_PER_SEG)
@@ -441,6 +441,11 @@ pub fn check_passthrough(
             _ if zbc => "ioengine libzbc only works on block or character devices (fio: wrong \
                          file type, EINVAL); name the zoned disk with filename=/dev/..."
                 .to_string(),
+            _ if uring && spec.zone_append && spec.zones.mode != ZoneMode::Zbd => {
+                "write_mode=zone_append needs zonemode=zbd (fio: 'io_uring_cmd with \
+                 write_mode=zone_append requires zonemode=zbd')"
+                    .to_string()
+            }
             Some(f) if uring && f.starts_with("/dev/ng") && nvme => continue,
             Some(f) if uring && f.starts_with("/dev/ng") => format!(
                 "{f} is not an NVMe namespace's generic character device ({disk}'s driver has \

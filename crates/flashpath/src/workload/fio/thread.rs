@@ -455,6 +455,7 @@ impl FioThread {
             fua_writes: spec.o_sync && spec.direct && spec.ioengine.moves_data(),
             write_op: match spec.ioengine {
                 IoEngine::Sg => spec.sg_write_mode.op(),
+                IoEngine::IoUringCmd if spec.zone_append => crate::types::Op::ZoneAppend,
                 _ => crate::types::Op::Write,
             },
             invalidate: spec.invalidate,

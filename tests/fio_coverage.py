@@ -75,6 +75,9 @@ LOCAL_ENGINES = frozenset(
 # test_fio_fails_these_jobs_with_its_message). A job counts as "fails as
 # fio fails" when flashpath refuses it and its message carries fio's line.
 SIZE_BELOW_BS = "size too small, must not be less than minimum block size: 4000 < 4096"
+SG_NOT_SCSI = (
+    "ioengine sg unable to successfully execute read capacity to get block size and maximum lba"
+)
 FAILS_AS_FIO: dict[str, str] = {
     # filesetup.c total_file_size: no size= and no existing file to size.
     "examples/butterfly.fio": "you need to specify size=",
@@ -103,6 +106,12 @@ FAILS_AS_FIO: dict[str, str] = {
     # io_uring/rw.c io_iopoll_check / the file's missing ->iopoll: polled
     # I/O on a queue without poll queues fails with EOPNOTSUPP (err=95).
     "real-runs/iouring-hipri/job.fio": "Operation not supported",
+    # engines/sg.c fio_sgio_get_file_size: on a block device that is not
+    # SCSI (the nullblk disk; a loop device for the real-fio check) SG_IO's
+    # READ CAPACITY fails with ENOTTY before any I/O.
+    "examples/sg_verify.fio": SG_NOT_SCSI,
+    "examples/sg_verify-fail.fio": SG_NOT_SCSI,
+    "examples/sg_write_same_ndob.fio": SG_NOT_SCSI,
 }
 
 

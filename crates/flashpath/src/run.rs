@@ -445,7 +445,11 @@ fn prepare_checked<'a>(
     check_polled(jobs, &model.settings, disk.can_poll)?;
     crate::workload::fio::setup::check_passthrough(
         jobs,
-        model.driver.sg_io(),
+        model
+            .driver
+            .sg_io()
+            .then(|| model.driver.logical_block_size()),
+        model.driver.zoned().is_some(),
         model.driver.nvme_generic(),
         &disk.name,
     )?;

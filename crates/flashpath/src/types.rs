@@ -83,6 +83,21 @@ pub enum Op {
     /// Write at the zone's write pointer (NVMe ZNS Zone Append,
     /// REQ_OP_ZONE_APPEND); the completion's result is the LBA written.
     ZoneAppend,
+    /// SCSI VERIFY (SBC-4 5.32/5.34), sent only through SG_IO (fio's sg
+    /// engine, `sg_write_mode=verify_bytchk_*`): the device checks the
+    /// range on its medium; BYTCHK 0 moves no data, 1 compares a data-out
+    /// buffer of the whole range, 3 one block replicated over it.
+    Verify {
+        bytchk: u8,
+    },
+    /// SCSI WRITE SAME(10/16) (SBC-4 5.50-5.52) through SG_IO: one block
+    /// out, replicated over the range; with NDOB no data out (zeroes).
+    WriteSame {
+        ndob: bool,
+    },
+    /// SCSI WRITE AND VERIFY(10/16) (SBC-4 5.45) through SG_IO, BYTCHK 0:
+    /// a write the device reads back from its medium before it answers.
+    WriteVerify,
 }
 
 impl Op {

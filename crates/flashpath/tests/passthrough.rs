@@ -98,9 +98,9 @@ fn sg_writes_on_a_zoned_lu_meet_the_zone_rules() {
 }
 
 /// What sg cannot do here is refused by name: a disk that is not SCSI,
-/// a regular file, and the SCSI commands that compare or replicate data
-/// (VERIFY with BYTCHK, WRITE SAME: fio's examples/sg_verify.fio and
-/// sg_write_same_ndob.fio).
+/// a regular file, and I/O that is not whole logical blocks of the LU
+/// (fio's examples/sg_verify.fio writes 512-byte blocks; a UFS LU's are
+/// 4 KiB, and fio_sgio_prep fails such an I/O with EINVAL).
 #[test]
 fn sg_refusals_name_the_reason() {
     let nvme = refusal(
@@ -108,7 +108,12 @@ fn sg_refusals_name_the_reason() {
         "nvme-d7p5510-3t84",
     );
     assert!(
-        nvme.contains("is not a SCSI disk") && nvme.contains("ENOTTY"),
+        nvme.contains("is not a SCSI disk")
+            && nvme.contains("ENOTTY")
+            && nvme.contains(
+                "ioengine sg unable to successfully execute read capacity to get block size \
+                 and maximum lba"
+            ),
         "{nvme}"
     );
     let file = refusal(
@@ -125,9 +130,95 @@ fn sg_refusals_name_the_reason() {
         "ufs41-snapdragon",
     );
     assert!(
-        verify.contains("job.fio:7") && verify.contains("accepted only as sg_write_mode=write"),
+        verify.contains("job.fio:1")
+            && verify.contains("a 512-byte I/O is not whole 4096-byte logical blocks")
+            && verify.contains("read/write not sector aligned"),
         "{verify}"
     );
+    let stream = refusal(
+        "[j]\nioengine=sg\nrw=write\nbs=4k\nnumber_ios=2\nfilename=/dev/sda\n\
+         sg_write_mode=write_stream\n",
+        "ufs41-snapdragon",
+    );
+    assert!(
+        stream.contains("job.fio:7") && stream.contains("write_stream"),
+        "{stream}"
+    );
+}
+
+/// The same 20 blocks read back by READ(10) and checked by VERIFY(10)
+/// with BYTCHK 0 (`sg_write_mode=verify_bytchk_00`, a write in fio's
+/// accounting): both read the medium, but VERIFY has no DATA IN phase, so
+/// the link carries exactly one DATA IN UPIU (header and 4 KiB) less per
+/// command, and each command ends sooner.
+#[test]
+fn sg_verify_reads_the_medium_with_no_data_phase() {
+    let job = |second: &str| {
+        format!(
+            "[global]\nioengine=sg\nbs=4k\nnumber_ios=20\nfilename=/dev/sda\nstonewall\n\
+             [precon]\nrw=write\n[check]\n{second}\n"
+        )
+    };
+    let read = json(&run(&job("rw=read"), "ufs21-64g", &[]));
+    let verify = json(&run(
+        &job("rw=write\nsg_write_mode=verify_bytchk_00"),
+        "ufs21-64g",
+        &[],
+    ));
+    for j in [&read, &verify] {
+        assert_eq!(j["jobs"][0]["error"], 0);
+        assert_eq!(j["jobs"][1]["error"], 0);
+    }
+    assert_eq!(verify["jobs"][1]["write"]["total_ios"], 20);
+    assert_eq!(verify["jobs"][1]["write"]["io_bytes"], 20 * 4096);
+    assert_eq!(read["flashpath"]["driver"]["reads"], 20);
+    assert_eq!(verify["flashpath"]["driver"]["verifies"], 20);
+    assert_eq!(verify["flashpath"]["driver"]["reads"], 0);
+    // The precon job's writes are the same in both runs.
+    assert_eq!(
+        read["flashpath"]["driver"]["writes"],
+        verify["flashpath"]["driver"]["writes"]
+    );
+    let up = |j: &serde_json::Value| j["flashpath"]["driver"]["link_bytes_up"].as_u64().unwrap();
+    assert_eq!(up(&read) - up(&verify), 20 * (32 + 4096));
+    let lat = |j: &serde_json::Value, d: &str| j["jobs"][1][d]["clat_ns"]["mean"].as_f64().unwrap();
+    assert!(
+        lat(&verify, "write") < lat(&read, "read"),
+        "verify {} vs read {}",
+        lat(&verify, "write"),
+        lat(&read, "read")
+    );
+}
+
+/// The commands a UFS LU does not have (WRITE SAME, WRITE AND VERIFY) and
+/// VERIFY with a data compare end with CHECK CONDITION on the first
+/// command; SG_IO flags it and fio's sg engine fails the I/O with EIO,
+/// which ends the job (err=5).
+#[test]
+fn sg_commands_a_ufs_lu_lacks_fail_the_job_with_eio() {
+    for mode in [
+        "write_same",
+        "write_same_ndob",
+        "write_and_verify",
+        "verify",
+        "verify_bytchk_01",
+        "verify_bytchk_11",
+    ] {
+        let job = format!(
+            "[j]\nioengine=sg\nrw=write\nbs=4k\nnumber_ios=8\nfilename=/dev/sda\n\
+             sg_write_mode={mode}\n"
+        );
+        let out = run(&job, "ufs21-64g", &[]);
+        let j = json(&out);
+        assert_eq!(out.failed_jobs(), 1, "{mode}");
+        assert_eq!(j["jobs"][0]["error"], 5, "{mode}");
+        assert_eq!(j["flashpath"]["driver"]["check_conditions"], 1, "{mode}");
+        assert_eq!(
+            j["flashpath"]["driver"]["writes"], 0,
+            "{mode}: no data moved"
+        );
+        assert!(j["flashpath"]["driver"].get("verifies").is_none(), "{mode}");
+    }
 }
 
 /// io_uring_cmd on a zoned namespace's generic character device: eight

@@ -128,6 +128,20 @@ impl BlockLayer {
             ctx.driver_ran_on(ran_on);
             return Completion::PostFlush;
         }
+        // A Zone Append's completion carries the LBA the device wrote
+        // (nvme_uring_cmd_end_io puts the result in the big CQE); fio
+        // keeps io_u->offset, the write pointer zbd.c chose, and reads no
+        // result (engines/io_uring.c fio_ioring_cmd_event): counted where
+        // the two differ.
+        if self.rqs.get(key).write_op == Op::ZoneAppend && status == BlkStatus::Ok {
+            let (driver, _) = ctx.driver_call();
+            if let Some(lba) = driver.take_result(key) {
+                self.zone_appends += 1;
+                if lba != self.rqs.get(key).bio.offset {
+                    self.appends_moved += 1;
+                }
+            }
+        }
         // Every fio I/O merged into the request ends with its status
         // (blk_update_request -> bio_endio of each bio).
         let errno = blk_status_to_errno(status);

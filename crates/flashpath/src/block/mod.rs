@@ -34,8 +34,8 @@ use crate::profile::range;
 use crate::sim::queue::{EventQueue, Timer};
 use crate::sim::slab::Slab;
 use crate::sim::Ns;
-use crate::types::Hint;
 use crate::types::{Ddir, IoUnit, IrqCpu};
+use crate::types::{Hint, Op};
 use std::collections::VecDeque;
 
 pub use crate::host::pm_qos::{DevFreqQos, QosAction};
@@ -157,6 +157,10 @@ pub struct Request {
     /// (blk_mq_insert_request puts it on the dispatch list), no zone write
     /// plug, not in the disk's statistics (blk_do_io_stat).
     pub passthrough: bool,
+    /// A passthrough write's command when it is not WRITE (fio's sg
+    /// engine's sg_write_mode: VERIFY, WRITE SAME, WRITE AND VERIFY);
+    /// `Op::Write` otherwise.
+    pub write_op: Op,
     /// The data placement directive its command carries (an
     /// io_uring_cmd's DTYPE and DSPEC, which nvme_uring_cmd_io copies
     /// into the NVMe command's CDW12/13 as given). Linux 6.12's block
@@ -200,6 +204,7 @@ impl Request {
             fua: false,
             ioprio: 0,
             passthrough: false,
+            write_op: Op::Write,
             hint: Hint::None,
         }
     }
@@ -333,6 +338,12 @@ pub struct BlockLayer {
     pub zone_plugs: Option<zoned::ZoneWritePlugs>,
     /// Passthrough requests issued (SG_IO).
     pub passthrough: u64,
+    /// Passthrough Zone Appends completed (io_uring_cmd's
+    /// write_mode=zone_append), and those whose LBA the device returned
+    /// (the completion's result, io_uring's big CQE) is not the offset fio
+    /// chose (zbd.c's write pointer, io_u->offset): fio reads no result.
+    pub zone_appends: u64,
+    pub appends_moved: u64,
     hybrid_sleeps: u64,
     hybrid_sleep_ns: u128,
     /// The queue's I/O scheduler; `None` is `none` (no elevator).
@@ -390,6 +401,8 @@ impl BlockLayer {
             max_discard_sectors: u64::from(u32::MAX) >> 9,
             zone_plugs: None,
             passthrough: 0,
+            zone_appends: 0,
+            appends_moved: 0,
             write_cache: Default::default(),
             polled_irq,
             irq_delay,
@@ -470,6 +483,11 @@ impl BlockLayer {
         }
         if let Some(c) = self.elevator.as_deref().and_then(|e| e.counters()) {
             v["iosched"] = c;
+        }
+        // Only a run with zone appends shows where they landed.
+        if self.zone_appends > 0 {
+            v["zone_appends"] = self.zone_appends.into();
+            v["appends_off_fio_offset"] = self.appends_moved.into();
         }
         // Only a run with passthrough requests shows them.
         if self.passthrough > 0 {

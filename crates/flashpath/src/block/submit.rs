@@ -296,16 +296,26 @@ impl BlockLayer {
         // without FUA (an eMMC card's cache without reliable writes) the
         // write goes as a plain one and `complete` sends the post-flush.
         let seq = flush_policy(self.write_cache, rq.unit.len > 0, false, rq.fua);
+        let op = match rq.kind {
+            RqKind::Flush => Op::Flush,
+            RqKind::ZoneReset => Op::ZoneMgmt(ZoneAction::Reset),
+            _ if rq.unit.ddir == Ddir::Write => rq.write_op,
+            _ => Op::of_ddir(rq.unit.ddir),
+        };
+        // A Zone Append names its zone by the zone's start: fio's
+        // io_uring_cmd sends it there (engines/nvme.c
+        // fio_nvme_uring_cmd_prep, fio commit ebf4b46d: `io_u->offset &
+        // ~(zone_size - 1)`), the device picks the LBA.
+        let offset = match (op, &self.zone_plugs) {
+            (Op::ZoneAppend, Some(p)) => p.zone_start(rq.unit.offset),
+            _ => rq.unit.offset,
+        };
         let drq = DriverRq {
             tag: key,
-            op: match rq.kind {
-                RqKind::Flush => Op::Flush,
-                RqKind::ZoneReset => Op::ZoneMgmt(ZoneAction::Reset),
-                _ => Op::of_ddir(rq.unit.ddir),
-            },
+            op,
             fua: seq.fua,
             ddir: rq.unit.ddir,
-            offset: rq.unit.offset,
+            offset,
             len: rq.unit.len,
             polled: rq.polled,
             cpu: rq.cpu,

@@ -57,6 +57,11 @@ impl ZoneWritePlugs {
         }
     }
 
+    /// The start of the zone `offset` is in.
+    pub fn zone_start(&self, offset: u64) -> u64 {
+        offset / self.zone_bytes * self.zone_bytes
+    }
+
     #[inline]
     fn zone(&self, offset: u64) -> usize {
         ((offset / self.zone_bytes) as usize).min(self.owner.len() - 1)

@@ -268,7 +268,12 @@ impl BlockBackend for FlashDevice {
             Op::Write => Completion::ok(self.write(at, lpn, n)),
             Op::Trim => Completion::ok(self.trim(at, lpn, n)),
             Op::Flush => Completion::ok(self.flush(at)),
-            Op::WriteZeroes | Op::ZoneMgmt(_) | Op::ZoneAppend => Completion::unsupported(at),
+            Op::WriteZeroes
+            | Op::ZoneMgmt(_)
+            | Op::ZoneAppend
+            | Op::Verify { .. }
+            | Op::WriteSame { .. }
+            | Op::WriteVerify => Completion::unsupported(at),
         }
     }
 }

@@ -407,7 +407,12 @@ impl NvmeFlashSsd {
                 }
             }
             Op::Trim => self.layer.trim(t, offset, len),
-            Op::Flush | Op::WriteZeroes | Op::ZoneMgmt(_) => {
+            Op::Flush
+            | Op::WriteZeroes
+            | Op::ZoneMgmt(_)
+            | Op::Verify { .. }
+            | Op::WriteSame { .. }
+            | Op::WriteVerify => {
                 unreachable!("not a data command")
             }
         }
@@ -504,7 +509,10 @@ impl NvmeFlashSsd {
             Op::Flush => Completion::ok(self.flush(at)),
             Op::ZoneAppend => self.data_command(at, cmd.op, cmd.offset, cmd.len, xfer),
             Op::ZoneMgmt(action) => self.zone_command(at, action, cmd.offset),
-            Op::WriteZeroes => Completion::unsupported(at),
+            // SCSI commands (SG_IO) never reach an NVMe controller.
+            Op::WriteZeroes | Op::Verify { .. } | Op::WriteSame { .. } | Op::WriteVerify => {
+                Completion::unsupported(at)
+            }
         }
     }
 

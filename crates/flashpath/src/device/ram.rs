@@ -81,9 +81,12 @@ impl BlockBackend for RamDevice {
             // zeroed).
             Op::Read | Op::Write | Op::Trim => cmd.len,
             Op::Flush => 0,
-            Op::WriteZeroes | Op::ZoneMgmt(_) | Op::ZoneAppend => {
-                return Completion::unsupported(at)
-            }
+            Op::WriteZeroes
+            | Op::ZoneMgmt(_)
+            | Op::ZoneAppend
+            | Op::Verify { .. }
+            | Op::WriteSame { .. }
+            | Op::WriteVerify => return Completion::unsupported(at),
         };
         let service = self.service_ns(len);
         let start = if self.serial {

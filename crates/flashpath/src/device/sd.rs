@@ -79,9 +79,12 @@ impl BlockBackend for SdCard {
         let ddir = match cmd.op {
             Op::Read => Ddir::Read,
             Op::Write | Op::Trim | Op::Flush => Ddir::Write,
-            Op::WriteZeroes | Op::ZoneMgmt(_) | Op::ZoneAppend => {
-                return Completion::unsupported(at)
-            }
+            Op::WriteZeroes
+            | Op::ZoneMgmt(_)
+            | Op::ZoneAppend
+            | Op::Verify { .. }
+            | Op::WriteSame { .. }
+            | Op::WriteVerify => return Completion::unsupported(at),
         };
         Completion::ok(at + self.card_ns(ddir, u64::from(cmd.len)))
     }
@@ -143,7 +146,12 @@ impl BlockBackend for SdFlashCard {
             Op::Write => self.layer.write(t, cmd.offset, cmd.len),
             Op::Trim => self.layer.trim(t, cmd.offset, cmd.len),
             Op::Flush => Completion::ok(self.layer.flush(t)),
-            Op::WriteZeroes | Op::ZoneMgmt(_) | Op::ZoneAppend => Completion::unsupported(t),
+            Op::WriteZeroes
+            | Op::ZoneMgmt(_)
+            | Op::ZoneAppend
+            | Op::Verify { .. }
+            | Op::WriteSame { .. }
+            | Op::WriteVerify => Completion::unsupported(t),
         }
     }
 }

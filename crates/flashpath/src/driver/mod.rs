@@ -469,6 +469,19 @@ pub trait Driver<E> {
     fn sg_io(&self) -> bool {
         false
     }
+    /// The result of request `tag`'s command, once it completed: a Zone
+    /// Append's LBA as a byte offset (the NVMe completion's
+    /// command-specific dword, which nvme_uring_cmd_end_io hands to
+    /// io_uring's big CQE); `None` for a command with none.
+    fn take_result(&mut self, tag: u32) -> Option<u64> {
+        let _ = tag;
+        None
+    }
+    /// The disk's logical block size (queue/logical_block_size; BLKSSZGET,
+    /// which fio's sg engine reads as the unit of its CDBs' LBAs).
+    fn logical_block_size(&self) -> u32 {
+        512
+    }
     /// The disk is an NVMe namespace with its generic character device
     /// /dev/ngXnY (drivers/nvme/host/core.c nvme_add_ns_cdev), which takes
     /// io_uring passthrough commands (nvme_ns_chr_uring_cmd).

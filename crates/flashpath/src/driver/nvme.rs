@@ -81,6 +81,8 @@ pub struct Nvme {
     arbitrate: Timer,
     /// Commands the last arbitration served (reused: no allocation).
     served: Vec<(Queued, Completion)>,
+    /// Each tag's completion result not yet taken (a Zone Append's LBA).
+    results: Vec<Option<u64>>,
 }
 
 /// NVMe queue identifiers: 16 bits, QID 0 the admin queue.
@@ -210,6 +212,7 @@ impl Nvme {
             wrr_queues,
             arbitrate: Timer::default(),
             served: Vec::with_capacity(np.io_queue_depth as usize),
+            results: Vec::new(),
         })
     }
 
@@ -238,8 +241,17 @@ impl Nvme {
 
     /// Command `q` served: its completion entry posted at `done.at`
     /// (a bad block's LBA fails it).
-    fn complete<E>(&self, q: &Queued, done: Completion, ctx: &mut DriverCtx<'_, E>) {
+    fn complete<E>(&mut self, q: &Queued, done: Completion, ctx: &mut DriverCtx<'_, E>) {
         let done = self.badblocks.outcome(&q.cmd, done);
+        if let Some(lba) = done.result {
+            // Kept by tag until the block layer takes it (the slots grow
+            // with the tags in use, then nothing is allocated).
+            let i = q.cid as usize;
+            if self.results.len() <= i {
+                self.results.resize(i + 1, None);
+            }
+            self.results[i] = Some(lba);
+        }
         ctx.complete(done.at, q.cid, BlkStatus::from_device(done.status));
     }
 
@@ -334,6 +346,9 @@ impl<E> Driver<E> for Nvme {
     }
     fn placement_ids(&self) -> Option<Vec<u16>> {
         self.ssd.placement_ids()
+    }
+    fn take_result(&mut self, tag: u32) -> Option<u64> {
+        self.results.get_mut(tag as usize).and_then(Option::take)
     }
     fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {
         self.commands += 1;

@@ -72,6 +72,7 @@ impl CacheCtx for CacheIo<'_> {
             // (IOPRIO_CLASS_NONE: mq-deadline's BE).
             ioprio: 0,
             passthrough: false,
+            write_op: crate::types::Op::Write,
             hint: crate::types::Hint::None,
             kind: if writeback {
                 RqKind::Writeback

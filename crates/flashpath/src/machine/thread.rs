@@ -471,6 +471,7 @@ impl Machine {
         }
         self.block.rqs.get_mut(key).ioprio = fio.ioprio_for(unit.ddir, unit.len);
         self.block.rqs.get_mut(key).passthrough = fio.engine.passthrough();
+        self.block.rqs.get_mut(key).write_op = fio.write_op;
         self.block.rqs.get_mut(key).hint = fio.placement_for(unit.ddir);
         fio.queued();
         if unit.ddir == Ddir::Write {
@@ -837,7 +838,17 @@ impl Machine {
             if rq.error == 0 {
                 fio.record_io(now, rq.bio, rq.start, rq.issue, rq.ioprio);
             } else {
-                fio.io_failed(now, rq.bio, Some(rq.issue - rq.start), rq.error);
+                // SG_IO returns 0 and flags a failed command in the
+                // header's info (SG_INFO_CHECK), which fio's sg engine
+                // turns into EIO whatever the sense said (engines/sg.c
+                // fio_sgio_ioctl_doio); libzbc's failed zbc_pread /
+                // zbc_pwrite is EIO too (engines/libzbc.c libzbc_rw).
+                let err = if matches!(fio.engine, IoEngine::Sg | IoEngine::Libzbc) {
+                    crate::workload::fio::errors::EIO
+                } else {
+                    rq.error
+                };
+                fio.io_failed(now, rq.bio, Some(rq.issue - rq.start), err);
             }
         }
         fio.sample_bw(now);

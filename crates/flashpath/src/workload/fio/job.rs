@@ -2,6 +2,7 @@
 //! in fio's units (bytes, nanoseconds), after global sections, includes,
 //! variables and arithmetic have been applied.
 
+use crate::types::Op;
 use crate::workload::Ddir;
 
 /// rw= / readwrite=.
@@ -147,6 +148,13 @@ pub enum IoEngine {
     /// nvme_ns_chr_uring_cmd): asynchronous like io_uring, each I/O a
     /// passthrough request as sg's.
     IoUringCmd,
+    /// fio's libzbc engine (engines/libzbc.c, FIO_SYNCIO | FIO_RAWIO, fio
+    /// built with libzbc): each read or write one zbc_pread / zbc_pwrite,
+    /// which libzbc's SCSI backend sends as one SG_IO READ(16)/WRITE(16)
+    /// on a zoned SCSI disk (lib/zbc_scsi.c): a passthrough request as
+    /// sg's. Its zones are libzbc's REPORT ZONES (zone capacity = zone
+    /// size: ZBC has none) and its trims zbc_reset_zone's.
+    Libzbc,
     /// fio's falloc engine (engines/falloc.c, FIO_SYNCIO): each I/O one
     /// fallocate(2) on the file's range, a read with FALLOC_FL_KEEP_SIZE, a
     /// write with mode 0, a trim with FALLOC_FL_KEEP_SIZE |
@@ -174,7 +182,7 @@ impl IoEngine {
     /// Engines whose I/O is a passthrough request (a device command built
     /// from the user's buffer, not a bio).
     pub fn passthrough(self) -> bool {
-        matches!(self, IoEngine::Sg | IoEngine::IoUringCmd)
+        matches!(self, IoEngine::Sg | IoEngine::IoUringCmd | IoEngine::Libzbc)
     }
 }
 
@@ -191,6 +199,7 @@ impl IoEngine {
                 | IoEngine::Pvsync
                 | IoEngine::Pvsync2
                 | IoEngine::Sg
+                | IoEngine::Libzbc
                 | IoEngine::Falloc
                 | IoEngine::Ftruncate
         )
@@ -210,6 +219,7 @@ impl IoEngine {
             "null" => IoEngine::Null,
             "sg" => IoEngine::Sg,
             "io_uring_cmd" => IoEngine::IoUringCmd,
+            "libzbc" => IoEngine::Libzbc,
             "falloc" => IoEngine::Falloc,
             "ftruncate" => IoEngine::Ftruncate,
             _ => return None,
@@ -229,8 +239,54 @@ impl IoEngine {
             IoEngine::Null => "null",
             IoEngine::Sg => "sg",
             IoEngine::IoUringCmd => "io_uring_cmd",
+            IoEngine::Libzbc => "libzbc",
             IoEngine::Falloc => "falloc",
             IoEngine::Ftruncate => "ftruncate",
+        }
+    }
+}
+
+/// The sg engine's command for a write (engines/sg.c fio_sgio_prep, fio
+/// 3.33's `sg_write_mode`); write_stream (WRITE STREAM(16)) is refused
+/// at the option.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SgWriteMode {
+    /// WRITE(10), or WRITE(16) past MAX_10B_LBA.
+    Write,
+    /// WRITE AND VERIFY(10/16) with BYTCHK 0 (`write_and_verify`, and
+    /// its deprecated alias `verify`).
+    WriteVerify,
+    /// WRITE SAME(10/16): one block of data out (`dxfer_len = sd->bs`).
+    WriteSame,
+    /// WRITE SAME(16) with NDOB: no data out.
+    WriteSameNdob,
+    /// VERIFY(10/16) with BYTCHK 00b, 01b or 11b.
+    Verify(u8),
+}
+
+impl SgWriteMode {
+    /// The mode an `sg_write_mode=` word names (its option's values).
+    pub fn from_fio_name(word: &str) -> Option<SgWriteMode> {
+        Some(match word {
+            "write" => SgWriteMode::Write,
+            "write_and_verify" | "verify" => SgWriteMode::WriteVerify,
+            "write_same" => SgWriteMode::WriteSame,
+            "write_same_ndob" => SgWriteMode::WriteSameNdob,
+            "verify_bytchk_00" => SgWriteMode::Verify(0),
+            "verify_bytchk_01" => SgWriteMode::Verify(1),
+            "verify_bytchk_11" => SgWriteMode::Verify(3),
+            _ => return None,
+        })
+    }
+
+    /// The command a write of this mode is.
+    pub fn op(self) -> Op {
+        match self {
+            SgWriteMode::Write => Op::Write,
+            SgWriteMode::WriteVerify => Op::WriteVerify,
+            SgWriteMode::WriteSame => Op::WriteSame { ndob: false },
+            SgWriteMode::WriteSameNdob => Op::WriteSame { ndob: true },
+            SgWriteMode::Verify(bytchk) => Op::Verify { bytchk },
         }
     }
 }
@@ -368,6 +424,11 @@ pub struct JobSpec {
     /// contiguity sets a request's DMA segments).
     pub io_mem: crate::mm::thp::IoMem,
     pub hipri: bool,
+    /// sg_write_mode=: the SCSI command the sg engine sends for a write.
+    pub sg_write_mode: SgWriteMode,
+    /// io_uring_cmd's write_mode=zone_append (fio after 3.41, commit
+    /// ebf4b46d): its writes are NVMe Zone Appends.
+    pub zone_append: bool,
     /// prioclass= and prio=: the class and level fio's thread sets with
     /// ioprio_set before its I/O (backend.c thread_main); None when
     /// neither is given.
@@ -677,6 +738,8 @@ impl Default for JobSpec {
             fadvise_hint: FadviseHint::ByPattern,
             io_mem: crate::mm::thp::IoMem::Malloc,
             hipri: false,
+            sg_write_mode: SgWriteMode::Write,
+            zone_append: false,
             prioclass: None,
             prio: None,
             cmdprio_percentage: [0; 2],

@@ -593,14 +593,16 @@ pub static OPTIONS: &[OptDef] = &[
                     // when ioengine changes).
                     if d.spec.ioengine != io {
                         d.spec.hipri = false;
+                        d.spec.sg_write_mode = super::job::SgWriteMode::Write;
+                        d.spec.zone_append = false;
                     }
                     d.spec.ioengine = io;
                     Ok(())
                 }
                 None if KNOWN_ENGINES.contains(&e) => Err(format!(
                     "ioengine '{e}' is not modelled by flashpath (modelled: sync, psync, vsync, \
-                     pvsync, pvsync2, libaio, io_uring, posixaio, null, sg, io_uring_cmd, falloc, \
-                     ftruncate)"
+                     pvsync, pvsync2, libaio, io_uring, posixaio, null, sg, io_uring_cmd, libzbc, \
+                     falloc, ftruncate)"
                 )),
                 None => {
                     let hint = if e.len() <= 64 {
@@ -1837,10 +1839,10 @@ pub static OPTIONS: &[OptDef] = &[
     o("dir", &[], STORE, Handling::Inert("profile")),
     o("test-duration", &[], TIME_US, Handling::Inert("profile")),
     o("threads-per-queue", &[], INT, Handling::Inert("profile")),
-    // The sg engine's SCSI write command (engines/sg.c, fio 3.33
-    // --enghelp=sg): only WRITE(10)/(16) is modelled; VERIFY with BYTCHK
-    // compares the device's stored data with the buffer, and WRITE SAME
-    // writes data flashpath's devices do not keep either.
+    // The sg engine's SCSI write command (engines/sg.c fio_sgio_prep,
+    // fio 3.33 --enghelp=sg): what the device makes of each is its own
+    // (driver/ufs). WRITE STREAM(16) needs a stream the engine opens with
+    // stream_id's GET STREAM STATUS, which no device here has.
     e(
         "sg_write_mode",
         &["sg"],
@@ -1855,7 +1857,19 @@ pub static OPTIONS: &[OptDef] = &[
             "verify_bytchk_11",
             "write_stream",
         ]),
-        Handling::RefuseUnless(&["write"]),
+        resolves(
+            |d, g| match super::job::SgWriteMode::from_fio_name(g.v().trim()) {
+                Some(m) => {
+                    d.spec.sg_write_mode = m;
+                    Ok(())
+                }
+                None => Err(
+                    "sg_write_mode=write_stream (WRITE STREAM(16) on a SCSI stream) is \
+                         not modelled by flashpath: no device here has SCSI streams"
+                        .into(),
+                ),
+            },
+        ),
     ),
     // Engine options (fio 3.33 --enghelp). hipri: io_uring (IORING_SETUP_IOPOLL)
     // and pvsync2 (RWF_HIPRI); libaio has no hipri in 3.33.
@@ -1916,6 +1930,29 @@ pub static OPTIONS: &[OptDef] = &[
     ),
     e("force_async", URING, INT, Handling::RefuseUnless(&["0"])),
     e("cmd_type", URING, STR.values(&["nvme"]), Handling::Ignore),
+    // io_uring_cmd's write command (engines/io_uring.c str_write_mode_cb;
+    // not in fio 3.33: write, uncor, zeroes and verify came after it, and
+    // zone_append with commit ebf4b46d, 2026). Only write and zone_append
+    // are modelled, one mode per job (no mix ratios).
+    e(
+        "write_mode",
+        &["io_uring_cmd"],
+        STR,
+        resolves(|d, g| match g.v().trim() {
+            "write" => {
+                d.spec.zone_append = false;
+                Ok(())
+            }
+            "zone_append" => {
+                d.spec.zone_append = true;
+                Ok(())
+            }
+            v => Err(not_modelled(&format!(
+                "write_mode={} (modelled: write, zone_append)",
+                clip(v)
+            ))),
+        }),
+    ),
     e("userspace_reap", &["libaio"], SET, Handling::Ignore),
 ];
 

@@ -6,7 +6,7 @@
 
 use crate::block::QueueSettings;
 use crate::error::{InputError, Result};
-use crate::workload::fio::{BlockSize, IoEngine, JobFile, JobSpec, RandomDistribution};
+use crate::workload::fio::{BlockSize, IoEngine, JobFile, JobSpec, RandomDistribution, ZoneMode};
 use crate::workload::Ddir;
 
 /// fio 3.33 keeps its jobs in shared-memory segments of 8 (JOBS_PER_SEG)
@@ -457,16 +457,56 @@ fn check_offload(jobs: &JobFile, spec: &JobSpec, buffered: bool) -> Result<()> {
 /// 3.33 fails its type check ("ioengine sg only works on block or
 /// character devices", EINVAL), and on a block device whose driver does
 /// not take SG_IO the READ CAPACITY it sends fails with ENOTTY
-/// (engines/sg.c fio_sgio_get_file_size). flashpath refuses either job.
+/// (engines/sg.c fio_sgio_get_file_size; a real run on a loop device
+/// prints its line and "error=Success"). On a SCSI disk (`sg_lbs`: its
+/// logical block size) every I/O's length must be whole blocks, or
+/// fio_sgio_prep fails it with EINVAL ("read/write not sector aligned")
+/// before any command: flashpath refuses any of these jobs with fio's
+/// line.
 ///
 /// io_uring_cmd needs an NVMe namespace's generic character device
 /// (/dev/ngXnY): fio 3.33 refuses any other file ("only works with nvme
 /// ns generic char devices"), and a character device that is not an NVMe
 /// namespace fails its NVME_IOCTL_ID ("failed to fetch namespace-id").
-pub fn check_passthrough(jobs: &JobFile, sg_io: bool, nvme: bool, disk: &str) -> Result<()> {
+///
+/// libzbc needs a zoned SCSI disk (`zoned`: the disk reports zones):
+/// fio's libzbc_open_dev refuses other files ("ioengine libzbc only works
+/// on block or character devices") and opens the disk with libzbc's SCSI
+/// and ATA backends only (zbc_open with ZBC_O_DRV_SCSI | ZBC_O_DRV_ATA),
+/// which fail on a disk that does not take SG_IO (its INQUIRY's ioctl
+/// fails with ENOTTY, lib/zbc_sg.c) and on a SCSI disk that is not zoned
+/// (lib/zbc_scsi.c zbc_scsi_classify; libzbc 6.2): fio prints
+/// "zbc_open() failed".
+pub fn check_passthrough(
+    jobs: &JobFile,
+    sg_lbs: Option<u32>,
+    zoned: bool,
+    nvme: bool,
+    disk: &str,
+) -> Result<()> {
     for spec in jobs.jobs.iter().filter(|s| s.ioengine.passthrough()) {
         let uring = spec.ioengine == IoEngine::IoUringCmd;
+        let zbc = spec.ioengine == IoEngine::Libzbc;
         let why = match &spec.filename {
+            Some(f) if zbc && f.starts_with("/dev/") => match sg_lbs {
+                Some(_) if zoned => continue,
+                Some(_) => format!(
+                    "{f} ({disk}) is a SCSI disk that is not zoned, which libzbc does not \
+                     open: fio '{f}: zbc_open() failed'"
+                ),
+                None => format!(
+                    "{f} is not a SCSI or ATA disk ({disk}'s driver answers SG_IO with ENOTTY, \
+                     so libzbc's INQUIRY fails): fio '{f}: zbc_open() failed, err=-25'"
+                ),
+            },
+            _ if zbc => "ioengine libzbc only works on block or character devices (fio: wrong \
+                         file type, EINVAL); name the zoned disk with filename=/dev/..."
+                .to_string(),
+            _ if uring && spec.zone_append && spec.zones.mode != ZoneMode::Zbd => {
+                "write_mode=zone_append needs zonemode=zbd (fio: 'io_uring_cmd with \
+                 write_mode=zone_append requires zonemode=zbd')"
+                    .to_string()
+            }
             Some(f) if uring && f.starts_with("/dev/ng") && nvme => continue,
             Some(f) if uring && f.starts_with("/dev/ng") => format!(
                 "{f} is not an NVMe namespace's generic character device ({disk}'s driver has \
@@ -475,11 +515,21 @@ pub fn check_passthrough(jobs: &JobFile, sg_io: bool, nvme: bool, disk: &str) ->
             _ if uring => "ioengine io_uring_cmd only works with nvme ns generic char devices \
                            (/dev/ngXnY) (fio 3.33); name it with filename=/dev/ng0n1"
                 .to_string(),
-            Some(f) if f.starts_with("/dev/") && sg_io => continue,
-            Some(f) if f.starts_with("/dev/") => format!(
-                "{f} is not a SCSI disk ({disk}'s driver answers SG_IO with ENOTTY: fio \
-                 'ioengine sg unable to successfully execute read capacity')"
-            ),
+            Some(f) if f.starts_with("/dev/") => match sg_lbs {
+                Some(lbs) => match sg_misaligned(spec, lbs) {
+                    None => continue,
+                    Some(b) => format!(
+                        "a {b}-byte I/O is not whole {lbs}-byte logical blocks of {f} \
+                         ({disk}): fio 'read/write not sector aligned' (EINVAL, err=22) \
+                         at its first I/O"
+                    ),
+                },
+                None => format!(
+                    "{f} is not a SCSI disk ({disk}'s driver answers SG_IO with ENOTTY): fio \
+                     'ioengine sg unable to successfully execute read capacity to get block \
+                     size and maximum lba'"
+                ),
+            },
             _ => "ioengine sg only works on block or character devices (fio: wrong file type, \
                   EINVAL); name the disk with filename=/dev/..."
                 .to_string(),
@@ -495,6 +545,20 @@ pub fn check_passthrough(jobs: &JobFile, sg_io: bool, nvme: bool, disk: &str) ->
         ));
     }
     Ok(())
+}
+
+/// A block size of the job's that is not whole `lbs`-byte blocks, as
+/// fio_sgio_prep checks each I/O's `xfer_buflen & (sd->bs - 1)`.
+fn sg_misaligned(spec: &JobSpec, lbs: u32) -> Option<u64> {
+    let bad = |b: u64| !b.is_multiple_of(u64::from(lbs));
+    Ddir::ALL
+        .iter()
+        .filter(|d| spec.rw.has(**d))
+        .find_map(|d| match &spec.bs[d.index()] {
+            BlockSize::Fixed(b) => bad(*b).then_some(*b),
+            BlockSize::Range { min, max } => [*min, *max].into_iter().find(|b| bad(*b)),
+            BlockSize::Split(v) => v.iter().map(|e| e.0).find(|b| bad(*b)),
+        })
 }
 
 /// A polled submission (hipri with pvsync2's RWF_HIPRI or io_uring's

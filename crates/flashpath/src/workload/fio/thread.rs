@@ -227,6 +227,9 @@ pub struct FioThread {
     pub buffered: bool,
     /// sync=1 / dsync on a direct job: its writes carry REQ_FUA.
     pub fua_writes: bool,
+    /// The command a passthrough write sends (the sg engine's
+    /// sg_write_mode; a plain write for any other engine).
+    pub write_op: crate::types::Op,
     /// fio's invalidate=1: drop the disk's clean cached pages at open.
     pub invalidate: bool,
     /// end_fsync / fsync_on_close: fsync before the job ends; done once.
@@ -461,6 +464,11 @@ impl FioThread {
             sample_ios: [0; 3],
             buffered: !spec.direct && spec.ioengine.moves_data(),
             fua_writes: spec.o_sync && spec.direct && spec.ioengine.moves_data(),
+            write_op: match spec.ioengine {
+                IoEngine::Sg => spec.sg_write_mode.op(),
+                IoEngine::IoUringCmd if spec.zone_append => crate::types::Op::ZoneAppend,
+                _ => crate::types::Op::Write,
+            },
             invalidate: spec.invalidate,
             end_fsync: spec.end_fsync,
             fsync_done: false,

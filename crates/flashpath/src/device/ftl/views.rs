@@ -83,8 +83,10 @@ impl FlashDevice {
         }
     }
 
+    /// The map page holding `lpn`'s entry.
+    #[inline]
     pub fn map_page_of(&self, lpn: u64) -> u32 {
-        (lpn / self.entries_per_map_page) as u32
+        self.epm_div.div(lpn) as u32
     }
 
     /// Changes every time an entry of map page `mp` changes (host write

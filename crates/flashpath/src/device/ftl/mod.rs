@@ -171,6 +171,47 @@ pub struct MemoryUse {
     pub blocks_total: usize,
 }
 
+/// Bytes of the FTL model's own structures, by what they hold: the
+/// capacities of its vectors, slabs and tables (what it asked the
+/// allocator for), not RSS. Deterministic: the same run gives the same
+/// counts on any machine. Shown in the JSON's `ftl` object
+/// (docs/fio-json.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ModelBytes {
+    /// The logical-to-physical map (slabs, hashed entries, page states).
+    pub l2p: usize,
+    /// The integrity oracle's version arrays (logical and physical).
+    pub oracle: usize,
+    /// Per-block reverse maps (only of blocks opened) and their table.
+    pub reverse_map: usize,
+    /// Per-block state: valid counts, state, age stamp, erase count.
+    pub blocks: usize,
+    /// The map cache and the map pages' generations.
+    pub map_cache: usize,
+    /// Per-die free lists, frontiers and write-buffer rows; the in-flight
+    /// rows, per-request scratch and per-die counters.
+    pub dies: usize,
+}
+
+impl ModelBytes {
+    pub fn total(&self) -> usize {
+        self.l2p + self.oracle + self.reverse_map + self.blocks + self.map_cache + self.dies
+    }
+
+    /// The JSON object (`ftl.model_bytes`).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "l2p": self.l2p,
+            "oracle": self.oracle,
+            "reverse_map": self.reverse_map,
+            "blocks": self.blocks,
+            "map_cache": self.map_cache,
+            "dies": self.dies,
+            "total": self.total(),
+        })
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Frontier {
     block: u32,

@@ -73,7 +73,7 @@ pub mod sd;
 pub mod ufs;
 pub mod zns;
 
-pub use ftl::{FactoryLayout, FlashDevice, FtlStats, GcPolicy, MemoryUse, Ppn};
+pub use ftl::{FactoryLayout, FlashDevice, FtlStats, GcPolicy, MemoryUse, ModelBytes, Ppn};
 pub use nand::{CellTiming, CellType, ChannelParams, Geometry, ReadByPageType};
 
 pub use badblocks::BadBlocks;

@@ -311,10 +311,18 @@ impl Nand {
     /// of a TLC die).
     #[inline]
     pub fn read_for(&mut self, now: Ns, die: u32, t_read: Ns, bytes: u64) -> (Ns, Ns) {
+        let x = self.xfer_ns(bytes);
+        self.read_for_xfer(now, die, t_read, x)
+    }
+
+    /// [`Nand::read_for`] with the transfer's time `x` (= [`Nand::xfer_ns`]
+    /// of its bytes) of the caller's: a caller that moves many units of one
+    /// size computes it once, not a 64-bit division per unit.
+    #[inline]
+    pub fn read_for_xfer(&mut self, now: Ns, die: u32, t_read: Ns, x: Ns) -> (Ns, Ns) {
         let d = die as usize;
         let start = now.max(self.die_busy[d]);
         let sense_end = start + self.chan.cmd_ns + t_read;
-        let x = self.xfer_ns(bytes);
         let seen = self.now;
         let ch = self.channel(die);
         ch.prune(seen);
@@ -333,6 +341,13 @@ impl Nand {
     #[inline]
     pub fn read_more(&mut self, now: Ns, die: u32, sense_end: Ns, bytes: u64) -> Ns {
         let x = self.xfer_ns(bytes);
+        self.read_more_xfer(now, die, sense_end, x)
+    }
+
+    /// [`Nand::read_more`] with the transfer's time `x` of the caller's (as
+    /// [`Nand::read_for_xfer`]).
+    #[inline]
+    pub fn read_more_xfer(&mut self, now: Ns, die: u32, sense_end: Ns, x: Ns) -> Ns {
         let seen = self.now;
         let ch = self.channel(die);
         ch.prune(seen);
@@ -353,8 +368,15 @@ impl Nand {
     /// [`Nand::program`] with a program time of the caller's (an SLC-mode
     /// program of a TLC die).
     pub fn program_for(&mut self, now: Ns, die: u32, bytes: u64, t_prog: Ns) -> Ns {
-        let d = die as usize;
         let x = self.xfer_ns(bytes);
+        self.program_for_xfer(now, die, x, t_prog)
+    }
+
+    /// [`Nand::program_for`] with the transfer's time `x` of the caller's
+    /// (as [`Nand::read_for_xfer`]).
+    #[inline]
+    pub fn program_for_xfer(&mut self, now: Ns, die: u32, x: Ns, t_prog: Ns) -> Ns {
+        let d = die as usize;
         let ready = now.max(self.die_busy[d]) + self.chan.cmd_ns;
         let seen = self.now;
         let ch = self.channel(die);

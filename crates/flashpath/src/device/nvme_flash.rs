@@ -227,6 +227,10 @@ pub struct NvmeFlashSsd {
     /// happens out of time order (a read behind a busy die finishes after
     /// a later one), so each shared resource is a timeline that fills gaps.
     dram: Timeline,
+    /// The last DRAM access's (bytes, duration): requests of one size
+    /// repeat, and the duration costs a float division and a libm `round`
+    /// (46 instructions a 4 KiB write, docs/performance.md).
+    dram_memo: (u64, Ns),
     /// The controller's DMA engine towards the host (read data) and from
     /// it (write data): the link's two directions.
     up: Timeline,
@@ -246,6 +250,7 @@ impl NvmeFlashSsd {
             layer,
             slots,
             dram: Timeline::new(),
+            dram_memo: (u64::MAX, 0),
             up: Timeline::new(),
             down: Timeline::new(),
             arb: Arbiter::new(Ams::RoundRobin, 0, [1; 3], &[Qprio::Urgent], 0),
@@ -339,7 +344,13 @@ impl NvmeFlashSsd {
 
     /// One DRAM access of `bytes` from `t`: when it is done.
     fn dram(&mut self, t: Ns, bytes: u64) -> Ns {
-        let dur = self.p.dram_access + (bytes as f64 * 1e9 / self.p.dram_rate).round() as Ns;
+        let dur = if self.dram_memo.0 == bytes {
+            self.dram_memo.1
+        } else {
+            let d = self.p.dram_access + (bytes as f64 * 1e9 / self.p.dram_rate).round() as Ns;
+            self.dram_memo = (bytes, d);
+            d
+        };
         let start = self.dram.reserve(t, dur);
         self.stats.dram_accesses += 1;
         self.stats.dram_wait_ns += start - t;

@@ -33,6 +33,7 @@ use crate::host::sched::WakePlacement;
 use crate::host::task::{Host, Task};
 use crate::mm::thp::ThpMode;
 use crate::report::{DiskUtil, JobResult};
+use crate::sim::hist::LatencyHist;
 use crate::sim::queue::EventQueue;
 use crate::sim::rng::RngStream;
 use crate::sim::Ns;
@@ -477,6 +478,13 @@ impl Machine {
             }));
             jobs.push(res);
         }
+        // The latency histograms the results hold: slat, clat and lat of
+        // each direction, the per-priority clats, and the sync latencies.
+        let hist_bytes = jobs
+            .iter()
+            .map(|j| j.dirs.iter().map(|d| 3 + d.prios.len()).sum::<usize>() + 1)
+            .sum::<usize>()
+            * LatencyHist::BUCKET_BYTES;
         let per_io = |x: u128| {
             if self.breakdown.ios == 0 {
                 0.0
@@ -512,6 +520,14 @@ impl Machine {
             "jobs": lateness,
             "events": self.queue.events_popped(),
         });
+        let device_bytes = model_bytes_in(&extra["driver"]);
+        let queue_bytes = self.queue.model_bytes();
+        extra["model_bytes"] = serde_json::json!({
+            "device": device_bytes,
+            "event_queue": queue_bytes,
+            "latency_histograms": hist_bytes,
+            "total": device_bytes + queue_bytes as u64 + hist_bytes as u64,
+        });
         if let Some((_, _, n)) = &self.background {
             extra["background_wakeups"] = serde_json::json!(n);
         }
@@ -530,5 +546,26 @@ impl Machine {
             extra["dev_freq_qos"] = qos;
         }
         (jobs, disk, extra, end)
+    }
+}
+
+/// The device model's own bytes in a driver's counters: the sum of the
+/// `total` of every `model_bytes` object in them (one per FTL the device
+/// has; the drivers and front ends without an FTL have none). Read from
+/// the counters so that no layer's interface grows a method for it.
+fn model_bytes_in(v: &serde_json::Value) -> u64 {
+    match v {
+        serde_json::Value::Object(m) => m
+            .iter()
+            .map(|(k, x)| {
+                if k == "model_bytes" {
+                    x["total"].as_u64().unwrap_or(0)
+                } else {
+                    model_bytes_in(x)
+                }
+            })
+            .sum(),
+        serde_json::Value::Array(a) => a.iter().map(model_bytes_in).sum(),
+        _ => 0,
     }
 }

@@ -141,6 +141,9 @@ impl std::fmt::Debug for LatencyHist {
 }
 
 impl LatencyHist {
+    /// Bytes of one histogram's buckets (fio's `FIO_IO_U_PLAT_NR` u64s).
+    pub const BUCKET_BYTES: usize = PLAT_NR * std::mem::size_of::<u64>();
+
     pub fn record(&mut self, ns: Ns) {
         self.stat.add(ns);
         self.plat[plat_val_to_idx(ns)] += 1;

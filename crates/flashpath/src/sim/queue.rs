@@ -195,6 +195,13 @@ impl<E> EventQueue<E> {
     pub fn events_popped(&self) -> u64 {
         self.popped
     }
+
+    /// Bytes of the heap's and the timer table's arrays (capacities): the
+    /// queue's share of the model's own memory.
+    pub fn model_bytes(&self) -> usize {
+        self.heap.capacity() * std::mem::size_of::<Entry<E>>()
+            + self.timers.capacity() * std::mem::size_of::<TimerSlot>()
+    }
 }
 
 #[cfg(test)]

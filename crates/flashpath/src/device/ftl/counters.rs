@@ -26,6 +26,7 @@ impl FlashDevice {
             "hpb_stale": s.hpb_stale,
             "waf": s.waf(),
             "gc_runs": s.gc_runs,
+            "model_bytes": self.model_bytes().to_json(),
         });
         // Only a device with an SLC cache shows it (the others' JSON stays).
         if let Some(c) = self.slc_stats() {

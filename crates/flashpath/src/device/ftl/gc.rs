@@ -120,7 +120,7 @@ impl FlashDevice {
                 if self.timed {
                     // The moved entry dirties its map page (DFTL: GC updates
                     // the translation pages too).
-                    let mp = (u64::from(l) / self.entries_per_map_page) as u32;
+                    let mp = self.map_page_of(u64::from(l));
                     self.map_touch(t, mp, true);
                     if (new + 1).is_multiple_of(row) {
                         self.stats.nand_programs_gc += 1;

@@ -53,6 +53,17 @@ impl MapCache {
         }
     }
 
+    /// Bytes of its arrays (their capacities): the model's own memory,
+    /// not the simulated DRAM's.
+    pub fn model_bytes(&self) -> usize {
+        (self.slot_of.capacity()
+            + self.page.capacity()
+            + self.prev.capacity()
+            + self.next.capacity())
+            * std::mem::size_of::<u32>()
+            + self.dirty.capacity()
+    }
+
     pub fn capacity(&self) -> u32 {
         self.capacity
     }

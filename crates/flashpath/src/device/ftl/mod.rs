@@ -171,6 +171,47 @@ pub struct MemoryUse {
     pub blocks_total: usize,
 }
 
+/// Bytes of the FTL model's own structures, by what they hold: the
+/// capacities of its vectors, slabs and tables (what it asked the
+/// allocator for), not RSS. Deterministic: the same run gives the same
+/// counts on any machine. Shown in the JSON's `ftl` object
+/// (docs/fio-json.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ModelBytes {
+    /// The logical-to-physical map (slabs, hashed entries, page states).
+    pub l2p: usize,
+    /// The integrity oracle's version arrays (logical and physical).
+    pub oracle: usize,
+    /// Per-block reverse maps (only of blocks opened) and their table.
+    pub reverse_map: usize,
+    /// Per-block state: valid counts, state, age stamp, erase count.
+    pub blocks: usize,
+    /// The map cache and the map pages' generations.
+    pub map_cache: usize,
+    /// Per-die free lists, frontiers and write-buffer rows; the in-flight
+    /// rows, per-request scratch and per-die counters.
+    pub dies: usize,
+}
+
+impl ModelBytes {
+    pub fn total(&self) -> usize {
+        self.l2p + self.oracle + self.reverse_map + self.blocks + self.map_cache + self.dies
+    }
+
+    /// The JSON object (`ftl.model_bytes`).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "l2p": self.l2p,
+            "oracle": self.oracle,
+            "reverse_map": self.reverse_map,
+            "blocks": self.blocks,
+            "map_cache": self.map_cache,
+            "dies": self.dies,
+            "total": self.total(),
+        })
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Frontier {
     block: u32,
@@ -250,8 +291,19 @@ pub struct FlashDevice {
     die_div: Divisor,
     user_lpns: u64,
     entries_per_map_page: u64,
+    /// `entries_per_map_page` as a [`Divisor`]: a unit's map page is
+    /// looked up on every unit read and written.
+    epm_div: Divisor,
     unit_bytes: u64,
-    map_bytes: u64,
+    /// [`Nand::xfer_ns`] of one unit, computed once: the channel's
+    /// parameters are fixed when the device is built, and the division it
+    /// takes was one per unit read (32 per 128 KiB read).
+    unit_xfer_ns: Ns,
+    /// The same for a map page and a row (a map miss, a row's program).
+    map_xfer_ns: Ns,
+    row_xfer_ns: Ns,
+    /// Pages per block, as a [`Divisor`] (a map page's page type).
+    ppb_div: Divisor,
     row_bytes: u64,
     l2p: Sparse,
     /// Oracle: version of the latest write of each LPN.
@@ -326,8 +378,13 @@ impl FlashDevice {
                     g.pages_per_block,
                 )
             });
+        let nand = Nand::new(g, p.timing, p.channel);
+        let unit_xfer_ns = nand.xfer_ns(u64::from(p.unit_bytes));
+        let row_bytes = u64::from(g.planes_per_die) * u64::from(g.page_bytes);
+        let map_xfer_ns = nand.xfer_ns(u64::from(p.map_page_bytes));
+        let row_xfer_ns = nand.xfer_ns(row_bytes);
         let mut dev = FlashDevice {
-            nand: Nand::new(g, p.timing, p.channel),
+            nand,
             dies,
             blocks_per_die,
             slots_per_block,
@@ -338,9 +395,13 @@ impl FlashDevice {
             die_div: Divisor::new(u64::from(blocks_per_die) * u64::from(slots_per_block)),
             user_lpns,
             entries_per_map_page: epm,
+            epm_div: Divisor::new(epm),
             unit_bytes: u64::from(p.unit_bytes),
-            map_bytes: u64::from(p.map_page_bytes),
-            row_bytes: u64::from(g.planes_per_die) * u64::from(g.page_bytes),
+            unit_xfer_ns,
+            map_xfer_ns,
+            row_xfer_ns,
+            ppb_div: Divisor::new(u64::from(g.pages_per_block)),
+            row_bytes,
             l2p: Sparse::new(user_lpns),
             lpn_ver: Sparse::new(if p.check_integrity { user_lpns } else { 0 }),
             phys_ver: Sparse::new(if p.check_integrity { phys } else { 0 }),
@@ -462,7 +523,7 @@ impl FlashDevice {
 
     #[inline]
     fn map_die(&self, mp: u32) -> u32 {
-        mp % self.dies
+        self.dies_div.rem(u64::from(mp)) as u32
     }
 
     /// Where the factory layout puts `lpn`: die `lpn % dies`, then in order
@@ -648,13 +709,13 @@ impl FlashDevice {
         self.valid[b] += 1;
         self.stamp[b] = self.clock;
         if let Some(m) = &mut self.p2l[b] {
-            m[(ppn % self.slots_per_block) as usize] = lpn as u32;
+            m[self.block_div.rem(u64::from(ppn)) as usize] = lpn as u32;
         }
         if self.p.check_integrity {
             *self.phys_ver.get_mut(u64::from(ppn)) = ver;
         }
-        self.map_gen[(lpn / self.entries_per_map_page) as usize] =
-            self.map_gen[(lpn / self.entries_per_map_page) as usize].wrapping_add(1);
+        let mp = self.map_page_of(lpn) as usize;
+        self.map_gen[mp] = self.map_gen[mp].wrapping_add(1);
         ppn
     }
 
@@ -675,15 +736,17 @@ impl FlashDevice {
                         self.stats.map_dirty_writebacks += 1;
                         self.stats.nand_programs_map += 1;
                         let die = self.map_die(e);
-                        self.nand.program(t, die, self.map_bytes);
+                        let t_prog = self.nand.timing.t_prog;
+                        self.nand.program_for_xfer(t, die, self.map_xfer_ns, t_prog);
                     }
                 }
                 self.stats.nand_reads_map += 1;
                 let die = self.map_die(mp);
                 // Map pages are not placed physically: page types taken in
                 // turn over the map pages of a die.
-                let page = (mp / self.dies) % self.nand.geo.pages_per_block;
-                self.nand.read(t, die, page, self.map_bytes).1
+                let page = self.ppb_div.rem(self.dies_div.div(u64::from(mp))) as u32;
+                let t_read = self.nand.timing.t_read_of(page);
+                self.nand.read_for_xfer(t, die, t_read, self.map_xfer_ns).1
             }
         }
     }
@@ -741,7 +804,7 @@ impl FlashDevice {
             self.stats.unmapped_reads += 1;
             return now;
         }
-        let mp = (lpn / self.entries_per_map_page) as u32;
+        let mp = self.map_page_of(lpn);
         let t = if memo.0 == mp {
             memo.1
         } else {
@@ -759,11 +822,11 @@ impl FlashDevice {
         debug_assert_eq!(die, self.die_of_lpn(lpn), "LPN left its die");
         let row = self.row_div.div(u64::from(ppn)) as u32;
         let done = if let Some(se) = self.sensed(die, row) {
-            self.nand.read_more(t, die, se, self.unit_bytes)
+            self.nand.read_more_xfer(t, die, se, self.unit_xfer_ns)
         } else {
             let page = self.row_div.div(self.block_div.rem(u64::from(ppn))) as u32;
             let t_read = self.row_t_read(row, self.nand.timing.t_read_of(page));
-            let (se, done) = self.nand.read_for(t, die, t_read, self.unit_bytes);
+            let (se, done) = self.nand.read_for_xfer(t, die, t_read, self.unit_xfer_ns);
             if self.scratch.len() < SCRATCH_ROWS {
                 let head = &mut self.scratch_head[die as usize];
                 let prev = if head.0 == self.scratch_req {

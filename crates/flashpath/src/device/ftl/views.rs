@@ -83,8 +83,10 @@ impl FlashDevice {
         }
     }
 
+    /// The map page holding `lpn`'s entry.
+    #[inline]
     pub fn map_page_of(&self, lpn: u64) -> u32 {
-        (lpn / self.entries_per_map_page) as u32
+        self.epm_div.div(lpn) as u32
     }
 
     /// Changes every time an entry of map page `mp` changes (host write
@@ -203,6 +205,50 @@ impl FlashDevice {
             phys_version_chunks: self.phys_ver.chunks_allocated(),
             p2l_blocks: self.p2l.iter().filter(|m| m.is_some()).count(),
             blocks_total: self.p2l.len(),
+        }
+    }
+
+    /// Bytes of the model's own structures (see [`ModelBytes`]): they grow
+    /// with the LPNs written and the blocks opened, plus a few bytes per
+    /// block and per 1024 LPNs of the device.
+    pub fn model_bytes(&self) -> ModelBytes {
+        use std::mem::size_of;
+        let reverse_map = self.p2l.capacity() * size_of::<Option<Box<[u32]>>>()
+            + self
+                .p2l
+                .iter()
+                .flatten()
+                .map(|m| m.len() * size_of::<u32>())
+                .sum::<usize>();
+        let blocks = self.valid.capacity() * size_of::<u32>()
+            + self.state.capacity() * size_of::<BlockState>()
+            + self.stamp.capacity() * size_of::<u64>()
+            + self.erase_count.capacity() * size_of::<u32>();
+        let dies = self.die_state.capacity() * size_of::<DieState>()
+            + self
+                .die_state
+                .iter()
+                .map(|d| {
+                    d.free.capacity() * size_of::<u32>()
+                        + d.user.capacity() * size_of::<Frontier>()
+                        + d.pending.capacity() * size_of::<Vec<u32>>()
+                        + d.pending
+                            .iter()
+                            .map(|p| p.capacity() * size_of::<u32>())
+                            .sum::<usize>()
+                })
+                .sum::<usize>()
+            + self.inflight.capacity() * size_of::<Reverse<(Ns, u32)>>()
+            + self.scratch.capacity() * size_of::<(u32, Ns, u32)>()
+            + self.scratch_head.capacity() * size_of::<(u64, u32)>()
+            + self.mapped.capacity() * size_of::<u64>();
+        ModelBytes {
+            l2p: self.l2p.bytes(),
+            oracle: self.lpn_ver.bytes() + self.phys_ver.bytes(),
+            reverse_map,
+            blocks,
+            map_cache: self.cache.model_bytes() + self.map_gen.capacity() * size_of::<u32>(),
+            dies,
         }
     }
 

@@ -88,12 +88,12 @@ impl FlashDevice {
         for &l in &pending {
             let l = u64::from(l);
             let ver = self.lpn_version(l);
-            row = self.place(l, false, t, ver) / self.row_slots;
+            row = self.row_div.div(u64::from(self.place(l, false, t, ver))) as u32;
             if self.timed {
                 // Read-modify-write of the entry's map page; a miss reads it
                 // from NAND. The data program does not wait for it (the
                 // entry is updated when both are done; DFTL-style).
-                let mp = (l / self.entries_per_map_page) as u32;
+                let mp = self.map_page_of(l);
                 self.map_touch(t, mp, true);
             }
         }
@@ -105,7 +105,7 @@ impl FlashDevice {
         let end = if self.timed {
             self.stats.nand_programs_data += 1;
             let t_prog = self.slc_admit(die, row, t);
-            self.nand.program_for(t, die, self.row_bytes, t_prog)
+            self.nand.program_for_xfer(t, die, self.row_xfer_ns, t_prog)
         } else {
             t
         };
@@ -164,7 +164,7 @@ impl FlashDevice {
             if old != NONE {
                 self.invalidate(old);
                 self.mapped[die] -= 1;
-                let mp = (l / self.entries_per_map_page) as usize;
+                let mp = self.map_page_of(l) as usize;
                 self.map_gen[mp] = self.map_gen[mp].wrapping_add(1);
                 if self.timed {
                     done = done.max(self.map_touch(now, mp as u32, true));

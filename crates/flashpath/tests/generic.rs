@@ -294,3 +294,50 @@ fn a_log_normal_tail_moves_p99_and_keeps_the_mean() {
     assert!(r_ln > 8.0 && r_ln < 11.0, "{r_ln}");
     assert!(r_ex > 5.5 && r_ex < 7.0, "{r_ex}");
 }
+
+#[test]
+fn a_device_that_queues_keeps_the_closed_forms() {
+    // reads-first keeps the device's queue and starts commands from the
+    // driver's events (a server freeing, the throttle letting one in):
+    // the closed forms of arrival order hold there too.
+    let rf = "queue_policy = { value = \"reads-first\", unit = \"name\", source = \"test\" }";
+    // Saturation: 4 servers of 1.001 ms, Little's law at 32 in flight.
+    let out = run(
+        &profile_full(4, 1000, 0, 0, "shared", rf),
+        "randread",
+        4096,
+        32,
+        8000,
+    );
+    let (iops, clat, _) = figures(&out);
+    let want = 4.0 / 1.001e-3;
+    assert!(close(iops, want, 0.01), "{iops} vs {want}");
+    assert!(close(clat, 32.0 / want * 1e9, 0.02), "{clat}");
+    // The IOPS cap: commands let in later than they arrive wait for the
+    // throttle's event.
+    let out = run(
+        &profile_full(64, 100, 2000, 0, "shared", rf),
+        "randread",
+        4096,
+        32,
+        4000,
+    );
+    assert!(close(figures(&out).0, 2000.0, 0.01), "{}", figures(&out).0);
+    // QD1: nothing waits, so the order cannot matter: the same latency
+    // to the nanosecond as arrival order.
+    let a = run(
+        &profile_full(1, 100, 0, 0, "shared", rf),
+        "randrw",
+        4096,
+        1,
+        500,
+    );
+    let b = run(&profile(1, 100, 0, 0), "randrw", 4096, 1, 500);
+    for d in 0..2 {
+        let (sa, sb) = (
+            &a.result.jobs[0].dirs[d].clat.stat,
+            &b.result.jobs[0].dirs[d].clat.stat,
+        );
+        assert_eq!((sa.min, sa.max, sa.mean()), (sb.min, sb.max, sb.mean()));
+    }
+}

@@ -8,9 +8,9 @@
 //! firmware) is either in these two costs or in the device's fitted
 //! service time.
 
-use super::{BlkStatus, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverRq};
-use crate::device::queue::{Dispatch, QueueDevice, QueueParams};
-use crate::device::{BadBlocks, BlockBackend, CapacityParams};
+use super::{BlkStatus, DiskInfo, Driver, DriverCpuCosts, DriverCtx, DriverEvent, DriverRq};
+use crate::device::queue::{Dispatch, Policy, QueueDevice, QueueParams};
+use crate::device::{BadBlocks, BlockBackend, CapacityParams, Status};
 use crate::error::Result;
 use crate::profile::limits::{CAPACITY, COST, QUEUES, QUEUE_DEPTH, RATE};
 use crate::profile::{range, Profile};
@@ -30,6 +30,14 @@ const CAPACITY_OR_NONE: crate::profile::Range = range(
     "bytes written between write-backs: 0 for no cache, at most a device's capacity",
 );
 
+/// The generic device's events (a device that keeps a queue only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A server came free or the throttle let a command in: start what
+    /// can start.
+    Dispatch,
+}
+
 pub struct Generic {
     dev: QueueDevice,
     queue_depth: u32,
@@ -45,6 +53,17 @@ crate::choice_enum! {
         Shared = "shared",
         /// The server its address hashes to.
         ByAddress = "by-address",
+    }
+}
+
+crate::choice_enum! {
+    /// `device.queue_policy`: which waiting command a free server takes.
+    pub enum PolicyName {
+        /// Arrival order (every profile's before the key existed).
+        Fifo = "fifo",
+        /// Reads before waiting writes, up to `writes_starved` reads
+        /// passing one (block/mq-deadline.c's rule).
+        ReadsFirst = "reads-first",
     }
 }
 
@@ -116,6 +135,21 @@ crate::params! {
                 "the log-normal sigma of a write-back's time: 0 (always the same) to 3",
             )
         ),
+        /// Which waiting command a free server takes.
+        queue_policy: PolicyName = default(PolicyName::Fifo) choice(
+            "device.queue_policy",
+            PolicyName
+        ),
+        /// Under `reads-first`: reads that may pass a waiting write before
+        /// it is taken (mq-deadline's `writes_starved`, 2 by default).
+        writes_starved: u32 = default(2) count_u32(
+            "device.writes_starved",
+            range(
+                0.0,
+                1e6,
+                "reads that may pass a waiting write: 0 (writes first) to 1000000",
+            )
+        ),
     }
 }
 
@@ -145,9 +179,17 @@ impl Generic {
             writeback_bytes: g.writeback_bytes,
             writeback_flush: g.writeback_flush,
             writeback_spread: g.writeback_spread,
+            policy: match g.queue_policy {
+                PolicyName::Fifo => Policy::Fifo,
+                PolicyName::ReadsFirst => Policy::ReadsFirst,
+            },
+            writes_starved: g.writes_starved,
         };
+        let mut dev = QueueDevice::new(params);
+        // At most every tag of every queue waits at once.
+        dev.reserve(g.queue_depth as usize * g.hw_queues as usize);
         Ok(Generic {
-            dev: QueueDevice::new(params),
+            dev,
             queue_depth: g.queue_depth,
             hw_queues: g.hw_queues,
             cpu: DriverCpuCosts::from_profile(p, false)?,
@@ -165,10 +207,31 @@ impl<E> Driver<E> for Generic {
     }
     fn queue_rq(&mut self, rq: DriverRq, ctx: &mut DriverCtx<'_, E>) {
         let cmd = rq.command();
+        if self.dev.queued() {
+            if !cmd.op.conventional() {
+                ctx.complete(
+                    ctx.now(),
+                    rq.tag,
+                    BlkStatus::from_device(Status::Unsupported),
+                );
+                return;
+            }
+            let admitted = self.dev.enqueue(ctx.now(), &cmd, rq.tag);
+            if admitted > ctx.now() {
+                ctx.schedule(admitted, Event::Dispatch);
+            } else {
+                self.dispatch(ctx);
+            }
+            return;
+        }
         let done = self
             .badblocks
             .outcome(&cmd, self.dev.submit(ctx.now(), &cmd));
         ctx.complete(done.at, rq.tag, BlkStatus::from_device(done.status));
+    }
+    fn on_event(&mut self, event: DriverEvent, ctx: &mut DriverCtx<'_, E>) {
+        debug_assert_eq!(event, DriverEvent::Generic(Event::Dispatch));
+        self.dispatch(ctx);
     }
     fn counters(&self) -> serde_json::Value {
         let mut c = serde_json::json!({
@@ -190,6 +253,23 @@ impl<E> Driver<E> for Generic {
             c["switch_waits"] = self.dev.switch_waits.into();
             c["switch_wait_ns"] = self.dev.switch_wait_ns.into();
         }
+        if p.policy == Policy::ReadsFirst {
+            c["reads_passed"] = self.dev.reads_passed.into();
+        }
         c
+    }
+}
+
+impl Generic {
+    /// Start every waiting command a free server can take now; each
+    /// started command's completion is posted, and its server's freeing
+    /// scheduled to start the next.
+    fn dispatch<E>(&mut self, ctx: &mut DriverCtx<'_, E>) {
+        let now = ctx.now();
+        while let Some(s) = self.dev.start_next(now) {
+            let done = self.badblocks.outcome(&s.cmd, s.done);
+            ctx.complete(done.at, s.tag, BlkStatus::from_device(done.status));
+            ctx.schedule(s.free_at, Event::Dispatch);
+        }
     }
 }

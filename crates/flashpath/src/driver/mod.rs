@@ -75,6 +75,13 @@ pub enum DriverEvent {
     Ufs(ufs::Event),
     Mmc(mmc::Event),
     Nvme(nvme::Event),
+    Generic(generic::Event),
+}
+
+impl From<generic::Event> for DriverEvent {
+    fn from(e: generic::Event) -> DriverEvent {
+        DriverEvent::Generic(e)
+    }
 }
 
 impl From<null_blk::Event> for DriverEvent {

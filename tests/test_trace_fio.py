@@ -104,6 +104,120 @@ def test_the_ios_in_flight_when_the_trace_ends_are_counted_but_not_reaped(
     assert w_real["io_bytes"] == (683 - lost) * 4096
 
 
+TA_BACKMERGE = 3
+READ_C = TA_COMPLETE | tc(0) | tc(7)  # BLK_TC_READ | BLK_TC_COMPLETE
+WRITE_M = TA_BACKMERGE | tc(1) | tc(4)  # a write bio merged into a request
+FLUSH = tc(2)  # BLK_TC_FLUSH: the bio asked for a preflush
+
+
+def merged_writes(groups: int) -> bytes:
+    """`groups` times: three 4 KiB write bios queued, the third back-merged
+    into the second's request, one completion: fio's probe counts 3 - 1 = 2
+    in flight before each completion."""
+    out, seq, t = b"", 1, 1_000
+    for i in range(groups):
+        for j in range(3):
+            out += record(seq, t, 24 * i + 8 * j, 4096, WRITE_Q)
+            seq, t = seq + 1, t + 100
+        out += record(seq, t, 24 * i + 8, 4096, WRITE_M)
+        out += record(seq + 1, t + 100, 24 * i, 12288, WRITE_C)
+        seq, t = seq + 2, t + 200
+    return out
+
+
+def four_reads_in_flight(groups: int, t0: int, seq0: int) -> bytes:
+    out, seq, t = b"", seq0, t0
+    for i in range(groups):
+        for j in range(4):
+            out += record(seq, t, 4096 + 32 * i + 8 * j, 4096, READ_Q)
+            seq, t = seq + 1, t + 100
+        out += record(seq, t, 4096 + 32 * i, 16384, READ_C)
+        seq, t = seq + 1, t + 100
+    return out
+
+
+@need_fio
+@pytest.mark.parametrize("engine", ["null", "libaio"])
+@pytest.mark.parametrize("mix", ["writes", "reads and writes"])
+def test_without_iodepth_a_trace_job_runs_at_the_depth_fio_probes(
+    tmp_path: Path, engine: str, mix: str
+) -> None:
+    """No iodepth in the job: fio 3.33 takes the trace's own depth
+    (blktrace.c read_blktrace: per direction, +1 per queue event, -1 per
+    merge, the most before each completion; the job's iodepth is the
+    largest): 2 for the merged writes, 4 once four reads are queued
+    together. That depth decides how many I/Os are still in flight, never
+    reaped, when the log ends: one on the null engine (the 4,096 bytes
+    fio's replay of 683 writes moved fewer than flashpath's, which ran at
+    iodepth 1), depth - 1 on libaio. fio reports the depth as
+    latency_depth; flashpath reports the same depth, bytes and samples."""
+    trace = merged_writes(5)
+    if mix != "writes":
+        trace += four_reads_in_flight(2, t0=100_000, seq0=1_000)
+    (tmp_path / "t.blktrace.0").write_bytes(trace)
+    with (tmp_path / "target").open("wb") as f:
+        f.truncate(16 << 20)
+    job = tmp_path / "j.fio"
+    job.write_text(
+        f"[r]\nioengine={engine}\nread_iolog=t.blktrace.0\nreplay_redirect={tmp_path / 'target'}\n"
+    )
+    real, sim = real_fio(job), ours(job)
+    depth = 2 if mix == "writes" else 4
+    assert real["latency_depth"] == sim["latency_depth"] == depth
+    for d in ("read", "write"):
+        for key in ("total_ios", "io_bytes"):
+            assert sim[d][key] == real[d][key], (d, key)
+        assert sim[d]["clat_ns"]["N"] == real[d]["clat_ns"]["N"], d
+    assert real["write"]["total_ios"] == 15
+    # The last I/Os issued are the reads when there are any: they are the
+    # ones left in flight.
+    last = "write" if mix == "writes" else "read"
+    lost = {"null": 1, "libaio": depth - 1}[engine]
+    assert real[last]["io_bytes"] == (real[last]["total_ios"] - lost) * 4096
+
+
+@need_fio
+def test_a_write_with_a_preflush_is_a_sync_to_fio(tmp_path: Path) -> None:
+    """Six 4 KiB writes, every other one with a preflush (BLK_TC_FLUSH and
+    data: blkparse's `Q FWS 8 + 8`), and one flush of no data: fio's
+    queue_trace tests the flush category before handle_trace_fs, so it
+    replays the three preflush writes and the flush as four syncs and
+    their data not at all (3 writes, 12,288 bytes). A job file replays the
+    same writes; flashpath has no cache flush yet, so it counts the four
+    as flushes left out where fio reports four syncs. `flashpath replay`
+    keeps a preflush write a write, as blkparse counts it ("Writes
+    Queued": 6)."""
+    out, seq, t = b"", 1, 1_000
+    for i in range(6):
+        flush = FLUSH if i % 2 else 0
+        out += record(seq, t, 8 * i, 4096, WRITE_Q | flush)
+        out += record(seq + 1, t + 100, 8 * i, 4096, WRITE_C | flush)
+        seq, t = seq + 2, t + 200
+    out += record(seq, t, 0, 0, WRITE_Q | FLUSH) + record(seq + 1, t + 100, 0, 0, WRITE_C | FLUSH)
+    (tmp_path / "t.blktrace.0").write_bytes(out)
+    with (tmp_path / "target").open("wb") as f:
+        f.truncate(1 << 20)
+    job = tmp_path / "j.fio"
+    job.write_text(
+        f"[r]\nioengine=psync\nread_iolog=t.blktrace.0\nreplay_redirect={tmp_path / 'target'}\n"
+    )
+    real = real_fio(job)
+    run = cli("run", str(job), "--device", "nullblk", "--output-format", "json")
+    assert run.returncode == 0, run.stderr
+    doc = json.loads(run.stdout)
+    sim, note = doc["jobs"][0], doc["flashpath"]["trace"][0]
+    assert (real["write"]["total_ios"], real["write"]["io_bytes"]) == (3, 12288)
+    assert (sim["write"]["total_ios"], sim["write"]["io_bytes"]) == (3, 12288)
+    assert real["sync"]["total_ios"] == note["flushes_not_simulated"] == 4
+    out = cli(
+        "replay", str(tmp_path / "t.blktrace.0"), "--device", "nullblk", "--output-format", "json"
+    )
+    assert out.returncode == 0, out.stderr
+    replayed = json.loads(out.stdout)
+    assert replayed["jobs"][0]["write"]["total_ios"] == 6
+    assert replayed["flashpath"]["trace"][0]["flushes_not_simulated"] == 1
+
+
 @need_fio
 def test_a_per_cpu_file_in_a_job_file_is_read_alone_as_fio_reads_it(tmp_path: Path) -> None:
     """fio's read_iolog=sdb.blktrace.0 opens that one file (blktrace.c
@@ -298,14 +412,17 @@ def test_fio_333_sleeps_between_paced_ios_without_reaping(tmp_path: Path) -> Non
     The real fio sleeps in wall-clock time and carries an oversleep into the
     next gap (iolog.c iolog_delay: td->time_offset is subtracted from the
     next delay), so its clat may fall a little short of 1 s as well as
-    over it (CI measured 999,876,757 ns); the simulated sleep is exact, so
-    flashpath's clat is at least the full second."""
+    over it (CI measured 999,876,757 ns), and under load it oversleeps
+    (1,011,291,241 ns at a load average of 10 on 2 cores): its clat is held
+    from 10 ms short to 250 ms over the second, as the other real-fio timing
+    tests hold a wall-clock sleep. The simulated sleep is exact, so
+    flashpath's clat is held to within 1% over the full second."""
     job = three_reads_a_second_apart(tmp_path, iodepth=2)
     real, sim = real_fio(job)["read"], ours(job)["read"]
     assert real["total_ios"] == sim["total_ios"] == 3
     assert real["io_bytes"] == sim["io_bytes"] == 8192
     assert real["clat_ns"]["N"] == sim["clat_ns"]["N"] == 2
-    assert 0.99 * SECOND <= real["clat_ns"]["min"] <= real["clat_ns"]["max"] < 1.01 * SECOND
+    assert 0.99 * SECOND <= real["clat_ns"]["min"] <= real["clat_ns"]["max"] < 1.25 * SECOND
     assert SECOND <= sim["clat_ns"]["min"] <= sim["clat_ns"]["max"] < 1.01 * SECOND
 
 

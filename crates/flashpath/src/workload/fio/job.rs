@@ -342,6 +342,9 @@ pub struct JobSpec {
     pub loops: u32,
 
     pub iodepth: u32,
+    /// iodepth= was given (fio_option_is_set): a blktrace replay without
+    /// it takes the depth fio probes from the trace (blktrace.c).
+    pub iodepth_set: bool,
     pub iodepth_batch_submit: u32,
     pub iodepth_batch_complete_min: u32,
     pub iodepth_batch_complete_max: u32,
@@ -652,6 +655,7 @@ impl Default for JobSpec {
             number_ios: None,
             loops: 1,
             iodepth: 1,
+            iodepth_set: false,
             iodepth_batch_submit: 1,
             iodepth_batch_complete_min: 1,
             iodepth_batch_complete_max: 1,

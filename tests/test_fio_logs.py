@@ -115,23 +115,26 @@ def test_log_avg_msec_windows_and_the_final_partial_one(tmp_path: Path) -> None:
     writes a window when a sample comes 100 ms or more after the window
     opened, and what is left at the job's end as a last, partial window
     (stat.c add_lat_sample, finalize_logs): flashpath's are exactly 100,
-    200, ... 1000 and 1050 ms; the real fio's are 11 too, each within 10 ms
+    200, ... 1000 and 1050 ms; the real fio's are 11 too, each within 50 ms
     after its multiple of 100 (its completions come when the wall clock
-    lets them) and the last at its runtime. Bandwidth and IOPS logs are
+    lets them: up to 7 ms late at a load average of 12, more seen under the
+    test suite) and the last at its runtime. Bandwidth and IOPS logs are
     written by the helper thread at each period and get no partial window
     at the end: 10 lines in flashpath (100 .. 1000 ms); the real fio's
     ticks start late by up to some tens of ms (129 ms seen), so it writes 9
-    or 10. The values: 1000 IOPS and 4000 KiB/s per window in flashpath,
-    the real fio's within 2% (its rate limiter lets a few I/Os more or
-    fewer through a window)."""
+    or 10. The values: 1000 IOPS and 4000 KiB/s per window in flashpath;
+    the real fio's rate limiter lets I/Os more or fewer through a window
+    when its sleeps overshoot (3,760 to 4,504 KiB/s seen at a load average
+    of 12) and catches up in the next, so each of its windows is held
+    within 25% and their mean within 5%."""
     real, ours = both(tmp_path, AVERAGED)
     for kind in ("lat", "clat"):
         name = f"w_{kind}.1.log"
         assert [int(r[0]) for r in ours[name]] == [*range(100, 1001, 100), 1050]
         times = [int(r[0]) for r in real[name]]
         assert len(times) == 11, times
-        assert all(100 * (k + 1) <= t < 100 * (k + 1) + 10 for k, t in enumerate(times[:10]))
-        assert 1050 <= times[-1] < 1100, times
+        assert all(100 * (k + 1) <= t < 100 * (k + 1) + 50 for k, t in enumerate(times[:10]))
+        assert 1050 <= times[-1] < 1150, times
         # Averaged entries carry size and offset 0 (no log_offset here).
         assert {tuple(r[2:]) for r in real[name]} == {tuple(r[2:]) for r in ours[name]}
     for kind, rate in (("bw", 4000), ("iops", 1000)):
@@ -139,7 +142,9 @@ def test_log_avg_msec_windows_and_the_final_partial_one(tmp_path: Path) -> None:
         assert [int(r[0]) for r in ours[name]] == list(range(100, 1001, 100))
         assert [int(r[1]) for r in ours[name]] == [rate] * 10
         assert 9 <= len(real[name]) <= 10, real[name]
-        assert all(abs(int(r[1]) - rate) <= rate // 50 for r in real[name]), real[name]
+        values = [int(r[1]) for r in real[name]]
+        assert all(abs(v - rate) <= rate // 4 for v in values), values
+        assert abs(sum(values) / len(values) - rate) <= rate / 20, values
 
 
 PRIO = """[j]

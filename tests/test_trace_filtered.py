@@ -100,3 +100,36 @@ def test_blkparse_filtered_output_replays_what_blkparse_counts(tmp_path: Path, a
     assert doc["jobs"][0]["read"]["total_ios"] == n
     assert doc["jobs"][0]["read"]["io_bytes"] == kib * 1024
     assert doc["flashpath"]["trace"][0]["events_replayed"] == name
+
+
+@pytest.mark.skipif(BLKPARSE is None, reason="blkparse is not installed")
+def test_blkparse_queue_only_output_replays_its_queue_events(tmp_path: Path) -> None:
+    """`blkparse -a queue` keeps the events of the queue category (A, G, P,
+    U and Q here) and no completion: its Q events are the I/Os, as in a
+    whole trace, with no recorded latency; blkparse's own "Reads Queued"
+    counts them (963 reads, 3852 KiB)."""
+    assert BLKPARSE is not None
+    with BIN.open("rb") as src:
+        r = subprocess.run(
+            [BLKPARSE, "-a", "queue", "-i", "-"],
+            stdin=src,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert r.returncode == 0, r.stderr
+    acts = {ln.split()[5] for ln in r.stdout.splitlines() if len(ln.split()) > 6 and "," in ln[:8]}
+    assert "Q" in acts and not acts & {"D", "C"}, acts
+    trace = tmp_path / "queue.txt"
+    trace.write_text(r.stdout)
+    line = next(ln for ln in r.stdout.splitlines() if ln.strip().startswith("Reads Queued:"))
+    f = line.replace(",", " ").replace("KiB", " ").split()
+    n, kib = int(f[2]), int(f[3])
+    doc, err = replay(trace, tmp_path)
+    assert (doc["jobs"][0]["read"]["total_ios"], doc["jobs"][0]["read"]["io_bytes"]) == (
+        n,
+        kib * 1024,
+    )
+    t = doc["flashpath"]["trace"][0]
+    assert t["events_replayed"] == "queue (Q)" and "were replayed" not in err
+    assert t["recorded_ios_with_completion"] == 0

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli
+from conftest import FIXTURES, cli
 
 FIO = shutil.which("fio")
 need_fio = pytest.mark.skipif(FIO is None, reason="the real fio is not installed")
@@ -35,24 +35,48 @@ WRITE_Q = TA_QUEUE | tc(1) | tc(4)  # BLK_TC_WRITE | BLK_TC_QUEUE
 WRITE_C = TA_COMPLETE | tc(1) | tc(7)  # BLK_TC_WRITE | BLK_TC_COMPLETE
 
 
-def record(seq: int, time_ns: int, sector: int, nbytes: int, action: int, cpu: int = 0) -> bytes:
+def record(
+    seq: int,
+    time_ns: int,
+    sector: int,
+    nbytes: int,
+    action: int,
+    cpu: int = 0,
+    big_endian: bool = False,
+) -> bytes:
     # magic, sequence, time, sector, bytes, action, pid, device (8,16), cpu,
     # error, pdu_len
     return struct.pack(
-        "<IIQQIIIIIHH", MAGIC, seq, time_ns, sector, nbytes, action, 42, (8 << 20) | 16, cpu, 0, 0
+        (">" if big_endian else "<") + "IIQQIIIIIHH",
+        MAGIC,
+        seq,
+        time_ns,
+        sector,
+        nbytes,
+        action,
+        42,
+        (8 << 20) | 16,
+        cpu,
+        0,
+        0,
     )
 
 
 def writes(
-    n: int, t0: int = 1_000, gap: int = 10_000, first_sector: int = 0, cpu: int = 0
+    n: int,
+    t0: int = 1_000,
+    gap: int = 10_000,
+    first_sector: int = 0,
+    cpu: int = 0,
+    big_endian: bool = False,
 ) -> bytes:
     """`n` 4 KiB writes, one every `gap` ns, each completing 500 ns after
     its queue event."""
     out = b""
     for i in range(n):
         t, sector = t0 + i * gap, first_sector + 8 * i
-        out += record(2 * i + 1, t, sector, 4096, WRITE_Q, cpu)
-        out += record(2 * i + 2, t + 500, sector, 4096, WRITE_C, cpu)
+        out += record(2 * i + 1, t, sector, 4096, WRITE_Q, cpu, big_endian)
+        out += record(2 * i + 2, t + 500, sector, 4096, WRITE_C, cpu, big_endian)
     return out
 
 
@@ -102,6 +126,120 @@ def test_the_ios_in_flight_when_the_trace_ends_are_counted_but_not_reaped(
     assert w_sim["clat_ns"]["N"] == w_real["clat_ns"]["N"]
     lost = {"null": 1, "libaio": iodepth - 1, "psync": 0}[engine]
     assert w_real["io_bytes"] == (683 - lost) * 4096
+
+
+TA_BACKMERGE = 3
+READ_C = TA_COMPLETE | tc(0) | tc(7)  # BLK_TC_READ | BLK_TC_COMPLETE
+WRITE_M = TA_BACKMERGE | tc(1) | tc(4)  # a write bio merged into a request
+FLUSH = tc(2)  # BLK_TC_FLUSH: the bio asked for a preflush
+
+
+def merged_writes(groups: int) -> bytes:
+    """`groups` times: three 4 KiB write bios queued, the third back-merged
+    into the second's request, one completion: fio's probe counts 3 - 1 = 2
+    in flight before each completion."""
+    out, seq, t = b"", 1, 1_000
+    for i in range(groups):
+        for j in range(3):
+            out += record(seq, t, 24 * i + 8 * j, 4096, WRITE_Q)
+            seq, t = seq + 1, t + 100
+        out += record(seq, t, 24 * i + 8, 4096, WRITE_M)
+        out += record(seq + 1, t + 100, 24 * i, 12288, WRITE_C)
+        seq, t = seq + 2, t + 200
+    return out
+
+
+def four_reads_in_flight(groups: int, t0: int, seq0: int) -> bytes:
+    out, seq, t = b"", seq0, t0
+    for i in range(groups):
+        for j in range(4):
+            out += record(seq, t, 4096 + 32 * i + 8 * j, 4096, READ_Q)
+            seq, t = seq + 1, t + 100
+        out += record(seq, t, 4096 + 32 * i, 16384, READ_C)
+        seq, t = seq + 1, t + 100
+    return out
+
+
+@need_fio
+@pytest.mark.parametrize("engine", ["null", "libaio"])
+@pytest.mark.parametrize("mix", ["writes", "reads and writes"])
+def test_without_iodepth_a_trace_job_runs_at_the_depth_fio_probes(
+    tmp_path: Path, engine: str, mix: str
+) -> None:
+    """No iodepth in the job: fio 3.33 takes the trace's own depth
+    (blktrace.c read_blktrace: per direction, +1 per queue event, -1 per
+    merge, the most before each completion; the job's iodepth is the
+    largest): 2 for the merged writes, 4 once four reads are queued
+    together. That depth decides how many I/Os are still in flight, never
+    reaped, when the log ends: one on the null engine (the 4,096 bytes
+    fio's replay of 683 writes moved fewer than flashpath's, which ran at
+    iodepth 1), depth - 1 on libaio. fio reports the depth as
+    latency_depth; flashpath reports the same depth, bytes and samples."""
+    trace = merged_writes(5)
+    if mix != "writes":
+        trace += four_reads_in_flight(2, t0=100_000, seq0=1_000)
+    (tmp_path / "t.blktrace.0").write_bytes(trace)
+    with (tmp_path / "target").open("wb") as f:
+        f.truncate(16 << 20)
+    job = tmp_path / "j.fio"
+    job.write_text(
+        f"[r]\nioengine={engine}\nread_iolog=t.blktrace.0\nreplay_redirect={tmp_path / 'target'}\n"
+    )
+    real, sim = real_fio(job), ours(job)
+    depth = 2 if mix == "writes" else 4
+    assert real["latency_depth"] == sim["latency_depth"] == depth
+    for d in ("read", "write"):
+        for key in ("total_ios", "io_bytes"):
+            assert sim[d][key] == real[d][key], (d, key)
+        assert sim[d]["clat_ns"]["N"] == real[d]["clat_ns"]["N"], d
+    assert real["write"]["total_ios"] == 15
+    # The last I/Os issued are the reads when there are any: they are the
+    # ones left in flight.
+    last = "write" if mix == "writes" else "read"
+    lost = {"null": 1, "libaio": depth - 1}[engine]
+    assert real[last]["io_bytes"] == (real[last]["total_ios"] - lost) * 4096
+
+
+@need_fio
+def test_a_write_with_a_preflush_is_a_sync_to_fio(tmp_path: Path) -> None:
+    """Six 4 KiB writes, every other one with a preflush (BLK_TC_FLUSH and
+    data: blkparse's `Q FWS 8 + 8`), and one flush of no data: fio's
+    queue_trace tests the flush category before handle_trace_fs, so it
+    replays the three preflush writes and the flush as four syncs and
+    their data not at all (3 writes, 12,288 bytes). A job file replays the
+    same writes; flashpath has no cache flush yet, so it counts the four
+    as flushes left out where fio reports four syncs. `flashpath replay`
+    keeps a preflush write a write, as blkparse counts it ("Writes
+    Queued": 6)."""
+    out, seq, t = b"", 1, 1_000
+    for i in range(6):
+        flush = FLUSH if i % 2 else 0
+        out += record(seq, t, 8 * i, 4096, WRITE_Q | flush)
+        out += record(seq + 1, t + 100, 8 * i, 4096, WRITE_C | flush)
+        seq, t = seq + 2, t + 200
+    out += record(seq, t, 0, 0, WRITE_Q | FLUSH) + record(seq + 1, t + 100, 0, 0, WRITE_C | FLUSH)
+    (tmp_path / "t.blktrace.0").write_bytes(out)
+    with (tmp_path / "target").open("wb") as f:
+        f.truncate(1 << 20)
+    job = tmp_path / "j.fio"
+    job.write_text(
+        f"[r]\nioengine=psync\nread_iolog=t.blktrace.0\nreplay_redirect={tmp_path / 'target'}\n"
+    )
+    real = real_fio(job)
+    run = cli("run", str(job), "--device", "nullblk", "--output-format", "json")
+    assert run.returncode == 0, run.stderr
+    doc = json.loads(run.stdout)
+    sim, note = doc["jobs"][0], doc["flashpath"]["trace"][0]
+    assert (real["write"]["total_ios"], real["write"]["io_bytes"]) == (3, 12288)
+    assert (sim["write"]["total_ios"], sim["write"]["io_bytes"]) == (3, 12288)
+    assert real["sync"]["total_ios"] == note["flushes_not_simulated"] == 4
+    out = cli(
+        "replay", str(tmp_path / "t.blktrace.0"), "--device", "nullblk", "--output-format", "json"
+    )
+    assert out.returncode == 0, out.stderr
+    replayed = json.loads(out.stdout)
+    assert replayed["jobs"][0]["write"]["total_ios"] == 6
+    assert replayed["flashpath"]["trace"][0]["flushes_not_simulated"] == 1
 
 
 @need_fio
@@ -170,12 +308,13 @@ def test_a_skipped_event_takes_its_wait_with_it(tmp_path: Path) -> None:
         assert 100 <= j["job_runtime"] < 150, j["job_runtime"]
 
 
-def _times(merged: Path) -> list[int]:
+def _times(merged: Path) -> list[tuple[int, int]]:
+    """Each merged record's time and action (all bare: pdu_len 0)."""
     data = merged.read_bytes()
     assert len(data) % 48 == 0
     recs = [struct.unpack_from("<IIQQIIIIIHH", data, i) for i in range(0, len(data), 48)]
-    assert all(r[0] == MAGIC and r[10] == 0 and r[5] == WRITE_Q for r in recs)
-    return [r[2] for r in recs]
+    assert all(r[0] == MAGIC and r[10] == 0 for r in recs)
+    return [(r[2], r[5]) for r in recs]
 
 
 def test_merge_blktrace_file_merges_as_fios_blktrace_c_means_it(tmp_path: Path) -> None:
@@ -191,14 +330,57 @@ def test_merge_blktrace_file_merges_as_fios_blktrace_c_means_it(tmp_path: Path) 
     assert ours(job)["write"]["total_ios"] == 8
     a = [1_000 + 10_000 * i for i in range(5)]
     b = [6_000 + 10_000 * i for i in range(3)]
-    assert _times(tmp_path / "merged.bin") == sorted(a + b)
+    assert _times(tmp_path / "merged.bin") == [(t, WRITE_Q) for t in sorted(a + b)]
     # The first file at half time, the second twice: its second pass starts
-    # after its last record (a completion, 500 ns after its last queue).
+    # after its last record (a completion, 500 ns after its last queue),
+    # and that completion, still in fio's cursor when the pass ends, is
+    # written once more at its own time (the replay skips it).
     job.write_text(base + "merge_blktrace_scalars=50:100\nmerge_blktrace_iters=1:2\n")
     assert ours(job)["write"]["total_ios"] == 11
     length_b = b[-1] + 500
     want = [t * 50 // 100 for t in a] + b + [t + length_b for t in b]
-    assert _times(tmp_path / "merged.bin") == sorted(want)
+    got = _times(tmp_path / "merged.bin")
+    assert [t for t, act in got if act == WRITE_Q] == sorted(want)
+    assert [t for t, act in got if act != WRITE_Q] == [length_b]
+    assert got[[t for t, _ in got].index(length_b)] == (length_b, WRITE_C)
+
+
+MERGES = FIXTURES / "traces" / "fio-merge"
+
+
+@pytest.mark.parametrize(
+    "name,files,extra",
+    [
+        ("plain", "a.bin:b.bin", ""),
+        ("iters", "a.bin:b.bin", "merge_blktrace_scalars=50:100\nmerge_blktrace_iters=1:2\n"),
+        (
+            "three",
+            "a.bin:b.bin:c.bin",
+            "merge_blktrace_scalars=200:50:100\nmerge_blktrace_iters=2:3:1\n",
+        ),
+    ],
+)
+def test_the_merged_file_is_the_fixed_fios_byte_for_byte(
+    tmp_path: Path, name: str, files: str, extra: str
+) -> None:
+    """The merged file flashpath writes is, byte for byte, the one fio
+    writes with its merge fixed (commit c55d29ef, built from fio's source
+    after 3.39, its cursors zeroed: tests/fixtures/traces/fio-merge/README.md
+    says how each was made): queue events only, times (t + iter * length)
+    * scalar / 100, a big-endian input swapped to this machine's order, and
+    the completion a non-final pass ends on written once more."""
+    (tmp_path / "a.bin").write_bytes(writes(5, t0=1_000))
+    (tmp_path / "b.bin").write_bytes(writes(3, t0=6_000, first_sector=4096, cpu=1))
+    (tmp_path / "c.bin").write_bytes(
+        writes(4, t0=3_000, gap=7_000, first_sector=8192, cpu=2, big_endian=True)
+    )
+    job = tmp_path / "j.fio"
+    job.write_text(
+        f"[m]\nioengine=psync\nread_iolog={files}\nmerge_blktrace_file=merged.bin\n{extra}"
+    )
+    out = cli("run", str(job), "--device", "nullblk", "--parse-only")
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "merged.bin").read_bytes() == (MERGES / f"{name}.merged.bin").read_bytes()
 
 
 @pytest.mark.parametrize(
@@ -298,14 +480,17 @@ def test_fio_333_sleeps_between_paced_ios_without_reaping(tmp_path: Path) -> Non
     The real fio sleeps in wall-clock time and carries an oversleep into the
     next gap (iolog.c iolog_delay: td->time_offset is subtracted from the
     next delay), so its clat may fall a little short of 1 s as well as
-    over it (CI measured 999,876,757 ns); the simulated sleep is exact, so
-    flashpath's clat is at least the full second."""
+    over it (CI measured 999,876,757 ns), and under load it oversleeps
+    (1,011,291,241 ns at a load average of 10 on 2 cores): its clat is held
+    from 10 ms short to 250 ms over the second, as the other real-fio timing
+    tests hold a wall-clock sleep. The simulated sleep is exact, so
+    flashpath's clat is held to within 1% over the full second."""
     job = three_reads_a_second_apart(tmp_path, iodepth=2)
     real, sim = real_fio(job)["read"], ours(job)["read"]
     assert real["total_ios"] == sim["total_ios"] == 3
     assert real["io_bytes"] == sim["io_bytes"] == 8192
     assert real["clat_ns"]["N"] == sim["clat_ns"]["N"] == 2
-    assert 0.99 * SECOND <= real["clat_ns"]["min"] <= real["clat_ns"]["max"] < 1.01 * SECOND
+    assert 0.99 * SECOND <= real["clat_ns"]["min"] <= real["clat_ns"]["max"] < 1.25 * SECOND
     assert SECOND <= sim["clat_ns"]["min"] <= sim["clat_ns"]["max"] < 1.01 * SECOND
 
 

@@ -303,6 +303,8 @@ pub fn trace_input(data: &[u8], sandbox: &Path) -> Outcome {
     let merged = sandbox.join("merged");
     let merge = trace::merge::merge(&[path.clone(), path.clone()], &[50, 100], &[1, 2], &merged);
     results.push(merge.and_then(|_| trace_file(&merged, &Format::Blktrace)));
+    // The depth fio probes from a blktrace a job replays without iodepth.
+    results.push(trace::blktrace::fio_probed_depth(&path, [1, 1, 1]).map(|_| ()));
     Outcome::Ran(results)
 }
 

@@ -393,6 +393,10 @@ impl Machine {
             .block
             .rqs
             .insert(Request::fio(tid, unit, cpu, now, end, end, false, 0));
+        // io_u.c fill_io_u: every io_u carries td->ioprio, whatever the
+        // engine (log_prio prints it).
+        let fio = &mut self.threads[tid as usize].fio;
+        self.block.rqs.get_mut(key).ioprio = fio.ioprio_for(unit.ddir, unit.len);
         self.threads[tid as usize].fio.completed_inline(key);
         self.submitted_ios += 1;
         end
@@ -421,6 +425,8 @@ impl Machine {
             false,
             0,
         ));
+        let fio = &mut self.threads[tid as usize].fio;
+        self.block.rqs.get_mut(key).ioprio = fio.ioprio_for(unit.ddir, unit.len);
         self.threads[tid as usize].fio.completed_inline(key);
         self.submitted_ios += 1;
         call.end

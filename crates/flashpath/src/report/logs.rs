@@ -244,7 +244,11 @@ pub fn log_files(jobs: &JobFile, results: &mut [JobResult]) -> Vec<LogFile> {
                 let value = match kind {
                     "lat" => s.lat_ns,
                     "clat" => s.clat_ns,
-                    "bw" => u64::from(s.bs) * 1_000_000 / s.clat_ns.max(1),
+                    // stat.c add_bw_sample: bytes * 1e6 / clat_ns, and 0
+                    // when the clat is 0 (fio never divides by it).
+                    "bw" => (u64::from(s.bs) * 1_000_000)
+                        .checked_div(s.clat_ns)
+                        .unwrap_or(0),
                     "iops" => 1,
                     _ => match s.slat_ns {
                         Some(v) => v,

@@ -401,6 +401,9 @@ pub struct JobSpec {
     /// io_submit_mode=offload: submit workers run the engine (fio's
     /// rate-submit.c; `machine/offload.rs`).
     pub io_submit_offload: bool,
+    /// iodepth= was given (fio_option_is_set): a blktrace replay without
+    /// it takes the depth fio probes from the trace (blktrace.c).
+    pub iodepth_set: bool,
     pub iodepth_batch_submit: u32,
     pub iodepth_batch_complete_min: u32,
     pub iodepth_batch_complete_max: u32,
@@ -724,6 +727,7 @@ impl Default for JobSpec {
             loops: 1,
             iodepth: 1,
             io_submit_offload: false,
+            iodepth_set: false,
             iodepth_batch_submit: 1,
             iodepth_batch_complete_min: 1,
             iodepth_batch_complete_max: 1,

@@ -628,6 +628,7 @@ pub static OPTIONS: &[OptDef] = &[
         sets(|s, g| {
             if let Some(v) = g.parsed.first() {
                 s.iodepth = v as u32;
+                s.iodepth_set = true;
             }
         }),
     ),

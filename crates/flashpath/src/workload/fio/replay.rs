@@ -258,6 +258,14 @@ fn load_trace(
             ));
         }
         spec.iodepth = u32::try_from(t.max_depth).unwrap_or(u32::MAX);
+    } else if t.format == crate::workload::trace::Format::Blktrace && !spec.iodepth_set {
+        // fio's blktrace.c read_blktrace: "If depth wasn't manually set,
+        // use probed depth" (iodepth and iodepth_low; init_iolog runs in
+        // the job's thread after fixup_options, so iodepth_batch keeps
+        // what the default depth gave it).
+        let depth = crate::workload::trace::blktrace::fio_probed_depth(&t.path, t.ios)?;
+        spec.iodepth = depth;
+        spec.iodepth_low = depth;
     }
     fit_job_to_log(spec, t.ios, t.largest);
     // A raw device name: the job's region is the whole device.

@@ -287,12 +287,18 @@ impl LineFormat {
                     };
                     let start = i;
                     let last = k + 1 == self.pieces.len();
+                    // A field read past (the command, the payload's hex
+                    // bytes, %z's clock) may hold blanks: it runs to the
+                    // next text's mark when there is one, or to the line's
+                    // end when it is last.
+                    let free = matches!(f, Field::Command | Field::Other)
+                        && (stop.is_some() || (*f == Field::Command && last));
                     while i < line.len() {
                         let c = line[i];
                         if Some(c) == stop && !(*f == Field::Nsecs && c == b'.') {
                             break;
                         }
-                        if (c == b' ' || c == b'\t') && !(*f == Field::Command && last) {
+                        if (c == b' ' || c == b'\t') && !free {
                             break;
                         }
                         if *f == Field::Secs && c == b'.' && stop == Some(b'.') {
@@ -301,7 +307,8 @@ impl LineFormat {
                         i += 1;
                     }
                     let v = &line[start..i];
-                    if v.is_empty() {
+                    // blkparse prints nothing for %P without a payload.
+                    if v.is_empty() && !matches!(f, Field::Command | Field::Other) {
                         return Ok(None);
                     }
                     let num = |what: &str| {
@@ -696,6 +703,34 @@ mod tests {
         )
         .unwrap();
         assert_eq!((v[0].op, v[0].device), (Op::Write, 0));
+    }
+
+    /// Fields read past may be empty (%P without a payload) or hold blanks
+    /// (a padded %-12C, a command with a space, %P's hex bytes) when a
+    /// mark follows them, as blkparse 1.3 prints every field.
+    #[test]
+    fn empty_and_blank_holding_fields_read_past() {
+        let fmt = "%a|%d|%S|%n|%N|%T|%t|%e|%P|%U|%z|%-12C|%M|%m|%c|%s|%p|%D\\n";
+        let v = read_with(
+            fmt,
+            "Q|RA|2348060440|8|4096|0|000000184|0||1634624544|00:00:00.000000|(null)      \
+             |259|0|1|2|21279|259,0  \n\
+             C|RA|2348060440|8|4096|0|000056992|0|00 01 ff|1953788019|00:00:00.000056|Web \
+             Content |259|0|1|7|0|259,0  \n",
+        )
+        .unwrap();
+        assert_eq!(v.len(), 1);
+        assert_eq!((v[0].offset, v[0].len), (2348060440 * 512, 4096));
+        assert_eq!(v[0].latency_ns(), Some(56_992 - 184));
+        assert_eq!(v[0].device, 259 << 20);
+        // A required field may not be empty.
+        let e = read_with(fmt, "Q|RA||8|4096|0|000000184|0||1|z|c|259|0|1|2|3|259,0\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("t.txt:1: not a line of the blkparse format"),
+            "{e}"
+        );
     }
 
     #[test]

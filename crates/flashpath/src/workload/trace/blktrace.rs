@@ -37,6 +37,7 @@ pub const RECORD: usize = 48;
 const VERSIONS: [u8; 2] = [0x06, 0x07];
 
 // Categories, shifted into the action word (BLK_TC_ACT).
+const TC_READ: u32 = 1 << 16;
 const TC_WRITE: u32 = 1 << (1 + 16);
 const TC_FLUSH: u32 = 1 << (2 + 16);
 const TC_PC: u32 = 1 << (9 + 16);
@@ -45,6 +46,9 @@ const TC_DISCARD: u32 = 1 << (13 + 16);
 /// __BLK_TA_CGROUP: flags the action, is not one.
 const TA_CGROUP: u32 = 1 << 8;
 const TA_QUEUE: u32 = 1;
+/// __BLK_TA_BACKMERGE and __BLK_TA_FRONTMERGE: a bio merged into a request.
+const TA_BACKMERGE: u32 = 3;
+const TA_FRONTMERGE: u32 = 4;
 /// blktrace_api.h __BLK_TA_ISSUE: the dispatch to the driver.
 const TA_ISSUE: u32 = 7;
 const TA_COMPLETE: u32 = 8;
@@ -330,6 +334,12 @@ pub struct BlktraceReader {
     files: Vec<CpuFile>,
     heads: Vec<Option<Raw>>,
     asm: Assembler,
+    /// fio's rule for a queue event of the flush category: a flush (fio
+    /// replays it as a sync) whatever its bytes, its data dropped
+    /// (blktrace.c queue_trace tests BLK_TC_FLUSH before handle_trace_fs).
+    /// Else only one of no bytes is a flush, and a write with a preflush
+    /// stays a write, as blkparse counts it in "Writes Queued".
+    fio_flushes: bool,
 }
 
 impl BlktraceReader {
@@ -351,6 +361,13 @@ impl BlktraceReader {
             path.display().to_string(),
             Box::new(BufReader::with_capacity(READ_BUFFER, f)),
         )])
+    }
+
+    /// Read a queue event of the flush category as fio's blktrace.c does:
+    /// a flush (fio's sync) even when it carries data, its data dropped.
+    pub fn with_fio_flushes(mut self) -> BlktraceReader {
+        self.fio_flushes = true;
+        self
     }
 
     /// Merge the given inputs (name for messages, bytes).
@@ -379,6 +396,7 @@ impl BlktraceReader {
             files,
             heads,
             asm: Assembler::default(),
+            fio_flushes: false,
         })
     }
 
@@ -431,7 +449,7 @@ impl BlktraceReader {
         };
         let op = if r.action & TC_DISCARD != 0 {
             Op::Trim
-        } else if r.action & TC_FLUSH != 0 && r.bytes == 0 {
+        } else if r.action & TC_FLUSH != 0 && (r.bytes == 0 || self.fio_flushes) {
             Op::Flush
         } else if r.action & TC_WRITE != 0 {
             Op::Write
@@ -458,12 +476,86 @@ impl BlktraceReader {
             device: r.device,
             kind,
             sector: (r.bytes > 0 || op != Op::Flush).then_some(r.sector),
-            bytes: u64::from(r.bytes),
+            bytes: if op == Op::Flush {
+                0
+            } else {
+                u64::from(r.bytes)
+            },
             op,
             at: r.record,
         });
         Ok(true)
     }
+}
+
+/// The queue depth fio 3.33 gives a job that replays the blktrace file
+/// `path` without setting `iodepth` (blktrace.c read_blktrace): per
+/// direction (the record's READ, else WRITE, else DISCARD category, so a
+/// discard counts as the write it also is), each queue event `Q` adds one,
+/// each merge `M`/`F` (back or front) takes one away, and each completion
+/// `C` ends a run: the direction's depth is the most its count reached
+/// before a completion, the count starting again from 0 after it. Notes
+/// are left out. A direction with I/Os (`ios`, as replayed) but no such run
+/// gets 1, none more than 1024 ("For stacked devices, we don't always get
+/// a COMPLETE event so the depth grows to insane values"); the job's depth
+/// is the largest. The file is read in its own order, as fio reads it.
+///
+/// This is what makes fio's replay of a trace lose an I/O on the null
+/// engine where flashpath's did not: a probed depth above 1 keeps one I/O
+/// in flight when the log ends, never reaped (docs/traces.md).
+pub fn fio_probed_depth(path: &Path, ios: [u64; 3]) -> Result<u32> {
+    let f = super::open_file(path)?;
+    let mut file = CpuFile {
+        name: path.display().to_string(),
+        input: Box::new(BufReader::with_capacity(READ_BUFFER, f)),
+        big_endian: None,
+        records: 0,
+        offset: 0,
+        scratch: Vec::new(),
+        window: BinaryHeap::new(),
+        cap: 0,
+        ended: false,
+        out: None,
+    };
+    // Signed as fio's ints: merges may outnumber the queue events seen.
+    let mut this = [0i64; 3];
+    let mut depth = [0i64; 3];
+    while let Some(r) = file.next()? {
+        if r.action & TC_NOTIFY != 0 {
+            continue;
+        }
+        let d = if r.action & TC_READ != 0 {
+            0
+        } else if r.action & TC_WRITE != 0 {
+            1
+        } else if r.action & TC_DISCARD != 0 {
+            2
+        } else {
+            continue;
+        };
+        // fio compares the whole low half, the cgroup flag included.
+        match r.action & 0xffff {
+            TA_QUEUE => this[d] += 1,
+            TA_BACKMERGE | TA_FRONTMERGE => this[d] -= 1,
+            TA_COMPLETE => {
+                depth[d] = depth[d].max(this[d]);
+                this[d] = 0;
+            }
+            _ => {}
+        }
+    }
+    let mut max = 0;
+    for d in 0..3 {
+        let v = if depth[d] > 1024 {
+            1024
+        } else if depth[d] == 0 && ios[d] > 0 {
+            1
+        } else {
+            depth[d]
+        };
+        max = max.max(v);
+    }
+    Ok(max.max(1) as u32)
 }
 
 impl EventSteps for BlktraceReader {
@@ -595,5 +687,73 @@ mod tests {
             "{e}"
         );
         assert!(e.contains("before record"), "{e}");
+    }
+
+    /// fio's probe (blktrace.c read_blktrace) on hand-made streams: +1 per
+    /// queue, -1 per merge, the most before a completion, per direction;
+    /// a direction with I/Os and no completion 1; 1024 at most.
+    #[test]
+    fn the_depth_fio_probes() {
+        let dir = std::env::temp_dir().join(format!("fp-probe-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.blktrace.0");
+        let probe = |b: Vec<u8>, ios: [u64; 3]| {
+            std::fs::write(&path, b).unwrap();
+            fio_probed_depth(&path, ios).unwrap()
+        };
+        let (w, r) = (TC_WRITE, TC_READ);
+        let mut b = Vec::new();
+        // Writes: Q Q Q M C (2), then Q C (1): 2.
+        for a in [
+            TA_QUEUE,
+            TA_QUEUE,
+            TA_QUEUE,
+            TA_BACKMERGE,
+            TA_COMPLETE,
+            TA_QUEUE,
+        ] {
+            b.extend(rec(false, 1, 0, 4096, a | w, &[]));
+        }
+        b.extend(rec(false, 1, 0, 4096, TA_COMPLETE | w, &[]));
+        assert_eq!(probe(b.clone(), [0, 4, 0]), 2);
+        // Reads: 3 queued, a note between them, then a completion: 3; the
+        // job takes the largest direction.
+        for _ in 0..3 {
+            b.extend(rec(false, 1, 0, 4096, TA_QUEUE | r, &[]));
+            b.extend(rec(false, 1, 0, 0, TC_NOTIFY, b"x"));
+        }
+        b.extend(rec(false, 1, 0, 4096, TA_COMPLETE | r, &[]));
+        assert_eq!(probe(b, [3, 4, 0]), 3);
+        // No completion at all: 1 for a direction with I/Os.
+        let b = rec(false, 1, 0, 4096, TA_QUEUE | w, &[]).repeat(5);
+        assert_eq!(probe(b, [0, 5, 0]), 1);
+        // A discard counts with the writes (its WRITE category first).
+        let mut b = rec(false, 1, 0, 4096, TA_QUEUE | w | TC_DISCARD, &[]).repeat(2);
+        b.extend(rec(false, 1, 0, 4096, TA_COMPLETE | w | TC_DISCARD, &[]));
+        assert_eq!(probe(b, [0, 0, 2]), 2);
+        // At most 1024.
+        let mut b = rec(false, 1, 0, 4096, TA_QUEUE | w, &[]).repeat(2000);
+        b.extend(rec(false, 1, 0, 4096, TA_COMPLETE | w, &[]));
+        assert_eq!(probe(b, [0, 2000, 0]), 1024);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A write with a preflush: a write as blkparse counts it, a flush of
+    /// no bytes under fio's rule.
+    #[test]
+    fn a_preflush_write_is_a_write_or_fios_flush() {
+        let q = TA_QUEUE | TC_WRITE | TC_FLUSH;
+        let c = TA_COMPLETE | TC_WRITE | TC_FLUSH;
+        let mut b = rec(false, 10, 64, 4096, q, &[]);
+        b.extend(rec(false, 30, 64, 4096, c, &[]));
+        let v = read(b.clone()).unwrap();
+        assert_eq!((v[0].op, v[0].len), (Op::Write, 4096));
+        let mut r =
+            BlktraceReader::from_inputs(vec![("t.bin".into(), Box::new(std::io::Cursor::new(b)))])
+                .unwrap()
+                .with_fio_flushes();
+        let f = r.next_record().unwrap().unwrap();
+        assert_eq!((f.op, f.len), (Op::Flush, 0));
+        assert!(r.next_record().unwrap().is_none());
     }
 }

@@ -17,9 +17,16 @@
 //! record pointer instead of a record (`fread(&t, 1, sizeof(t), ...)`), so
 //! each merge ends at once with "fio: iolog short read", leaving the merged
 //! file empty (fixed in fio commit c55d29ef, 2026). flashpath does what the
-//! code means. Where fio's loop, at the end of a pass that is not a file's
-//! last, writes the record it read last once more (its cursor still holds
-//! it after the rewind), flashpath goes on to the next pass's first event.
+//! fixed code does, record for record: at the end of a pass that is not a
+//! file's last, fio's cursor still holds the record it read last after
+//! `merge_finish_file` rewinds the file (read_trace's fread at the end
+//! leaves it), so that record (a completion, most often, with its own
+//! time) takes part in the merge and is written once more; flashpath
+//! writes it too. The fixed fio leaves each cursor's `iter` and `length`
+//! as malloc left them (`bcs` is not zeroed); flashpath starts them at 0,
+//! as fio does when that memory is zero (`MALLOC_PERTURB_=255` makes it
+//! so, and then the fixed fio's merged file and flashpath's are the same
+//! bytes: tests/test_trace_fio.py).
 
 use super::blktrace::{magic_endian, read_full, RECORD};
 use crate::error::{InputError, Result};
@@ -102,6 +109,8 @@ struct Cursor {
     iters: u64,
     /// Records read in this pass, for messages.
     records: u64,
+    /// `rec` holds a record (the last one read, kept or not).
+    held: bool,
 }
 
 impl Cursor {
@@ -178,13 +187,17 @@ impl Cursor {
             let time = self.u64_at(&h, 8);
             if action & 0xffff != TA_QUEUE || action & DDIR_CATEGORIES == 0 {
                 // fio keeps the skipped record in its cursor: a file's
-                // length is the time of its last record, whatever it is.
+                // length is the time of its last record, whatever it is,
+                // and a pass that ends on it writes it once more.
                 self.time = time;
+                self.rec = native(&h, self.big_endian, time);
+                self.held = true;
                 continue;
             }
             let shifted = time.wrapping_add(self.iter.wrapping_mul(self.length.unwrap_or(0)));
             self.time = shifted.wrapping_mul(self.scalar) / 100;
             self.rec = native(&h, self.big_endian, self.time);
+            self.held = true;
             return Ok(true);
         }
     }
@@ -284,13 +297,14 @@ pub fn merge(inputs: &[PathBuf], scalars: &[u64], iters: &[u64], out: &Path) -> 
             iter: 0,
             iters: iters.get(i).copied().unwrap_or(1).max(1),
             records: 0,
+            held: false,
         });
     }
     // Each file's first event; a file with none (and no more passes) is
     // done before the merge starts.
     let mut i = 0;
     while i < cursors.len() {
-        if first_event(&mut cursors[i])? {
+        if first_event(&mut cursors[i], false)? {
             i += 1;
         } else {
             cursors.swap_remove(i);
@@ -321,7 +335,7 @@ pub fn merge(inputs: &[PathBuf], scalars: &[u64], iters: &[u64], out: &Path) -> 
             )
         })?;
         written += 1;
-        if !first_event(&mut cursors[best])? {
+        if !first_event(&mut cursors[best], true)? {
             // merge_finish_file: the last file takes the finished one's slot.
             cursors.swap_remove(best);
         }
@@ -337,13 +351,21 @@ pub fn merge(inputs: &[PathBuf], scalars: &[u64], iters: &[u64], out: &Path) -> 
 }
 
 /// The cursor's next event, across its passes; false when it has none.
-fn first_event(c: &mut Cursor) -> Result<bool> {
+/// In the merge (`stale`), a pass that ends with another to come gives
+/// the record the cursor still holds, as fio's loop writes it once more.
+/// (Before the merge, fio's setup loop mishandles a file without one
+/// event to keep and several passes, overwriting its cursor with the next
+/// file's; flashpath reads such a file's next pass instead.)
+fn first_event(c: &mut Cursor, stale: bool) -> Result<bool> {
     loop {
         if c.read()? {
             return Ok(true);
         }
         if !c.next_pass()? {
             return Ok(false);
+        }
+        if stale && c.held {
+            return Ok(true);
         }
     }
 }

@@ -377,23 +377,31 @@ const READ_BUFFER: usize = 256 * 1024;
 /// its own reader); a blktrace per-CPU file brings its siblings
 /// ([`blktrace::trace_files`]).
 pub fn open(path: &Path, format: &Format) -> Result<Box<dyn TraceReader>> {
-    open_with(path, format, true)
+    open_with(path, format, true, true)
 }
 
 /// [`open`], with a blktrace per-CPU file `NAME.blktrace.N` read with
 /// every `NAME.blktrace.M` beside it (`per_cpu_files`, as blkparse -i NAME)
-/// or alone (as fio's read_iolog reads it).
+/// or alone (as fio's read_iolog reads it), and a blktrace write with a
+/// preflush kept a write (`preflush_writes`, as blkparse counts it) or
+/// made the flush fio's blktrace.c makes it (its data dropped).
 pub fn open_with(
     path: &Path,
     format: &Format,
     per_cpu_files: bool,
+    preflush_writes: bool,
 ) -> Result<Box<dyn TraceReader>> {
     let name = path.display().to_string();
     if *format == Format::Blktrace {
-        return Ok(Box::new(if per_cpu_files {
+        let r = if per_cpu_files {
             blktrace::BlktraceReader::open(path)?
         } else {
             blktrace::BlktraceReader::open_one(path)?
+        };
+        return Ok(Box::new(if preflush_writes {
+            r
+        } else {
+            r.with_fio_flushes()
         }));
     }
     let input = BufReader::with_capacity(READ_BUFFER, open_file(path)?);

@@ -143,6 +143,7 @@ pub fn options_from_args(
         // latency, so flashpath replay reaps the I/Os in flight when the
         // trace ends; a job file's replay leaves them unreaped, as fio.
         count_tail: true,
+        preflush_writes: true,
     })
 }
 
@@ -213,6 +214,13 @@ pub struct TraceOptions {
     /// which td_io_getevents reaps nothing): a job file's replay follows
     /// fio; `flashpath replay` counts them.
     pub count_tail: bool,
+    /// A blktrace queue event of the flush category that carries data (a
+    /// write with a preflush, blkparse's `Q FWS 8 + 8`) is a write, as
+    /// blkparse counts it in "Writes Queued" (`flashpath replay`). false:
+    /// fio's rule (blktrace.c queue_trace tests BLK_TC_FLUSH before
+    /// handle_trace_fs), a flush whose data is dropped, so a job file's
+    /// replay moves the reads and writes fio's does.
+    pub preflush_writes: bool,
 }
 
 /// A trace checked and summed before the run.
@@ -327,7 +335,7 @@ impl TraceJob {
         replay: ReplayOptions,
     ) -> Result<TraceJob> {
         let name = path.display().to_string();
-        let mut r = super::open_with(&path, &format, opts.per_cpu_files)?;
+        let mut r = super::open_with(&path, &format, opts.per_cpu_files, opts.preflush_writes)?;
         let mut job = TraceJob {
             path,
             format,
@@ -528,7 +536,12 @@ impl TraceJob {
     /// `[start, start + len)`.
     pub fn source(self: &TraceJob, start: u64, len: u64) -> Result<TraceSource> {
         Ok(TraceSource {
-            reader: super::open_with(&self.path, &self.format, self.opts.per_cpu_files)?,
+            reader: super::open_with(
+                &self.path,
+                &self.format,
+                self.opts.per_cpu_files,
+                self.opts.preflush_writes,
+            )?,
             job: TraceJobView {
                 device: self.opts.device,
                 remap: self.opts.remap,

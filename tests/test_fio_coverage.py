@@ -28,7 +28,7 @@ from fio_coverage import FAILS_AS_FIO, FIO_FIXTURES, core_verdict, survey
 # the falloc and ftruncate engines (falloc.fio, ftruncate.fio), 101 with
 # steady state (steadystate.fio), 102 with fill_device (surface-scan.fio),
 # 103 with latency_target (latency-profile.fio).
-FLOOR = 103
+FLOOR = 107
 
 
 @pytest.mark.skipif(shutil.which("fio") is None, reason="the real fio is not installed")

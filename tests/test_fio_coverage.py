@@ -34,8 +34,10 @@ from fio_coverage import FAILS_AS_FIO, FIO_FIXTURES, SG_NOT_SCSI, core_verdict, 
 # which fail on the nullblk disk as fio fails on any block device that is
 # not SCSI (READ CAPACITY). fio's libzbc examples stay refused there: on
 # it libzbc's zbc_open fails, and this machine's fio has no libzbc to
-# check fio's message with.
-FLOOR = 107
+# check fio's message with; 111 with io_uring on buffered I/O
+# (t0018) and io_submit_mode=offload (t0010, fixed-rate-submission,
+# poisson-rate-submission).
+FLOOR = 111
 
 
 @pytest.mark.skipif(shutil.which("fio") is None, reason="the real fio is not installed")

@@ -725,13 +725,13 @@ impl FioThread {
             return Step::Reap;
         }
         // Rate limits (io_u.c: rate_ddir): ahead of schedule, fio first
-        // quiesces (inline submit mode) and then sleeps until the I/O's
-        // time.
+        // quiesces (inline submit mode only: offloaded I/Os complete on
+        // their workers meanwhile) and then sleeps until the I/O's time.
         if let Some(due) = due {
             let due_abs = self.start + due;
             if due_abs > now {
                 self.pending = Some((unit, Some(due)));
-                if self.inflight > 0 {
+                if self.inflight > 0 && !self.offload {
                     return self.stop();
                 }
                 // rate_ddir sleeps no longer than the runtime left and then

@@ -196,7 +196,9 @@ impl HostGc {
     }
 
     /// Put logical unit `lu` in the next slot; the write I/O extends the
-    /// last queued write when contiguous (up to `max` bytes).
+    /// last queued write when contiguous in the same zone (up to `max`
+    /// bytes: a write never crosses into the next zone, which fio would
+    /// cut at the zone's capacity).
     fn place(&mut self, lu: u32, max: u64) -> bool {
         let Some(slot) = self.next_slot() else {
             self.stats.starved = true;
@@ -217,6 +219,7 @@ impl HostGc {
                 if mergeable
                     && w.ddir == Ddir::Write
                     && w.offset + u64::from(w.len) == off
+                    && w.offset / self.z.zone_size == off / self.z.zone_size
                     && u64::from(w.len) + self.unit <= max =>
             {
                 w.len += self.unit as u32;
@@ -381,15 +384,22 @@ mod tests {
     /// valid units out and resets, so the stream runs far past the
     /// device's capacity; the accounting adds up: every written unit is a
     /// user unit or a copy, every reset follows its victim's copies.
+    /// Zones with a capacity below their size and zones written to their
+    /// end (where a copy run could otherwise run on into the next zone).
     #[test]
     fn gc_keeps_a_rewriting_stream_going_within_the_zone_rules() {
-        let z = ZoneLayout {
-            zone_size: 64 * 1024,
-            zone_capacity: 48 * 1024,
-            zones: 8,
-        };
+        for (capacity, zones) in [(48 * 1024, 8), (64 * 1024, 6)] {
+            gc_run(ZoneLayout {
+                zone_size: 64 * 1024,
+                zone_capacity: capacity,
+                zones,
+            });
+        }
+    }
+
+    fn gc_run(z: ZoneLayout) {
         let unit = 4096;
-        // 60 units (62 % of the 96 slots): 20 written once (cold), 40
+        // 60 units (62 % of the 96 slots of either layout): 20 written once (cold), 40
         // rewritten 30 times over at random (a 64-bit LCG, Knuth's MMIX
         // constants), so victims still hold valid units that GC must copy.
         let mut seq: VecDeque<u64> = (0..20).collect();

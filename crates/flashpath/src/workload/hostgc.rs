@@ -1,12 +1,14 @@
 //! Host-side garbage collection over a zoned device: a log-structured
 //! host layer (what ZenFS or F2FS does on a ZNS SSD) between a workload's
 //! logical writes and the zones, as an [`IoSource`]. Every I/O it makes is
-//! an ordinary I/O of the job: the data writes, the reads and writes that
-//! copy valid data out of a victim zone, and the zone's reset (a
-//! zone-sized trim at the zone's start, which fio's `zonemode=zbd` turns
-//! into a zone reset: zbd.c zbd_do_io_u_trim). So host GC costs the host
-//! CPU, the block layer, the link and the device what it costs them, and
-//! the device sees only sequential zone writes (no device-side GC).
+//! an ordinary I/O of the job: the data writes and the reads and writes
+//! that copy valid data out of a victim zone. The victim is reset when a
+//! stream next writes it: fio's `zonemode=zbd` resets a full zone before
+//! writing it again (zbd.c zbd_adjust_block -> zbd_reset_zone, after
+//! io_u_quiesce), as a Zone Management Send through the whole path. So
+//! host GC costs the host CPU, the block layer, the link and the device
+//! what it costs them, and the device sees only sequential zone writes
+//! (no device-side GC).
 //!
 //! The host layer, as a log-structured file system keeps it:
 //!
@@ -22,13 +24,15 @@
 //!   fewer than `reserve` zones are free, the stream collects one of its
 //!   own full zones, the one with the fewest valid units (greedy, as
 //!   F2FS's foreground GC and ZenFS's GC pick), reading its valid runs,
-//!   appending them at its frontier and resetting it.
+//!   appending them at its frontier; the zone then joins the free zones,
+//!   to be reset by its next writer.
 //!
-//! Each stream's zones are read, written and reset by its own job only,
-//! in the order the source gives its I/Os; a reset zone joins the pool
-//! at the source's next call, when the job's synchronous reset (fio's
-//! BLKRESETZONE ioctl) has completed. A stream that finds no free zone
-//! ends (its logical stream is cut short), counted as `starved`.
+//! Each stream's zones are read and written by its own job only, in the
+//! order the source gives its I/Os; a collected zone joins the pool once
+//! every copy read of it has been given (so each is accepted by fio, which
+//! holds the zone's lock until the read is done: another job's reset of
+//! the zone waits for it). A stream that finds no free zone ends (its
+//! logical stream is cut short), counted as `starved`.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -53,7 +57,10 @@ pub struct HostGcStats {
     /// Read I/Os and write I/Os GC issued.
     pub copy_reads: u64,
     pub copy_writes: u64,
-    /// Zones GC reset.
+    /// Zones GC collected.
+    pub victims: u64,
+    /// Collected zones the stream took to write again (fio resets each
+    /// before its first write).
     pub resets: u64,
     /// The stream needed a zone and none was free: it ended early.
     pub starved: bool,
@@ -66,6 +73,8 @@ pub struct HostGcStats {
 #[derive(Debug)]
 pub struct ZonePool {
     free: VecDeque<u32>,
+    /// Per zone: collected and not yet written again (full on the device).
+    dirty: Vec<bool>,
     /// Per stream.
     pub stats: Vec<HostGcStats>,
 }
@@ -75,6 +84,7 @@ impl ZonePool {
     pub fn new(zones: u32, streams: usize) -> Rc<RefCell<ZonePool>> {
         Rc::new(RefCell::new(ZonePool {
             free: (0..zones).collect(),
+            dirty: vec![false; zones as usize],
             stats: vec![HostGcStats::default(); streams],
         }))
     }
@@ -119,7 +129,7 @@ pub struct HostGc {
     /// Queue entries before this index are not extended by a new write
     /// (a logical write never merges into a GC copy).
     merge_from: usize,
-    /// Zones whose reset was the last I/O given: free once it is done.
+    /// The zone collected last: free once its copy reads are all given.
     release: Option<u32>,
     stats: HostGcStats,
 }
@@ -190,7 +200,14 @@ impl HostGc {
             }
             self.full.push(zone);
         }
-        let zone = self.pool.borrow_mut().free.pop_front()?;
+        let zone = {
+            let mut pool = self.pool.borrow_mut();
+            let zone = pool.free.pop_front()?;
+            if std::mem::take(&mut pool.dirty[zone as usize]) {
+                self.stats.resets += 1;
+            }
+            zone
+        };
         self.frontier = Some((zone, 1));
         Some(zone * self.upz)
     }
@@ -279,12 +296,8 @@ impl HostGc {
             i += n;
         }
         debug_assert_eq!(self.valid[victim as usize], 0);
-        self.queue.push_back(IoUnit {
-            ddir: Ddir::Trim,
-            offset: u64::from(victim) * self.z.zone_size,
-            len: self.z.zone_size as u32,
-        });
-        self.stats.resets += 1;
+        self.release = Some(victim);
+        self.stats.victims += 1;
         true
     }
 
@@ -295,8 +308,12 @@ impl HostGc {
 
 impl IoSource for HostGc {
     fn next_io(&mut self) -> Option<IoUnit> {
-        if let Some(z) = self.release.take() {
-            self.pool.borrow_mut().free.push_back(z);
+        if self.queue.is_empty() {
+            if let Some(z) = self.release.take() {
+                let mut pool = self.pool.borrow_mut();
+                pool.free.push_back(z);
+                pool.dirty[z as usize] = true;
+            }
         }
         if self.queue.is_empty() && !self.stats.starved {
             let free = self.pool.borrow().free.len();
@@ -325,11 +342,7 @@ impl IoSource for HostGc {
             }
         }
         self.publish();
-        let u = self.queue.pop_front()?;
-        if u.ddir == Ddir::Trim {
-            self.release = Some((u.offset / self.z.zone_size) as u32);
-        }
-        Some(u)
+        self.queue.pop_front()
     }
 }
 
@@ -352,32 +365,32 @@ mod tests {
 
     /// Drain a stream, checking the zone rules a device would: writes at
     /// each zone's write pointer, reads below it, resets only of full
-    /// zones; returns the I/Os.
-    fn drain(mut h: HostGc, z: ZoneLayout) -> Vec<IoUnit> {
+    /// zones, a write at a full zone's start resetting it first (fio's
+    /// zbd_adjust_block); returns the I/Os and the resets.
+    fn drain(mut h: HostGc, z: ZoneLayout) -> (Vec<IoUnit>, u64) {
         let mut wp: Vec<u64> = (0..z.zones).map(|i| u64::from(i) * z.zone_size).collect();
         let mut out = Vec::new();
+        let mut resets = 0;
         while let Some(u) = h.next_io() {
             let zone = (u.offset / z.zone_size) as usize;
             let start = zone as u64 * z.zone_size;
             match u.ddir {
                 Ddir::Write => {
+                    if u.offset == start && wp[zone] == start + z.zone_capacity {
+                        // fio resets a full zone before writing it again.
+                        resets += 1;
+                        wp[zone] = start;
+                    }
                     assert_eq!(u.offset, wp[zone], "write off the write pointer");
                     wp[zone] += u64::from(u.len);
                     assert!(wp[zone] <= start + z.zone_capacity);
                 }
                 Ddir::Read => assert!(u.offset + u64::from(u.len) <= wp[zone]),
-                Ddir::Trim => {
-                    assert_eq!(
-                        wp[zone],
-                        start + z.zone_capacity,
-                        "reset of a zone not full"
-                    );
-                    wp[zone] = start;
-                }
+                Ddir::Trim => panic!("the host layer issues no trim"),
             }
             out.push(u);
         }
-        out
+        (out, resets)
     }
 
     /// Rewrites of a few units fill zones with stale data; GC copies the
@@ -421,11 +434,15 @@ mod tests {
             2,
         )
         .unwrap();
-        let ios = drain(h, z);
+        let (ios, resets) = drain(h, z);
         let s = pool.borrow().stats[0];
         assert!(!s.starved);
         assert_eq!(s.user_units, 1220);
-        assert!(s.resets > 0 && s.copy_units > 0);
+        assert!(s.victims > 0 && s.copy_units > 0);
+        // Every zone taken again after GC is reset by its first write; the
+        // ones still free at the end are not.
+        assert_eq!(resets, s.resets);
+        assert!(s.resets <= s.victims && s.victims - s.resets <= u64::from(z.zones));
         let written: u64 = ios
             .iter()
             .filter(|u| u.ddir == Ddir::Write)
@@ -438,10 +455,6 @@ mod tests {
             .sum();
         assert_eq!(written, s.user_units + s.copy_units);
         assert_eq!(read, s.copy_units);
-        assert_eq!(
-            ios.iter().filter(|u| u.ddir == Ddir::Trim).count() as u64,
-            s.resets
-        );
         assert_eq!(s.outside_units, 0);
     }
 
@@ -466,11 +479,11 @@ mod tests {
             1,
         )
         .unwrap();
-        let ios = drain(h, z);
+        let (ios, resets) = drain(h, z);
         let s = pool.borrow().stats[0];
         assert!(s.starved);
         assert_eq!(s.user_units, 16);
-        assert_eq!(s.resets, 0);
+        assert_eq!((s.victims, s.resets, resets), (0, 0, 0));
         assert!(ios.iter().all(|u| u.ddir == Ddir::Write));
     }
 }

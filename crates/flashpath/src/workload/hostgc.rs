@@ -149,7 +149,7 @@ impl HostGc {
         (base, len): (u64, u64),
         reserve: usize,
     ) -> Result<HostGc, String> {
-        if unit == 0 || z.zone_capacity % unit != 0 || z.zone_capacity > z.zone_size {
+        if unit == 0 || !z.zone_capacity.is_multiple_of(unit) || z.zone_capacity > z.zone_size {
             return Err(format!(
                 "host GC: a unit of {unit} bytes must divide the zone capacity {} (<= the zone \
                  size {})",

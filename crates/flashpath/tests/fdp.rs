@@ -361,3 +361,41 @@ fn the_front_end_passes_each_writes_directive_to_the_layer() {
     let json = d.counters();
     assert_eq!(json["fdp"]["events"]["invalid_placement_identifier"], 1);
 }
+
+/// `device.fdp.isolation` through a run: `persistent` names the handles'
+/// type in the JSON, a name the key does not take is refused with the
+/// names it takes, and a drive without the spare for a GC frontier per
+/// handle is refused at build, naming the key.
+#[test]
+fn the_isolation_type_is_a_profile_parameter() {
+    let job = "[j]\nfilename=/dev/ng0n1\nioengine=io_uring_cmd\ncmd_type=nvme\nbs=16k\n\
+               rw=randwrite\nnumber_ios=200\nsize=8m\nfdp=1\nfdp_pli=1\n";
+    let go = |extra: &[&str]| {
+        let sets: Vec<String> = SMALL.iter().chain(extra).map(|s| s.to_string()).collect();
+        run_text(job, "job.fio", Path::new("."), "nvme-fdp-like", &sets, 1)
+    };
+    let persistent = go(&["device.fdp.isolation=persistent"]).expect("the job runs");
+    let j: serde_json::Value =
+        serde_json::from_str(&render(&persistent.result, OutputFormat::Json)).unwrap();
+    let fdp = &j["flashpath"]["driver"]["device"]["fdp"];
+    assert_eq!(fdp["ruh_type"], "persistently isolated");
+    assert_eq!(per_handle(&j)[1], 200 * 16384);
+    let e = go(&["device.fdp.isolation=sometimes"])
+        .err()
+        .expect("an unknown type is refused")
+        .to_string();
+    assert!(
+        e.contains("device.fdp.isolation") && e.contains("persistent"),
+        "{e}"
+    );
+    // 30 % spare: a die of 128 blocks holds 99 of data, the GC reserve of
+    // 16 and 8 handles' open blocks; 1 shared GC frontier fits (124), one
+    // per handle does not (131).
+    let tight = ["device.flash.over_provisioning=0.30"];
+    go(&tight).expect("initially isolated handles fit");
+    let e = go(&[tight[0], "device.fdp.isolation=persistent"])
+        .err()
+        .expect("no room for a GC frontier per handle")
+        .to_string();
+    assert!(e.contains("8 GC frontier(s)"), "{e}");
+}

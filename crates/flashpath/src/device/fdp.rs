@@ -19,13 +19,19 @@
 //!   multi-plane erase block on each die: the FTL stripes logical pages
 //!   over the dies statically, so a handle's current reclaim unit is its
 //!   open block on every die, and its size is dies x block bytes.
-//! - **Isolation.** Initially isolated handles: the device's own garbage
-//!   collection still runs (greedy or cost-benefit victims, per die, as
-//!   the page FTL's), and the valid data it moves from any handle's blocks
-//!   goes to one shared GC frontier, so data of different handles may mix
-//!   after a move (the spec's "initially isolated" type; persistently
-//!   isolated handles, which keep moved data with its handle, are not
-//!   modelled).
+//! - **Isolation** (`device.fdp.isolation`, the Reclaim Unit Handle Type
+//!   of each handle in the FDP configuration: TP4146, the Reclaim Unit
+//!   Handle Descriptor's RUHT field, 1h "Initially Isolated", 2h
+//!   "Persistently Isolated"). The device's own garbage collection runs in
+//!   both (greedy or cost-benefit victims, per die, as the page FTL's);
+//!   what differs is where the valid data it moves goes. Initially
+//!   isolated: to one GC frontier shared by every handle, so data written
+//!   through different handles may share a reclaim unit after a move.
+//!   Persistently isolated: to a GC frontier of the handle that wrote the
+//!   victim, so a reclaim unit only ever holds one handle's data (the
+//!   spec: data moved by GC from a persistently isolated handle's units
+//!   stays in units of that handle); it costs one more open block per
+//!   handle on every die.
 //! - **Invalid placement identifier.** A placement identifier naming a
 //!   handle the namespace does not have is not an error: the data goes to
 //!   placement handle 0 and an "Invalid Placement Identifier" event is
@@ -51,6 +57,27 @@ use super::ftl::FlashDevice;
 use super::{Completion, Hint, UNIT};
 use crate::error::{InputError, Result};
 use crate::profile::{range, Profile};
+
+crate::choice_enum! {
+    /// `device.fdp.isolation`: the reclaim unit handle type of every
+    /// handle (TP4146 RUHT).
+    pub enum Isolation {
+        /// 1h: GC may move data of different handles into one unit.
+        Initially = "initial",
+        /// 2h: GC keeps each handle's moved data in units of that handle.
+        Persistently = "persistent",
+    }
+}
+
+impl Isolation {
+    /// The type as the FDP configuration names it.
+    pub fn ruh_type(self) -> &'static str {
+        match self {
+            Isolation::Initially => "initially isolated",
+            Isolation::Persistently => "persistently isolated",
+        }
+    }
+}
 use crate::sim::Ns;
 
 crate::params! {
@@ -66,6 +93,10 @@ crate::params! {
                  each handle holds an open block on every die)",
             )
         ),
+        /// The reclaim unit handle type of every handle: `initial` (GC may
+        /// mix handles' data) or `persistent` (GC keeps each handle's data
+        /// in its own reclaim units).
+        pub isolation: Isolation = required choice("device.fdp.isolation", Isolation),
     }
 }
 
@@ -86,18 +117,24 @@ pub struct FdpStats {
 pub struct Fdp {
     ftl: FlashDevice,
     ruhs: u32,
+    isolation: Isolation,
     /// The handle the command being decoded selected.
     current: usize,
     stats: FdpStats,
 }
 
 impl Fdp {
-    /// `ruhs` reclaim unit handles over the page FTL `ftl`.
-    pub fn new(mut ftl: FlashDevice, ruhs: u32) -> Fdp {
+    /// `ruhs` reclaim unit handles of type `isolation` over the page FTL
+    /// `ftl`.
+    pub fn new(mut ftl: FlashDevice, ruhs: u32, isolation: Isolation) -> Fdp {
         ftl.set_streams(ruhs as usize);
+        if isolation == Isolation::Persistently {
+            ftl.set_gc_per_stream();
+        }
         Fdp {
             ftl,
             ruhs,
+            isolation,
             current: 0,
             stats: FdpStats {
                 host_units: vec![0; ruhs as usize],
@@ -111,15 +148,19 @@ impl Fdp {
     pub fn from_profile(p: &Profile, seed: u64) -> Result<Fdp> {
         let k = FdpKeys::read(p)?;
         let fp = FlashParams::from_profile(p)?;
-        check_spare(&fp, k.ruhs)
+        check_spare(&fp, k.ruhs, k.isolation)
             .map_err(|m| InputError::new(p.file_of("device.fdp.ruhs"), None, m))?;
         let mut ftl = flash_device_from_profile(p, seed)?;
         ftl.load_whole_map();
-        Ok(Fdp::new(ftl, k.ruhs))
+        Ok(Fdp::new(ftl, k.ruhs, k.isolation))
     }
 
     pub fn ftl(&self) -> &FlashDevice {
         &self.ftl
+    }
+
+    pub fn isolation(&self) -> Isolation {
+        self.isolation
     }
 
     pub fn stats(&self) -> &FdpStats {
@@ -167,19 +208,30 @@ impl Fdp {
 }
 
 /// Every die must hold its share of user data, the GC reserve, the GC
-/// frontier and an open block per handle.
-fn check_spare(fp: &FlashParams, ruhs: u32) -> std::result::Result<(), String> {
+/// frontier (one per handle when persistently isolated) and an open block
+/// per handle.
+fn check_spare(
+    fp: &FlashParams,
+    ruhs: u32,
+    isolation: Isolation,
+) -> std::result::Result<(), String> {
     let g = fp.geometry;
     let slots_per_block =
         u64::from(g.pages_per_block) * u64::from(g.planes_per_die) * u64::from(fp.units_per_page());
     let per_die = fp.user_units().div_ceil(u64::from(g.dies()));
-    let needed =
-        per_die.div_ceil(slots_per_block) + u64::from(fp.gc_high_free_blocks) + 1 + u64::from(ruhs);
+    let gc_frontiers = match isolation {
+        Isolation::Initially => 1,
+        Isolation::Persistently => u64::from(ruhs),
+    };
+    let needed = per_die.div_ceil(slots_per_block)
+        + u64::from(fp.gc_high_free_blocks)
+        + gc_frontiers
+        + u64::from(ruhs);
     if needed > u64::from(g.blocks_per_plane) {
         return Err(format!(
             "device.fdp.ruhs = {ruhs}: each handle keeps an open block on every die, and a die \
-             then needs {needed} blocks (data, GC reserve, GC frontier, {ruhs} handles) but has \
-             {}; use fewer handles or more over-provisioning",
+             then needs {needed} blocks (data, GC reserve, {gc_frontiers} GC frontier(s), \
+             {ruhs} handles) but has {}; use fewer handles or more over-provisioning",
             g.blocks_per_plane
         ));
     }
@@ -253,7 +305,7 @@ impl TranslationLayer for Fdp {
             "fdp".into(),
             serde_json::json!({
                 "reclaim_unit_handles": self.ruhs,
-                "ruh_type": "initially isolated",
+                "ruh_type": self.isolation.ruh_type(),
                 "reclaim_groups": 1,
                 "reclaim_unit_bytes": self.ru_bytes(),
                 "statistics": {
@@ -282,7 +334,7 @@ mod tests {
     fn small(ruhs: u32) -> Fdp {
         let mut p = FlashParams::small(1, 2, 64, 16);
         p.prefilled = false;
-        Fdp::new(FlashDevice::new(&p, 1).unwrap(), ruhs)
+        Fdp::new(FlashDevice::new(&p, 1).unwrap(), ruhs, Isolation::Initially)
     }
 
     /// Hot data (a small range rewritten over and over) and cold data (a
@@ -351,6 +403,76 @@ mod tests {
             mixed.waf(),
             mixed.ftl().stats().units_programmed_gc
         );
+    }
+
+    /// Which blocks hold valid data of both ranges `[0, split)` and
+    /// `[split, ..)`: reclaim units mixing two handles' data.
+    fn mixed_blocks(f: &Fdp, split: u64) -> usize {
+        let ftl = f.ftl();
+        let dies = ftl.params().geometry.dies();
+        (0..dies)
+            .flat_map(|d| (0..ftl.blocks_per_die()).map(move |b| (d, b)))
+            .filter(|&(d, b)| {
+                let l = ftl.valid_lpns(d, b);
+                l.iter().any(|&x| x < split) && l.iter().any(|&x| x >= split)
+            })
+            .count()
+    }
+
+    /// Two handles whose data both get collected: handle 0 rewrites half
+    /// of the space at random, handle 1 a fifth of it twice as often, for
+    /// six times the device's user space. GC picks victims of both
+    /// handles. Initially isolated, what it moves goes to the one shared
+    /// GC frontier, so blocks come to hold both handles' data; persistently
+    /// isolated, each handle's moved data goes to that handle's own GC
+    /// frontier and no block ever holds data of two handles.
+    #[test]
+    fn persistent_isolation_keeps_moved_data_with_its_handle() {
+        let run = |iso: Isolation| {
+            let mut p = FlashParams::small(1, 2, 64, 16);
+            p.prefilled = false;
+            let mut f = Fdp::new(FlashDevice::new(&p, 1).unwrap(), 2, iso);
+            let user = f.user_bytes() / UNIT;
+            let (a, b) = (user / 2, user / 5);
+            // A 64-bit LCG (Knuth's MMIX constants): deterministic offsets.
+            let mut x: u64 = 1;
+            let mut next = |n: u64| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (x >> 33) % n
+            };
+            let mut t = 0;
+            for i in 0..6 * user {
+                let (h, lpn) = if i % 3 == 0 {
+                    (0, next(a))
+                } else {
+                    (1, a + next(b))
+                };
+                f.placement(Hint::Placement(h));
+                t = f.write(t, lpn * UNIT, UNIT as u32).at;
+            }
+            let mixed = mixed_blocks(&f, a);
+            (f, mixed)
+        };
+        let (initial, mixed_initial) = run(Isolation::Initially);
+        let (persistent, mixed_persistent) = run(Isolation::Persistently);
+        for f in [&initial, &persistent] {
+            assert!(f.ftl().stats().units_programmed_gc > 0, "GC must move data");
+        }
+        assert_eq!(persistent.ftl().gc_frontiers(), 2);
+        assert_eq!(initial.ftl().gc_frontiers(), 1);
+        assert!(
+            mixed_initial > 0,
+            "initially isolated: GC mixes the handles' data"
+        );
+        assert_eq!(
+            mixed_persistent, 0,
+            "persistently isolated: no block holds two handles' data"
+        );
+        let mut out = serde_json::Map::new();
+        persistent.counters(&mut out);
+        assert_eq!(out["fdp"]["ruh_type"], "persistently isolated");
     }
 
     /// A placement identifier past the handles goes to handle 0 and counts

@@ -1,8 +1,10 @@
 //! Workloads: fio job files, iozone and dd command lines and fio I/O logs,
+//! a host layer that garbage-collects zones ([`hostgc`]),
 //! resolved into job specifications and per-job I/O streams.
 
 pub mod dd;
 pub mod fio;
+pub mod hostgc;
 pub mod iolog;
 pub mod iozone;
 pub mod trace;

@@ -85,8 +85,14 @@ impl FlashDevice {
         best.map(|(b, _)| b)
     }
 
-    /// Move every valid unit of global block `gb` to the GC frontier.
+    /// Move every valid unit of global block `gb` to the GC frontier (of
+    /// the block's stream when GC keeps streams apart).
     fn migrate(&mut self, die: u32, gb: usize, t: Ns) {
+        self.gc_stream = if self.die_state[die as usize].gc.len() > 1 {
+            usize::from(self.owner[gb])
+        } else {
+            0
+        };
         let spb = self.slots_per_block;
         let row = self.row_slots;
         let base = gb as u32 * spb;

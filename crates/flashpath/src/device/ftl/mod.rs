@@ -23,7 +23,11 @@
 //! a unit is buffered and programmed with the units of its own stream only,
 //! so each stream fills blocks of its own. The conventional FTL has one
 //! stream; a placement-aware layer (NVMe FDP, `device/fdp.rs`) has one per
-//! reclaim unit handle. GC's frontier stays shared by all streams.
+//! reclaim unit handle. GC's frontier is shared by all streams, unless
+//! GC keeps streams apart ([`FlashDevice::set_gc_per_stream`], FDP's
+//! persistently isolated handles): then each stream has a GC frontier of
+//! its own, and a victim's valid data goes to the frontier of the stream
+//! whose block it was.
 
 pub mod analytic;
 mod counters;
@@ -223,7 +227,8 @@ struct DieState {
     free: VecDeque<u32>,
     /// The host frontier of each stream.
     user: Vec<Frontier>,
-    gc: Frontier,
+    /// The GC frontier: one shared, or one per stream.
+    gc: Vec<Frontier>,
     /// LPNs of each stream waiting in the write buffer for this die (< one
     /// row each).
     pending: Vec<Vec<u32>>,
@@ -351,6 +356,10 @@ pub struct FlashDevice {
     slc: Option<slc::Slc>,
     /// The host stream being placed (an index into `DieState::user`).
     stream: usize,
+    /// The GC frontier being filled (an index into `DieState::gc`).
+    gc_stream: usize,
+    /// Per block: the stream whose frontier opened it (host or GC).
+    owner: Vec<u16>,
 }
 
 impl FlashDevice {
@@ -417,10 +426,10 @@ impl FlashDevice {
                         block: NONE,
                         next: 0,
                     }],
-                    gc: Frontier {
+                    gc: vec![Frontier {
                         block: NONE,
                         next: 0,
-                    },
+                    }],
                     pending: vec![Vec::with_capacity(row_slots as usize)],
                 })
                 .collect(),
@@ -448,6 +457,8 @@ impl FlashDevice {
             }),
             p,
             stream: 0,
+            gc_stream: 0,
+            owner: vec![0; nblocks],
         };
         if dev.p.prefilled {
             dev.factory_fill();
@@ -478,6 +489,45 @@ impl FlashDevice {
             );
             ds.pending.resize_with(n, || Vec::with_capacity(row));
         }
+    }
+
+    /// Give each host stream a GC frontier of its own (after
+    /// [`Self::set_streams`]): GC moves a victim's valid data to the GC
+    /// frontier of the stream that wrote the victim (its frontier opened
+    /// the block), so no block ever holds two streams' data.
+    pub fn set_gc_per_stream(&mut self) {
+        let n = self.streams();
+        for ds in &mut self.die_state {
+            ds.gc.resize(
+                n,
+                Frontier {
+                    block: NONE,
+                    next: 0,
+                },
+            );
+        }
+    }
+
+    /// GC frontiers of each die (1: shared by every stream).
+    pub fn gc_frontiers(&self) -> usize {
+        self.die_state.first().map_or(1, |d| d.gc.len())
+    }
+
+    /// The logical units whose latest data is in `block` of `die`, for
+    /// tests and diagnostics (allocates).
+    pub fn valid_lpns(&self, die: u32, block: u32) -> Vec<u64> {
+        let first = (die * self.blocks_per_die + block) * self.slots_per_block;
+        (first..first + self.slots_per_block)
+            .filter_map(|ppn| {
+                let l = self.slot_lpn(ppn);
+                (l != NONE && self.l2p_get(u64::from(l)) == ppn).then_some(u64::from(l))
+            })
+            .collect()
+    }
+
+    /// Blocks of each die.
+    pub fn blocks_per_die(&self) -> u32 {
+        self.blocks_per_die
     }
 
     /// Host write streams kept.
@@ -637,6 +687,7 @@ impl FlashDevice {
             .expect("no free block: validated over-provisioning should prevent this");
         let gb = (die * self.blocks_per_die + b) as usize;
         self.state[gb] = BlockState::Open;
+        self.owner[gb] = if for_gc { self.gc_stream } else { self.stream } as u16;
         let spb = self.slots_per_block as usize;
         match &mut self.p2l[gb] {
             Some(m) => m.fill(NONE),
@@ -668,7 +719,7 @@ impl FlashDevice {
     fn frontier(&self, die: u32, for_gc: bool) -> Frontier {
         let ds = &self.die_state[die as usize];
         if for_gc {
-            ds.gc
+            ds.gc[self.gc_stream]
         } else {
             ds.user[self.stream]
         }
@@ -678,7 +729,7 @@ impl FlashDevice {
     fn frontier_mut(&mut self, die: u32, for_gc: bool) -> &mut Frontier {
         let ds = &mut self.die_state[die as usize];
         if for_gc {
-            &mut ds.gc
+            &mut ds.gc[self.gc_stream]
         } else {
             &mut ds.user[self.stream]
         }

@@ -422,6 +422,9 @@ def test_jobs_are_capped_to_the_points_and_cpus(folder: Path) -> None:
         (lambda s: api.run(JOB, "nullblk", seed=2**64), "seed: an integer from 0 to 2^64 - 1"),
         (lambda s: api.run(JOB, "nullblk", overrides="a=1"), "overrides: a list of 'key=value'"),
         (lambda s: api.run(JOB, 3), "device: a profile name or .toml path"),
+        (lambda s: api.run(JOB, "nullblk", overrides=None), "overrides: a list of 'key=value'"),
+        (lambda s: api.run(JOB, "nullblk", overrides=5), "overrides: a list of 'key=value'"),
+        (lambda s: api.sweep(s, out=5), "out: a path for the Parquet table, not int"),
     ],
 )
 def test_the_api_refuses_what_the_cli_refuses(folder: Path, call, message: str) -> None:  # type: ignore[no-untyped-def]
@@ -431,6 +434,13 @@ def test_the_api_refuses_what_the_cli_refuses(folder: Path, call, message: str) 
     assert message in str(err.value), err.value
     assert hashes(folder) == before
     assert not (folder / "s.parquet").exists()
+
+
+def test_overrides_from_a_generator_reach_the_core(folder: Path) -> None:
+    """A generator of overrides is read once: checking it must not empty it
+    (a silently dropped override would run the profile's default)."""
+    with pytest.raises(FlashpathError, match="unknown parameter 'no.such'"):
+        api.run(JOB, "nullblk", overrides=(o for o in ["no.such=1"]))
 
 
 def test_the_api_and_cli_share_the_sweep_checks(folder: Path) -> None:

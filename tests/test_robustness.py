@@ -11,6 +11,7 @@ import os
 import shlex
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -192,6 +193,36 @@ def test_device_nodes_fifos_and_folders_are_never_outputs(
     assert stat.S_ISFIFO(os.stat(folder / "fifo").st_mode)
     assert list((folder / "sub").iterdir()) == []
     assert not (folder / "s.parquet").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "parts"),
+    [
+        (["run", "pipe", "--device", "nullblk"], ["pipe: is a FIFO (named pipe), not a job file"]),
+        (["sweep", "pipe"], ["pipe: is a FIFO (named pipe), not a sweep spec"]),
+        (["plot", "pipe", "-o", "x.png"], ["pipe: is a FIFO (named pipe), not a table"]),
+        (["sweep", "fifo-job.toml"], ["fifo-job.toml:1: job: cannot read 'pipe'", "a FIFO"]),
+    ],
+)
+def test_a_fifo_input_is_one_message_not_a_hang(
+    folder: Path, args: list[str], parts: list[str]
+) -> None:
+    """open(2) on a FIFO without a writer blocks (fs/pipe.c fifo_open):
+    an input that is a named pipe is refused by stat before it is opened.
+    The short timeout is the hang this guards against (a run here takes
+    about a second)."""
+    os.mkfifo(folder / "pipe")
+    os.mkfifo(folder / "pipe.toml")
+    (folder / "fifo-job.toml").write_text(SPEC.replace("job.fio", "pipe"))
+    (folder / "fifo-device.toml").write_text(SPEC.replace('"nullblk"', '"pipe.toml"'))
+    r = subprocess.run(
+        [sys.executable, "-m", "flashpath.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=folder,
+        timeout=120,
+    )
+    one_message(r, *parts)
 
 
 def test_an_output_is_written_whole_beside_its_target(tmp_path: Path) -> None:

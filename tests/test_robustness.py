@@ -202,6 +202,9 @@ def test_device_nodes_fifos_and_folders_are_never_outputs(
         (["sweep", "pipe"], ["pipe: is a FIFO (named pipe), not a sweep spec"]),
         (["plot", "pipe", "-o", "x.png"], ["pipe: is a FIFO (named pipe), not a table"]),
         (["sweep", "fifo-job.toml"], ["fifo-job.toml:1: job: cannot read 'pipe'", "a FIFO"]),
+        (["run", "job.fio", "--device", "pipe.toml"], ["pipe.toml", "a FIFO (named pipe)"]),
+        (["profile", "show", "pipe.toml"], ["pipe.toml", "a FIFO (named pipe)"]),
+        (["sweep", "fifo-device.toml"], ["pipe.toml", "a FIFO (named pipe)"]),
     ],
 )
 def test_a_fifo_input_is_one_message_not_a_hang(

@@ -970,10 +970,18 @@ BENCH_WORKLOADS = {
 )
 def bench_cmd(ios: int, only: str | None, overrides: tuple[str, ...]) -> None:
     """Simulated I/Os and events per wall second on fixed workloads."""
+    chosen = {n: w for n, w in BENCH_WORKLOADS.items() if only is None or only in n}
+    # A filter that matches nothing, or overrides no chosen workload
+    # takes, would end with nothing measured or nothing changed: refused.
+    if not chosen:
+        _error(
+            f"--only {shown(only or '')}: no workload's name contains it; workloads: "
+            + ", ".join(BENCH_WORKLOADS)
+        )
+    if overrides and not any(device == "ufs21-64g" for device, _, _ in chosen.values()):
+        _error("--set: applies to the ufs21-64g workloads, and --only chose none of them")
     click.echo(f"flashpath {_core.__version__}, core built as {_core.build_profile()}")
-    for name, (device, text, sets) in BENCH_WORKLOADS.items():
-        if only is not None and only not in name:
-            continue
+    for name, (device, text, sets) in chosen.items():
         job = text.format(n=ios, quarter=max(ios // 4, 1))
         extra = list(overrides) if device == "ufs21-64g" else []
         t0 = time.perf_counter()

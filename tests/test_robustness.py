@@ -205,6 +205,11 @@ def test_device_nodes_fifos_and_folders_are_never_outputs(
         (["run", "job.fio", "--device", "pipe.toml"], ["pipe.toml", "a FIFO (named pipe)"]),
         (["profile", "show", "pipe.toml"], ["pipe.toml", "a FIFO (named pipe)"]),
         (["sweep", "fifo-device.toml"], ["pipe.toml", "a FIFO (named pipe)"]),
+        (["calibrate", "check", "nullblk", "pipe"], ["pipe: is a FIFO (named pipe), not a run"]),
+        (
+            ["calibrate", "fit", "--host", "x86-generic", "--out", "o.toml", "pipe"],
+            ["pipe: is a FIFO (named pipe), not a run file"],
+        ),
     ],
 )
 def test_a_fifo_input_is_one_message_not_a_hang(

@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import FIXTURES, cli
-from flashpath import api, calibrate, outputs
+from flashpath import _core, api, calibrate, outputs
 from flashpath._core import FlashpathError
 from flashpath.plot import PlotError, plot
 from flashpath.sweep_run import SweepError, run_sweep
@@ -685,3 +685,30 @@ def test_a_shipped_point_runs_with_the_spec_folder_gone(tmp_path: Path) -> None:
     assert shipped_runs == in_place
     assert not spec_dir.exists() and hashes(tmp_path / "gone") == before
     assert list(elsewhere.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"blocks": 0}, "ftl_wa_table: blocks=0: from 128 to 65536"),
+        ({"pages": 10**6}, "ftl_wa_table: pages=1000000: from 1 to 4096"),
+        ({"blocks": 65536, "pages": 4096}, "blocks x pages at most 2^22"),
+        ({"warm": float("nan")}, "ftl_wa_table: warm=NaN: capacities written"),
+        ({"measure": -1.0}, "ftl_wa_table: measure=-1: capacities written"),
+    ],
+)
+def test_the_ftl_table_checks_its_arguments(kwargs: dict[str, float], message: str) -> None:
+    """Before: blocks=0 panicked in the core ('internal error: no spare'),
+    pages=10**6 allocated gigabytes before the device refused its size,
+    and a NaN warm-up ran as if it were a number."""
+    with pytest.raises(FlashpathError) as err:
+        _core.ftl_wa_table(**kwargs)  # type: ignore[arg-type]
+    assert message in str(err.value), err.value
+
+
+def test_the_smallest_ftl_table_runs() -> None:
+    """The lower bound is one the model takes: 128 blocks keep a spare at
+    the smallest over-provisioning (7%) once the GC reserve is out."""
+    rows = _core.ftl_wa_table(blocks=128, pages=8, warm=0.5, measure=0.5)
+    assert len(rows) == 7
+    assert all(r["simulated_wa"] >= 1.0 for r in rows)

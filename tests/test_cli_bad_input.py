@@ -154,6 +154,26 @@ def test_bench_needs_a_count_of_ios(ios: str) -> None:
     assert "Invalid value for '--ios'" in r.stderr
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--only", "no such workload"], "--only 'no such workload': no workload's name contains"),
+        (
+            ["--only", "qd1 psync", "--set", "device.completion_nsec=1"],
+            "--set: applies to the ufs21-64g workloads, and --only chose none of them",
+        ),
+    ],
+)
+def test_bench_refuses_a_filter_or_override_that_does_nothing(
+    args: list[str], message: str
+) -> None:
+    """Before: exit 0 with no workload run, or the override silently unused."""
+    r = cli("bench", "--ios", "10", *args)
+    line = one_message(r)
+    assert line.startswith("flashpath: error: ") and message in line, line
+    assert r.stdout == ""
+
+
 def test_a_non_utf8_job_file_name_runs(tmp_path: Path) -> None:
     name = os.fsdecode(b"j\xff.fio")
     (tmp_path / name).write_text(GOOD)

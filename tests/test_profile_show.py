@@ -4,6 +4,9 @@ its source, and what its declaration says it is and accepts."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
+
+import pytest
 
 from conftest import cli
 
@@ -43,3 +46,25 @@ def test_a_range_is_shown_in_the_base_unit_with_its_reason() -> None:
     assert re.match(r"accepts: 0 to 1e9 ns: a cost of one operation", accepts), accepts
     choice = next(ln for ln in _blocks(r.stdout)["device.kind"] if ln.startswith("accepts: "))
     assert "null_blk" in choice and "nvme" in choice and "virtio-blk" in choice
+
+
+@pytest.mark.parametrize(
+    ("override", "needle"),
+    [
+        ("block.io_poll_delay=5e6", "is 5000000 count, outside -1 to 1000000 count"),
+        # Past 64 bits: out of range, not "not a whole number".
+        ("block.io_poll_delay=1e30", "outside -1 to 1000000 count"),
+        ("block.iosched.fifo_batch=0.5", "needs a whole number"),
+    ],
+)
+def test_a_run_names_what_is_wrong_with_an_override(
+    tmp_path: Path, override: str, needle: str
+) -> None:
+    """Before: io_poll_delay=1e30 (past 64 bits, read as a float) was
+    refused as 'not a whole number' instead of out of range."""
+    (tmp_path / "j.fio").write_text("[j]\nioengine=psync\nrw=read\nbs=4k\nsize=64k\n")
+    r = cli("run", "j.fio", "--device", "nullblk", "--set", override, cwd=tmp_path)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    [line] = r.stderr.splitlines()
+    assert line.startswith("flashpath: error: --set: ") and needle in line, line
+    assert r.stdout == ""

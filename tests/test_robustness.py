@@ -11,6 +11,7 @@ import os
 import shlex
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -18,7 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import FIXTURES, cli
-from flashpath import api, calibrate, outputs
+from flashpath import _core, api, calibrate, outputs
 from flashpath._core import FlashpathError
 from flashpath.plot import PlotError, plot
 from flashpath.sweep_run import SweepError, run_sweep
@@ -192,6 +193,44 @@ def test_device_nodes_fifos_and_folders_are_never_outputs(
     assert stat.S_ISFIFO(os.stat(folder / "fifo").st_mode)
     assert list((folder / "sub").iterdir()) == []
     assert not (folder / "s.parquet").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "parts"),
+    [
+        (["run", "pipe", "--device", "nullblk"], ["pipe: is a FIFO (named pipe), not a job file"]),
+        (["sweep", "pipe"], ["pipe: is a FIFO (named pipe), not a sweep spec"]),
+        (["plot", "pipe", "-o", "x.png"], ["pipe: is a FIFO (named pipe), not a table"]),
+        (["sweep", "fifo-job.toml"], ["fifo-job.toml:1: job: cannot read 'pipe'", "a FIFO"]),
+        (["run", "job.fio", "--device", "pipe.toml"], ["pipe.toml", "a FIFO (named pipe)"]),
+        (["profile", "show", "pipe.toml"], ["pipe.toml", "a FIFO (named pipe)"]),
+        (["sweep", "fifo-device.toml"], ["pipe.toml", "a FIFO (named pipe)"]),
+        (["calibrate", "check", "nullblk", "pipe"], ["pipe: is a FIFO (named pipe), not a run"]),
+        (
+            ["calibrate", "fit", "--host", "x86-generic", "--out", "o.toml", "pipe"],
+            ["pipe: is a FIFO (named pipe), not a run file"],
+        ),
+    ],
+)
+def test_a_fifo_input_is_one_message_not_a_hang(
+    folder: Path, args: list[str], parts: list[str]
+) -> None:
+    """open(2) on a FIFO without a writer blocks (fs/pipe.c fifo_open):
+    an input that is a named pipe is refused by stat before it is opened.
+    The short timeout is the hang this guards against (a run here takes
+    about a second)."""
+    os.mkfifo(folder / "pipe")
+    os.mkfifo(folder / "pipe.toml")
+    (folder / "fifo-job.toml").write_text(SPEC.replace("job.fio", "pipe"))
+    (folder / "fifo-device.toml").write_text(SPEC.replace('"nullblk"', '"pipe.toml"'))
+    r = subprocess.run(
+        [sys.executable, "-m", "flashpath.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=folder,
+        timeout=120,
+    )
+    one_message(r, *parts)
 
 
 def test_an_output_is_written_whole_beside_its_target(tmp_path: Path) -> None:
@@ -422,6 +461,9 @@ def test_jobs_are_capped_to_the_points_and_cpus(folder: Path) -> None:
         (lambda s: api.run(JOB, "nullblk", seed=2**64), "seed: an integer from 0 to 2^64 - 1"),
         (lambda s: api.run(JOB, "nullblk", overrides="a=1"), "overrides: a list of 'key=value'"),
         (lambda s: api.run(JOB, 3), "device: a profile name or .toml path"),
+        (lambda s: api.run(JOB, "nullblk", overrides=None), "overrides: a list of 'key=value'"),
+        (lambda s: api.run(JOB, "nullblk", overrides=5), "overrides: a list of 'key=value'"),
+        (lambda s: api.sweep(s, out=5), "out: a path for the Parquet table, not int"),
     ],
 )
 def test_the_api_refuses_what_the_cli_refuses(folder: Path, call, message: str) -> None:  # type: ignore[no-untyped-def]
@@ -431,6 +473,13 @@ def test_the_api_refuses_what_the_cli_refuses(folder: Path, call, message: str) 
     assert message in str(err.value), err.value
     assert hashes(folder) == before
     assert not (folder / "s.parquet").exists()
+
+
+def test_overrides_from_a_generator_reach_the_core(folder: Path) -> None:
+    """A generator of overrides is read once: checking it must not empty it
+    (a silently dropped override would run the profile's default)."""
+    with pytest.raises(FlashpathError, match="unknown parameter 'no.such'"):
+        api.run(JOB, "nullblk", overrides=(o for o in ["no.such=1"]))
 
 
 def test_the_api_and_cli_share_the_sweep_checks(folder: Path) -> None:
@@ -636,3 +685,30 @@ def test_a_shipped_point_runs_with_the_spec_folder_gone(tmp_path: Path) -> None:
     assert shipped_runs == in_place
     assert not spec_dir.exists() and hashes(tmp_path / "gone") == before
     assert list(elsewhere.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"blocks": 0}, "ftl_wa_table: blocks=0: from 128 to 65536"),
+        ({"pages": 10**6}, "ftl_wa_table: pages=1000000: from 1 to 4096"),
+        ({"blocks": 65536, "pages": 4096}, "blocks x pages at most 2^22"),
+        ({"warm": float("nan")}, "ftl_wa_table: warm=NaN: capacities written"),
+        ({"measure": -1.0}, "ftl_wa_table: measure=-1: capacities written"),
+    ],
+)
+def test_the_ftl_table_checks_its_arguments(kwargs: dict[str, float], message: str) -> None:
+    """Before: blocks=0 panicked in the core ('internal error: no spare'),
+    pages=10**6 allocated gigabytes before the device refused its size,
+    and a NaN warm-up ran as if it were a number."""
+    with pytest.raises(FlashpathError) as err:
+        _core.ftl_wa_table(**kwargs)  # type: ignore[arg-type]
+    assert message in str(err.value), err.value
+
+
+def test_the_smallest_ftl_table_runs() -> None:
+    """The lower bound is one the model takes: 128 blocks keep a spare at
+    the smallest over-provisioning (7%) once the GC reserve is out."""
+    rows = _core.ftl_wa_table(blocks=128, pages=8, warm=0.5, measure=0.5)
+    assert len(rows) == 7
+    assert all(r["simulated_wa"] >= 1.0 for r in rows)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -210,7 +210,12 @@ def check_run_arguments(
         raise ArgumentError(f"device: a profile name or .toml path, not {device!r}"[:200])
     if isinstance(overrides, dict):
         overrides = [f"{k}={v}" for k, v in overrides.items()]
-    if isinstance(overrides, str | bytes) or not all(isinstance(o, str) for o in overrides):
+    # Listed once: a generator checked by all() and then listed again would
+    # reach the core empty, its overrides silently dropped.
+    if isinstance(overrides, str | bytes) or not isinstance(overrides, Iterable):
+        overrides = [None]
+    overrides = list(overrides)
+    if not all(isinstance(o, str) for o in overrides):
         raise ArgumentError(
             "overrides: a list of 'key=value' strings or a mapping of keys to values"
         )

@@ -379,8 +379,9 @@ def run_cmd(
         run = _run_job_text(text, "<stdin>", device, overrides, seed, output_format)
         _write_outputs(run, output, _device_input(device))
         return
-    if not Path(job).is_file():
-        _error(f"{named(job)}: no such job file")
+    problem = _input_file_problem(job, "job file")
+    if problem:
+        _error(f"{named(job)}: {problem}")
     inputs = _job_inputs(job) + _device_input(device)
     if output:
         _check_writable(output, "--output", inputs)
@@ -585,8 +586,9 @@ def sweep_cmd(
 
     if address and backend != "ray":
         _error("--address: a cluster address is for --backend ray")
-    if not Path(spec_path).is_file():
-        _error(f"{named(spec_path)}: no such sweep spec")
+    problem = _input_file_problem(spec_path, "sweep spec")
+    if problem:
+        _error(f"{named(spec_path)}: {problem}")
     try:
         spec = load_spec(spec_path)
         if check_only:
@@ -672,8 +674,9 @@ def plot_cmd(
     (TABLE.json, from flashpath run --output-format json)."""
     from flashpath.plot import PlotError, plot
 
-    if not Path(source).is_file():
-        _error(f"{named(source)}: no such table")
+    problem = _input_file_problem(source, "table")
+    if problem:
+        _error(f"{named(source)}: {problem}")
     _check_image(out, "--output", [outputs.Named(source, "the table")])
     try:
         plot(source, out, kind=kind, x=x, y=y, hue=hue, where=where)
@@ -772,6 +775,35 @@ def _blktrace_stem_files(trace: str) -> list[Path]:
     )
 
 
+def _special_kind(mode: int) -> str | None:
+    """What a file that is no regular file is, by its stat mode."""
+    kinds = [
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ]
+    return next((what for test, what in kinds if test(mode)), None)
+
+
+def _input_file_problem(path: str, what: str) -> str | None:
+    """Why `path` cannot be read as `what` (a job file, a sweep spec, a
+    table), or None for a regular file. Checked with stat, never by
+    opening: a FIFO without a writer would block, and these inputs are
+    read twice (once for the files they name, once to run)."""
+    try:
+        st = Path(path).stat()
+    except FileNotFoundError:
+        return f"no such {what}"
+    except OSError as exc:
+        return f"cannot read the {what}: {exc.strerror or exc}"
+    kind = _special_kind(st.st_mode)
+    if kind:
+        return f"is {kind}, not a {what}: it must be a regular file; copy it to one first"
+    return None
+
+
 def _trace_path_problem(trace: str) -> str | None:
     """What is wrong with TRACE as a trace path, or None. Checked with
     stat, never by opening: a FIFO without a writer would block."""
@@ -784,19 +816,12 @@ def _trace_path_problem(trace: str) -> str | None:
         return "no such trace file"
     except OSError as exc:
         return f"cannot read the trace: {exc.strerror or exc}"
-    kinds = [
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO (named pipe)"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ]
-    for test, what in kinds:
-        if test(st.st_mode):
-            return (
-                f"is {what}, not a trace file: a trace is read twice (once to check it, once "
-                "as it replays), so it must be a regular file; copy it to one first"
-            )
+    what = _special_kind(st.st_mode)
+    if what:
+        return (
+            f"is {what}, not a trace file: a trace is read twice (once to check it, once "
+            "as it replays), so it must be a regular file; copy it to one first"
+        )
     try:
         # A regular file: opening it cannot block.
         with open(p, "rb"):
@@ -1089,10 +1114,18 @@ BENCH_WORKLOADS = {
 )
 def bench_cmd(ios: int, only: str | None, overrides: tuple[str, ...]) -> None:
     """Simulated I/Os and events per wall second on fixed workloads."""
+    chosen = {n: w for n, w in BENCH_WORKLOADS.items() if only is None or only in n}
+    # A filter that matches nothing, or overrides no chosen workload
+    # takes, would end with nothing measured or nothing changed: refused.
+    if not chosen:
+        _error(
+            f"--only {shown(only or '')}: no workload's name contains it; workloads: "
+            + ", ".join(BENCH_WORKLOADS)
+        )
+    if overrides and not any(device == "ufs21-64g" for device, _, _ in chosen.values()):
+        _error("--set: applies to the ufs21-64g workloads, and --only chose none of them")
     click.echo(f"flashpath {_core.__version__}, core built as {_core.build_profile()}")
-    for name, (device, text, sets) in BENCH_WORKLOADS.items():
-        if only is not None and only not in name:
-            continue
+    for name, (device, text, sets) in chosen.items():
         job = text.format(n=ios, quarter=max(ios // 4, 1))
         extra = list(overrides) if device == "ufs21-64g" else []
         t0 = time.perf_counter()

@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -440,6 +441,12 @@ def load_document(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise FioJsonError(f"{path!r}: a run file is a path")
     path = os.fspath(path)
     try:
+        # By stat first: open(2) on a FIFO blocks until a writer comes
+        # (fs/pipe.c fifo_open), and calibrate would hang on it.
+        mode = os.stat(path).st_mode
+        if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+            kind = "a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a socket"
+            raise FioJsonError(f"{path}: is {kind}, not a run file; copy it to a file")
         with open(path, "rb") as f:
             raw = f.read(FILE_MAX + 1)
         if len(raw) > FILE_MAX:

@@ -398,6 +398,9 @@ def run_sweep(
     if jobs is None:
         jobs = os.cpu_count() or 1
     check_arguments(jobs, backend, address, extend)
+    if out is not None and not isinstance(out, str | os.PathLike):
+        # Path(5) would fail deep in pathlib with a bare TypeError.
+        raise SweepError(f"out: a path for the Parquet table, not {type(out).__name__}")
     out_path = Path(out) if out is not None else None
     if out_path is not None:
         check_outputs(spec, out_path)

@@ -33,12 +33,14 @@ the line and the key.
 from __future__ import annotations
 
 import difflib
+import errno
 import hashlib
 import itertools
 import json
 import math
 import os
 import re
+import stat
 import tempfile
 import tomllib
 from collections.abc import Iterator
@@ -437,7 +439,17 @@ TEXT_MAX = 16 << 20
 
 
 def _read_bounded(path: Path) -> bytes | None:
-    """The file's bytes, or None when it is longer than TEXT_MAX."""
+    """The file's bytes, or None when it is longer than TEXT_MAX. A FIFO or
+    socket is an OSError naming it: opening a FIFO blocks until a writer
+    comes (fs/pipe.c fifo_open), and a sweep would hang."""
+    mode = path.stat().st_mode
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        kind = "a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a socket"
+        raise OSError(
+            errno.EINVAL,
+            f"it is {kind}, not a regular file: opening it would wait for a writer; "
+            "copy it to a file",
+        )
     with path.open("rb") as f:
         data = f.read(TEXT_MAX + 1)
     return None if len(data) > TEXT_MAX else data

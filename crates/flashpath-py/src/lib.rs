@@ -518,6 +518,29 @@ fn ftl_wa_table(
     seed: u64,
 ) -> PyResult<Vec<std::collections::BTreeMap<&'static str, f64>>> {
     use flashpath::device::ftl::analytic::wa_table;
+    // Bounds checked here, where the arguments arrive: blocks=0 left no
+    // spare (a panic in wa_lrw), and pages=10**9 allocated 8 GB before the
+    // device refused its size. The default device is 512 x 512 units; at
+    // the smallest over-provisioning (7%) a die needs 67 blocks for data
+    // and GC reserve at 64 (the core's own check), so 128 is the smallest
+    // power of two every row takes; 2^22 units (16x the default) bound
+    // memory and time.
+    let bad = |what: String| FlashpathError::new_err((format!("ftl_wa_table: {what}"),));
+    if !(128..=65_536).contains(&blocks) {
+        return Err(bad(format!("blocks={blocks}: from 128 to 65536")));
+    }
+    if !(1..=4096).contains(&pages) || u64::from(blocks) * u64::from(pages) > 1 << 22 {
+        return Err(bad(format!(
+            "pages={pages}: from 1 to 4096, and blocks x pages at most 2^22"
+        )));
+    }
+    for (name, x) in [("warm", warm), ("measure", measure)] {
+        if !(x.is_finite() && x > 0.0 && x <= 100.0) {
+            return Err(bad(format!(
+                "{name}={x}: capacities written, above 0 and at most 100"
+            )));
+        }
+    }
     guarded(py, move || {
         Ok(wa_table(blocks, pages, warm, measure, seed)?
             .into_iter()

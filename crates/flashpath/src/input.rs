@@ -10,6 +10,17 @@ use std::path::Path;
 /// is). Special files are read the same way: `/dev/zero` fails after
 /// `limit` bytes.
 pub fn read_bounded(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>, String> {
+    // Checked before opening: open(2) on a FIFO blocks until a writer
+    // comes (fifo_open in fs/pipe.c), so a profile or job file that is a
+    // named pipe would hang the run instead of ending in a message.
+    if let Some(kind) = std::fs::metadata(path)
+        .ok()
+        .and_then(|m| unreadable_kind(&m))
+    {
+        return Err(format!(
+            "is {kind}, not a regular file: opening it would wait for a writer; copy it to a file"
+        ));
+    }
     let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
     if file.metadata().map(|m| m.is_dir()).unwrap_or(false) {
         return Err("is a directory".into());
@@ -22,6 +33,26 @@ pub fn read_bounded(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>, Stri
         return Err(format!("longer than {} ({what})", human_bytes(limit)));
     }
     Ok(bytes)
+}
+
+/// A file kind that cannot be read as an input without blocking (a FIFO)
+/// or at all (a socket), by name.
+#[cfg(unix)]
+fn unreadable_kind(m: &std::fs::Metadata) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    let t = m.file_type();
+    if t.is_fifo() {
+        Some("a FIFO (named pipe)")
+    } else if t.is_socket() {
+        Some("a socket")
+    } else {
+        None
+    }
+}
+
+#[cfg(not(unix))]
+fn unreadable_kind(_: &std::fs::Metadata) -> Option<&'static str> {
+    None
 }
 
 fn human_bytes(n: u64) -> String {
@@ -55,6 +86,26 @@ mod tests {
             "longer than 3 bytes (x)"
         );
         assert_eq!(read_bounded(&dir, 3, "x").unwrap_err(), "is a directory");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_is_refused_without_waiting_for_a_writer() {
+        let dir = std::env::temp_dir().join(format!("fp-input-fifo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("pipe.toml");
+        let status = std::process::Command::new("mkfifo")
+            .arg(&f)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        // Without the check this open(2) would block forever: no writer.
+        let e = read_bounded(&f, 1 << 20, "x").unwrap_err();
+        assert!(
+            e.starts_with("is a FIFO (named pipe), not a regular file"),
+            "{e}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -731,6 +731,12 @@ impl Profile {
                 self.check_range(key, p, *i as f64, r)?;
                 Ok(*i)
             }
+            // An override past 64 bits (1e30) is read as a float: its
+            // range is what is wrong with it, not its being whole.
+            (Value::Float(f), Some("count")) if f.is_finite() && f.fract() == 0.0 => {
+                self.check_range(key, p, *f, r)?;
+                Ok(*f as i64)
+            }
             _ => Err(self.wrong(key, p, "a whole number (unit count)")),
         }
     }
@@ -1029,6 +1035,18 @@ share = { value = 50, unit = "percent", source = "test" }
         // A type mismatch names --set too.
         let e = p.bytes("device.hw_queue_depth", DEPTH).unwrap_err();
         assert_eq!(e.file, "--set");
+    }
+
+    #[test]
+    fn a_signed_override_past_64_bits_is_out_of_range_not_fractional() {
+        let mut p = from_text(SAMPLE).unwrap();
+        let r = range(-1.0, 1e6, "test");
+        p.apply_override("device.hw_queue_depth=1e30").unwrap();
+        let e = p.signed("device.hw_queue_depth", r).unwrap_err();
+        assert_eq!(e.file, "--set");
+        assert!(e.message.contains("outside -1 to 1000000 count"), "{e}");
+        p.apply_override("device.hw_queue_depth=-1").unwrap();
+        assert_eq!(p.signed("device.hw_queue_depth", r).unwrap(), -1);
     }
 
     #[test]

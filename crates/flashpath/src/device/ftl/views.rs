@@ -223,7 +223,8 @@ impl FlashDevice {
         let blocks = self.valid.capacity() * size_of::<u32>()
             + self.state.capacity() * size_of::<BlockState>()
             + self.stamp.capacity() * size_of::<u64>()
-            + self.erase_count.capacity() * size_of::<u32>();
+            + self.erase_count.capacity() * size_of::<u32>()
+            + self.owner.capacity() * size_of::<u16>();
         let dies = self.die_state.capacity() * size_of::<DieState>()
             + self
                 .die_state
@@ -231,6 +232,7 @@ impl FlashDevice {
                 .map(|d| {
                     d.free.capacity() * size_of::<u32>()
                         + d.user.capacity() * size_of::<Frontier>()
+                        + d.gc.capacity() * size_of::<Frontier>()
                         + d.pending.capacity() * size_of::<Vec<u32>>()
                         + d.pending
                             .iter()

@@ -54,6 +54,8 @@ pub struct ThreadPlan {
     pub flow: Option<FlowMember>,
     /// zonemode=zbd: the clone's view of its file's zones.
     pub zbd: Option<ZbdJob>,
+    /// io_uring's sqthread_poll: the CPU its ring's SQ thread runs on.
+    pub sq_cpu: Option<u32>,
 }
 
 /// What fio's loop does next, asked at a time `now` (`FioThread::next`).

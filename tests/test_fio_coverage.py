@@ -92,9 +92,7 @@ def test_fio_fails_these_jobs_with_its_message(rel: str) -> None:
             # A character device that is not an NVMe namespace, as nullb0
             # is: fio fails its NVME_IOCTL_ID at setup, before any I/O.
             text = (folder / job.name).read_text()
-            (folder / job.name).write_text(
-                re.sub(r"(?m)^filename=.*$", "filename=/dev/null", text)
-            )
+            (folder / job.name).write_text(re.sub(r"(?m)^filename=.*$", "filename=/dev/null", text))
         if rel in ("real-runs/iouring-hipri/job.fio", "examples/numa.fio"):
             # Never the machine's disk (numa.fio names /dev/sdb1).
             text = (folder / job.name).read_text()

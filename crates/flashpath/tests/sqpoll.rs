@@ -238,3 +238,18 @@ proptest! {
         prop_assert_eq!(run_json(&text, seed), run_json(&text, seed));
     }
 }
+
+#[test]
+fn the_cpu_is_fios_unsigned_int() {
+    // fio_ioring_sqpoll_cb stores the value in an unsigned int: 2^32 + 1
+    // is CPU 1, and -1 is 2^32 - 1, which io_uring_setup refuses.
+    let out = common::run_str(
+        "nullblk",
+        &job("sqthread_poll=1\nsqthread_poll_cpu=4294967297"),
+        &[],
+        0,
+    );
+    assert_eq!(sq(&out)["cpu"], 1);
+    let e = refused(&job("sqthread_poll=1\nsqthread_poll_cpu=-1"));
+    assert!(e.contains("names no CPU of this 2-CPU host"), "{e}");
+}

@@ -433,7 +433,7 @@ pub struct JobSpec {
     pub sqthread_poll: bool,
     /// sqthread_poll_cpu: IORING_SETUP_SQ_AFF with sq_thread_cpu, the CPU
     /// the SQ thread is bound to.
-    pub sqthread_poll_cpu: Option<u32>,
+    pub sqthread_poll_cpu: Option<u64>,
     /// sg_write_mode=: the SCSI command the sg engine sends for a write.
     pub sg_write_mode: SgWriteMode,
     /// io_uring_cmd's write_mode=zone_append (fio after 3.41, commit

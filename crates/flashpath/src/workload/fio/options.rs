@@ -1929,7 +1929,7 @@ pub static OPTIONS: &[OptDef] = &[
         "sqthread_poll_cpu",
         URING,
         INT,
-        sets(|s, g| s.sqthread_poll_cpu = Some(u32::try_from(g.n()).unwrap_or(u32::MAX))),
+        sets(|s, g| s.sqthread_poll_cpu = Some(g.n())),
     ),
     e("nonvectored", URING, INT, Handling::Ignore),
     e("uncached", URING_PV2, INT, Handling::RefuseUnless(&["0"])),

@@ -168,7 +168,7 @@ fn sq_thread_cpu(
         return Ok(None);
     }
     if let Some(cpu) = spec.sqthread_poll_cpu {
-        if cpu >= ncpus {
+        if cpu >= u64::from(ncpus) {
             return Err(InputError::new(
                 jobs.path.clone(),
                 Some(spec.line),
@@ -180,7 +180,7 @@ fn sq_thread_cpu(
                 ),
             ));
         }
-        return Ok(Some(cpu));
+        return Ok(Some(cpu as u32));
     }
     let cpu = allowed[*next_cpu as usize % allowed.len()];
     *next_cpu += 1;

@@ -78,6 +78,7 @@ SIZE_BELOW_BS = "size too small, must not be less than minimum block size: 4000 
 SG_NOT_SCSI = (
     "ioengine sg unable to successfully execute read capacity to get block size and maximum lba"
 )
+NOT_NVME_NS = "failed to fetch namespace-id"
 FAILS_AS_FIO: dict[str, str] = {
     # filesetup.c total_file_size: no size= and no existing file to size.
     "examples/butterfly.fio": "you need to specify size=",
@@ -112,6 +113,11 @@ FAILS_AS_FIO: dict[str, str] = {
     "examples/sg_verify.fio": SG_NOT_SCSI,
     "examples/sg_verify-fail.fio": SG_NOT_SCSI,
     "examples/sg_write_same_ndob.fio": SG_NOT_SCSI,
+    # engines/nvme.c fio_nvme_get_info: io_uring_cmd on a character device
+    # that is not an NVMe namespace (nullb0 has no /dev/ngXnY; /dev/null
+    # for the real-fio check) fails its NVME_IOCTL_ID before any I/O.
+    "examples/uring-cmd-ng.fio": NOT_NVME_NS,
+    "examples/uring-cmd-zoned.fio": NOT_NVME_NS,
 }
 
 

@@ -246,6 +246,14 @@ impl Host {
         self.cpus[cpu as usize].run(at, usr, sys)
     }
 
+    /// A thread that yields to everything else (io_uring's SQ thread
+    /// polling, `machine/sqpoll.rs`) spun `ns` of core `cpu`'s otherwise
+    /// free time: system time, which moves no booked work.
+    #[inline]
+    pub fn book_spin(&mut self, cpu: u32, ns: Ns) {
+        self.cpus[cpu as usize].sys_ns += ns;
+    }
+
     /// When core `cpu` is done with the work booked on it.
     #[inline]
     pub fn busy_until(&self, cpu: u32) -> Ns {

@@ -18,6 +18,7 @@
 
 mod buffered;
 mod offload;
+mod sqpoll;
 mod thread;
 
 use crate::mm::buffered::{BufferedOp, CacheParts, CacheState, CacheWait};
@@ -145,6 +146,12 @@ struct Thread {
     /// read that waits for its pages (-EIOCBQUEUED), if it did.
     iowq_cpu: Option<u32>,
     uring_returned: Option<Ns>,
+    /// io_uring's sqthread_poll (`sqpoll.rs`): the SQ thread's CPU, when it
+    /// last did work (its idle timeout runs from then), and whether fio
+    /// spins on the CQ ring now.
+    sq_cpu: Option<u32>,
+    sq_last: Ns,
+    cq_spin: bool,
 }
 
 /// What io_uring's buffered I/O did (the `"flashpath"` section's
@@ -186,6 +193,8 @@ pub struct Machine {
     /// them.
     offload_worker_ns: u64,
     offload: bool,
+    /// The SQ threads of each CPU (sqthread_poll), when a job has them.
+    sqpoll: Vec<sqpoll::SqCpu>,
 }
 
 pub struct MachineParts {
@@ -256,6 +265,7 @@ impl Machine {
                 0
             };
             tasks.push(Task::new(plan.cpu, std::mem::take(&mut plan.allowed)));
+            let sq_cpu = plan.sq_cpu;
             threads.push(Thread {
                 fio: FioThread::new(spec, plan, polled, parts.thp, seed),
                 hybrid_ready: None,
@@ -274,6 +284,9 @@ impl Machine {
                 batch: Vec::with_capacity(batch_submit.min(PREALLOC_DEPTH as usize)),
                 iowq_cpu: None,
                 uring_returned: None,
+                sq_cpu,
+                sq_last: 0,
+                cq_spin: false,
             });
         }
         // Room reserved up front for the I/O in flight, capped: fio takes
@@ -315,6 +328,11 @@ impl Machine {
             }
         }
         block.write_cache = parts.driver.write_cache();
+        let sqpoll = if threads.iter().any(|t| t.sq_cpu.is_some()) {
+            vec![sqpoll::SqCpu::default(); parts.cpus.len()]
+        } else {
+            Vec::new()
+        };
         Machine {
             queue: EventQueue::with_capacity(4 * max_inflight + 16),
             host: Host::new(
@@ -345,6 +363,7 @@ impl Machine {
                 .then(UringBuffered::default),
             offload_worker_ns: 0,
             offload: specs.iter().any(|s| s.io_submit_offload),
+            sqpoll,
         }
     }
 
@@ -533,6 +552,21 @@ impl Machine {
         }
         if self.offload {
             extra["offload"] = serde_json::json!({ "worker_cpu_ns": self.offload_worker_ns });
+        }
+        if !self.sqpoll.is_empty() {
+            let per_cpu: Vec<serde_json::Value> = self
+                .sqpoll
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.busy_ns > 0 || s.sqes > 0)
+                .map(|(cpu, s)| {
+                    serde_json::json!({
+                        "cpu": cpu, "busy_ns": s.busy_ns, "spin_ns": s.spin_ns,
+                        "sqes": s.sqes, "wakeups": s.wakeups,
+                    })
+                })
+                .collect();
+            extra["io_uring_sqpoll"] = serde_json::json!(per_cpu);
         }
         if let Some(u) = self.uring_buffered {
             extra["io_uring_buffered"] = serde_json::json!({

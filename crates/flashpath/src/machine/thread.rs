@@ -182,6 +182,7 @@ impl Machine {
             }
         }
         self.host.start_task(tid, now);
+        self.sq_start(tid, now);
         self.thread_run(tid, now, true);
     }
 
@@ -230,7 +231,7 @@ impl Machine {
             if !matches!(step, Step::Submit(_)) {
                 // fio commits what it queued before it waits, reaps or
                 // sleeps (td_io_getevents calls the engine's commit).
-                self.commit_batch(tid, now);
+                now = self.commit_batch(tid, now);
             }
             let fio = &mut self.threads[ti].fio;
             match step {
@@ -452,16 +453,24 @@ impl Machine {
         if let Some(status) = self.block.fails_at_submit(unit.ddir) {
             return self.failed_submit(tid, unit, status, now);
         }
+        let sq_cpu = self.threads[tid as usize].sq_cpu;
         let fio = &mut self.threads[tid as usize].fio;
         let sync = fio.sync;
         // A synchronous call sleeps in the kernel and returns through the
-        // wake-up; an asynchronous one returns at once.
-        let call = self
-            .host
-            .submit_call(tid, now, self.block.submit_work(&self.host), !sync);
-        let (usr_end, end) = (call.user_done, call.end);
+        // wake-up; an asynchronous one returns at once. With an SQ thread
+        // (sqpoll.rs) fio only fills the SQE: the SQ thread enters the
+        // block layer, on its CPU, which is the request's submitting CPU.
+        let (usr_end, end) = if sq_cpu.is_some() {
+            let u = self.host.user_io(tid, now);
+            (u, u)
+        } else {
+            let call = self
+                .host
+                .submit_call(tid, now, self.block.submit_work(&self.host), !sync);
+            (call.user_done, call.end)
+        };
         let issue = if sync { usr_end } else { end };
-        let cpu = self.host.task_cpu(tid);
+        let cpu = sq_cpu.unwrap_or_else(|| self.host.task_cpu(tid));
         let key = self.block.rqs.insert(Request::fio(
             tid,
             unit,
@@ -492,11 +501,23 @@ impl Machine {
             // the kernel sees it at the commit, once iodepth_batch_submit
             // are queued or the loop stops submitting.
             t.batch.push(key);
-            if t.batch.len() >= t.batch_submit {
-                self.commit_batch(tid, end);
-            }
+            let end = if t.batch.len() >= t.batch_submit {
+                self.commit_batch(tid, end)
+            } else {
+                end
+            };
             self.breakdown.submit_ns += u128::from(end - now);
             return end;
+        }
+        if sq_cpu.is_some() {
+            // fio's commit right away (iodepth_batch_submit 1): the tail,
+            // a wake-up if the SQ thread slept, then the SQ thread's issue.
+            let (fio_end, sq_done) = self.sq_commit(tid, 1, end);
+            self.block.rqs.get_mut(key).issue = fio_end;
+            let mapped = self.submit_rq(key, cpu, sq_done);
+            self.sq_touched(tid, mapped);
+            self.breakdown.submit_ns += u128::from(mapped - now);
+            return fio_end;
         }
         // dma_map_sg in the driver's queue_rq, inline on the thread's core
         // at the event's time (the thread holds its core, so the allocator
@@ -515,18 +536,23 @@ impl Machine {
     /// (block/merge.rs); fio's issue time of each is when the call
     /// returned (engines/libaio.c fio_libaio_queued, engines/io_uring.c
     /// fio_ioring_queued). (The call's own CPU time is still booked per
-    /// I/O by `direct_submit`.)
-    fn commit_batch(&mut self, tid: u32, now: Ns) {
+    /// I/O by `direct_submit`.) With an SQ thread (sqpoll.rs) fio only
+    /// writes the tail (and wakes the thread if it slept), and the SQ
+    /// thread issues the batch on its CPU. Returns when fio goes on.
+    fn commit_batch(&mut self, tid: u32, now: Ns) -> Ns {
         let ti = tid as usize;
         if self.threads[ti].batch.is_empty() {
-            return;
+            return now;
         }
+        let n = self.threads[ti].batch.len() as u64;
+        let (fio_end, at) = self.sq_commit(tid, n, now);
         for &k in &self.threads[ti].batch {
-            self.block.rqs.get_mut(k).issue = now;
+            self.block.rqs.get_mut(k).issue = fio_end;
         }
         self.block
-            .submit_batch(tid, &self.threads[ti].batch, now, blk_ctx!(self));
+            .submit_batch(tid, &self.threads[ti].batch, at, blk_ctx!(self));
         self.threads[ti].batch.clear();
+        fio_end
     }
 
     /// fio's loop stopped submitting at `now`: reap what is ready, wait for
@@ -540,9 +566,17 @@ impl Machine {
                 // (the null engine reaps in user space, without a system
                 // call). (A sync engine's buffered call already returned to
                 // user space: nothing more to reap by system call.)
-                let syscall = fio.engine != IoEngine::Null && !fio.sync;
+                // With an SQ thread fio reads the CQ ring in user space.
+                let syscall = fio.engine != IoEngine::Null
+                    && !fio.sync
+                    && self.threads[tid as usize].sq_cpu.is_none();
                 let end = self.reap(tid, now, syscall);
                 self.queue.schedule(end, Ev::Submit(tid));
+            }
+            Step::Wait if self.threads[tid as usize].sq_cpu.is_some() => {
+                // fio_ioring_getevents with SQPOLL: a user-space loop on
+                // the CQ ring, no io_uring_enter.
+                self.sq_cq_spin(tid, now);
             }
             Step::Wait if fio.polled => {
                 // Hybrid polling (io_poll_delay >= 0): sleep first, once
@@ -788,6 +822,18 @@ impl Machine {
             }
             return;
         }
+        self.sq_touched(thread, at);
+        if self.threads[thread as usize].cq_spin {
+            // fio spins on the CQ ring (SQPOLL): it sees the CQE as the
+            // completion work ends, and goes on once enough are in.
+            if self.threads[thread as usize].fio.enough_to_wake() {
+                self.sq_cq_found(thread, at);
+            }
+            if last {
+                self.cpu_idle(cpu, at);
+            }
+            return;
+        }
         let fio = &self.threads[thread as usize].fio;
         let wake_needed = self.host.task_state(thread) == TaskState::WaitIo && fio.enough_to_wake();
         if !wake_needed {
@@ -866,6 +912,7 @@ impl Machine {
     fn finish(&mut self, tid: u32, now: Ns) {
         self.threads[tid as usize].fio.end = now;
         let cpu = self.host.exit_task(tid);
+        self.sq_stop(tid, now);
         self.threads_done += 1;
         self.cpu_idle(cpu, now);
         if self.exitall {

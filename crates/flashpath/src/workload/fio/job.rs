@@ -427,6 +427,13 @@ pub struct JobSpec {
     /// contiguity sets a request's DMA segments).
     pub io_mem: crate::mm::thp::IoMem,
     pub hipri: bool,
+    /// io_uring's sqthread_poll: the ring is set up with
+    /// IORING_SETUP_SQPOLL (engines/io_uring.c fio_ioring_queue_init), a
+    /// kernel thread takes the SQEs (`machine/sqpoll.rs`).
+    pub sqthread_poll: bool,
+    /// sqthread_poll_cpu: IORING_SETUP_SQ_AFF with sq_thread_cpu, the CPU
+    /// the SQ thread is bound to.
+    pub sqthread_poll_cpu: Option<u64>,
     /// sg_write_mode=: the SCSI command the sg engine sends for a write.
     pub sg_write_mode: SgWriteMode,
     /// io_uring_cmd's write_mode=zone_append (fio after 3.41, commit
@@ -742,6 +749,8 @@ impl Default for JobSpec {
             fadvise_hint: FadviseHint::ByPattern,
             io_mem: crate::mm::thp::IoMem::Malloc,
             hipri: false,
+            sqthread_poll: false,
+            sqthread_poll_cpu: None,
             sg_write_mode: SgWriteMode::Write,
             zone_append: false,
             prioclass: None,

@@ -1914,12 +1914,22 @@ pub static OPTIONS: &[OptDef] = &[
     // host model charges per I/O anyway; they do not change the I/O.
     e("fixedbufs", URING, SET, Handling::Ignore),
     e("registerfiles", URING, SET, Handling::Ignore),
-    e("sqthread_poll", URING, SET, Handling::RefuseUnless(&["0"])),
+    // engines/io_uring.c fio_ioring_queue_init: sqthread_poll sets
+    // IORING_SETUP_SQPOLL, and with it sqthread_poll_cpu sets
+    // IORING_SETUP_SQ_AFF with sq_thread_cpu (fio_ioring_sqpoll_cb only
+    // records the CPU: without sqthread_poll it does nothing);
+    // machine/sqpoll.rs.
+    e(
+        "sqthread_poll",
+        URING,
+        SET,
+        sets(|s, g| s.sqthread_poll = g.on()),
+    ),
     e(
         "sqthread_poll_cpu",
         URING,
         INT,
-        Handling::Inert("sqthread_poll"),
+        sets(|s, g| s.sqthread_poll_cpu = Some(g.n())),
     ),
     e("nonvectored", URING, INT, Handling::Ignore),
     e("uncached", URING_PV2, INT, Handling::RefuseUnless(&["0"])),

@@ -104,6 +104,7 @@ pub fn plan_threads(
             // The scheduler spreads threads: take the allowed CPUs in turn.
             let cpu = allowed[next_cpu as usize % allowed.len()];
             next_cpu += 1;
+            let sq_cpu = sq_thread_cpu(jobs, spec, &allowed, ncpus, &mut next_cpu)?;
             let (start, len) = regions[si][clone as usize];
             // A clone fio fails as it sets its file up runs no I/O.
             let failed_setup = super::layout::offset_past_end(spec, clone, len);
@@ -139,8 +140,49 @@ pub fn plan_threads(
                     .get_mut(si)
                     .and_then(|c| c.get_mut(clone as usize))
                     .and_then(Option::take),
+                sq_cpu,
             });
         }
     }
     Ok(plans)
+}
+
+/// The CPU of a job clone's io_uring SQ thread (sqthread_poll), as Linux
+/// 6.12 places it (io_uring/sqpoll.c io_sq_offload_create): with
+/// sqthread_poll_cpu (IORING_SETUP_SQ_AFF) the thread is bound to that
+/// CPU, and a CPU the host does not have fails io_uring_setup with EINVAL;
+/// else create_io_thread gives it the creating thread's affinity and the
+/// scheduler places it. flashpath's choice for that placement: the next
+/// allowed CPU in the same turn as the job threads (`next_cpu`), so the SQ
+/// thread lands beside its job's thread when the job may use another CPU
+/// (an assumption; a real scheduler balances by load, and on an otherwise
+/// idle host also moves a busy-polling thread off its creator's CPU).
+fn sq_thread_cpu(
+    jobs: &JobFile,
+    spec: &JobSpec,
+    allowed: &[u32],
+    ncpus: u32,
+    next_cpu: &mut u32,
+) -> Result<Option<u32>> {
+    if !spec.sqthread_poll {
+        return Ok(None);
+    }
+    if let Some(cpu) = spec.sqthread_poll_cpu {
+        if cpu >= u64::from(ncpus) {
+            return Err(InputError::new(
+                jobs.path.clone(),
+                Some(spec.line),
+                format!(
+                    "job '{}': sqthread_poll_cpu={cpu} names no CPU of this {ncpus}-CPU host \
+                     (io_uring_setup fails with EINVAL: io_uring/sqpoll.c \
+                     io_sq_offload_create)",
+                    spec.name
+                ),
+            ));
+        }
+        return Ok(Some(cpu as u32));
+    }
+    let cpu = allowed[*next_cpu as usize % allowed.len()];
+    *next_cpu += 1;
+    Ok(Some(cpu))
 }

@@ -377,6 +377,10 @@ pub fn check_modelled(jobs: &JobFile) -> Result<()> {
         // write an io-wq worker runs, while fio queues more is not.
         let refused = if buffered && spec.ioengine == IoEngine::IoUring && spec.iodepth > 1 {
             Some("io_uring with buffered I/O (direct=0) at iodepth > 1 (several calls in the page cache at once: reads waiting on page-unlock callbacks, writes on io-wq workers) is not modelled by flashpath; set iodepth=1 or direct=1")
+        } else if spec.sqthread_poll && spec.hipri {
+            Some("sqthread_poll with hipri (IORING_SETUP_SQPOLL with IORING_SETUP_IOPOLL: the SQ thread polls for the completions, io_uring/sqpoll.c __io_sq_thread) is not modelled by flashpath")
+        } else if spec.sqthread_poll && buffered {
+            Some("sqthread_poll with buffered I/O (direct=0: the SQ thread runs the page-cache calls and punts to io-wq) is not modelled by flashpath; set direct=1")
         } else if spec.o_sync && buffered {
             Some("sync=1 / sync=dsync with direct=0 (O_SYNC buffered writes: a writeback and a cache flush in every write) is not modelled by flashpath; set direct=1")
         } else if spec.fsync_blocks > 0 && spec.ioengine == IoEngine::Null {

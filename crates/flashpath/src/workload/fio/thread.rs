@@ -54,6 +54,8 @@ pub struct ThreadPlan {
     pub flow: Option<FlowMember>,
     /// zonemode=zbd: the clone's view of its file's zones.
     pub zbd: Option<ZbdJob>,
+    /// io_uring's sqthread_poll: the CPU its ring's SQ thread runs on.
+    pub sq_cpu: Option<u32>,
 }
 
 /// What fio's loop does next, asked at a time `now` (`FioThread::next`).
@@ -127,6 +129,10 @@ pub struct FioThread {
     /// iodepth 1, queue and reap the I/Os (rate-submit.c); the thread only
     /// hands them over, up to iodepth at a time.
     pub offload: bool,
+    /// io_uring with sqthread_poll: fio 3.33's commit (engines/io_uring.c
+    /// fio_ioring_commit) returns before fio_ioring_queued and
+    /// io_u_mark_submit, so no I/O gets an issue time or a submit bucket.
+    sqpoll: bool,
     complete_min: u32,
     /// iodepth_batch_complete_max: events one getevents call returns at
     /// most (fio's fixup_options raises an unset max to the min, so 1).
@@ -371,6 +377,7 @@ impl FioThread {
             sync,
             depth,
             offload: spec.io_submit_offload,
+            sqpoll: spec.sqthread_poll,
             complete_min: spec.iodepth_batch_complete_min.max(1),
             complete_max: spec
                 .iodepth_batch_complete_max
@@ -930,7 +937,9 @@ impl FioThread {
     pub fn queued(&mut self) {
         self.inflight += 1;
         note_depth(&mut self.res, self.inflight + self.done.len() as u32);
-        self.res.iodepth_submit[batch_bucket(1)] += 1.0;
+        if !self.sqpoll {
+            self.res.iodepth_submit[batch_bucket(1)] += 1.0;
+        }
     }
 
     /// One more I/O towards thinktime_blocks: thinktime is due after the
@@ -1067,6 +1076,12 @@ impl FioThread {
     }
 
     fn record_stats(&mut self, now: Ns, unit: IoUnit, start: Ns, issue: Ns, ioprio: u16) {
+        // fio 3.33 with sqthread_poll never stamps the issue time
+        // (`sqpoll`): the io_u's is still the zero init_io_u gave it, so
+        // its clat runs from the clock's origin (the real fio prints the
+        // host's uptime, ~1e13 ns on a machine up 16 h; flashpath's clock
+        // starts at 0) and there is no slat.
+        let issue = if self.sqpoll { 0 } else { issue };
         if now < self.stats_start {
             return;
         }
@@ -1097,7 +1112,7 @@ impl FioThread {
         // An offloaded I/O's statistics are its worker's, whose engine runs
         // at iodepth 1.
         let null_sync = self.engine == IoEngine::Null && (self.depth == 1 || self.offload);
-        let has_slat = !(self.sync || null_sync);
+        let has_slat = !(self.sync || null_sync || self.sqpoll);
         if has_slat {
             d.slat.record(issue - start);
         }
@@ -1141,7 +1156,9 @@ impl FioThread {
         if now >= self.stats_start {
             let d = &mut self.res.dirs[unit.ddir.index()];
             d.total_ios += 1;
-            if let Some(s) = slat.filter(|_| !self.sync && self.engine != IoEngine::Null) {
+            if let Some(s) =
+                slat.filter(|_| !self.sync && !self.sqpoll && self.engine != IoEngine::Null)
+            {
                 d.slat.record(s);
             }
         }

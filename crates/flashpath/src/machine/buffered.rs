@@ -150,18 +150,33 @@ impl Machine {
         // The call returns when the copy is done (`buffered_done`).
         let times = self.host.submit_call(tid, now, call, false);
         let (usr_end, end) = (times.user_done, times.end);
-        let t = &mut self.threads[ti];
         let cpu = self.host.task_cpu(tid);
+        let slat_end = if self.threads[ti].fio.sync {
+            usr_end
+        } else {
+            now
+        };
+        self.open_buffered_op(tid, unit, cpu, now, slat_end, usr_end);
+        self.buffered_step(tid, end)
+    }
+
+    /// The request standing for a buffered system call of `unit` (its
+    /// submission at `now`, slat and user time ending at `slat_end` and
+    /// `usr_end`), counted as fio's queued I/O and kept as the thread's
+    /// buffered call in progress.
+    fn open_buffered_op(
+        &mut self,
+        tid: u32,
+        unit: IoUnit,
+        cpu: u32,
+        now: Ns,
+        slat_end: Ns,
+        usr_end: Ns,
+    ) {
         let key = self.block.rqs.insert(Request::fio(
-            tid,
-            unit,
-            cpu,
-            now,
-            if t.fio.sync { usr_end } else { now },
-            usr_end,
-            false,
-            0,
+            tid, unit, cpu, now, slat_end, usr_end, false, 0,
         ));
+        let t = &mut self.threads[tid as usize];
         // The system call's priority, for fio's per-priority statistics
         // (the page cache's own requests keep the default).
         self.block.rqs.get_mut(key).ioprio = t.fio.ioprio_for(unit.ddir, unit.len);
@@ -173,7 +188,6 @@ impl Machine {
             end: unit.offset + u64::from(unit.len),
             woken: false,
         });
-        self.buffered_step(tid, end)
     }
 
     /// Go on with the thread's buffered call at `now`.
@@ -286,27 +300,9 @@ impl Machine {
             .unwrap_or(cpu);
         let ipi = if worker == cpu { 0 } else { costs.ipi };
         let times = self.host.submit_call(tid, now, costs.wakeup + ipi, true);
-        let key = self.block.rqs.insert(Request::fio(
-            tid,
-            unit,
-            cpu,
-            now,
-            times.end,
-            times.user_done,
-            false,
-            0,
-        ));
+        self.open_buffered_op(tid, unit, cpu, now, times.end, times.user_done);
         let t = &mut self.threads[ti];
-        self.block.rqs.get_mut(key).ioprio = t.fio.ioprio_for(unit.ddir, unit.len);
-        t.fio.queued();
         t.fio.count_think();
-        self.submitted_ios += 1;
-        t.bop = Some(BufferedOp {
-            key,
-            pos: unit.offset,
-            end: unit.offset + u64::from(unit.len),
-            woken: false,
-        });
         t.iowq_cpu = Some(worker);
         self.breakdown.submit_ns += u128::from(times.end - now);
         if let Some(u) = self.uring_buffered.as_mut() {

@@ -418,6 +418,9 @@ fn profile_show(py: Python<'_>, name: Text, overrides: Vec<Text>) -> PyResult<St
         for o in &strings(overrides) {
             flashpath::parameters::apply_override(&mut p, o)?;
         }
+        // The values are checked as `run` checks them (each part reads its
+        // keys and their ranges), so a profile shown is one that runs.
+        flashpath::model::build_model(&p)?;
         Ok(flashpath::parameters::describe(&p))
     })
 }

@@ -453,6 +453,11 @@ fn prepare_checked<'a>(
         model.driver.nvme_generic(),
         &disk.name,
     )?;
+    crate::workload::fio::setup::check_direct_blocks(
+        jobs,
+        model.driver.logical_block_size(),
+        &disk.name,
+    )?;
     crate::workload::fio::placement::resolve(
         jobs_read.to_mut(),
         model.driver.placement_ids().as_deref(),

@@ -276,3 +276,36 @@ fn io_uring_cmd_refusals_name_the_reason() {
     );
     assert!(ufs.contains("failed to fetch namespace-id"), "{ufs}");
 }
+
+/// O_DIRECT through the block layer on a UFS LU (4 KiB logical blocks):
+/// Linux refuses an I/O that is not whole logical blocks with EINVAL
+/// (block/fops.c blkdev_dio_invalid), so a 512-byte direct job fails as
+/// fio's first direct I/O does; the same job is fine buffered, and on an
+/// NVMe namespace of 512-byte blocks.
+#[test]
+fn direct_io_must_be_whole_logical_blocks_of_the_disk() {
+    let job = |bs: &str, extra: &str| {
+        format!("[j]\nioengine=psync\nrw=randread\nbs={bs}\nsize=1m\nfilename=/dev/sda\n{extra}")
+    };
+    let small = refusal(&job("512", "direct=1\n"), "ufs41-snapdragon");
+    assert!(
+        small.contains("job.fio:1")
+            && small.contains("block size of 512 bytes")
+            && small.contains("whole 4096-byte sectors")
+            && small.contains("EINVAL"),
+        "{small}"
+    );
+    let offset = refusal(&job("4k", "direct=1\noffset=512\n"), "ufs41-snapdragon");
+    assert!(
+        offset.contains("offset 512") && offset.contains("4096-byte"),
+        "{offset}"
+    );
+    for (bs, extra, profile) in [
+        ("4k", "direct=1\n", "ufs41-snapdragon"),
+        ("512", "direct=0\n", "ufs41-snapdragon"),
+        ("512", "direct=1\n", "nvme-d7p5510-3t84"),
+    ] {
+        let out = json(&run(&job(bs, extra), profile, &[]));
+        assert_eq!(out["jobs"][0]["error"], 0, "{bs} {extra} {profile}");
+    }
+}

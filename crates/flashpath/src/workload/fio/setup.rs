@@ -25,7 +25,8 @@ const SMALLOC_BYTES: u64 = 16 * (16 << 20);
 const SMALLOC_PER_FILE: u64 = 896;
 
 /// O_DIRECT needs sizes and offsets in whole logical blocks, 512 bytes at
-/// the least (SECTOR_SIZE); flashpath's devices do not model a larger one.
+/// the least (SECTOR_SIZE); a disk with larger blocks is checked again once
+/// the machine is built (`check_direct_blocks`).
 const DIRECT_ALIGN: u64 = 512;
 
 /// The checks fio 3.33 makes when it sets the jobs up (init.c add_job and
@@ -121,7 +122,7 @@ pub fn check_fio_setup(jobs: &JobFile) -> Result<()> {
                 return at(spec, format!("minimum rate exceeds rate, ddir {d}"));
             }
         }
-        check_direct_alignment(spec).or_else(|what| at(spec, what))?;
+        check_direct_alignment(spec, DIRECT_ALIGN).or_else(|what| at(spec, what))?;
         // fixup_options on the zone options.
         let z = &spec.zones;
         if z.mode == crate::workload::fio::ZoneMode::None && z.size > 0 {
@@ -162,11 +163,11 @@ pub fn check_fio_setup(jobs: &JobFile) -> Result<()> {
 /// bs=100 and direct=1). The null engine does no I/O and never fails, nor
 /// do falloc's fallocate and ftruncate's ftruncate, which take any byte
 /// range whatever the file's flags.
-fn check_direct_alignment(spec: &JobSpec) -> std::result::Result<(), String> {
+fn check_direct_alignment(spec: &JobSpec, align: u64) -> std::result::Result<(), String> {
     if !spec.direct || !spec.ioengine.moves_data() {
         return Ok(());
     }
-    let misaligned = |v: u64| !v.is_multiple_of(DIRECT_ALIGN);
+    let misaligned = |v: u64| !v.is_multiple_of(align);
     for d in Ddir::ALL.iter().filter(|d| spec.rw.has(**d)) {
         let bad = match &spec.bs[d.index()] {
             BlockSize::Fixed(b) => misaligned(*b).then_some(*b),
@@ -178,7 +179,7 @@ fn check_direct_alignment(spec: &JobSpec) -> std::result::Result<(), String> {
         if let Some(b) = bad {
             return Err(format!(
                 "direct=1 with a block size of {b} bytes: O_DIRECT I/O must be whole \
-                 {DIRECT_ALIGN}-byte sectors; fio's first I/O fails with EINVAL \
+                 {align}-byte sectors; fio's first I/O fails with EINVAL \
                  (\"first direct IO errored\", err=22)"
             ));
         }
@@ -190,8 +191,34 @@ fn check_direct_alignment(spec: &JobSpec) -> std::result::Result<(), String> {
     ] {
         if misaligned(v) {
             return Err(format!(
-                "direct=1 with {what} {v}: O_DIRECT I/O must start on a {DIRECT_ALIGN}-byte \
+                "direct=1 with {what} {v}: O_DIRECT I/O must start on a {align}-byte \
                  sector; fio's I/O fails with EINVAL (err=22)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// O_DIRECT on a disk whose logical blocks are larger than a sector (a UFS
+/// LU's 4 KiB): the block layer refuses an I/O that is not whole logical
+/// blocks with EINVAL, on the raw device (block/fops.c
+/// blkdev_dio_invalid: `(pos | count) & (bdev_logical_block_size - 1)`)
+/// and through a file system on it alike (fs/iomap/direct-io.c checks the
+/// same size), so fio's first I/O errors as it does for a size that is not
+/// whole sectors. Passthrough engines (sg, libzbc, io_uring_cmd) bypass
+/// that check; `check_passthrough` makes theirs.
+pub fn check_direct_blocks(jobs: &JobFile, logical_block: u32, disk: &str) -> Result<()> {
+    if u64::from(logical_block) <= DIRECT_ALIGN {
+        return Ok(());
+    }
+    let passthrough =
+        |e: IoEngine| matches!(e, IoEngine::Sg | IoEngine::Libzbc | IoEngine::IoUringCmd);
+    for spec in jobs.jobs.iter().filter(|s| !passthrough(s.ioengine)) {
+        if let Err(what) = check_direct_alignment(spec, u64::from(logical_block)) {
+            return Err(InputError::new(
+                jobs.path.clone(),
+                Some(spec.line),
+                format!("job '{}': {what} ({disk}'s logical block size)", spec.name),
             ));
         }
     }

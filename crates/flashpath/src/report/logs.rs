@@ -282,20 +282,44 @@ pub fn log_files(jobs: &JobFile, results: &mut [JobResult]) -> Vec<LogFile> {
         }
         let issued = std::mem::take(&mut res.io_log);
         if let Some(name) = &spec.write_iolog {
-            let file = spec
-                .filename
-                .clone()
-                .unwrap_or_else(|| format!("{}.{}.0", spec.name, res.clone_index));
-            let mut text = format!("fio version 3 iolog\n0 {file} add\n0 {file} open\n");
-            for (at_us, u) in &issued {
+            // fio's files: filename=, else `name.clone.k` for k below
+            // nrfiles (filesetup.c add_file via init.c get_file_name).
+            let nfiles = spec.nrfiles.max(1);
+            let file = |k: u32| match &spec.filename {
+                Some(f) => f.clone(),
+                None => format!("{}.{}.{k}", spec.name, res.clone_index),
+            };
+            let names = if spec.filename.is_some() { 1 } else { nfiles };
+            // iolog.c log_file: every file is added as the job sets up;
+            // the first is opened then, each other one before its first
+            // I/O (get_next_file opens it), and every open one is closed
+            // when the job ends.
+            let mut text = String::from("fio version 3 iolog\n");
+            for k in 0..names {
+                let _ = writeln!(text, "0 {} add", file(k));
+            }
+            let _ = writeln!(text, "0 {} open", file(0));
+            let mut opened = vec![false; names as usize];
+            opened[0] = true;
+            for (at_us, f, u) in &issued {
+                let k = if names == 1 { 0 } else { *f };
+                if let Some(o) = opened.get_mut(k as usize).filter(|o| !**o) {
+                    *o = true;
+                    let _ = writeln!(text, "{at_us} {} open", file(k));
+                }
                 let action = match u.ddir {
                     Ddir::Read => "read",
                     Ddir::Write => "write",
                     Ddir::Trim => "trim",
                 };
-                let _ = writeln!(text, "{at_us} {file} {action} {} {}", u.offset, u.len);
+                let _ = writeln!(text, "{at_us} {} {action} {} {}", file(k), u.offset, u.len);
             }
-            let _ = writeln!(text, "{} {file} close", res.job_runtime / 1_000);
+            let end = res.job_runtime / 1_000;
+            for (k, o) in opened.iter().enumerate() {
+                if *o {
+                    let _ = writeln!(text, "{end} {} close", file(k as u32));
+                }
+            }
             // iolog.c init_iolog_write opens the file with "a": a log
             // already there keeps its lines, this run's follow them.
             let mut iolog = log(name.clone(), text, "write_iolog", name);

@@ -87,9 +87,10 @@ pub struct JobResult {
     pub error: i32,
     /// Per-I/O samples for `write_lat_log` (empty unless the job asks).
     pub lat_log: Vec<LatSample>,
-    /// Issued I/Os for `write_iolog`: (us since the job started, unit with
-    /// its file offset) (empty unless the job asks).
-    pub io_log: Vec<(u64, crate::types::IoUnit)>,
+    /// Issued I/Os for `write_iolog`: (us since the job started, the job's
+    /// file it went to, unit with its offset in that file) (empty unless
+    /// the job asks).
+    pub io_log: Vec<(u64, u32, crate::types::IoUnit)>,
     /// What fio adds to each bw/iops/lat/hist log sample's time with
     /// `log_unix_epoch` or `log_alternate_epoch` (stat.c __add_log_sample:
     /// `t + td->alternate_epoch`): the job's start in ms since the Unix

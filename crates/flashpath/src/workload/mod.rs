@@ -42,4 +42,11 @@ pub trait IoSource {
     /// get_io_u sets after zonemode=zbd moved the I/O). Other sources
     /// ignore it.
     fn set_last_pos(&mut self, _ddir: Ddir, _end: u64) {}
+    /// Which of the job's files device offset `offset` lies in, and where
+    /// in that file (fio logs an I/O against its own file, write_iolog's
+    /// `name.clone.file`): `None` for a source of one file, whose offset
+    /// in its region is the file offset.
+    fn file_of(&self, _offset: u64) -> Option<(u32, u64)> {
+        None
+    }
 }

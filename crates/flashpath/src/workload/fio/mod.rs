@@ -46,4 +46,7 @@ impl crate::workload::IoSource for IoStream {
     fn set_last_pos(&mut self, ddir: crate::workload::Ddir, end: u64) {
         self.move_last_pos(ddir, end);
     }
+    fn file_of(&self, offset: u64) -> Option<(u32, u64)> {
+        self.file_of_offset(offset)
+    }
 }

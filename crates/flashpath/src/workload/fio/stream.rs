@@ -51,6 +51,9 @@ pub struct IoStream {
     /// when set, else min_bs (io_u.c: offset = block * ba).
     gran: u64,
     base: u64,
+    /// Where the clone's area starts in each of its files (offset,
+    /// offset_increment): `base` less the region's start.
+    clone_start: u64,
     file_len: u64,
     nfiles: u64,
     file_idx: u64,
@@ -302,6 +305,7 @@ impl IoStream {
             bs_unaligned: spec.bs_unaligned,
             gran,
             base: region_start + start,
+            clone_start: start,
             file_len,
             nfiles,
             file_idx: 0,
@@ -617,6 +621,20 @@ impl IoStream {
 
     /// The I/O just given was moved (zonemode=zbd) to end at device
     /// offset `end`: the file's next sequential offset follows from there.
+    /// With nrfiles > 1 the files lie one after another in the region,
+    /// `file_len` apart from the clone's area start: device offset
+    /// `offset`'s file and its offset in that file (the clone's area
+    /// starts at the same offset in each file, as fio's get_start_offset
+    /// places each file's).
+    pub fn file_of_offset(&self, offset: u64) -> Option<(u32, u64)> {
+        if self.nfiles <= 1 || self.file_len == 0 {
+            return None;
+        }
+        let rel = offset.checked_sub(self.base)?;
+        let f = (rel / self.file_len).min(self.nfiles - 1);
+        Some((f as u32, self.clone_start + rel - f * self.file_len))
+    }
+
     pub fn move_last_pos(&mut self, ddir: Ddir, end: u64) {
         if self.file_len == 0 {
             return;

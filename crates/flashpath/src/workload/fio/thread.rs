@@ -760,11 +760,12 @@ impl FioThread {
         if self.io_log {
             // fio's log_io_u: us since the log started, file offset.
             let at_us = now.saturating_sub(self.start) / 1_000;
-            let in_file = IoUnit {
-                offset: unit.offset - self.file_start,
-                ..unit
-            };
-            self.res.io_log.push((at_us, in_file));
+            let (file, offset) = self
+                .source
+                .file_of(unit.offset)
+                .unwrap_or((0, unit.offset - self.file_start));
+            let in_file = IoUnit { offset, ..unit };
+            self.res.io_log.push((at_us, file, in_file));
         }
         Step::Submit(unit)
     }

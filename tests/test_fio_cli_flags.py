@@ -243,3 +243,43 @@ def test_readonly_checks_jobs_on_the_command_line_and_stdin(tmp_path: Path) -> N
     assert r.returncode != 0 and "read-only mode" in r.stderr
     r = ours(tmp_path, "--readonly", "-", stdin="[w]\nioengine=null\nsize=64k\nrw=write\n")
     assert r.returncode != 0 and "read-only mode" in r.stderr
+
+
+PARSE_ONLY_CASES = [
+    # (arguments, standard input, fio accepts)
+    (("--parse-only", "--name=a", "--ioengine=null", "--size=64k", "--rw=randread"), None, True),
+    (("--parse-only", "-"), "[a]\nioengine=null\nsize=64k\nrw=write\n", True),
+    (("--parse-only", "--name=a", "--ioengine=null", "--size=64k", "--rw=bogus"), None, False),
+    (("--parse-only", "-"), "[a]\nioengine=null\nsize=64k\nrw=bogus\n", False),
+    (
+        ("--parse-only", "--readonly", "--name=a", "--ioengine=null", "--size=64k", "--rw=write"),
+        None,
+        False,
+    ),
+]
+
+
+@pytest.mark.parametrize(("args", "stdin", "accepted"), PARSE_ONLY_CASES)
+def test_parse_only_takes_command_line_jobs_and_stdin(
+    tmp_path: Path, args: tuple[str, ...], stdin: str | None, accepted: bool
+) -> None:
+    """fio --parse-only checks jobs given on the command line or on
+    standard input as it checks a job file, runs nothing and prints no
+    report. Before, flashpath refused both ("--parse-only checks a job
+    file")."""
+    r = ours(tmp_path, *args, stdin=stdin)
+    assert (r.returncode == 0) == accepted, r.stderr
+    assert r.stdout == ""
+    assert "Traceback" not in r.stderr
+    if not accepted:
+        assert r.stderr.startswith("flashpath: error: "), r.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@need_fio
+@pytest.mark.parametrize(("args", "stdin", "accepted"), PARSE_ONLY_CASES)
+def test_parse_only_verdicts_are_the_real_fios(
+    tmp_path: Path, args: tuple[str, ...], stdin: str | None, accepted: bool
+) -> None:
+    theirs = real(tmp_path, *args, stdin=stdin)
+    assert (theirs.returncode == 0) == accepted, theirs.stdout + theirs.stderr

@@ -355,12 +355,14 @@ def run_cmd(
                 f"{named(job)}: give a job file or jobs on the command line (--name=...), not both"
             )
         text, written_by = command_line_job(args)
-        if parse_only:
-            _error("--parse-only checks a job file; jobs on the command line are run")
-        if output:
+        if output and not parse_only:
             _check_writable(output, "--output")
         if readonly:
             _check_read_only("<command line>", device, overrides, text)
+        if parse_only:
+            # fio --parse-only takes jobs on the command line as a file.
+            _parse_only_text(text, "<command line>", device, overrides)
+            return
         run = _run_job_text(
             text, "<command line>", device, overrides, seed, output_format, written_by
         )
@@ -369,13 +371,14 @@ def run_cmd(
     if job == "-":
         # fio reads a job file named '-' from standard input (init.c
         # parse_jobs_ini: `if (!strcmp(file, "-")) f = stdin`).
-        if parse_only:
-            _error("--parse-only checks a job file; a job on standard input is run")
-        if output:
+        if output and not parse_only:
             _check_writable(output, "--output")
         text = sys.stdin.read()
         if readonly:
             _check_read_only("<stdin>", device, overrides, text)
+        if parse_only:
+            _parse_only_text(text, "<stdin>", device, overrides)
+            return
         run = _run_job_text(text, "<stdin>", device, overrides, seed, output_format)
         _write_outputs(run, output, _device_input(device))
         return
@@ -409,6 +412,17 @@ def run_cmd(
     # Logs the job asked for (write_lat_log, write_iolog), where fio writes
     # them: relative to the current directory.
     _write_outputs(run, output, inputs)
+
+
+def _parse_only_text(text: str, name: str, device: str, overrides: tuple[str, ...]) -> None:
+    """`--parse-only` on job text: every check a run makes, the parser's
+    notes on stderr, nothing run and nothing written."""
+    try:
+        notes = _core.parse_only(name, device, list(overrides), text=text, base_dir=os.getcwd())
+    except FlashpathError as err:
+        _fail(err)
+    for note in notes:
+        click.echo(note, err=True)
 
 
 def _write_outputs(run: _core.JobRun, output: str | None, inputs: list[outputs.Named]) -> None:

@@ -332,18 +332,32 @@ fn dd_job(py: Python<'_>, operands: Vec<OsString>) -> PyResult<String> {
     })
 }
 
-/// Parse a job file and make every check a run makes, without simulating;
-/// returns the warnings and the options listed as ignored.
+/// Parse a job file (or, with `text`, job text that `job` names in
+/// messages, its relative files looked for in `base_dir`) and make every
+/// check a run makes, without simulating; returns the warnings and the
+/// options listed as ignored.
 #[pyfunction]
-#[pyo3(signature = (job, device, overrides=Vec::new()))]
+#[pyo3(signature = (job, device, overrides=Vec::new(), text=None, base_dir=None))]
 fn parse_only(
     py: Python<'_>,
     job: PathBuf,
     device: Text,
     overrides: Vec<Text>,
+    text: Option<Text>,
+    base_dir: Option<PathBuf>,
 ) -> PyResult<Vec<String>> {
     guarded(py, move || {
-        let jobs = run::parse_only(&job, &device.0, &strings(overrides))?;
+        let overrides = strings(overrides);
+        let jobs = match text {
+            Some(t) => run::parse_only_text(
+                &t.0,
+                &job.to_string_lossy(),
+                &base_dir.unwrap_or_else(|| PathBuf::from(".")),
+                &device.0,
+                &overrides,
+            )?,
+            None => run::parse_only(&job, &device.0, &overrides)?,
+        };
         Ok(jobs
             .fio_messages
             .iter()

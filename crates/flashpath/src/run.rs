@@ -296,6 +296,21 @@ pub fn parse_only(job_path: &Path, device: &str, overrides: &[String]) -> Result
     Ok(jobs)
 }
 
+/// `flashpath run --parse-only` on job text (jobs on the command line, a
+/// job file on standard input), as fio's `--parse-only` takes them: every
+/// check a run makes; `base_dir` is where relative files are looked for.
+pub fn parse_only_text(
+    text: &str,
+    name: &str,
+    base_dir: &Path,
+    device: &str,
+    overrides: &[String],
+) -> Result<JobFile> {
+    let (jobs, profile) = load_text(text, name, base_dir, device, overrides)?;
+    prepare_checked(&jobs, &profile, 0, &fio_source, base_dir, Checks::ParseOnly)?;
+    Ok(jobs)
+}
+
 /// A run ready to go: the job file (with its iologs read) and the machine
 /// built, with every check a run makes on its inputs done.
 pub struct Prepared<'a> {

@@ -93,3 +93,33 @@ fn same_seed_same_placements() {
     assert_eq!(maps_by_cpu(&a), maps_by_cpu(&b));
     assert_eq!(a.result.end_time, b.result.end_time);
 }
+
+/// cpus_allowed_policy=split (backend.c thread_main, fio_cpus_split with
+/// `td->thread_number - 1`): each thread keeps one CPU of its set, the
+/// (thread number - 1) mod count-th, numbered over every job of the run,
+/// so the reader of the shared-CPU case, free to use CPUs 0-1 but split,
+/// cannot move off its CPU when the spinner holds it.
+#[test]
+fn cpus_allowed_policy_split_pins_each_thread_by_its_number_in_the_run() {
+    let all = 4 * (1024 + 2);
+    let reader_first = SHARED_CPU.replace(
+        "[reader]\n",
+        "[reader]\ncpus_allowed=0-1\ncpus_allowed_policy=split\n",
+    );
+    let shared = SHARED_CPU.replace("[reader]\n", "[reader]\ncpus_allowed=0-1\n");
+    let split = run(&reader_first, &["host.cpus=2"]);
+    let free = run(&shared, &["host.cpus=2"]);
+    // Thread 1 of the run: CPU 0 of {0, 1}, where the spinner is.
+    assert_eq!(migrations(&split), 0);
+    assert_eq!(maps_by_cpu(&split), [all, 0]);
+    // Without split the same set lets it move, as in the test above.
+    assert_eq!(migrations(&free), 1);
+    // The reader second (the spinner is thread 1): CPU 1 of {0, 1}.
+    let (reader, spinner) = reader_first.split_at(reader_first.find("[spinner]").unwrap());
+    let second = run(&format!("{spinner}{reader}"), &["host.cpus=2"]);
+    assert_eq!(migrations(&second), 0);
+    let maps = maps_by_cpu(&second);
+    // The spinner's two reads map on CPU 0, all the reader's on CPU 1.
+    assert_eq!(maps, [4 * 2, 4 * 1024], "{maps:?}");
+    assert_eq!(bytes(&split), bytes(&free));
+}

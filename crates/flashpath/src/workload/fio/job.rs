@@ -617,7 +617,8 @@ pub struct JobSpec {
     pub wait_for: Option<String>,
     /// exit_what (with exitall): "group", "stonewall" or "all".
     pub exit_what: String,
-    /// cpus_allowed_policy=split: each clone gets one CPU of the set.
+    /// cpus_allowed_policy=split: each thread gets one CPU of its
+    /// cpus_allowed set, by its number in the run (plan.rs).
     pub cpus_allowed_split: bool,
     /// continue_on_error, ignore_error, error_dump.
     pub errors: super::errors::ErrorPolicy,

@@ -101,6 +101,16 @@ pub fn plan_threads(
                     ),
                 ));
             }
+            // cpus_allowed_policy=split: backend.c thread_main narrows the
+            // job's cpus_allowed to one CPU with fio_cpus_split(mask,
+            // td->thread_number - 1): the (thread number - 1) mod count-th
+            // CPU of the set, numbered over every job of the run (each
+            // clone one thread, in order).
+            let allowed = if spec.cpus_allowed_split && spec.cpus_allowed.is_some() {
+                vec![allowed[plans.len() % allowed.len()]]
+            } else {
+                allowed
+            };
             // The scheduler spreads threads: take the allowed CPUs in turn.
             let cpu = allowed[next_cpu as usize % allowed.len()];
             next_cpu += 1;

@@ -382,7 +382,6 @@ pub fn check_modelled(jobs: &JobFile) -> Result<()> {
                 spec.size_percent.is_some() && spec.filesize.is_some(),
                 "size=N% with filesize=",
             ),
-            (spec.cpus_allowed_split, "cpus_allowed_policy=split"),
             (
                 spec.write_iolog.is_some() && spec.numjobs > 1,
                 "write_iolog with numjobs > 1",

@@ -24,6 +24,20 @@ pub enum RwKind {
     RandTrimWrite,
 }
 
+/// How a job with several files picks the file of its next I/O
+/// (file_service_type, io_u.c __get_next_file).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileService {
+    /// roundrobin (fio's default): the next open file in turn.
+    RoundRobin,
+    /// sequential: each file until it is done, then the next.
+    Sequential,
+    /// random: a file drawn uniformly (get_next_file_rand).
+    Random,
+    /// zipf, pareto, normal, gauss: a skewed draw (not modelled).
+    Skewed,
+}
+
 /// fio's fadvise_hint values (options.c: "0", "1", "random",
 /// "sequential"; default "1").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -423,6 +437,10 @@ pub struct JobSpec {
     pub fsync_blocks: u32,
     /// fadvise_hint: the advice fio gives the kernel at open.
     pub fadvise_hint: FadviseHint,
+    /// file_service_type and its `:N` (td->file_service_nr: the I/Os a
+    /// picked file gets before the next pick; atoi, so 0 and negative
+    /// values wrap as fio's unsigned int does).
+    pub file_service: (FileService, u32),
     /// mem= / iomem=: how fio allocates the I/O buffers (their physical
     /// contiguity sets a request's DMA segments).
     pub io_mem: crate::mm::thp::IoMem,
@@ -748,6 +766,7 @@ impl Default for JobSpec {
             end_fsync: false,
             fsync_blocks: 0,
             fadvise_hint: FadviseHint::ByPattern,
+            file_service: (FileService::RoundRobin, 1),
             io_mem: crate::mm::thp::IoMem::Malloc,
             hipri: false,
             sqthread_poll: false,

@@ -33,8 +33,8 @@
 use super::callbacks::{opt_postfix, parse_bssplit_dirs, parse_cpu_list, parse_distribution};
 use super::draft::{not_modelled, Draft, Given};
 use super::job::{
-    CmdprioBssplit, DpKind, DpSelect, FadviseHint, IoEngine, JobSpec, RandomDistribution,
-    RateProcess, RwKind, ZoneMode,
+    CmdprioBssplit, DpKind, DpSelect, FadviseHint, FileService, IoEngine, JobSpec,
+    RandomDistribution, RateProcess, RwKind, ZoneMode,
 };
 use super::number::{as_percent, as_zones, atoi, c_float, fio_bytes, ZONE_BASE};
 use super::value::posval_match;
@@ -867,7 +867,22 @@ pub static OPTIONS: &[OptDef] = &[
             "roundrobin",
             "sequential",
         ]),
-        Handling::RefuseUnless(&["roundrobin"]),
+        // options.c str_fst_cb: file_service_nr = atoi(postfix) for
+        // random, roundrobin and sequential, else 1.
+        sets(|s, g| {
+            let values = g.def.kind.values;
+            let kind = match posval_match(values, g.v()).unwrap_or("roundrobin") {
+                "roundrobin" => FileService::RoundRobin,
+                "sequential" => FileService::Sequential,
+                "random" => FileService::Random,
+                _ => FileService::Skewed,
+            };
+            let nr = match (kind, opt_postfix(g.v())) {
+                (FileService::Skewed, _) | (_, None) => 1,
+                (_, Some(p)) => atoi(p) as u32,
+            };
+            s.file_service = (kind, nr);
+        }),
     )
     .cb(Cb::FileServiceType),
     o("openfiles", &[], INT, Handling::Ignore),

@@ -383,6 +383,10 @@ pub fn check_modelled(jobs: &JobFile) -> Result<()> {
                 "size=N% with filesize=",
             ),
             (
+                spec.file_service.0 == super::FileService::Skewed,
+                "file_service_type=zipf, pareto, normal or gauss (a skewed draw of files)",
+            ),
+            (
                 spec.write_iolog.is_some() && spec.numjobs > 1,
                 "write_iolog with numjobs > 1",
             ),

@@ -57,6 +57,18 @@ pub struct IoStream {
     file_len: u64,
     nfiles: u64,
     file_idx: u64,
+    /// file_service_type and file_service_nr (fio's default roundrobin:1
+    /// takes the plain turn above, every I/O the next file).
+    file_service: (FileService, u32),
+    /// The file picked last and the I/Os it has left before the next pick
+    /// (td->file_service_file, td->file_service_left).
+    service_file: Option<u64>,
+    service_left: u32,
+    /// Bytes issued per file in this pass: a file with `file_len` of them
+    /// is done (fio_file_done) and is not picked again until every file is.
+    file_bytes: Vec<u64>,
+    /// file_service_type=random's draws (td->next_file_state).
+    r_file: RngStream,
     /// Per file, per direction: end of the last I/O (fio's f->last_pos).
     last_pos: Vec<[u64; 3]>,
     /// zonemode=strided: (zonesize, zonerange, zoneskip), the bytes done
@@ -309,6 +321,11 @@ impl IoStream {
             file_len,
             nfiles,
             file_idx: 0,
+            file_service: spec.file_service,
+            service_file: None,
+            service_left: 0,
+            file_bytes: vec![0; nfiles as usize],
+            r_file: RngStream::new(seed, &name("file")),
             last_pos: vec![[0; 3]; nfiles as usize],
             stride: (spec.zones.mode == super::ZoneMode::Strided && spec.zones.size > 0)
                 .then_some((spec.zones.size, spec.zones.range.max(1), spec.zones.skip)),
@@ -464,9 +481,7 @@ impl IoStream {
             return None;
         }
         let ddir = self.next_ddir();
-        let f = self.file_idx;
-        // file_service_type=roundrobin: switch file after every I/O.
-        self.file_idx = (self.file_idx + 1) % self.nfiles;
+        let f = self.next_file();
         let mut len = self.next_buflen(ddir);
         // io_u.c should_do_random: percentage_random picks random or
         // sequential per I/O.
@@ -488,6 +503,7 @@ impl IoStream {
         };
         let len = len.min(self.file_len - off);
         self.last_pos[f as usize][ddir.index()] = off + len;
+        self.file_bytes[f as usize] += len;
         // fill_io_u: td->zone_bytes += buflen.
         self.zone_bytes += len;
         let u = IoUnit {
@@ -621,6 +637,53 @@ impl IoStream {
 
     /// The I/O just given was moved (zonemode=zbd) to end at device
     /// offset `end`: the file's next sequential offset follows from there.
+    /// The file of the next I/O (io_u.c __get_next_file). fio's default,
+    /// roundrobin:1, is the next file in turn at every I/O. Otherwise the
+    /// picked file keeps the I/Os while it has `file_service_nr` of them
+    /// left (sequential: until it is done); a new pick skips done files,
+    /// in turn (get_next_file_rr) or drawn uniformly (get_next_file_rand:
+    /// `nr_files * (r / (max + 1))`, drawn again on a done file); once
+    /// every file is done a new pass starts with all of them.
+    fn next_file(&mut self) -> u64 {
+        let (kind, nr) = self.file_service;
+        if kind == FileService::RoundRobin && nr == 1 {
+            let f = self.file_idx;
+            self.file_idx = (self.file_idx + 1) % self.nfiles;
+            return f;
+        }
+        let done = |s: &Self, f: u64| s.file_bytes[f as usize] >= s.file_len;
+        if let Some(f) = self.service_file.filter(|f| !done(self, *f)) {
+            if kind == FileService::Sequential {
+                return f;
+            }
+            if self.service_left > 0 {
+                self.service_left -= 1;
+                return f;
+            }
+        }
+        if (0..self.nfiles).all(|f| done(self, f)) {
+            self.file_bytes.fill(0);
+        }
+        let f = if kind == FileService::Random {
+            loop {
+                let f = self.r_file.below(self.nfiles);
+                if !done(self, f) {
+                    break f;
+                }
+            }
+        } else {
+            let mut f = self.file_idx;
+            while done(self, f) {
+                f = (f + 1) % self.nfiles;
+            }
+            self.file_idx = (f + 1) % self.nfiles;
+            f
+        };
+        self.service_file = Some(f);
+        self.service_left = nr.wrapping_sub(1);
+        f
+    }
+
     /// With nrfiles > 1 the files lie one after another in the region,
     /// `file_len` apart from the clone's area start: device offset
     /// `offset`'s file and its offset in that file (the clone's area

@@ -28,6 +28,7 @@
 //! is a race of fio's thread start-up, not a property of the I/O path:
 //! flashpath runs the workers as fio means them to run.
 
+use super::overlap::Admit;
 use super::{Ev, Machine};
 use crate::block::Request;
 use crate::host::task::TaskState;
@@ -67,6 +68,13 @@ impl Machine {
         rq.fua = fio.fua_writes && unit.ddir == Ddir::Write;
         rq.ioprio = fio.ioprio_for(unit.ddir, unit.len);
         rq.hint = fio.placement_for(unit.ddir);
+        if fio.serialize_overlap {
+            let start = fio.file_offset(&unit);
+            if let Some(ov) = self.overlap.as_mut() {
+                ov.handed(key, tid, start, start + u64::from(unit.len));
+            }
+        }
+        let fio = &mut self.threads[ti].fio;
         fio.offload_queued();
         if unit.ddir == Ddir::Write {
             fio.write_done();
@@ -98,6 +106,16 @@ impl Machine {
         let (tid, worker) = {
             let rq = self.block.rqs.get(key);
             (rq.thread, rq.cpu)
+        };
+        // check_overlap, before td_io_queue (rate-submit.c
+        // io_workqueue_fn; `overlap.rs`).
+        let now = if self.threads[tid as usize].fio.serialize_overlap {
+            match self.overlap_admit(key, worker, now) {
+                Admit::Go(at) => at,
+                Admit::Wait => return,
+            }
+        } else {
+            now
         };
         let engine = self.threads[tid as usize].fio.engine;
         let usr = self.host.run_on(worker, now, costs.fio_submit, 0);
@@ -157,6 +175,10 @@ impl Machine {
         let costs = self.host.costs();
         let rq = self.block.rqs.remove(key);
         let (tid, worker) = (rq.thread, rq.cpu);
+        if self.threads[tid as usize].fio.serialize_overlap {
+            // io_completed clears IO_U_F_FLIGHT first.
+            self.overlap_reaped(key, now);
+        }
         let fio = &mut self.threads[tid as usize].fio;
         fio.offload_reaped();
         if rq.error == 0 {
@@ -186,7 +208,7 @@ impl Machine {
 
     /// A worker's `usr` and `sys` reference-ns on `cpu`, in the job's
     /// rusage and the `offload` counters.
-    fn account_worker(&mut self, tid: u32, cpu: u32, usr: Ns, sys: Ns) {
+    pub(super) fn account_worker(&mut self, tid: u32, cpu: u32, usr: Ns, sys: Ns) {
         let (u, s) = {
             let c = self.host.cpu(cpu);
             (c.scaled(usr), c.scaled(sys))

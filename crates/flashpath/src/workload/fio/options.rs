@@ -660,11 +660,15 @@ pub static OPTIONS: &[OptDef] = &[
             Ok(())
         }),
     ),
+    // An I/O waits while it overlaps one in flight: with offload across
+    // every job (rate-submit.c check_overlap, machine/overlap.rs); inline
+    // per job (backend.c io_u_submit), refused in setup where
+    // fixup_options leaves it on.
     o(
         "serialize_overlap",
         &[],
         BOOL,
-        Handling::RefuseUnless(&["0"]),
+        sets(|s, g| s.serialize_overlap = g.on()),
     ),
     // offload: the job's thread hands each I/O to one of iodepth submit
     // workers, threads with their own engine at iodepth 1 that queue it

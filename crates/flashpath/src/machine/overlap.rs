@@ -21,9 +21,10 @@
 //! in arrival order (the kernel's futex queue is FIFO among equal
 //! priorities; fio's spinner re-locking before a woken waiter runs is what
 //! keeps the mutex with it); the spin fills only its CPU's otherwise free
-//! time, counted as the job's user time (pthread_mutex_lock and unlock in
+//! time, counted as the CPU's user time (pthread_mutex_lock and unlock in
 //! user space; the FUTEX_WAKE each unlock makes while others wait is not
-//! split out), as machine/sqpoll.rs books its SQ thread's spin: on a
+//! split out) and in the `offload` counters, not in the job's rusage
+//! (a worker's: `offload.rs`), as machine/sqpoll.rs books its SQ thread's spin: on a
 //! loaded CPU the real spinner's share of the CPU (CFS) would slow the
 //! work booked there, which flashpath does not; and a job's own end
 //! (backend.c takes the mutex to set TD_FINISHING) does not wait for the
@@ -201,14 +202,13 @@ impl Machine {
             return Admit::Go(now);
         };
         match ov.lock(key) {
-            Some(false) => return Admit::Go(self.overlap_unlock(key, cpu, now)),
+            Some(false) => return Admit::Go(self.overlap_unlock(cpu, now)),
             Some(true) => {}
             None => {
                 // pthread_mutex_lock on a held mutex: FUTEX_WAIT.
                 let costs = self.host.costs();
-                let tid = self.block.rqs.get(key).thread;
                 let asleep = self.host.run_on(cpu, now, 0, costs.syscall_entry);
-                self.account_worker(tid, cpu, 0, costs.syscall_entry);
+                self.account_worker(cpu, 0, costs.syscall_entry);
                 self.host.make_unrunnable(cpu);
                 self.cpu_idle(cpu, asleep);
                 return Admit::Wait;
@@ -228,15 +228,15 @@ impl Machine {
             // It spins, runnable on its CPU, until `overlap_reaped`.
             return Admit::Wait;
         }
-        Admit::Go(self.overlap_unlock(key, cpu, now))
+        Admit::Go(self.overlap_unlock(cpu, now))
     }
 
-    /// td_io_queue unlocks `overlap_check` once request `key`'s io_u is in
-    /// flight: with a worker asleep on it, the unlock is a FUTEX_WAKE
+    /// td_io_queue unlocks `overlap_check` once the io_u of the worker on
+    /// `cpu` is in flight: with a worker asleep on it, the unlock is a FUTEX_WAKE
     /// (entry, try_to_wake_up, an IPI to another CPU, exit) and that
     /// worker runs its check once it is back on its CPU. Returns when the
     /// unlocking worker goes on.
-    fn overlap_unlock(&mut self, key: u32, cpu: u32, now: Ns) -> Ns {
+    fn overlap_unlock(&mut self, cpu: u32, now: Ns) -> Ns {
         let next = self
             .overlap
             .as_ref()
@@ -245,21 +245,17 @@ impl Machine {
             return now;
         };
         let costs = self.host.costs();
-        let tid = self.block.rqs.get(key).thread;
-        let (next_tid, next_cpu) = {
-            let rq = self.block.rqs.get(next);
-            (rq.thread, rq.cpu)
-        };
+        let next_cpu = self.block.rqs.get(next).cpu;
         let ipi = if next_cpu == cpu { 0 } else { costs.ipi };
         let wake = costs.syscall_entry + costs.wakeup + ipi + costs.syscall_exit;
         let end = self.host.run_on(cpu, now, 0, wake);
-        self.account_worker(tid, cpu, 0, wake);
+        self.account_worker(cpu, 0, wake);
         let exit = self.host.wake_cpu(next_cpu, end);
         self.breakdown.cstate_exit_ns += u128::from(exit);
         self.host.make_runnable(next_cpu);
         let switch = costs.context_switch + costs.syscall_exit;
         let resumed = self.host.run_on(next_cpu, end + exit, 0, switch);
-        self.account_worker(next_tid, next_cpu, 0, switch);
+        self.account_worker(next_cpu, 0, switch);
         self.breakdown.wakeup_ns += u128::from(resumed - end);
         self.queue.schedule(resumed, Ev::OffloadRun(next));
         end
@@ -287,9 +283,7 @@ impl Machine {
         };
         let wall = now.saturating_sub(s.since);
         let spin = wall.saturating_sub(booked.saturating_sub(s.booked_then));
-        let tid = self.block.rqs.get(s.key).thread;
         self.host.book_user_spin(s.cpu, spin);
-        self.host.account_usr(tid, spin);
         self.offload_worker_ns += spin;
         if let Some(ov) = self.overlap.as_mut() {
             ov.spin_ns += spin;

@@ -46,8 +46,9 @@ from fio_coverage import (
 # poisson-rate-submission); 113 with io_uring's sqthread_poll
 # (uring-cmd-ng.fio and uring-cmd-zoned.fio, which then fail on the
 # nullblk disk as fio fails on a character device that is not an NVMe
-# namespace: NVME_IOCTL_ID).
-FLOOR = 113
+# namespace: NVME_IOCTL_ID); 114 with serialize_overlap across the jobs
+# of an offloaded run (t0013, rate-submit.c check_overlap).
+FLOOR = 114
 
 
 @pytest.mark.skipif(shutil.which("fio") is None, reason="the real fio is not installed")

@@ -160,3 +160,37 @@ fn offloaded_runs_are_deterministic() {
         b.result.jobs[0].dirs[1].clat.stat
     );
 }
+
+#[test]
+fn the_workers_cpu_time_is_not_in_the_jobs_rusage() {
+    // fio 3.33 reads a job's usr_cpu/sys_cpu with getrusage(RUSAGE_THREAD)
+    // in the job's thread (lib/getrusage.c): the workers' time is not in
+    // it. The CPUs' booked time holds the job thread's and the workers'
+    // apart: their sum cannot pass it (the null engine has no interrupt
+    // work to hide a double count in).
+    for depth in [1, 4] {
+        let out = common::run_str("nullblk", &job("null", depth, "size=4m"), &[], 0);
+        let j = &out.result.jobs[0];
+        let rt = j.job_runtime as f64;
+        let job_ns = (j.usr_cpu + j.sys_cpu) / 100.0 * rt;
+        let workers = out.result.flashpath["offload"]["worker_cpu_ns"]
+            .as_u64()
+            .unwrap() as f64;
+        let cpus: f64 = out.result.flashpath["cpus"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                ["usr_ns", "sys_ns", "irq_ns"]
+                    .iter()
+                    .map(|k| c[*k].as_u64().unwrap() as f64)
+                    .sum::<f64>()
+            })
+            .sum();
+        assert!(job_ns > 0.0 && workers > 0.0);
+        assert!(
+            job_ns + workers <= cpus * 1.001,
+            "job {job_ns} + workers {workers} > CPUs {cpus}"
+        );
+    }
+}

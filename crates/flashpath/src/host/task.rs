@@ -254,6 +254,15 @@ impl Host {
         self.cpus[cpu as usize].sys_ns += ns;
     }
 
+    /// A user-space spin that yields its core to any other work (fio's
+    /// worker spinning on serialize_overlap's mutex, `machine/overlap.rs`)
+    /// filled `ns` of core `cpu`'s otherwise free time: user time, which
+    /// moves no booked work.
+    #[inline]
+    pub fn book_user_spin(&mut self, cpu: u32, ns: Ns) {
+        self.cpus[cpu as usize].usr_ns += ns;
+    }
+
     /// When core `cpu` is done with the work booked on it.
     #[inline]
     pub fn busy_until(&self, cpu: u32) -> Ns {

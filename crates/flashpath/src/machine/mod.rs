@@ -18,6 +18,7 @@
 
 mod buffered;
 mod offload;
+mod overlap;
 mod sqpoll;
 mod thread;
 
@@ -193,6 +194,9 @@ pub struct Machine {
     /// them.
     offload_worker_ns: u64,
     offload: bool,
+    /// fio's `overlap_check` over the serialize_overlap offload jobs'
+    /// I/O, when a job has it (`overlap.rs`).
+    overlap: Option<overlap::OverlapCheck>,
     /// The SQ threads of each CPU (sqthread_poll), when a job has them.
     sqpoll: Vec<sqpoll::SqCpu>,
 }
@@ -328,6 +332,15 @@ impl Machine {
             }
         }
         block.write_cache = parts.driver.write_cache();
+        let serialized: usize = threads
+            .iter()
+            .filter(|t| t.fio.serialize_overlap)
+            .map(|t| t.fio.depth.min(PREALLOC_DEPTH) as usize)
+            .sum();
+        let overlap = threads
+            .iter()
+            .any(|t| t.fio.serialize_overlap)
+            .then(|| overlap::OverlapCheck::new(serialized.min(PREALLOCATED_INFLIGHT)));
         let sqpoll = if threads.iter().any(|t| t.sq_cpu.is_some()) {
             vec![sqpoll::SqCpu::default(); parts.cpus.len()]
         } else {
@@ -363,6 +376,7 @@ impl Machine {
                 .then(UringBuffered::default),
             offload_worker_ns: 0,
             offload: specs.iter().any(|s| s.io_submit_offload),
+            overlap,
             sqpoll,
         }
     }
@@ -552,6 +566,10 @@ impl Machine {
         }
         if self.offload {
             extra["offload"] = serde_json::json!({ "worker_cpu_ns": self.offload_worker_ns });
+            if let Some(o) = &self.overlap {
+                extra["offload"]["overlap_waits"] = serde_json::json!(o.waits);
+                extra["offload"]["overlap_spin_ns"] = serde_json::json!(o.spin_ns);
+            }
         }
         if !self.sqpoll.is_empty() {
             let per_cpu: Vec<serde_json::Value> = self

@@ -6,6 +6,7 @@
 use super::job::{BlockSize, JobSpec};
 use super::options::OptDef;
 use super::value::Parsed;
+use crate::types::Ddir;
 
 /// Parser state beyond JobSpec: block-size sources are kept apart because
 /// fio resolves them at the end (bssplit beats bsrange beats bs).
@@ -62,6 +63,16 @@ impl Draft {
         }
         if s.iodepth_batch_complete_max < s.iodepth_batch_complete_min {
             s.iodepth_batch_complete_max = s.iodepth_batch_complete_min;
+        }
+        // fixup_options: no overlap check when the job cannot overlap
+        // itself (it changes no data, or never has two I/Os out) and does
+        // not offload (init.c).
+        if s.serialize_overlap
+            && s.read_iolog.is_none()
+            && (!(s.rw.has(Ddir::Write) || s.rw.has(Ddir::Trim)) || s.iodepth == 1)
+            && !s.io_submit_offload
+        {
+            s.serialize_overlap = false;
         }
         // fixup_options: strided works with one file only. (Its
         // ZONE_MODE_NOT_SPECIFIED branch, zonesize meaning strided, is

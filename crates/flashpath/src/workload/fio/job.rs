@@ -415,6 +415,11 @@ pub struct JobSpec {
     /// io_submit_mode=offload: submit workers run the engine (fio's
     /// rate-submit.c; `machine/offload.rs`).
     pub io_submit_offload: bool,
+    /// serialize_overlap, after init.c fixup_options (which clears it for
+    /// an inline job that cannot overlap itself); with offload, checked
+    /// across every job of the run (rate-submit.c check_overlap;
+    /// `machine/overlap.rs`).
+    pub serialize_overlap: bool,
     /// iodepth= was given (fio_option_is_set): a blktrace replay without
     /// it takes the depth fio probes from the trace (blktrace.c).
     pub iodepth_set: bool,
@@ -753,6 +758,7 @@ impl Default for JobSpec {
             loops: 1,
             iodepth: 1,
             io_submit_offload: false,
+            serialize_overlap: false,
             iodepth_set: false,
             iodepth_batch_submit: 1,
             iodepth_batch_complete_min: 1,

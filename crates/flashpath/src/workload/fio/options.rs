@@ -660,11 +660,15 @@ pub static OPTIONS: &[OptDef] = &[
             Ok(())
         }),
     ),
+    // An I/O waits while it overlaps one in flight: with offload across
+    // every job (rate-submit.c check_overlap, machine/overlap.rs); inline
+    // per job (backend.c io_u_submit), refused in setup where
+    // fixup_options leaves it on.
     o(
         "serialize_overlap",
         &[],
         BOOL,
-        Handling::RefuseUnless(&["0"]),
+        sets(|s, g| s.serialize_overlap = g.on()),
     ),
     // offload: the job's thread hands each I/O to one of iodepth submit
     // workers, threads with their own engine at iodepth 1 that queue it
@@ -1031,11 +1035,16 @@ pub static OPTIONS: &[OptDef] = &[
     o("verify_fatal", &[], BOOL, Handling::Ignore),
     o("verify_dump", &[], BOOL, Handling::Ignore),
     // verify_async=N hands the data check of a verify read to N threads
-    // (verify.c verify_async_thread): the same reads, but fio creates the N
-    // threads at the job's start and fails the job when it cannot (a
-    // negative count crashes fio 3.33, a million threads fail with EAGAIN:
-    // tests/fixtures/fio-verdicts), a limit of the machine fio runs on, not
-    // of the job; refused until the host models its thread limit.
+    // (verify.c verify_async_thread: the read's completion queues the io_u
+    // on verify_list and signals verify_cond; a thread checks it and puts
+    // it back, put_io_u): the same reads, the check's CPU time moved off
+    // the job's thread and the io_u held until a thread is done with it.
+    // flashpath books no CPU time for a verify read's check at all, so
+    // there is nothing to move yet; and fio creates the N threads at the
+    // job's start and fails the job when it cannot (a negative count
+    // crashes fio 3.33, a million threads fail with EAGAIN:
+    // tests/fixtures/fio-verdicts), a limit of the machine fio runs on.
+    // Refused until the check's CPU cost (crc per byte) is modelled.
     o("verify_async", &[], INT, Handling::RefuseUnless(&["0"])),
     o(
         "verify_backlog",

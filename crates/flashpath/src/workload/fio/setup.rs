@@ -386,6 +386,15 @@ pub fn check_modelled(jobs: &JobFile) -> Result<()> {
                 spec.file_service.0 == super::FileService::Skewed,
                 "file_service_type=zipf, pareto, normal or gauss (a skewed draw of files)",
             ),
+            // Left on by fixup_options only for an inline job that writes
+            // or trims at iodepth > 1 (or replays an iolog): fio then
+            // holds back an I/O that overlaps one of the job's own in
+            // flight (backend.c io_u_submit returns FIO_Q_BUSY).
+            (
+                spec.serialize_overlap && !spec.io_submit_offload,
+                "serialize_overlap=1 without io_submit_mode=offload (on a job that writes \
+                 or trims at iodepth > 1, or replays an iolog)",
+            ),
             (
                 spec.write_iolog.is_some() && spec.numjobs > 1,
                 "write_iolog with numjobs > 1",

@@ -129,6 +129,10 @@ pub struct FioThread {
     /// iodepth 1, queue and reap the I/Os (rate-submit.c); the thread only
     /// hands them over, up to iodepth at a time.
     pub offload: bool,
+    /// serialize_overlap with offload: its workers check each I/O against
+    /// every such job's in flight (rate-submit.c check_overlap,
+    /// `machine/overlap.rs`).
+    pub serialize_overlap: bool,
     /// io_uring with sqthread_poll: fio 3.33's commit (engines/io_uring.c
     /// fio_ioring_commit) returns before fio_ioring_queued and
     /// io_u_mark_submit, so no I/O gets an issue time or a submit bucket.
@@ -377,6 +381,7 @@ impl FioThread {
             sync,
             depth,
             offload: spec.io_submit_offload,
+            serialize_overlap: spec.io_submit_offload && spec.serialize_overlap,
             sqpoll: spec.sqthread_poll,
             complete_min: spec.iodepth_batch_complete_min.max(1),
             complete_max: spec
@@ -493,6 +498,17 @@ impl FioThread {
             td_error: 0,
             verror: String::new(),
         }
+    }
+
+    /// Whether the job is still in its ramp_time at `now` (fio's runstate
+    /// TD_RAMP).
+    pub fn in_ramp(&self, now: Ns) -> bool {
+        now < self.stats_start
+    }
+
+    /// fio's io_u->offset of `unit`: its offset in the file.
+    pub fn file_offset(&self, unit: &IoUnit) -> u64 {
+        unit.offset - self.file_start
     }
 
     /// The thread starts at `now`: its statistics start after ramp_time.

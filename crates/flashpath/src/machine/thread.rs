@@ -244,6 +244,15 @@ impl Machine {
                     }
                     now = spun;
                 }
+                Step::Sync if fio.engine == IoEngine::Null => {
+                    // A replayed sync on the null engine: null_queue
+                    // completes any io_u in user space, no kernel.
+                    let end = self.host.user_io(tid, now);
+                    let fio = &mut self.threads[ti].fio;
+                    fio.sync_started(now);
+                    fio.sync_returned(end);
+                    now = end;
+                }
                 Step::Sync => match self.fsync_call(tid, now) {
                     Some(end) => now = end,
                     None => return,

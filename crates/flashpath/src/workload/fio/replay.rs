@@ -119,8 +119,7 @@ pub fn load_iologs(jobs: &JobFile, dir: &Path) -> Result<JobFile> {
         // bs must: the first entry that is not is named.
         if spec.direct && spec.ioengine != crate::workload::fio::IoEngine::Null {
             if let Some(e) = log
-                .entries
-                .iter()
+                .ios()
                 .find(|e| !e.unit.offset.is_multiple_of(512) || !e.unit.len.is_multiple_of(512))
             {
                 return Err(InputError::new(
@@ -145,7 +144,7 @@ pub fn load_iologs(jobs: &JobFile, dir: &Path) -> Result<JobFile> {
         // largest I/O per direction (iolog.c read_iolog).
         let mut ios = [0u64; 3];
         let mut largest = [0u64; 3];
-        for e in &log.entries {
+        for e in log.ios() {
             let i = e.unit.ddir.index();
             ios[i] += 1;
             largest[i] = largest[i].max(u64::from(e.unit.len));

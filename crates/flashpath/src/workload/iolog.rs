@@ -2,7 +2,7 @@
 //! (iolog.c: `read_iolog`, `read_iolog_get`, `iolog_delay`).
 //!
 //! Version 2: `FILE ACTION [OFFSET LENGTH]`, with `wait` lines whose
-//! "offset" is a time in ms since the job started. Version 3:
+//! "offset" is a time in ms since the run started (fio's genesis). Version 3:
 //! `TIMESTAMP FILE ACTION [OFFSET LENGTH]`, timestamps in us since the job
 //! started; an entry's delay is its timestamp less the previous entry's,
 //! and fio sleeps that long after the previous issue before it issues the
@@ -63,7 +63,7 @@ pub struct IologEntry {
 }
 
 /// The longest pause a log may ask for, in us: a v3 gap between two
-/// entries (after replay_time_scale) or a v2 `wait` since the job started.
+/// entries (after replay_time_scale) or a v2 `wait` since the run started.
 /// fio would sleep that long; the simulation would advance its clock
 /// through the idle time, and a corrupt timestamp near 2^64 must not make
 /// it spin for years of virtual time or wrap the nanosecond clock.
@@ -238,7 +238,7 @@ pub fn parse(file: &str, text: &str, opts: &ReplayOptions) -> Result<Iolog> {
                     .get(2)
                     .and_then(|v| v.parse::<u64>().ok())
                     .ok_or_else(|| {
-                        at(line, "wait needs a time in ms since the job started".into())
+                        at(line, "wait needs a time in ms since the run started".into())
                     })?;
                 if ms > MAX_PAUSE_US / 1_000 {
                     return Err(at(
@@ -308,7 +308,7 @@ pub fn parse(file: &str, text: &str, opts: &ReplayOptions) -> Result<Iolog> {
             offset &= !(opts.align - 1);
         }
         let pace = match (version, wait_until_ms.take()) {
-            (2, Some(ms)) => Pace::SinceStart(ms * 1_000_000),
+            (2, Some(ms)) => Pace::SinceGenesis(ms * 1_000_000),
             (2, None) => Pace::None,
             _ if owed_us > 0 => Pace::AfterLastIssue(owed_us * 1_000),
             _ => Pace::None,
@@ -492,7 +492,7 @@ mod tests {
                  /f write 4096 4096\n/f close\n";
         let log = parse("t.iolog", t, &ReplayOptions::default()).unwrap();
         assert_eq!(log.entries[0].pace, Pace::None);
-        assert_eq!(log.entries[1].pace, Pace::SinceStart(5_000_000));
+        assert_eq!(log.entries[1].pace, Pace::SinceGenesis(5_000_000));
     }
 
     #[test]

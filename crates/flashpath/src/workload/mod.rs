@@ -19,8 +19,14 @@ pub enum Pace {
     None,
     /// This long (ns) after the job's previous issue (fio's iolog_delay).
     AfterLastIssue(u64),
-    /// Not before this long (ns) after the job started (a v2 `wait`).
+    /// Not before this long (ns) after the job started (a trace replayed
+    /// at its recorded times).
     SinceStart(u64),
+    /// Not before this long (ns) after the run started, fio's genesis (a
+    /// v2 `wait`: iolog.c read_iolog_get sleeps until
+    /// `mtime_since_genesis()` reaches it, so a job that starts later,
+    /// after a startdelay or a stonewall, waits less or not at all).
+    SinceGenesis(u64),
 }
 
 /// A sync a replayed log or trace asks for (fio's DDIR_SYNC and

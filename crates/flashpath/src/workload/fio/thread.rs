@@ -699,6 +699,8 @@ impl FioThread {
                         Pace::None => None,
                         Pace::AfterLastIssue(d) => Some(self.last_issue.max(self.start) + d),
                         Pace::SinceStart(d) => Some(self.start + d),
+                        // The run's clock starts at fio's genesis.
+                        Pace::SinceGenesis(d) => Some(d),
                     };
                     self.replay_sync = self.source.sync();
                     // fio's rate limits count reads, writes and trims only

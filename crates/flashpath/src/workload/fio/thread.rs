@@ -984,10 +984,28 @@ impl FioThread {
     /// and, one I/O per submit call (iodepth_batch_submit=1 default),
     /// io_u_mark_submit (bucket "4" covers 1 to 4).
     pub fn queued(&mut self) {
-        self.inflight += 1;
-        note_depth(&mut self.res, self.inflight + self.done.len() as u32);
+        self.queued_in_batch();
         if !self.sqpoll {
             self.res.iodepth_submit[batch_bucket(1)] += 1.0;
+        }
+    }
+
+    /// An I/O joined fio's batch (iodepth_batch_submit > 1): in flight and
+    /// its depth marked; its submission is counted with the batch's commit
+    /// ([`FioThread::committed`]).
+    pub fn queued_in_batch(&mut self) {
+        self.inflight += 1;
+        note_depth(&mut self.res, self.inflight + self.done.len() as u32);
+    }
+
+    /// fio committed `n` queued I/Os in one call: io_u_mark_submit(td, n)
+    /// counts the call once, in the bucket of its size (engines/libaio.c
+    /// fio_libaio_commit, engines/io_uring.c fio_ioring_commit), so a
+    /// commit of 8 is one mark in "8", not eight in "4". (With an SQ
+    /// thread fio marks none, as `queued`.)
+    pub fn committed(&mut self, n: u64) {
+        if !self.sqpoll {
+            self.res.iodepth_submit[batch_bucket(n)] += 1.0;
         }
     }
 

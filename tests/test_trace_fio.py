@@ -207,10 +207,10 @@ def test_a_write_with_a_preflush_is_a_sync_to_fio(tmp_path: Path) -> None:
     queue_trace tests the flush category before handle_trace_fs, so it
     replays the three preflush writes and the flush as four syncs and
     their data not at all (3 writes, 12,288 bytes). A job file replays the
-    same writes; flashpath has no cache flush yet, so it counts the four
-    as flushes left out where fio reports four syncs. `flashpath replay`
-    keeps a preflush write a write, as blkparse counts it ("Writes
-    Queued": 6)."""
+    same writes and the same four syncs (fio's sync section: total_ios and
+    lat_ns N; each sync marks the IO depths line as an I/O does).
+    `flashpath replay` keeps a preflush write a write, as blkparse counts
+    it ("Writes Queued": 6), and replays the one flush as a sync."""
     out, seq, t = b"", 1, 1_000
     for i in range(6):
         flush = FLUSH if i % 2 else 0
@@ -232,14 +232,19 @@ def test_a_write_with_a_preflush_is_a_sync_to_fio(tmp_path: Path) -> None:
     sim, note = doc["jobs"][0], doc["flashpath"]["trace"][0]
     assert (real["write"]["total_ios"], real["write"]["io_bytes"]) == (3, 12288)
     assert (sim["write"]["total_ios"], sim["write"]["io_bytes"]) == (3, 12288)
-    assert real["sync"]["total_ios"] == note["flushes_not_simulated"] == 4
+    assert real["sync"]["total_ios"] == sim["sync"]["total_ios"] == 4
+    assert real["sync"]["lat_ns"]["N"] == sim["sync"]["lat_ns"]["N"] == 4
+    assert note["flushes"] == note["flushes_replayed_as_syncs"] == 4
+    assert real["iodepth_level"] == sim["iodepth_level"]
     out = cli(
         "replay", str(tmp_path / "t.blktrace.0"), "--device", "nullblk", "--output-format", "json"
     )
     assert out.returncode == 0, out.stderr
     replayed = json.loads(out.stdout)
     assert replayed["jobs"][0]["write"]["total_ios"] == 6
-    assert replayed["flashpath"]["trace"][0]["flushes_not_simulated"] == 1
+    assert replayed["flashpath"]["trace"][0]["flushes"] == 1
+    assert replayed["flashpath"]["trace"][0]["flushes_replayed_as_syncs"] == 1
+    assert replayed["jobs"][0]["sync"]["total_ios"] == 1
 
 
 @need_fio

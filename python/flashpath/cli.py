@@ -68,6 +68,7 @@ def _run_job_text(
     seed: int,
     output_format: str,
     written_by: dict[int, str] | None = None,
+    bandwidth_log: tuple[bool, bool] | None = None,
 ) -> _core.JobRun:
     """Run a job written here (replay), named `name` in messages, with the
     run's notes on stderr; a bad input ends the command. `written_by` maps
@@ -76,7 +77,7 @@ def _run_job_text(
     try:
         run = _with_progress(
             lambda: _core.run_job_text(
-                job, name, os.getcwd(), device, list(overrides), seed, output_format
+                job, name, os.getcwd(), device, list(overrides), seed, output_format, bandwidth_log
             )
         )
     except FlashpathError as err:
@@ -109,6 +110,22 @@ def fio_output_format(argv: Sequence[str]) -> str:
             formats = arg.partition("=")[2].split(",")
         i += 1
     return ",".join(formats)
+
+
+def agg_bw_sampled(eta: str, output_format: str, output: str | None) -> tuple[bool, bool]:
+    """When fio 3.33 samples its --bandwidth-log logs (eta.c
+    calc_thread_status): periodically only as it prints its status line
+    (not when the normal output is left out and the report goes to stdout,
+    nor with --eta=never, nor when stdout is not a terminal unless
+    --eta=always); and once more, forced, when the JSON report asks each
+    job's status (stat.c show_thread_status_json)."""
+    formats = output_format.split(",")
+    periodic = (
+        ("normal" in formats or output is not None)
+        and eta != "never"
+        and (eta == "always" or sys.stdout.isatty())
+    )
+    return periodic, "json" in formats or "json+" in formats
 
 
 def only_sections(text: str, sections: Sequence[str], name: str) -> str:
@@ -310,6 +327,22 @@ def main() -> None:
     show_default=True,
     help="The terse format's version, as fio takes it (flashpath writes version 3).",
 )
+@click.option(
+    "--bandwidth-log",
+    "-b",
+    "bandwidth_log",
+    is_flag=True,
+    help="Write agg-read_bw.log, agg-write_bw.log and agg-trim_bw.log in the current "
+    "folder, as fio --bandwidth-log.",
+)
+@click.option(
+    "--eta",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    show_default=True,
+    help="fio's --eta: flashpath prints no status line, but --bandwidth-log's samples are "
+    "taken only when fio would print one.",
+)
 @click.pass_context
 def run_cmd(
     ctx: click.Context,
@@ -325,6 +358,8 @@ def run_cmd(
     minimal: bool,
     append_terse: bool,
     terse_version: str,
+    bandwidth_log: bool,
+    eta: str,
 ) -> None:
     """Run fio job file JOB (`-`: standard input) on a simulated machine, or
     jobs given on the command line as fio takes them (`--name=a
@@ -336,6 +371,7 @@ def run_cmd(
         _error("--section=global: fio can't use global as only section")
     if minimal or append_terse:
         output_format = fio_output_format(sys.argv[1:])
+    agg = agg_bw_sampled(eta, output_format, output) if bandwidth_log else None
     args = list(ctx.args)
     if job is not None and job.startswith("--"):
         # An unknown option came first: click took it for JOB.
@@ -364,7 +400,7 @@ def run_cmd(
             _parse_only_text(text, "<command line>", device, overrides)
             return
         run = _run_job_text(
-            text, "<command line>", device, overrides, seed, output_format, written_by
+            text, "<command line>", device, overrides, seed, output_format, written_by, agg
         )
         _write_outputs(run, output, _device_input(device))
         return
@@ -379,7 +415,7 @@ def run_cmd(
         if parse_only:
             _parse_only_text(text, "<stdin>", device, overrides)
             return
-        run = _run_job_text(text, "<stdin>", device, overrides, seed, output_format)
+        run = _run_job_text(text, "<stdin>", device, overrides, seed, output_format, None, agg)
         _write_outputs(run, output, _device_input(device))
         return
     problem = _input_file_problem(job, "job file")
@@ -392,7 +428,7 @@ def run_cmd(
         text = only_sections(Path(job).read_text(errors="surrogateescape"), sections, job)
         if readonly:
             _check_read_only(job, device, overrides, text)
-        run = _run_job_text(text, job, device, overrides, seed, output_format)
+        run = _run_job_text(text, job, device, overrides, seed, output_format, None, agg)
         _write_outputs(run, output, inputs)
         return
     if readonly:
@@ -403,7 +439,7 @@ def run_cmd(
                 click.echo(note, err=True)
             return
         run = _with_progress(
-            lambda: _core.run_job(job, device, list(overrides), seed, output_format)
+            lambda: _core.run_job(job, device, list(overrides), seed, output_format, agg)
         )
     except FlashpathError as err:
         _fail(err)

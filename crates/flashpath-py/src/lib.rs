@@ -5,6 +5,7 @@
 
 use flashpath::profile::{Profile, Value};
 use flashpath::report::{render_all, OutputFormat};
+use flashpath::workload::fio::AggBwSampling;
 use flashpath::{run, InputError};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
@@ -149,7 +150,7 @@ fn job_run(out: run::RunOutput, formats: &[OutputFormat]) -> JobRun {
 
 /// Run a fio job file on a profile.
 #[pyfunction]
-#[pyo3(signature = (job, device, overrides=Vec::new(), seed=0, output_format=Text("normal".to_string())))]
+#[pyo3(signature = (job, device, overrides=Vec::new(), seed=0, output_format=Text("normal".to_string()), bandwidth_log=None))]
 fn run_job(
     py: Python<'_>,
     job: PathBuf,
@@ -157,10 +158,15 @@ fn run_job(
     overrides: Vec<Text>,
     seed: u64,
     output_format: Text,
+    bandwidth_log: Option<(bool, bool)>,
 ) -> PyResult<JobRun> {
+    let bandwidth_log = bandwidth_log.map(|(periodic, at_report)| AggBwSampling {
+        periodic,
+        at_report,
+    });
     guarded(py, move || {
         let formats = OutputFormat::from_fio_name(&output_format.0)?;
-        let out = run::run_file(&job, &device.0, &strings(overrides), seed)?;
+        let out = run::run_file_with(&job, &device.0, &strings(overrides), seed, bandwidth_log)?;
         Ok(job_run(out, &formats))
     })
 }
@@ -168,7 +174,7 @@ fn run_job(
 /// Run a fio job given as text: `name` names it in messages (`<job text>`),
 /// relative `include` and `read_iolog` files are looked for in `base_dir`.
 #[pyfunction]
-#[pyo3(signature = (text, name, base_dir, device, overrides=Vec::new(), seed=0, output_format=Text("normal".to_string())))]
+#[pyo3(signature = (text, name, base_dir, device, overrides=Vec::new(), seed=0, output_format=Text("normal".to_string()), bandwidth_log=None))]
 #[allow(clippy::too_many_arguments)]
 fn run_job_text(
     py: Python<'_>,
@@ -179,11 +185,24 @@ fn run_job_text(
     overrides: Vec<Text>,
     seed: u64,
     output_format: Text,
+    bandwidth_log: Option<(bool, bool)>,
 ) -> PyResult<JobRun> {
+    let bandwidth_log = bandwidth_log.map(|(periodic, at_report)| AggBwSampling {
+        periodic,
+        at_report,
+    });
     guarded(py, move || {
         let formats = OutputFormat::from_fio_name(&output_format.0)?;
         let overrides = strings(overrides);
-        let out = run::run_text(&text.0, &name.0, &base_dir, &device.0, &overrides, seed)?;
+        let out = run::run_text_with(
+            &text.0,
+            &name.0,
+            &base_dir,
+            &device.0,
+            &overrides,
+            seed,
+            bandwidth_log,
+        )?;
         Ok(job_run(out, &formats))
     })
 }

@@ -15,7 +15,7 @@ use crate::workload::fio::{
     plan::plan_threads,
     replay::{check_iologs_within, load_iologs},
     setup::{check_fio_setup, check_memory, check_modelled, check_polled, check_verify_state},
-    zbd, JobFile, ParseContext, ZoneMode, NOT_MODELLED,
+    zbd, AggBwSampling, JobFile, ParseContext, ZoneMode, NOT_MODELLED,
 };
 use std::path::Path;
 
@@ -100,8 +100,32 @@ pub fn run_file(
     overrides: &[String],
     seed: u64,
 ) -> Result<RunOutput> {
-    let (jobs, profile) = load(job_path, device, overrides)?;
+    run_file_with(job_path, device, overrides, seed, None)
+}
+
+/// `run_file` with fio's `--bandwidth-log` ([`with_bandwidth_log`]).
+pub fn run_file_with(
+    job_path: &Path,
+    device: &str,
+    overrides: &[String],
+    seed: u64,
+    bandwidth_log: Option<AggBwSampling>,
+) -> Result<RunOutput> {
+    let (mut jobs, profile) = load(job_path, device, overrides)?;
+    with_bandwidth_log(&mut jobs, bandwidth_log);
     run_jobs(&jobs, &profile, seed, &fio_source)
+}
+
+/// fio's `--bandwidth-log` (init.c write_bw_log): the run writes
+/// `agg-{read,write,trim}_bw.log`, sampled when fio samples them
+/// (report::logs::agg_bw_logs), which needs every job's completions kept.
+pub fn with_bandwidth_log(jobs: &mut JobFile, bandwidth_log: Option<AggBwSampling>) {
+    jobs.bandwidth_log = bandwidth_log;
+    if bandwidth_log.is_some_and(AggBwSampling::samples) {
+        for j in &mut jobs.jobs {
+            j.keep_completions = true;
+        }
+    }
 }
 
 /// Run a job given as text (the Python API's `run(text)`, the CLI's dd and
@@ -115,7 +139,21 @@ pub fn run_text(
     overrides: &[String],
     seed: u64,
 ) -> Result<RunOutput> {
-    let (jobs, profile) = load_text(text, name, base_dir, device, overrides)?;
+    run_text_with(text, name, base_dir, device, overrides, seed, None)
+}
+
+/// `run_text` with fio's `--bandwidth-log` ([`with_bandwidth_log`]).
+pub fn run_text_with(
+    text: &str,
+    name: &str,
+    base_dir: &Path,
+    device: &str,
+    overrides: &[String],
+    seed: u64,
+    bandwidth_log: Option<AggBwSampling>,
+) -> Result<RunOutput> {
+    let (mut jobs, profile) = load_text(text, name, base_dir, device, overrides)?;
+    with_bandwidth_log(&mut jobs, bandwidth_log);
     run_jobs_in(&jobs, &profile, seed, &fio_source, base_dir)
 }
 
@@ -191,7 +229,14 @@ fn trace_section(jobs: &JobFile, results: &[crate::report::JobResult]) -> serde_
             "format": t.format.name(),
             "ios": {"read": t.ios[0], "write": t.ios[1], "trim": t.ios[2]},
             "bytes": t.bytes,
-            "flushes_not_simulated": t.flushes,
+            // Each flush replays as a sync (fio's blktrace.c
+            // handle_trace_flush), unless replay_skip=sync drops it.
+            "flushes": t.flushes,
+            "flushes_replayed_as_syncs": if t.replay.skip & crate::workload::iolog::SKIP_SYNC != 0 {
+                0
+            } else {
+                t.flushes
+            },
             "other_devices_left_out": t.other_devices,
             "empty_left_out": t.empty,
             "events_replayed": t.events,
@@ -218,9 +263,13 @@ fn trace_notes(section: &serde_json::Value) -> Vec<String> {
             ios["write"],
             ios["trim"]
         );
-        let flushes = t["flushes_not_simulated"].as_u64().unwrap_or(0);
-        if flushes > 0 {
-            s += &format!("; {flushes} flushes left out (no cache flush is simulated yet)");
+        let flushes = t["flushes"].as_u64().unwrap_or(0);
+        let synced = t["flushes_replayed_as_syncs"].as_u64().unwrap_or(0);
+        if synced > 0 {
+            s += &format!("; {synced} flushes replayed as syncs");
+        }
+        if flushes > synced {
+            s += &format!("; {} flushes left out (replay_skip=sync)", flushes - synced);
         }
         let other = t["other_devices_left_out"].as_u64().unwrap_or(0);
         if other > 0 {

@@ -244,6 +244,15 @@ impl Machine {
                     }
                     now = spun;
                 }
+                Step::Sync if fio.engine == IoEngine::Null => {
+                    // A replayed sync on the null engine: null_queue
+                    // completes any io_u in user space, no kernel.
+                    let end = self.host.user_io(tid, now);
+                    let fio = &mut self.threads[ti].fio;
+                    fio.sync_started(now);
+                    fio.sync_returned(end);
+                    now = end;
+                }
                 Step::Sync => match self.fsync_call(tid, now) {
                     Some(end) => now = end,
                     None => return,
@@ -454,6 +463,8 @@ impl Machine {
             return self.failed_submit(tid, unit, status, now);
         }
         let sq_cpu = self.threads[tid as usize].sq_cpu;
+        // With iodepth_batch_submit the submission is counted per commit.
+        let batched = self.threads[tid as usize].batch_submit > 0;
         let fio = &mut self.threads[tid as usize].fio;
         let sync = fio.sync;
         // A synchronous call sleeps in the kernel and returns through the
@@ -488,7 +499,11 @@ impl Machine {
         self.block.rqs.get_mut(key).passthrough = fio.engine.passthrough();
         self.block.rqs.get_mut(key).write_op = fio.write_op;
         self.block.rqs.get_mut(key).hint = fio.placement_for(unit.ddir);
-        fio.queued();
+        if batched {
+            fio.queued_in_batch();
+        } else {
+            fio.queued();
+        }
         if unit.ddir == Ddir::Write {
             // fsync=N counts issued writes (io_u.c: io_issues[DDIR_WRITE]).
             fio.write_done();
@@ -545,6 +560,7 @@ impl Machine {
             return now;
         }
         let n = self.threads[ti].batch.len() as u64;
+        self.threads[ti].fio.committed(n);
         let (fio_end, at) = self.sq_commit(tid, n, now);
         for &k in &self.threads[ti].batch {
             self.block.rqs.get_mut(k).issue = fio_end;

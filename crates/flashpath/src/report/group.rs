@@ -128,6 +128,8 @@ pub struct ThreadStat {
     pub own_options: Vec<(String, String)>,
     pub dirs: [DirStat; 3],
     pub sync: LatencyHist,
+    /// total_io_u[DDIR_SYNC] (JobResult::sync_ios).
+    pub sync_ios: u64,
     /// ms (sum over members).
     pub total_run_time: u64,
     /// ms of user / system CPU time (sum over members).
@@ -272,6 +274,7 @@ fn clone_stat(j: &JobResult, index: usize) -> ThreadStat {
         pid: j.pid.unwrap_or(index as u32 + 1),
         own_options: j.own_options.clone(),
         sync: j.sync_lat.clone(),
+        sync_ios: j.sync_ios,
         total_run_time: rt,
         usr_time: j.usr_cpu * rt as f64 / 100.0,
         sys_time: j.sys_cpu * rt as f64 / 100.0,
@@ -392,6 +395,7 @@ fn sum_into(dst: &mut ThreadStat, src: &ThreadStat) {
         d.drop_ios += s.drop_ios;
     }
     dst.sync.merge(&src.sync);
+    dst.sync_ios += src.sync_ios;
     dst.usr_time += src.usr_time;
     dst.sys_time += src.sys_time;
     dst.ctx += src.ctx;

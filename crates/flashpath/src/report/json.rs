@@ -273,7 +273,7 @@ pub fn job_obj(ts: &ThreadStat, rs: &GroupStats, elapsed: u64, plus: bool) -> JV
         o.obj(name, ddir_obj(ts, rs, k, plus));
     }
     let mut sync = O::new();
-    sync.int("total_ios", ts.sync.samples());
+    sync.int("total_ios", ts.sync_ios);
     // lat_ns of sync gets percentiles when clat or lat percentiles are on.
     let st = &ts.stat;
     let on = st.clat_percentiles || st.lat_percentiles;

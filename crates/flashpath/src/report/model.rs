@@ -97,6 +97,8 @@ pub struct JobResult {
     /// epoch (time.c set_epoch_time, called as the job starts); flashpath's
     /// virtual clock starts at the epoch. 0 without those options.
     pub log_epoch_ms: u64,
+    /// When the job started on the run's clock (fio's genesis is 0).
+    pub start_ns: Ns,
     // ---- Added for the report formatters (all optional: Default is fio's
     // behaviour when the simulator does not fill them). ----
     /// fio's verror text for the normal output's `err=95 (...)`, e.g.
@@ -109,6 +111,9 @@ pub struct JobResult {
     pub io_u_lat: Option<IoULat>,
     /// fsync/fdatasync latencies (fio's sync_stat); empty when none.
     pub sync_lat: LatencyHist,
+    /// fio's total_io_u[DDIR_SYNC]: the fsyncs among them (a replayed
+    /// `datasync` has a latency in sync_lat but no count here).
+    pub sync_ios: u64,
     /// latency_target mode settings; `None` means off (fio then reports
     /// target 0, window 0, percentile 100 and depth = iodepth).
     pub latency_target: Option<LatencyTarget>,

@@ -397,7 +397,7 @@ pub fn job_block(ts: &ThreadStat, rs: &GroupStats, time: &str) -> String {
         d[0].total_ios,
         d[1].total_ios,
         d[2].total_ios,
-        ts.sync.samples(),
+        ts.sync_ios,
         d[0].short_ios,
         d[1].short_ios,
         d[2].short_ios,

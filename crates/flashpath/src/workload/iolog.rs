@@ -2,17 +2,21 @@
 //! (iolog.c: `read_iolog`, `read_iolog_get`, `iolog_delay`).
 //!
 //! Version 2: `FILE ACTION [OFFSET LENGTH]`, with `wait` lines whose
-//! "offset" is a time in ms since the job started. Version 3:
+//! "offset" is a time in ms since the run started (fio's genesis). Version 3:
 //! `TIMESTAMP FILE ACTION [OFFSET LENGTH]`, timestamps in us since the job
 //! started; an entry's delay is its timestamp less the previous entry's,
 //! and fio sleeps that long after the previous issue before it issues the
 //! entry (`iolog_delay`), without reaping what is in flight (fio 3.36
 //! reaps meanwhile: `trace::replay::ReplayDelay`). File actions
 //! (`add`, `open`, `close`) issue nothing; their delays are slept all the
-//! same, so here they fold into the next I/O's delay.
+//! same, so here they fold into the next I/O's delay. `sync` and
+//! `datasync` entries are replayed as fio replays them: an fsync or
+//! fdatasync of the file, paced as an I/O is (the thread's sync path).
+//! fio 3.33 applies `replay_skip` to blktrace files only (blktrace.c), not
+//! to iologs: an iolog replays every entry whatever `replay_skip` says.
 
 use crate::error::{quote, InputError, Result};
-use crate::workload::{Ddir, IoSource, IoUnit, Pace};
+use crate::workload::{Ddir, IoSource, IoUnit, Pace, SyncOp};
 use std::sync::Arc;
 
 /// How a replay changes the log (fio's replay_* options).
@@ -26,7 +30,8 @@ pub struct ReplayOptions {
     pub offset_scale: u64,
     /// replay_align: offsets rounded down to this (a power of two), 0 none.
     pub align: u64,
-    /// replay_skip: bit per direction (fio's DDIR_* order) not replayed.
+    /// replay_skip: bit per direction (fio's DDIR_* order) not replayed
+    /// (blktrace files only, as fio 3.33: iologs ignore it).
     pub skip: u8,
 }
 
@@ -52,10 +57,13 @@ pub struct IologEntry {
     pub pace: Pace,
     /// The log line it came from (1-based), for messages.
     pub line: u32,
+    /// A `sync` / `datasync` entry rather than an I/O (its unit then
+    /// holds the log's offset and a length of 0).
+    pub sync: Option<SyncOp>,
 }
 
 /// The longest pause a log may ask for, in us: a v3 gap between two
-/// entries (after replay_time_scale) or a v2 `wait` since the job started.
+/// entries (after replay_time_scale) or a v2 `wait` since the run started.
 /// fio would sleep that long; the simulation would advance its clock
 /// through the idle time, and a corrupt timestamp near 2^64 must not make
 /// it spin for years of virtual time or wrap the nanosecond clock.
@@ -77,6 +85,8 @@ pub struct Iolog {
     /// `trim` entries left out, as fio 3.33 leaves them out: how many, and
     /// the first's line (the run warns of them).
     pub trims_skipped: (u64, u32),
+    /// `sync` and `datasync` entries replayed.
+    pub syncs: u64,
 }
 
 impl Iolog {
@@ -87,7 +97,7 @@ impl Iolog {
         match self
             .entries
             .iter()
-            .find(|e| e.unit.offset + u64::from(e.unit.len) > capacity)
+            .find(|e| e.sync.is_none() && e.unit.offset + u64::from(e.unit.len) > capacity)
         {
             None => Ok(()),
             Some(e) => Err(InputError::new(
@@ -114,7 +124,13 @@ impl Iolog {
             start,
             next: 0,
             pace: Pace::None,
+            sync: None,
         }
+    }
+
+    /// The reads and writes of the log (its syncs left out).
+    pub fn ios(&self) -> impl Iterator<Item = &IologEntry> {
+        self.entries.iter().filter(|e| e.sync.is_none())
     }
 }
 
@@ -145,6 +161,7 @@ pub fn parse(file: &str, text: &str, opts: &ReplayOptions) -> Result<Iolog> {
         bytes: 0,
         backwards: (0, 0),
         trims_skipped: (0, 0),
+        syncs: 0,
     };
     // Delay owed to the next I/O (v3: slept by file actions before it).
     let mut owed_us = 0u64;
@@ -221,7 +238,7 @@ pub fn parse(file: &str, text: &str, opts: &ReplayOptions) -> Result<Iolog> {
                     .get(2)
                     .and_then(|v| v.parse::<u64>().ok())
                     .ok_or_else(|| {
-                        at(line, "wait needs a time in ms since the job started".into())
+                        at(line, "wait needs a time in ms since the run started".into())
                     })?;
                 if ms > MAX_PAUSE_US / 1_000 {
                     return Err(at(
@@ -253,23 +270,18 @@ pub fn parse(file: &str, text: &str, opts: &ReplayOptions) -> Result<Iolog> {
                 log.trims_skipped.0 += 1;
                 continue;
             }
-            "sync" | "datasync" => {
-                if opts.skip & SKIP_SYNC != 0 {
-                    continue;
-                }
-                return Err(at(
-                    line,
-                    format!(
-                        "'{action}' (an fsync) is not simulated: flashpath has no cache \
-                         flush yet; replay_skip=sync leaves it out"
-                    ),
-                ));
-            }
+            // fio's DDIR_SYNC and DDIR_DATASYNC: replayed as the
+            // engine's fsync / fdatasync of the file (read_iolog2 reads
+            // them as it reads an I/O, offset and length included).
+            "sync" => Ddir::Write,
+            "datasync" => Ddir::Write,
             other => return Err(at(line, format!("unknown iolog action {}", quote(other)))),
         };
-        if opts.skip & (1 << io.index()) != 0 {
-            continue;
-        }
+        let sync = match action {
+            "sync" => Some(SyncOp::Sync),
+            "datasync" => Some(SyncOp::Datasync),
+            _ => None,
+        };
         let (offset, len) = match rest {
             [_, _, o, l] => (
                 o.parse::<u64>()
@@ -279,7 +291,7 @@ pub fn parse(file: &str, text: &str, opts: &ReplayOptions) -> Result<Iolog> {
             ),
             _ => return Err(at(line, format!("'{action}' needs OFFSET LENGTH"))),
         };
-        if len == 0 {
+        if len == 0 && sync.is_none() {
             return Err(at(line, "an I/O of 0 bytes".into()));
         }
         if offset.checked_add(u64::from(len)).is_none() {
@@ -296,12 +308,28 @@ pub fn parse(file: &str, text: &str, opts: &ReplayOptions) -> Result<Iolog> {
             offset &= !(opts.align - 1);
         }
         let pace = match (version, wait_until_ms.take()) {
-            (2, Some(ms)) => Pace::SinceStart(ms * 1_000_000),
+            (2, Some(ms)) => Pace::SinceGenesis(ms * 1_000_000),
             (2, None) => Pace::None,
             _ if owed_us > 0 => Pace::AfterLastIssue(owed_us * 1_000),
             _ => Pace::None,
         };
         owed_us = 0;
+        if sync.is_some() {
+            // A sync moves no data: fio's io_u has the log's offset and
+            // length, which its fsync ignores.
+            log.syncs += 1;
+            log.entries.push(IologEntry {
+                unit: IoUnit {
+                    ddir: io,
+                    offset,
+                    len: 0,
+                },
+                pace,
+                line: line_u32,
+                sync,
+            });
+            continue;
+        }
         // Scaling and aligning only lower the offset: no overflow here.
         log.end = log.end.max(offset + u64::from(len));
         log.bytes = log.bytes.saturating_add(u64::from(len));
@@ -313,9 +341,12 @@ pub fn parse(file: &str, text: &str, opts: &ReplayOptions) -> Result<Iolog> {
             },
             pace,
             line: line_u32,
+            sync: None,
         });
     }
-    if log.entries.is_empty() {
+    // fio's read_iolog2: "if (!reads && !writes && !waits) return false"
+    // (a log of syncs alone fails to initialise).
+    if log.ios().next().is_none() {
         let trims = if log.trims_skipped.0 > 0 {
             " (fio 3.33 skips its trims: 'bad ddir: 2')"
         } else {
@@ -351,6 +382,7 @@ pub struct IologSource {
     start: u64,
     next: usize,
     pace: Pace,
+    sync: Option<SyncOp>,
 }
 
 impl IoSource for IologSource {
@@ -358,6 +390,7 @@ impl IoSource for IologSource {
         let e = self.log.entries.get(self.next)?;
         self.next += 1;
         self.pace = e.pace;
+        self.sync = e.sync;
         Some(IoUnit {
             offset: self.start + e.unit.offset,
             ..e.unit
@@ -366,6 +399,10 @@ impl IoSource for IologSource {
 
     fn pace(&self) -> Pace {
         self.pace
+    }
+
+    fn sync(&self) -> Option<SyncOp> {
+        self.sync
     }
 }
 
@@ -455,7 +492,7 @@ mod tests {
                  /f write 4096 4096\n/f close\n";
         let log = parse("t.iolog", t, &ReplayOptions::default()).unwrap();
         assert_eq!(log.entries[0].pace, Pace::None);
-        assert_eq!(log.entries[1].pace, Pace::SinceStart(5_000_000));
+        assert_eq!(log.entries[1].pace, Pace::SinceGenesis(5_000_000));
     }
 
     #[test]
@@ -469,7 +506,13 @@ mod tests {
                 ":3",
                 "second file",
             ),
-            ("fio version 3 iolog\n1 /f sync 0 0\n", ":2", "fsync"),
+            (
+                "fio version 3 iolog\n1 /f read 0 4096\n2 /f sync\n",
+                ":3",
+                "OFFSET LENGTH",
+            ),
+            // fio's read_iolog2: no read, write or wait, no replay.
+            ("fio version 3 iolog\n1 /f sync 0 0\n", "", "no read"),
             ("fio version 3 iolog\n1 /f frob 0 4096\n", ":2", "frob"),
             ("fio version 3 iolog\n1 /f add\n", "", "no read"),
         ];
@@ -480,6 +523,45 @@ mod tests {
             assert!(e.contains(&format!("t.iolog{line}")), "{e}");
             assert!(e.contains(what), "{e}");
         }
+    }
+
+    /// `sync` and `datasync` are replayed where they stand, paced as
+    /// I/Os are, moving no data; replay_skip does not touch an iolog (fio
+    /// 3.33 applies it to blktrace files only).
+    #[test]
+    fn syncs_are_replayed_in_place_and_replay_skip_leaves_an_iolog_alone() {
+        let t = "fio version 3 iolog\n10 /f write 0 4096\n30 /f sync 0 0\n\
+                 50 /f datasync 8192 4096\n70 /f read 4096 4096\n";
+        let skip_all = ReplayOptions {
+            skip: SKIP_SYNC | 0b111,
+            ..ReplayOptions::default()
+        };
+        let log = Arc::new(parse("t.iolog", t, &skip_all).unwrap());
+        let kinds: Vec<Option<SyncOp>> = log.entries.iter().map(|e| e.sync).collect();
+        assert_eq!(
+            kinds,
+            vec![None, Some(SyncOp::Sync), Some(SyncOp::Datasync), None]
+        );
+        assert_eq!(log.syncs, 2);
+        assert_eq!(log.entries[1].pace, Pace::AfterLastIssue(20_000));
+        assert_eq!(log.entries[2].pace, Pace::AfterLastIssue(20_000));
+        // The datasync's offset and length move no data and size nothing.
+        assert_eq!((log.end, log.bytes), (8192, 8192));
+        assert_eq!(log.ios().count(), 2);
+        let mut s = log.source(0);
+        let mut seen = Vec::new();
+        while let Some(u) = s.next_io() {
+            seen.push((u.len, s.sync()));
+        }
+        assert_eq!(
+            seen,
+            vec![
+                (4096, None),
+                (0, Some(SyncOp::Sync)),
+                (0, Some(SyncOp::Datasync)),
+                (4096, None)
+            ]
+        );
     }
 
     #[test]

@@ -360,6 +360,7 @@ pub fn build_jobs(a: &IozoneArgs) -> (Vec<Phase>, JobFile) {
             ignored: Vec::new(),
             warnings: Vec::new(),
             fio_messages: Vec::new(),
+            bandwidth_log: None,
         },
     )
 }

@@ -19,8 +19,25 @@ pub enum Pace {
     None,
     /// This long (ns) after the job's previous issue (fio's iolog_delay).
     AfterLastIssue(u64),
-    /// Not before this long (ns) after the job started (a v2 `wait`).
+    /// Not before this long (ns) after the job started (a trace replayed
+    /// at its recorded times).
     SinceStart(u64),
+    /// Not before this long (ns) after the run started, fio's genesis (a
+    /// v2 `wait`: iolog.c read_iolog_get sleeps until
+    /// `mtime_since_genesis()` reaches it, so a job that starts later,
+    /// after a startdelay or a stonewall, waits less or not at all).
+    SinceGenesis(u64),
+}
+
+/// A sync a replayed log or trace asks for (fio's DDIR_SYNC and
+/// DDIR_DATASYNC: an iolog's `sync` / `datasync` entry, a blktrace flush,
+/// blktrace.c handle_trace_flush). fio reports both in its sync latency
+/// and counts only DDIR_SYNC in `sync.total_ios` (stat.c
+/// show_ddir_status_json: `total_io_u[DDIR_SYNC]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncOp {
+    Sync,
+    Datasync,
 }
 
 /// Anything that yields a job's I/Os in order: a fio job's stream, an
@@ -31,6 +48,11 @@ pub trait IoSource {
     /// until then without reaping, as fio sleeps inside get_io_u.
     fn pace(&self) -> Pace {
         Pace::None
+    }
+    /// Whether what `next_io` returned last is a sync rather than an I/O
+    /// (its unit then carries no data: length 0). Only replays have them.
+    fn sync(&self) -> Option<SyncOp> {
+        None
     }
     /// Before `next_io`: per direction (read, write), how long until the
     /// job's rate limit lets it issue (0: due or behind), None if not

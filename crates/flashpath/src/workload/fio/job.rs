@@ -521,6 +521,9 @@ pub struct JobSpec {
     pub per_job_logs: bool,
     /// log_avg_msec: average the logs over this many ms (0: every I/O).
     pub log_avg_msec: u64,
+    /// Keep each completion's sample although no job log asks for it
+    /// (`--bandwidth-log`'s aggregate logs are made from them).
+    pub keep_completions: bool,
     /// log_max_value: an averaged log records the window's maximum.
     pub log_max_value: bool,
     /// The loaded log (filled in by the runner, which knows where the job
@@ -804,6 +807,7 @@ impl Default for JobSpec {
             log_prio: false,
             per_job_logs: true,
             log_avg_msec: 0,
+            keep_completions: false,
             log_max_value: false,
             iolog: None,
             trace_opts: Default::default(),
@@ -889,6 +893,30 @@ pub struct JobFile {
     /// accepting it, word for word (parse.c log_err of a value part that
     /// failed: `iodepth: min value out of range: -1 (1 min)`).
     pub fio_messages: Vec<String>,
+    /// fio's `--bandwidth-log` (init.c write_bw_log): write
+    /// `agg-{read,write,trim}_bw.log`, sampled as the flags say
+    /// (report::logs::agg_bw_logs).
+    pub bandwidth_log: Option<AggBwSampling>,
+}
+
+/// When fio samples `--bandwidth-log`'s logs (eta.c calc_thread_status).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AggBwSampling {
+    /// At each wake of the helper thread (every 250 ms): only when fio
+    /// prints its status line (a terminal, or `--eta=always`, and the
+    /// normal output or `--output`).
+    pub periodic: bool,
+    /// Once more as the report is made: the JSON output asks for the
+    /// status of each job (stat.c show_thread_status_json:
+    /// `get_jobs_eta(true)`, which samples whatever `--eta` says).
+    pub at_report: bool,
+}
+
+impl AggBwSampling {
+    /// Whether any sample is taken (the completions must then be kept).
+    pub fn samples(self) -> bool {
+        self.periodic || self.at_report
+    }
 }
 
 impl JobSpec {

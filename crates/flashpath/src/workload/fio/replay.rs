@@ -67,7 +67,11 @@ pub fn load_iologs(jobs: &JobFile, dir: &Path) -> Result<JobFile> {
         }
         let name = match &spec.merge_blktrace_file {
             Some(merged) => merge_traces(&jobs.path, spec, dir, &name, merged)?,
-            None => name,
+            None => {
+                let one = clone_log(&jobs.path, spec, &name)?;
+                spec.read_iolog = Some(one.clone());
+                one
+            }
         };
         let path = iolog_path(dir, &name);
         // A FIFO or a device is no log (and opening a FIFO would block).
@@ -119,8 +123,7 @@ pub fn load_iologs(jobs: &JobFile, dir: &Path) -> Result<JobFile> {
         // bs must: the first entry that is not is named.
         if spec.direct && spec.ioengine != crate::workload::fio::IoEngine::Null {
             if let Some(e) = log
-                .entries
-                .iter()
+                .ios()
                 .find(|e| !e.unit.offset.is_multiple_of(512) || !e.unit.len.is_multiple_of(512))
             {
                 return Err(InputError::new(
@@ -145,7 +148,7 @@ pub fn load_iologs(jobs: &JobFile, dir: &Path) -> Result<JobFile> {
         // largest I/O per direction (iolog.c read_iolog).
         let mut ios = [0u64; 3];
         let mut largest = [0u64; 3];
-        for e in &log.entries {
+        for e in log.ios() {
             let i = e.unit.ddir.index();
             ios[i] += 1;
             largest[i] = largest[i].max(u64::from(e.unit.len));
@@ -218,6 +221,34 @@ fn merge_traces(
         )
     })?;
     Ok(merged.to_string())
+}
+
+/// The log a job replays when `read_iolog` lists several (`a.log:b.log`,
+/// a `\:` part of a name): fio 3.33 gives each numjobs clone its own,
+/// clone i the (i mod n)-th (init.c and iolog.c init_iolog:
+/// `get_name_by_idx(read_iolog_file, td->subjob_number)`), so a job of one
+/// clone replays the first. flashpath replays one log per job section:
+/// several clones of a list are refused, naming the way to write it.
+fn clone_log(job_file: &str, spec: &crate::workload::fio::JobSpec, list: &str) -> Result<String> {
+    let names = crate::workload::trace::merge::split_names(list);
+    match names.as_slice() {
+        [] => Ok(list.to_string()),
+        [one] => Ok(one.clone()),
+        [first, ..] if spec.numjobs <= 1 => Ok(first.clone()),
+        many => Err(InputError::new(
+            job_file,
+            Some(spec.line),
+            format!(
+                "job '{}': read_iolog={list} lists {} logs for numjobs={}: fio replays log i \
+                 mod {} in clone i; flashpath replays one log per job section, so give each \
+                 log a section of its own",
+                spec.name,
+                many.len(),
+                spec.numjobs,
+                many.len()
+            ),
+        )),
+    }
 }
 
 /// Whether the file begins as fio's iologs do.

@@ -19,7 +19,7 @@ use crate::workload::fio::steadystate::SteadyState;
 use crate::workload::fio::zbd::{Adjust, ZbdJob, ZONE_LOCK_RECHECK_NS};
 use crate::workload::fio::{BlockSize, IoEngine, JobSpec, RateProcess};
 use crate::workload::trace::replay::ReplayDelay;
-use crate::workload::{Ddir, IoSource, IoUnit, Pace};
+use crate::workload::{Ddir, IoSource, IoUnit, Pace, SyncOp};
 use std::collections::VecDeque;
 
 /// fio's bwavgtime and iopsavgtime default: one sample per 500 ms.
@@ -251,6 +251,16 @@ pub struct FioThread {
     writes_since_sync: u32,
     sync_due: bool,
     sync_started: Option<Ns>,
+    /// The sync in progress (fsync=N's are fsyncs; a replay's may be a
+    /// datasync, which fio times but does not count in total_ios).
+    sync_op: SyncOp,
+    /// The held I/O (`pending`) is a replayed log's or trace's sync.
+    replay_sync: Option<SyncOp>,
+    /// Depth marks of syncs (after ramp_time): fio's IO depths line
+    /// divides every mark by the reads, writes and trims issued
+    /// (stat.c stat_calc_dist over ddir_rw_sum(total_io_u)), so syncs
+    /// push the sum past 100%.
+    sync_marks: f64,
     /// continue_on_error, ignore_error, error_dump.
     errors: ErrorPolicy,
     /// The job's file as fio names it in an io_u error line.
@@ -434,7 +444,9 @@ impl FioThread {
             last_issue: 0,
             file_start: plan.file_start,
             // A trace replay's per-I/O comparison needs the samples too.
-            lat_log: spec.logs_per_io() || spec.trace_opts.lat_csv.is_some(),
+            lat_log: spec.logs_per_io()
+                || spec.trace_opts.lat_csv.is_some()
+                || spec.keep_completions,
             io_log: spec.write_iolog.is_some(),
             log_epoch: spec.log_epoch.contains(&true),
             exhausted: false,
@@ -488,6 +500,9 @@ impl FioThread {
             writes_since_sync: 0,
             sync_due: false,
             sync_started: None,
+            sync_op: SyncOp::Sync,
+            replay_sync: None,
+            sync_marks: 0.0,
             errors: spec.errors.clone(),
             // fio's default file name is jobname.clone.filenum (filesetup.c
             // set_name_idx); a filename= list names its first file.
@@ -514,6 +529,7 @@ impl FioThread {
     /// The thread starts at `now`: its statistics start after ramp_time.
     pub fn start(&mut self, now: Ns) {
         self.start = now;
+        self.res.start_ns = now;
         if self.log_epoch {
             // time.c set_epoch_time: the wall clock in ms as the job starts.
             self.res.log_epoch_ms = now / 1_000_000;
@@ -616,6 +632,7 @@ impl FioThread {
             *d = Default::default();
         }
         self.res.iodepth_level = [0.0; 7];
+        self.sync_marks = 0.0;
         self.res.iodepth_submit = [0.0; 7];
         self.res.iodepth_complete = [0.0; 7];
         self.stats_start = now;
@@ -698,8 +715,17 @@ impl FioThread {
                         Pace::None => None,
                         Pace::AfterLastIssue(d) => Some(self.last_issue.max(self.start) + d),
                         Pace::SinceStart(d) => Some(self.start + d),
+                        // The run's clock starts at fio's genesis.
+                        Pace::SinceGenesis(d) => Some(d),
                     };
-                    (u, self.rate_due(u))
+                    self.replay_sync = self.source.sync();
+                    // fio's rate limits count reads, writes and trims only
+                    // (io_u.c rate_ddir: ddir_rw).
+                    let due = match self.replay_sync {
+                        Some(_) => None,
+                        None => self.rate_due(u),
+                    };
+                    (u, due)
                 }
                 None => {
                     self.exhausted = true;
@@ -720,6 +746,8 @@ impl FioThread {
                 return self.stop();
             }
             self.sync_due = false;
+            self.sync_op = SyncOp::Sync;
+            self.mark_sync_depth();
             return Step::Sync;
         }
         // A log replay waits until the I/O's time inside get_io_u
@@ -737,6 +765,27 @@ impl FioThread {
                 return Step::ReapUntil(at);
             }
             self.paced_at = None;
+        }
+        // A replayed sync (an iolog's sync/datasync, a blktrace flush:
+        // iolog.c read_iolog_get hands it out after its iolog_delay, as an
+        // I/O) takes the fsync=N path: the engine's fsync or fdatasync of
+        // the file, run alone after what is in flight (as flashpath runs
+        // fsync=N's; fio's libaio returns FIO_Q_BUSY only while it holds
+        // uncommitted I/O, so with I/O in flight fio's sync may start
+        // sooner: an assumption that moves when the sync starts, not what
+        // it costs). It moves no data: no rate limit, no zone; the next
+        // entry's delay counts from its issue, as from an I/O's
+        // (ioengines.c td_io_queue stamps td->last_issue for any io_u).
+        if let Some(op) = self.replay_sync {
+            if self.inflight > 0 {
+                self.pending = Some((unit, due));
+                return self.stop();
+            }
+            self.replay_sync = None;
+            self.sync_op = op;
+            self.last_issue = now;
+            self.mark_sync_depth();
+            return Step::Sync;
         }
         // engines/null.c null_queue: past iodepth 1 the null engine returns
         // FIO_Q_BUSY while the events of its last commit are unreaped, so
@@ -952,10 +1001,28 @@ impl FioThread {
     /// and, one I/O per submit call (iodepth_batch_submit=1 default),
     /// io_u_mark_submit (bucket "4" covers 1 to 4).
     pub fn queued(&mut self) {
-        self.inflight += 1;
-        note_depth(&mut self.res, self.inflight + self.done.len() as u32);
+        self.queued_in_batch();
         if !self.sqpoll {
             self.res.iodepth_submit[batch_bucket(1)] += 1.0;
+        }
+    }
+
+    /// An I/O joined fio's batch (iodepth_batch_submit > 1): in flight and
+    /// its depth marked; its submission is counted with the batch's commit
+    /// ([`FioThread::committed`]).
+    pub fn queued_in_batch(&mut self) {
+        self.inflight += 1;
+        note_depth(&mut self.res, self.inflight + self.done.len() as u32);
+    }
+
+    /// fio committed `n` queued I/Os in one call: io_u_mark_submit(td, n)
+    /// counts the call once, in the bucket of its size (engines/libaio.c
+    /// fio_libaio_commit, engines/io_uring.c fio_ioring_commit), so a
+    /// commit of 8 is one mark in "8", not eight in "4". (With an SQ
+    /// thread fio marks none, as `queued`.)
+    pub fn committed(&mut self, n: u64) {
+        if !self.sqpoll {
+            self.res.iodepth_submit[batch_bucket(n)] += 1.0;
         }
     }
 
@@ -1301,6 +1368,15 @@ impl FioThread {
         }
     }
 
+    /// A sync's depth mark: ioengines.c td_io_queue calls
+    /// io_u_mark_depth for a completed sync as for an I/O (fio's IO depths
+    /// line counts it: psync with fsync=2 shows 1=143.75%, 23 marks over
+    /// 16 writes), at the depth fio holds, the sync's io_u included.
+    fn mark_sync_depth(&mut self) {
+        note_depth(&mut self.res, self.inflight + self.done.len() as u32 + 1);
+        self.sync_marks += 1.0;
+    }
+
     /// The fsync=N sync enters the kernel at `now`.
     pub fn sync_started(&mut self, now: Ns) {
         self.sync_started = Some(now);
@@ -1312,6 +1388,11 @@ impl FioThread {
         if let Some(start) = self.sync_started.take() {
             if start >= self.stats_start {
                 self.res.sync_lat.record(now - start);
+                // ioengines.c td_io_queue: total_io_u[io_u->ddir]++, and
+                // the JSON's sync.total_ios shows DDIR_SYNC's alone.
+                if self.sync_op == SyncOp::Sync {
+                    self.res.sync_ios += 1;
+                }
             }
         }
     }
@@ -1370,12 +1451,12 @@ impl FioThread {
             res.sys_cpu = sys_ns as f64 * 100.0 / runtime as f64;
         }
         res.ctx = ctx;
-        for dist in [
-            &mut res.iodepth_level,
-            &mut res.iodepth_submit,
-            &mut res.iodepth_complete,
+        for (dist, syncs) in [
+            (&mut res.iodepth_level, self.sync_marks),
+            (&mut res.iodepth_submit, 0.0),
+            (&mut res.iodepth_complete, 0.0),
         ] {
-            let total: f64 = dist.iter().sum();
+            let total: f64 = dist.iter().sum::<f64>() - syncs;
             if total > 0.0 {
                 dist.iter_mut().for_each(|x| *x /= total);
             }

@@ -248,6 +248,27 @@ pub fn detect_bytes(name: &str, head: &[u8]) -> Result<Format> {
     if head.starts_with(b"fio version ") {
         return Ok(Format::Iolog);
     }
+    // A compressed file (gzip's 1f 8b, zstd's 28 b5 2f fd, xz's fd 37 7a
+    // 58 5a 00):
+    // fio 3.33 reads none (iolog.c init_iolog_read opens it as text and
+    // fails the job: "iolog version 1 is no longer supported"; its
+    // log_compression is for the logs it writes), and neither does
+    // flashpath.
+    const COMPRESSED: [(&[u8], &str); 3] = [
+        (b"\x1f\x8b", "gzip"),
+        (b"\x28\xb5\x2f\xfd", "zstd"),
+        (b"\xfd7zXZ\0", "xz"),
+    ];
+    if let Some((_, kind)) = COMPRESSED.iter().find(|(m, _)| head.starts_with(m)) {
+        return Err(InputError::new(
+            name,
+            None,
+            format!(
+                "a {kind}-compressed file: decompress it first (fio 3.33 reads no compressed \
+                 iolog or trace either: \"iolog version 1 is no longer supported\")"
+            ),
+        ));
+    }
     // Only whole lines: the last one may be cut by the sniff window.
     let text = String::from_utf8_lossy(head);
     let mut lines: Vec<&str> = text.lines().collect();

@@ -20,8 +20,8 @@
 use super::{Format, Op, TraceReader};
 use crate::error::{InputError, Result};
 use crate::sim::hist::LatencyHist;
-use crate::workload::iolog::{ReplayOptions, MAX_PAUSE_US};
-use crate::workload::{Ddir, IoSource, IoUnit, Pace};
+use crate::workload::iolog::{ReplayOptions, MAX_PAUSE_US, SKIP_SYNC};
+use crate::workload::{Ddir, IoSource, IoUnit, Pace, SyncOp};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -236,7 +236,9 @@ pub struct TraceJob {
     /// One past the highest byte (after shift, replay_scale and align).
     pub end: u64,
     pub bytes: u64,
-    /// Flushes and syncs in the trace (not simulated: no cache flush yet).
+    /// Flushes and syncs in the trace: each is replayed as fio replays a
+    /// blktrace flush, a sync of the job's file (blktrace.c
+    /// handle_trace_flush: DDIR_SYNC), unless `replay_skip=sync`.
     pub flushes: u64,
     /// Records of other devices left out by the device filter.
     pub other_devices: u64,
@@ -555,6 +557,7 @@ impl TraceJob {
             len,
             prev: None,
             pace: Pace::None,
+            sync: None,
             digest: Digest::default(),
             shared: None,
         })
@@ -611,6 +614,8 @@ pub struct TraceSource {
     len: u64,
     prev: Option<u64>,
     pace: Pace,
+    /// The item `take` gave last is a flush replayed as a sync.
+    sync: Option<SyncOp>,
     /// What this pass replayed so far, to compare with the check's.
     digest: Digest,
     /// The job, where a failure of this reading is kept for the run to
@@ -625,15 +630,32 @@ impl TraceSource {
         if j.device.is_some_and(|d| d != rec.device) {
             return None;
         }
-        let d = ddir_of(rec.op)?;
+        self.sync = None;
+        let Some(d) = ddir_of(rec.op) else {
+            // A flush: fio's handle_trace_flush queues a DDIR_SYNC with the
+            // wait since the previous queue event, as an I/O's; with
+            // replay_skip=sync its time is taken and the flush dropped.
+            if j.replay.skip & SKIP_SYNC != 0 {
+                if !j.absolute {
+                    self.prev = Some(rec.time_ns);
+                }
+                return None;
+            }
+            self.pace = self.pace_of(rec.time_ns);
+            self.prev = Some(rec.time_ns);
+            self.sync = Some(SyncOp::Sync);
+            return Some(IoUnit {
+                ddir: Ddir::Write,
+                offset: self.start,
+                len: 0,
+            });
+        };
         let len = round_len(j.blktrace, j.replay.align, rec.len);
         if len == 0 || len > u64::from(u32::MAX) || j.replay.skip & (1 << d.index()) != 0 {
             // fio's queue_trace takes the time of every queue event
             // (delay_since_ttime, last_ttime) before it drops one of no
             // bytes or of a skipped direction: the next I/O's wait starts
-            // here, and this one's is lost. (A flush, which fio replays as
-            // a sync and flashpath leaves out, keeps its wait in the next
-            // I/O's.)
+            // here, and this one's is lost.
             if !j.absolute {
                 self.prev = Some(rec.time_ns);
             }
@@ -664,14 +686,25 @@ impl TraceSource {
             o = cap.saturating_sub(len) & !4095;
         }
         self.digest.add(d, o_checked, len, rec.time_ns);
-        let t = rec.time_ns;
-        self.pace = if j.replay.no_stall {
+        self.pace = self.pace_of(rec.time_ns);
+        self.prev = Some(rec.time_ns);
+        Some(IoUnit {
+            ddir: d,
+            offset: self.start + o,
+            len: len as u32,
+        })
+    }
+
+    /// The pace of a replayed item (I/O or flush) recorded at `t`.
+    fn pace_of(&self, t: u64) -> Pace {
+        let j = &self.job;
+        if j.replay.no_stall {
             Pace::None
         } else if j.absolute {
             Pace::SinceStart(scale(t.saturating_sub(j.t0), j.replay.time_scale_pct))
         } else {
-            // fio keeps the wait in whole us (blktrace.c store_ipo:
-            // ipo->delay = ttime / 1000).
+            // fio keeps the wait in whole us (blktrace.c store_ipo and
+            // handle_trace_flush: ipo->delay = ttime / 1000).
             match self.prev {
                 Some(p) if t > p => match scale(t - p, j.replay.time_scale_pct) / 1_000 * 1_000 {
                     0 => Pace::None,
@@ -679,21 +712,16 @@ impl TraceSource {
                 },
                 _ => Pace::None,
             }
-        };
-        self.prev = Some(t);
-        Some(IoUnit {
-            ddir: d,
-            offset: self.start + o,
-            len: len as u32,
-        })
+        }
     }
 }
 
 impl TraceSource {
-    /// The next replayed record with the I/O it became.
+    /// The next replayed record with the I/O it became (flushes, which
+    /// move no data, left out).
     fn next_pair(&mut self) -> Option<(super::TraceRecord, IoUnit)> {
         while let Ok(Some(rec)) = self.reader.next_record() {
-            if let Some(u) = self.take(&rec) {
+            if let Some(u) = self.take(&rec).filter(|_| self.sync.is_none()) {
                 return Some((rec, u));
             }
         }
@@ -776,6 +804,9 @@ impl IoSource for TraceSource {
                 }
             };
             let Some(u) = self.take(&rec) else { continue };
+            if self.sync.is_some() {
+                return Some(u);
+            }
             let (ios, checked) = (self.digest.ios, self.checked().ios);
             if ios > checked {
                 self.fail(
@@ -802,6 +833,10 @@ impl IoSource for TraceSource {
 
     fn pace(&self) -> Pace {
         self.pace
+    }
+
+    fn sync(&self) -> Option<SyncOp> {
+        self.sync
     }
 }
 

@@ -13,12 +13,28 @@
 //!   placement directive goes there (QEMU's hw/nvme/ctrl.c
 //!   nvme_do_write_fdp uses placement handle 0 when the directive is
 //!   absent).
-//! - **Reclaim groups and reclaim units.** One reclaim group holding every
-//!   die (so the Placement Identifier's reclaim group field has no bits and
-//!   the identifier is the placement handle). A reclaim unit is one
-//!   multi-plane erase block on each die: the FTL stripes logical pages
-//!   over the dies statically, so a handle's current reclaim unit is its
-//!   open block on every die, and its size is dies x block bytes.
+//! - **Reclaim groups and reclaim units.** `device.fdp.reclaim_groups`
+//!   groups, each a run of `dies / groups` consecutive dies (die numbering
+//!   is channel-fastest, so a group of at least `channels` dies spans every
+//!   channel; TP4146 leaves what a reclaim group is to the device, "for
+//!   example a set of dies"). Every handle has a reclaim unit in every
+//!   group: a write's data goes to the group its placement identifier
+//!   names, on the group's die for the LPN's stripe
+//!   ([`FlashDevice::write_placed`]), and GC, which runs per die, never
+//!   moves data out of its die, so never out of its group. A reclaim unit
+//!   is one multi-plane erase block on each die of the group (its open
+//!   block of the handle there), so its size is `dies / groups` x block
+//!   bytes. With one group (`nvme-fdp-like`) the data of an LPN stays on
+//!   its static die, as in the page FTL.
+//! - **Placement identifiers.** A PID is 16 bits: the reclaim group in the
+//!   upper RGIF bits (RGIF, the FDP configuration's Reclaim Group
+//!   Identifier Format, here the fewest bits that hold `groups - 1`: 0
+//!   with one group, so the PID is the handle), the placement handle in
+//!   the rest (QEMU's hw/nvme/ctrl.c nvme_make_pid). The Reclaim Unit
+//!   Handle Status (I/O Management Receive, fio's "fetch ruhs") lists one
+//!   descriptor per handle and group, handle by handle and group within
+//!   handle (QEMU's nvme_io_mgmt_recv_ruhs): fio's placement index `i`
+//!   is the PID of handle `i / groups` in group `i % groups`.
 //! - **Isolation** (`device.fdp.isolation`, the Reclaim Unit Handle Type
 //!   of each handle in the FDP configuration: TP4146, the Reclaim Unit
 //!   Handle Descriptor's RUHT field, 1h "Initially Isolated", 2h
@@ -33,21 +49,35 @@
 //!   stays in units of that handle); it costs one more open block per
 //!   handle on every die.
 //! - **Invalid placement identifier.** A placement identifier naming a
-//!   handle the namespace does not have is not an error: the data goes to
-//!   placement handle 0 and an "Invalid Placement Identifier" event is
-//!   logged (QEMU's nvme_do_write_fdp and FDP event type 03h, as the FDP
-//!   events log page 23h lists it); the event count is in the JSON.
+//!   reclaim group or a handle the namespace does not have is not an
+//!   error: the controller places the data itself (here: handle 0 of group
+//!   0) and logs an "Invalid Placement Identifier" event (NVMe Base
+//!   Specification 2.1, the Flexible Data Placement section on the Write
+//!   command's placement identifier; QEMU's nvme_do_write_fdp, whose
+//!   nvme_parse_pid checks both fields; FDP event type 03h of the events
+//!   log page 23h); the event count is in the JSON. (Only the Reclaim Unit
+//!   Handle Update command aborts on an invalid identifier, and it is not
+//!   modelled.)
 //! - **Statistics.** The FDP Statistics log page (22h): Host Bytes with
 //!   Metadata Written (bytes the host wrote, counted at arrival), Media
 //!   Bytes with Metadata Written (units programmed for the host, moved by
 //!   GC, and the padding of partial rows, which is programmed media too),
-//!   Media Bytes Erased; their ratio is the write amplification.
+//!   Media Bytes Erased; their ratio is the write amplification. The same
+//!   three per reclaim group (by the group's dies; host bytes by the group
+//!   the write named), and per handle: its host bytes, the units flushed
+//!   for it and their padding, and the units GC moved out of the blocks
+//!   its frontiers opened. With initially isolated handles GC's own blocks
+//!   mix every handle's data: what GC moves out of them again is counted
+//!   apart (`gc_bytes_moved_shared`), so the handles' media bytes and it
+//!   add up to the device's.
 //!
 //! What it leaves out: I/O Management Send (Reclaim Unit Handle Update) and
 //! so the "Reclaim Unit Not Fully Written" event; reclaim unit time limits;
-//! several reclaim groups; GC that picks whole reclaim units across dies
-//! (the page FTL reclaims per die, so a reclaim unit's blocks are freed
-//! die by die).
+//! GC that picks whole reclaim units across dies (the page FTL reclaims
+//! per die, so a reclaim unit's blocks are freed die by die); a group
+//! asked to hold more than its dies can goes on in other groups' dies (a
+//! spill, counted: [`FlashDevice::spilled`]), where a device might fail
+//! the write.
 
 use std::any::Any;
 
@@ -97,6 +127,17 @@ crate::params! {
         /// mix handles' data) or `persistent` (GC keeps each handle's data
         /// in its own reclaim units).
         pub isolation: Isolation = required choice("device.fdp.isolation", Isolation),
+        /// Reclaim groups (NRG): the dies split into this many runs of
+        /// consecutive dies, each with a reclaim unit per handle; must
+        /// divide the die count.
+        pub reclaim_groups: u32 = default(1) count_u32(
+            "device.fdp.reclaim_groups",
+            range(
+                1.0,
+                4096.0,
+                "reclaim groups: 1 (every die) to one per die; must divide the die count",
+            )
+        ),
     }
 }
 
@@ -105,6 +146,9 @@ crate::params! {
 pub struct FdpStats {
     /// Host units written through each reclaim unit handle.
     pub host_units: Vec<u64>,
+    /// Host units written to each reclaim group (the one the placement
+    /// named, or group 0).
+    pub group_units: Vec<u64>,
     /// Writes whose placement identifier named no handle of the namespace
     /// (event 03h); their data went to handle 0.
     pub invalid_pid: u64,
@@ -118,26 +162,44 @@ pub struct Fdp {
     ftl: FlashDevice,
     ruhs: u32,
     isolation: Isolation,
-    /// The handle the command being decoded selected.
+    /// Reclaim groups (NRG).
+    groups: u32,
+    /// Reclaim Group Identifier Format: the PID's upper bits naming the
+    /// group.
+    rgif: u32,
+    /// The handle and group the command being decoded selected.
     current: usize,
+    current_group: u32,
     stats: FdpStats,
 }
 
 impl Fdp {
-    /// `ruhs` reclaim unit handles of type `isolation` over the page FTL
-    /// `ftl`.
-    pub fn new(mut ftl: FlashDevice, ruhs: u32, isolation: Isolation) -> Fdp {
+    /// `ruhs` reclaim unit handles of type `isolation` in one reclaim group
+    /// over the page FTL `ftl`.
+    pub fn new(ftl: FlashDevice, ruhs: u32, isolation: Isolation) -> Fdp {
+        Fdp::with_groups(ftl, ruhs, isolation, 1)
+    }
+
+    /// `ruhs` handles in each of `groups` reclaim groups (`groups` divides
+    /// the die count, and the FTL has the spare [`check_spare`] asks for).
+    pub fn with_groups(mut ftl: FlashDevice, ruhs: u32, isolation: Isolation, groups: u32) -> Fdp {
         ftl.set_streams(ruhs as usize);
         if isolation == Isolation::Persistently {
             ftl.set_gc_per_stream();
         }
+        let (_, cap) = die_budget(ftl.params(), ruhs, isolation, groups);
+        ftl.set_die_groups(groups, cap);
         Fdp {
             ftl,
             ruhs,
             isolation,
+            groups,
+            rgif: rgif(groups),
             current: 0,
+            current_group: 0,
             stats: FdpStats {
                 host_units: vec![0; ruhs as usize],
+                group_units: vec![0; groups as usize],
                 ..FdpStats::default()
             },
         }
@@ -148,11 +210,53 @@ impl Fdp {
     pub fn from_profile(p: &Profile, seed: u64) -> Result<Fdp> {
         let k = FdpKeys::read(p)?;
         let fp = FlashParams::from_profile(p)?;
-        check_spare(&fp, k.ruhs, k.isolation)
+        let dies = fp.geometry.dies();
+        if k.reclaim_groups > dies || !dies.is_multiple_of(k.reclaim_groups) {
+            return Err(InputError::new(
+                p.file_of("device.fdp.reclaim_groups"),
+                None,
+                format!(
+                    "device.fdp.reclaim_groups = {}: a reclaim group is a set of whole dies, \
+                     and the {dies} dies cannot be split into {} equal groups",
+                    k.reclaim_groups, k.reclaim_groups
+                ),
+            ));
+        }
+        check_spare(&fp, k.ruhs, k.isolation, k.reclaim_groups)
             .map_err(|m| InputError::new(p.file_of("device.fdp.ruhs"), None, m))?;
         let mut ftl = flash_device_from_profile(p, seed)?;
         ftl.load_whole_map();
-        Ok(Fdp::new(ftl, k.ruhs, k.isolation))
+        Ok(Fdp::with_groups(
+            ftl,
+            k.ruhs,
+            k.isolation,
+            k.reclaim_groups,
+        ))
+    }
+
+    /// The placement identifier of handle `ph` in group `rg`.
+    pub fn pid(&self, rg: u32, ph: u32) -> u16 {
+        if self.rgif == 0 {
+            ph as u16
+        } else {
+            ((rg << (16 - self.rgif)) | ph) as u16
+        }
+    }
+
+    /// (group, handle) of a placement identifier, if the namespace has
+    /// both.
+    pub fn parse_pid(&self, pid: u16) -> Option<(u32, u32)> {
+        let pid = u32::from(pid);
+        let (rg, ph) = if self.rgif == 0 {
+            (0, pid)
+        } else {
+            (pid >> (16 - self.rgif), pid & ((1 << (16 - self.rgif)) - 1))
+        };
+        (rg < self.groups && ph < self.ruhs).then_some((rg, ph))
+    }
+
+    pub fn reclaim_groups(&self) -> u32 {
+        self.groups
     }
 
     pub fn ftl(&self) -> &FlashDevice {
@@ -201,20 +305,49 @@ impl Fdp {
         u64::from(g.planes_per_die) * u64::from(g.page_bytes) * u64::from(g.pages_per_block)
     }
 
-    /// Bytes of one reclaim unit: an erase block on every die.
+    /// Bytes of one reclaim unit: an erase block on every die of a group.
     pub fn ru_bytes(&self) -> u64 {
-        u64::from(self.ftl.params().geometry.dies()) * self.block_bytes()
+        u64::from(self.ftl.params().geometry.dies() / self.groups) * self.block_bytes()
+    }
+
+    /// Media bytes written on reclaim group `rg`'s dies (host data, GC
+    /// moves, padding) and erased there.
+    pub fn group_media_bytes(&self, rg: u32) -> (u64, u64) {
+        let k = (self.ftl.params().geometry.dies() / self.groups) as usize;
+        let dies = &self.ftl.die_units()[rg as usize * k..(rg as usize + 1) * k];
+        let written: u64 = dies.iter().map(|u| u.host + u.gc + u.padded).sum();
+        let erased: u64 = dies.iter().map(|u| u.erases).sum();
+        (written * UNIT, erased * self.block_bytes())
+    }
+
+    /// Media bytes programmed for handle `ph` (its data flushed, the
+    /// padding of its rows, GC's moves out of its blocks).
+    pub fn handle_media_bytes(&self, ph: usize) -> u64 {
+        let u = self.ftl.stream_units()[ph];
+        (u.host + u.padded + u.gc_moved) * UNIT
     }
 }
 
-/// Every die must hold its share of user data, the GC reserve, the GC
-/// frontier (one per handle when persistently isolated) and an open block
-/// per handle.
-fn check_spare(
-    fp: &FlashParams,
-    ruhs: u32,
-    isolation: Isolation,
-) -> std::result::Result<(), String> {
+/// RGIF: the fewest bits that hold a group number below `groups`.
+fn rgif(groups: u32) -> u32 {
+    32 - (groups - 1).leading_zeros()
+}
+
+/// Ratio, 1.0 with nothing written.
+fn ratio(media: u64, host: u64) -> f64 {
+    if host == 0 {
+        1.0
+    } else {
+        media as f64 / host as f64
+    }
+}
+
+/// Blocks each die needs (its share of user data, the GC reserve, the GC
+/// frontier(s), an open block per handle and, with several groups, the
+/// write buffer's units, whose old copies may stay valid on another die
+/// until they are programmed), and the LPNs a die may then hold (`die_cap`
+/// of [`FlashDevice::set_die_groups`]).
+fn die_budget(fp: &FlashParams, ruhs: u32, isolation: Isolation, groups: u32) -> (u64, u64) {
     let g = fp.geometry;
     let slots_per_block =
         u64::from(g.pages_per_block) * u64::from(g.planes_per_die) * u64::from(fp.units_per_page());
@@ -223,16 +356,44 @@ fn check_spare(
         Isolation::Initially => 1,
         Isolation::Persistently => u64::from(ruhs),
     };
-    let needed = per_die.div_ceil(slots_per_block)
-        + u64::from(fp.gc_high_free_blocks)
-        + gc_frontiers
-        + u64::from(ruhs);
-    if needed > u64::from(g.blocks_per_plane) {
+    let buffer = if groups > 1 {
+        u64::from(fp.write_buffer_units).div_ceil(slots_per_block)
+    } else {
+        0
+    };
+    let overhead = u64::from(fp.gc_high_free_blocks) + gc_frontiers + u64::from(ruhs) + buffer;
+    let needed = per_die.div_ceil(slots_per_block) + overhead;
+    let cap = u64::from(g.blocks_per_plane).saturating_sub(overhead) * slots_per_block;
+    (needed, cap)
+}
+
+/// Every die must hold its share of user data, the GC reserve, the GC
+/// frontier (one per handle when persistently isolated), an open block per
+/// handle, and with several groups the write buffer's worth of stale
+/// copies.
+fn check_spare(
+    fp: &FlashParams,
+    ruhs: u32,
+    isolation: Isolation,
+    groups: u32,
+) -> std::result::Result<(), String> {
+    let (needed, _) = die_budget(fp, ruhs, isolation, groups);
+    let gc_frontiers = match isolation {
+        Isolation::Initially => 1,
+        Isolation::Persistently => ruhs,
+    };
+    let blocks = fp.geometry.blocks_per_plane;
+    if needed > u64::from(blocks) {
+        let buffer = if groups > 1 {
+            ", the write buffer's stale copies"
+        } else {
+            ""
+        };
         return Err(format!(
             "device.fdp.ruhs = {ruhs}: each handle keeps an open block on every die, and a die \
              then needs {needed} blocks (data, GC reserve, {gc_frontiers} GC frontier(s), \
-             {ruhs} handles) but has {}; use fewer handles or more over-provisioning",
-            g.blocks_per_plane
+             {ruhs} handles{buffer}) but has {blocks}; use fewer handles or more \
+             over-provisioning"
         ));
     }
     Ok(())
@@ -244,26 +405,34 @@ impl TranslationLayer for Fdp {
     }
 
     /// The Data Placement directive (DTYPE 2h, DSPEC the placement
-    /// identifier): its handle takes the command's writes; none, or
-    /// another directive type, selects handle 0.
+    /// identifier): its group and handle take the command's writes; none,
+    /// or another directive type, selects handle 0 of group 0.
     fn placement(&mut self, hint: Hint) {
-        self.current = match hint {
+        (self.current_group, self.current) = match hint {
             Hint::Placement(pid) => {
                 self.stats.placed_writes += 1;
-                if u32::from(pid) < self.ruhs {
-                    usize::from(pid)
-                } else {
-                    self.stats.invalid_pid += 1;
-                    0
+                match self.parse_pid(pid) {
+                    Some((rg, ph)) => (rg, ph as usize),
+                    None => {
+                        self.stats.invalid_pid += 1;
+                        (0, 0)
+                    }
                 }
             }
-            Hint::None | Hint::Lifetime(_) => 0,
+            Hint::None | Hint::Lifetime(_) => (0, 0),
         };
     }
 
-    /// One reclaim group: the placement identifier is the handle.
+    /// The Reclaim Unit Handle Status descriptors' PIDs, in QEMU's order
+    /// (nvme_io_mgmt_recv_ruhs: handle by handle, each handle's groups in
+    /// turn).
     fn placement_ids(&self) -> Option<Vec<u16>> {
-        Some((0..self.ruhs as u16).collect())
+        Some(
+            (0..self.ruhs)
+                .flat_map(|ph| (0..self.groups).map(move |rg| (rg, ph)))
+                .map(|(rg, ph)| self.pid(rg, ph))
+                .collect(),
+        )
     }
 
     fn read(&mut self, t: Ns, offset: u64, len: u32) -> ReadDone {
@@ -273,7 +442,11 @@ impl TranslationLayer for Fdp {
     fn write(&mut self, t: Ns, offset: u64, len: u32) -> Completion {
         let (lpn, n) = units(offset, len);
         self.stats.host_units[self.current] += u64::from(n);
-        Completion::ok(self.ftl.write_stream(t, lpn, n, self.current))
+        self.stats.group_units[self.current_group as usize] += u64::from(n);
+        Completion::ok(
+            self.ftl
+                .write_placed(t, lpn, n, self.current, self.current_group),
+        )
     }
 
     fn trim(&mut self, t: Ns, offset: u64, len: u32) -> Completion {
@@ -294,19 +467,41 @@ impl TranslationLayer for Fdp {
 
     fn counters(&self, out: &mut serde_json::Map<String, serde_json::Value>) {
         self.ftl.counters(out);
-        let per_ruh: Vec<serde_json::Value> = self
-            .stats
-            .host_units
-            .iter()
-            .enumerate()
-            .map(|(h, &u)| serde_json::json!({ "placement_handle": h, "host_bytes": u * UNIT }))
+        let per_ruh: Vec<serde_json::Value> = (0..self.ruhs as usize)
+            .map(|h| {
+                let host = self.stats.host_units[h] * UNIT;
+                let media = self.handle_media_bytes(h);
+                serde_json::json!({
+                    "placement_handle": h,
+                    "host_bytes": host,
+                    "media_bytes": media,
+                    "gc_bytes_moved": self.ftl.stream_units()[h].gc_moved * UNIT,
+                    "waf": ratio(media, host),
+                })
+            })
+            .collect();
+        let k = self.ftl.params().geometry.dies() / self.groups;
+        let per_group: Vec<serde_json::Value> = (0..self.groups)
+            .map(|rg| {
+                let host = self.stats.group_units[rg as usize] * UNIT;
+                let (media, erased) = self.group_media_bytes(rg);
+                serde_json::json!({
+                    "reclaim_group": rg,
+                    "dies": [rg * k, (rg + 1) * k - 1],
+                    "host_bytes_with_metadata_written": host,
+                    "media_bytes_with_metadata_written": media,
+                    "media_bytes_erased": erased,
+                    "waf": ratio(media, host),
+                })
+            })
             .collect();
         out.insert(
             "fdp".into(),
             serde_json::json!({
                 "reclaim_unit_handles": self.ruhs,
                 "ruh_type": self.isolation.ruh_type(),
-                "reclaim_groups": 1,
+                "reclaim_groups": self.groups,
+                "rgif": self.rgif,
                 "reclaim_unit_bytes": self.ru_bytes(),
                 "statistics": {
                     "host_bytes_with_metadata_written": self.host_bytes_written(),
@@ -317,6 +512,9 @@ impl TranslationLayer for Fdp {
                 "placed_writes": self.stats.placed_writes,
                 "events": { "invalid_placement_identifier": self.stats.invalid_pid },
                 "per_handle": per_ruh,
+                "gc_bytes_moved_shared": self.ftl.gc_moved_shared() * UNIT,
+                "per_group": per_group,
+                "spilled_bytes": self.ftl.spilled() * UNIT,
             }),
         );
     }
@@ -490,5 +688,232 @@ mod tests {
         assert_eq!(f.stats().invalid_pid, 1);
         assert_eq!(f.stats().placed_writes, 2);
         assert_eq!(f.host_bytes_written(), 4 * UNIT);
+    }
+
+    /// 4 dies in 2 reclaim groups of 2 (dies 0-1 and 2-3), 2 handles,
+    /// empty; the oracle checks every read.
+    fn grouped(isolation: Isolation) -> Fdp {
+        let mut p = FlashParams::small(2, 2, 128, 16);
+        p.prefilled = false;
+        Fdp::with_groups(FlashDevice::new(&p, 1).unwrap(), 2, isolation, 2)
+    }
+
+    /// A deterministic LCG (Knuth's MMIX constants): offsets below `n`.
+    fn lcg(x: &mut u64, n: u64) -> u64 {
+        *x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (*x >> 33) % n
+    }
+
+    /// The LPNs whose data is on each die.
+    fn lpns_on(f: &Fdp, die: u32) -> Vec<u64> {
+        let ftl = f.ftl();
+        (0..ftl.blocks_per_die())
+            .flat_map(|b| ftl.valid_lpns(die, b))
+            .collect()
+    }
+
+    /// Writes through group 0 rewrite the lower half of the space at
+    /// random, writes through group 1 the upper half, both handles each,
+    /// for four times the device's user space: GC runs on every die. Each
+    /// group's dies hold only its half (the data was placed there and GC
+    /// moved it within its die), the map audit holds, and every unit reads
+    /// back its latest version (the integrity oracle, on).
+    #[test]
+    fn each_groups_data_stays_on_its_dies_through_gc() {
+        for iso in [Isolation::Initially, Isolation::Persistently] {
+            let mut f = grouped(iso);
+            let user = f.user_bytes() / UNIT;
+            let half = user / 2;
+            let (mut x, mut t) = (7u64, 0);
+            for i in 0..4 * user {
+                let rg = (i % 2) as u32;
+                let ph = ((i / 2) % 2) as u32;
+                let pid = f.pid(rg, ph);
+                f.placement(Hint::Placement(pid));
+                let lpn = u64::from(rg) * half + lcg(&mut x, half);
+                t = f.write(t, lpn * UNIT, UNIT as u32).at;
+            }
+            t = f.flush(t);
+            assert_eq!(f.ftl().spilled(), 0, "{iso:?}: each half fits its group");
+            for die in 0..4 {
+                let g = u64::from(die / 2);
+                let lpns = lpns_on(&f, die);
+                assert!(!lpns.is_empty());
+                assert!(
+                    lpns.iter().all(|&l| l / half == g),
+                    "{iso:?}: die {die} of group {g} holds another group's data"
+                );
+                let u = f.ftl().die_units()[die as usize];
+                assert!(u.gc > 0 && u.erases > 0, "{iso:?}: die {die}: GC must run");
+            }
+            f.ftl().audit().unwrap();
+            for l in 0..user {
+                f.ftl.read(t, l, 1);
+            }
+            let written: usize = (0..4).map(|d| lpns_on(&f, d).len()).sum();
+            assert_eq!(f.ftl().stats().integrity_checks, written as u64);
+        }
+    }
+
+    /// An LPN written through one group and then through the other moves:
+    /// its data leaves the first group's dies (even while the first copy
+    /// is still in the write buffer), trims and reads follow it, and each
+    /// die's count of LPNs it holds matches its blocks.
+    #[test]
+    fn rewriting_through_another_group_moves_the_data() {
+        let mut f = grouped(Isolation::Initially);
+        let mut t = 0;
+        let pids = [f.pid(0, 0), f.pid(1, 1)];
+        // 0..200 through group 0, then 100..200 through group 1 twice
+        // (the second time while the first copies may be buffered).
+        for (rg, range) in [(0, 0..200u64), (1, 100..200), (1, 100..200)] {
+            for l in range {
+                f.placement(Hint::Placement(pids[rg]));
+                t = f.write(t, l * UNIT, UNIT as u32).at;
+            }
+        }
+        f.placement(Hint::Placement(pids[0]));
+        t = f.write(t, 150 * UNIT, UNIT as u32).at;
+        f.trim(t, 199 * UNIT, UNIT as u32);
+        t = f.flush(t);
+        let mut on: Vec<(u32, u64)> = (0..4)
+            .flat_map(|d| lpns_on(&f, d).into_iter().map(move |l| (d, l)))
+            .collect();
+        on.sort_by_key(|&(_, l)| l);
+        assert_eq!(on.len(), 199, "every LPN once, 199 trimmed");
+        for &(d, l) in &on {
+            let want_group = u32::from((100..199).contains(&l) && l != 150);
+            assert_eq!(d / 2, want_group, "lpn {l} on die {d}");
+        }
+        let claimed = f.ftl().claimed();
+        for d in 0..4 {
+            assert_eq!(claimed[d as usize], lpns_on(&f, d).len() as u64, "die {d}");
+        }
+        f.ftl().audit().unwrap();
+        for l in 0..200 {
+            f.ftl.read(t, l, 1);
+        }
+        assert_eq!(f.ftl().stats().integrity_checks, 199);
+    }
+
+    /// Every write through group 0 of 2: the group cannot hold the whole
+    /// space, so once its dies are at their share the rest goes to group
+    /// 1's dies (spilled, counted), no die goes past its cap, GC keeps
+    /// working and every unit reads back.
+    #[test]
+    fn a_full_group_spills_to_the_others() {
+        let mut f = grouped(Isolation::Initially);
+        let user = f.user_bytes() / UNIT;
+        let (mut x, mut t) = (3u64, 0);
+        let pid = f.pid(0, 1);
+        for l in 0..user {
+            f.placement(Hint::Placement(pid));
+            t = f.write(t, l * UNIT, UNIT as u32).at;
+        }
+        for _ in 0..2 * user {
+            f.placement(Hint::Placement(pid));
+            t = f.write(t, lcg(&mut x, user) * UNIT, UNIT as u32).at;
+        }
+        t = f.flush(t);
+        assert!(f.ftl().spilled() > 0);
+        let (_, cap) = die_budget(f.ftl().params(), 2, Isolation::Initially, 2);
+        let on: Vec<u64> = (0..4).map(|d| lpns_on(&f, d).len() as u64).collect();
+        assert_eq!(on.iter().sum::<u64>(), user);
+        assert!(on.iter().all(|&n| n <= cap), "{on:?} > {cap}");
+        assert!(on[0] + on[1] > on[2] + on[3], "group 0 holds the most");
+        f.ftl().audit().unwrap();
+        for l in 0..user {
+            f.ftl.read(t, l, 1);
+        }
+        assert_eq!(f.ftl().stats().integrity_checks, user);
+    }
+
+    /// Placement identifiers with reclaim groups: the group in the upper
+    /// RGIF bits (RGIF = 2 for 3 groups), the handle below; a group or a
+    /// handle the namespace lacks is the Invalid Placement Identifier event
+    /// and goes to handle 0 of group 0; the RUH status lists handle by
+    /// handle, groups within.
+    #[test]
+    fn placement_identifiers_carry_the_group_in_the_upper_bits() {
+        let mut p = FlashParams::small(3, 2, 64, 16);
+        p.prefilled = false;
+        let mut f = Fdp::with_groups(FlashDevice::new(&p, 1).unwrap(), 2, Isolation::Initially, 3);
+        assert_eq!(f.rgif, 2);
+        assert_eq!(f.pid(2, 1), 0x8001);
+        assert_eq!(f.parse_pid(0x8001), Some((2, 1)));
+        assert_eq!(f.parse_pid(0x4000), Some((1, 0)));
+        assert_eq!(f.parse_pid(0xC000), None, "group 3 of 3");
+        assert_eq!(f.parse_pid(0x0002), None, "handle 2 of 2");
+        assert_eq!(
+            f.placement_ids().unwrap(),
+            vec![0x0000, 0x4000, 0x8000, 0x0001, 0x4001, 0x8001]
+        );
+        for (pid, lpn) in [(0x8001, 0), (0xC000, 1), (0x0002, 2), (0x4000, 3)] {
+            f.placement(Hint::Placement(pid));
+            f.write(0, lpn * UNIT, UNIT as u32);
+        }
+        assert_eq!(f.stats().invalid_pid, 2);
+        assert_eq!(f.stats().group_units, vec![2, 1, 1]);
+        assert_eq!(f.stats().host_units, vec![3, 1]);
+        assert_eq!(rgif(1), 0);
+        assert_eq!(rgif(2), 1);
+        assert_eq!(rgif(4), 2);
+        assert_eq!(rgif(5), 3);
+    }
+
+    /// The per-group and per-handle media bytes add up to the statistics
+    /// log's: groups by their dies, handles plus what GC moved out of its
+    /// own (shared) blocks. Persistently isolated, nothing is shared and a
+    /// handle's media bytes are its host data, its padding and its own
+    /// data moved.
+    #[test]
+    fn per_group_and_per_handle_bytes_add_up_to_the_log() {
+        for iso in [Isolation::Initially, Isolation::Persistently] {
+            let mut f = grouped(iso);
+            let user = f.user_bytes() / UNIT;
+            let (mut x, mut t) = (11u64, 0);
+            for i in 0..3 * user {
+                let ph = u32::from(i % 3 == 0);
+                let pid = f.pid((i % 2) as u32, ph);
+                f.placement(Hint::Placement(pid));
+                // Handle 1 rewrites a small range: hot; handle 0 all of it.
+                let lpn = if ph == 1 { lcg(&mut x, user / 10) } else { lcg(&mut x, user) };
+                t = f.write(t, lpn * UNIT, UNIT as u32).at;
+            }
+            f.flush(t);
+            let mut out = serde_json::Map::new();
+            f.counters(&mut out);
+            let j = &out["fdp"];
+            let total = j["statistics"]["media_bytes_with_metadata_written"].as_u64().unwrap();
+            let erased = j["statistics"]["media_bytes_erased"].as_u64().unwrap();
+            let sum = |k: &str, key: &str| -> u64 {
+                j[k].as_array().unwrap().iter().map(|x| x[key].as_u64().unwrap()).sum()
+            };
+            assert_eq!(sum("per_group", "media_bytes_with_metadata_written"), total);
+            assert_eq!(sum("per_group", "media_bytes_erased"), erased);
+            assert_eq!(
+                sum("per_group", "host_bytes_with_metadata_written"),
+                f.host_bytes_written()
+            );
+            let shared = j["gc_bytes_moved_shared"].as_u64().unwrap();
+            assert_eq!(sum("per_handle", "media_bytes") + shared, total, "{iso:?}");
+            assert_eq!(sum("per_handle", "host_bytes"), f.host_bytes_written());
+            assert!(f.ftl().stats().units_programmed_gc > 0, "{iso:?}: GC ran");
+            match iso {
+                Isolation::Initially => assert!(shared > 0),
+                Isolation::Persistently => {
+                    assert_eq!(shared, 0);
+                    assert_eq!(
+                        sum("per_handle", "gc_bytes_moved"),
+                        f.ftl().stats().units_programmed_gc * UNIT
+                    );
+                }
+            }
+            assert_eq!(j["reclaim_groups"], 2);
+            assert_eq!(j["per_group"][1]["dies"], serde_json::json!([2, 3]));
+            assert_eq!(j["reclaim_unit_bytes"], 2 * 16 * 4096);
+        }
     }
 }

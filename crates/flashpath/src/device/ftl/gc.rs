@@ -46,6 +46,7 @@ impl FlashDevice {
                 s.erased(gb as u32 * rows, rows);
             }
             self.stats.nand_erases += 1;
+            self.account_erase(die);
             self.stats.gc_victims += 1;
             self.erase_count[gb] += 1;
             self.state[gb] = BlockState::Free;
@@ -88,10 +89,13 @@ impl FlashDevice {
     /// Move every valid unit of global block `gb` to the GC frontier (of
     /// the block's stream when GC keeps streams apart).
     fn migrate(&mut self, die: u32, gb: usize, t: Ns) {
-        self.gc_stream = if self.die_state[die as usize].gc.len() > 1 {
-            usize::from(self.owner[gb])
-        } else {
-            0
+        // A block the shared GC frontier opened before the streams got GC
+        // frontiers of their own (preconditioning) goes to stream 0's.
+        self.gc_stream = match self.owner[gb] {
+            o if self.die_state[die as usize].gc.len() > 1 && o != super::groups::SHARED_GC => {
+                usize::from(o)
+            }
+            _ => 0,
         };
         let spb = self.slots_per_block;
         let row = self.row_slots;
@@ -121,8 +125,11 @@ impl FlashDevice {
                     continue;
                 }
                 let ver = self.phys_version(ppn);
-                let new = self.place(u64::from(l), true, t, ver);
+                // The victim's die: data never leaves its die (nor so its
+                // placement group) when GC moves it.
+                let new = self.place(u64::from(l), die, true, t, ver);
                 self.stats.units_programmed_gc += 1;
+                self.account_gc_move(die, gb);
                 if self.timed {
                     // The moved entry dirties its map page (DFTL: GC updates
                     // the translation pages too).

@@ -32,6 +32,7 @@
 pub mod analytic;
 mod counters;
 mod gc;
+pub mod groups;
 pub mod layer;
 pub mod map_cache;
 pub mod slc;
@@ -358,8 +359,23 @@ pub struct FlashDevice {
     stream: usize,
     /// The GC frontier being filled (an index into `DieState::gc`).
     gc_stream: usize,
-    /// Per block: the stream whose frontier opened it (host or GC).
+    /// Per block: the stream whose frontier opened it (host or GC;
+    /// `groups::SHARED_GC` for the shared GC frontier).
     owner: Vec<u16>,
+    /// Placement groups of dies (1: static striping; see `groups`).
+    groups: u32,
+    /// Dies per group.
+    group_dies: Divisor,
+    /// Per LPN, with groups: its die XOR its static die.
+    home: Sparse,
+    /// Per die, with groups: LPNs mapped or buffered there.
+    claimed: Vec<u64>,
+    /// The most LPNs a die may hold, with groups.
+    die_cap: u64,
+    /// Host units placed outside the group they named.
+    spilled: u64,
+    /// Units programmed per die and per stream (placement-aware layers).
+    acct: groups::Accounting,
 }
 
 impl FlashDevice {
@@ -459,6 +475,13 @@ impl FlashDevice {
             stream: 0,
             gc_stream: 0,
             owner: vec![0; nblocks],
+            groups: 1,
+            group_dies: Divisor::new(u64::from(dies)),
+            home: Sparse::new(0),
+            claimed: Vec::new(),
+            die_cap: 0,
+            spilled: 0,
+            acct: groups::Accounting::default(),
         };
         if dev.p.prefilled {
             dev.factory_fill();
@@ -489,6 +512,8 @@ impl FlashDevice {
             );
             ds.pending.resize_with(n, || Vec::with_capacity(row));
         }
+        self.acct.per_stream = vec![groups::StreamUnits::default(); n];
+        self.acct.per_die = vec![groups::DieUnits::default(); self.dies as usize];
     }
 
     /// Give each host stream a GC frontier of its own (after
@@ -556,9 +581,15 @@ impl FlashDevice {
         self.map_gen.len() as u32
     }
 
+    /// The die an LPN lives on: its static die, or with placement groups
+    /// the die its latest write went to.
     #[inline]
     fn die_of_lpn(&self, lpn: u64) -> u32 {
-        self.dies_div.rem(lpn) as u32
+        if self.groups > 1 {
+            self.home_die(lpn)
+        } else {
+            self.dies_div.rem(lpn) as u32
+        }
     }
 
     #[inline]
@@ -687,7 +718,11 @@ impl FlashDevice {
             .expect("no free block: validated over-provisioning should prevent this");
         let gb = (die * self.blocks_per_die + b) as usize;
         self.state[gb] = BlockState::Open;
-        self.owner[gb] = if for_gc { self.gc_stream } else { self.stream } as u16;
+        self.owner[gb] = match (for_gc, self.die_state[die as usize].gc.len()) {
+            (true, 1) => groups::SHARED_GC,
+            (true, _) => self.gc_stream as u16,
+            (false, _) => self.stream as u16,
+        };
         let spb = self.slots_per_block as usize;
         match &mut self.p2l[gb] {
             Some(m) => m.fill(NONE),
@@ -744,15 +779,21 @@ impl FlashDevice {
         self.valid[b] -= 1;
     }
 
-    /// Write `lpn` (data version `ver`) at the next slot of a frontier and
-    /// update L2P, P2L, valid counts, the map generation and the oracle.
-    fn place(&mut self, lpn: u64, for_gc: bool, t: Ns, ver: u32) -> u32 {
-        let die = self.die_of_lpn(lpn);
+    /// Write `lpn` (data version `ver`) at the next slot of a frontier of
+    /// `die` and update L2P, P2L, valid counts, the map generation and the
+    /// oracle.
+    fn place(&mut self, lpn: u64, die: u32, for_gc: bool, t: Ns, ver: u32) -> u32 {
         // Take the slot first: it may run GC, which may move lpn's old copy.
         let ppn = self.next_slot(die, for_gc, t);
         let old = self.l2p_set(lpn, ppn);
         if old != NONE {
             self.invalidate(old);
+            // With placement groups the old copy may be on another die.
+            let was = self.die_of_ppn(old);
+            if was != die {
+                self.mapped[was as usize] -= 1;
+                self.mapped[die as usize] += 1;
+            }
         } else {
             self.mapped[die as usize] += 1;
         }

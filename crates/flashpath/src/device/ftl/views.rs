@@ -169,7 +169,8 @@ impl FlashDevice {
         } else {
             0
         };
-        self.place(l, false, 0, ver);
+        let die = self.die_of_lpn(l);
+        self.place(l, die, false, 0, ver);
     }
 
     // ----- counters -------------------------------------------------------------
@@ -243,9 +244,12 @@ impl FlashDevice {
             + self.inflight.capacity() * size_of::<Reverse<(Ns, u32)>>()
             + self.scratch.capacity() * size_of::<(u32, Ns, u32)>()
             + self.scratch_head.capacity() * size_of::<(u64, u32)>()
-            + self.mapped.capacity() * size_of::<u64>();
+            + self.mapped.capacity() * size_of::<u64>()
+            + self.claimed.capacity() * size_of::<u64>()
+            + self.acct.per_die.capacity() * size_of::<super::groups::DieUnits>()
+            + self.acct.per_stream.capacity() * size_of::<super::groups::StreamUnits>();
         ModelBytes {
-            l2p: self.l2p.bytes(),
+            l2p: self.l2p.bytes() + self.home.bytes(),
             oracle: self.lpn_ver.bytes() + self.phys_ver.bytes(),
             reverse_map,
             blocks,

@@ -15,6 +15,19 @@ impl FlashDevice {
     /// [`Self::write`] in host stream `stream` (< [`Self::streams`]): its
     /// units are buffered and programmed with that stream's only.
     pub fn write_stream(&mut self, now: Ns, lpn: u64, npages: u32, stream: usize) -> Ns {
+        self.write_units(now, lpn, npages, stream, None)
+    }
+
+    /// The host write loop: each unit buffered for its die (the static
+    /// die, or with `group` the die [`Self::rehome`] picks in that group).
+    pub(super) fn write_units(
+        &mut self,
+        now: Ns,
+        lpn: u64,
+        npages: u32,
+        stream: usize,
+        group: Option<u32>,
+    ) -> Ns {
         self.check_range(lpn, npages);
         assert!(stream < self.streams(), "stream {stream} not kept");
         self.slc_host_arrival(now);
@@ -27,12 +40,15 @@ impl FlashDevice {
                 let v = self.lpn_ver.get_mut(l);
                 *v = v.wrapping_add(1);
             }
+            let die = match group {
+                Some(g) => self.rehome(l, g),
+                None => self.die_of_lpn(l),
+            };
             if self.in_buffer(l) {
                 self.stats.buffer_coalesced += 1;
                 continue;
             }
             t = self.buffer_room(t);
-            let die = self.die_of_lpn(l);
             self.die_state[die as usize].pending[stream].push(l as u32);
             self.buf_pending += 1;
             if self.die_state[die as usize].pending[stream].len() == self.row_slots as usize {
@@ -88,7 +104,7 @@ impl FlashDevice {
         for &l in &pending {
             let l = u64::from(l);
             let ver = self.lpn_version(l);
-            row = self.row_div.div(u64::from(self.place(l, false, t, ver))) as u32;
+            row = self.row_div.div(u64::from(self.place(l, die, false, t, ver))) as u32;
             if self.timed {
                 // Read-modify-write of the entry's map page; a miss reads it
                 // from NAND. The data program does not wait for it (the
@@ -98,6 +114,12 @@ impl FlashDevice {
             }
         }
         self.stats.units_programmed_host += u64::from(n);
+        if let Some(u) = self.acct.per_stream.get_mut(stream) {
+            u.host += u64::from(n);
+        }
+        if let Some(u) = self.acct.per_die.get_mut(die as usize) {
+            u.host += u64::from(n);
+        }
         self.pad_row(die, false);
         pending.clear();
         self.die_state[die as usize].pending[stream] = pending;
@@ -123,7 +145,9 @@ impl FlashDevice {
         let r = f.next % row;
         if r != 0 {
             f.next += row - r;
-            self.stats.units_padded += u64::from(row - r);
+            let pad = u64::from(row - r);
+            self.stats.units_padded += pad;
+            self.account_padding(die, for_gc, pad);
         }
     }
 
@@ -154,16 +178,24 @@ impl FlashDevice {
         for l in lpn..lpn + u64::from(npages) {
             self.stats.trimmed_units += 1;
             let die = self.die_of_lpn(l) as usize;
+            let mut was_buffered = false;
             for p in &mut self.die_state[die].pending {
                 if let Some(i) = p.iter().position(|&x| u64::from(x) == l) {
                     p.swap_remove(i);
                     self.buf_pending -= 1;
+                    was_buffered = true;
                 }
             }
             let old = self.l2p_set(l, NONE);
+            if self.groups > 1 && (was_buffered || old != NONE) {
+                self.claimed[die] -= 1;
+            }
             if old != NONE {
                 self.invalidate(old);
-                self.mapped[die] -= 1;
+                // With placement groups the mapped copy may be on another
+                // die than a buffered one.
+                let was = self.die_of_ppn(old) as usize;
+                self.mapped[was] -= 1;
                 let mp = self.map_page_of(l) as usize;
                 self.map_gen[mp] = self.map_gen[mp].wrapping_add(1);
                 if self.timed {

@@ -399,3 +399,111 @@ fn the_isolation_type_is_a_profile_parameter() {
         .to_string();
     assert!(e.contains("8 GC frontier(s)"), "{e}");
 }
+
+/// Two reclaim groups on the small drive (one die each): fio's placement
+/// index `i` is handle `i / 2` in group `i % 2` (the Reclaim Unit Handle
+/// Status lists each handle's groups in turn). Group 0 takes a cold and
+/// a hot job on one handle (indices 0 and 0), group 1 a cold and a hot job
+/// on two handles (indices 1 and 3). Each group's host bytes are its jobs'
+/// writes, both collect (GC runs per die, within its group), and the
+/// group that mixes the lifetimes writes more media per host byte. The
+/// per-handle and per-group media bytes add up to the statistics log's.
+#[test]
+fn reclaim_groups_keep_their_jobs_data_and_their_own_waf() {
+    let job = "[global]\nfilename=/dev/ng0n1\nioengine=io_uring_cmd\ncmd_type=nvme\nbs=16k\n\
+               iodepth=4\nfdp=1\nrandseed=7\n\
+               [cold0]\nrw=write\noffset=0\nsize=56m\nfdp_pli=0\n\
+               [hot0]\nrw=randwrite\noffset=60m\nsize=8m\nio_size=200m\nfdp_pli=0\n\
+               [cold1]\nrw=write\noffset=96m\nsize=56m\nfdp_pli=1\n\
+               [hot1]\nrw=randwrite\noffset=160m\nsize=8m\nio_size=200m\nfdp_pli=3\n";
+    let sets: Vec<String> = SMALL
+        .iter()
+        .map(|s| s.to_string())
+        .chain(["device.fdp.reclaim_groups=2".to_string()])
+        .collect();
+    let out =
+        run_text(job, "job.fio", Path::new("."), "nvme-fdp-like", &sets, 1).expect("the job runs");
+    let j: serde_json::Value =
+        serde_json::from_str(&render(&out.result, OutputFormat::Json)).unwrap();
+    let fdp = &j["flashpath"]["driver"]["device"]["fdp"];
+    assert_eq!(fdp["reclaim_groups"], 2);
+    assert_eq!(fdp["rgif"], 1);
+    assert_eq!(fdp["spilled_bytes"], 0);
+    let groups = fdp["per_group"].as_array().unwrap();
+    let g = |k: usize, key: &str| groups[k][key].as_u64().unwrap();
+    for (k, jobs) in [(0, [0, 1]), (1, [2, 3])] {
+        assert_eq!(
+            g(k, "host_bytes_with_metadata_written"),
+            write_bytes(&j, jobs[0]) + write_bytes(&j, jobs[1]),
+            "group {k}"
+        );
+        assert!(g(k, "media_bytes_erased") > 0, "group {k} collects");
+    }
+    let waf = |k: usize| groups[k]["waf"].as_f64().unwrap();
+    println!("group WAF: mixed {} separated {}", waf(0), waf(1));
+    assert!(
+        waf(0) > waf(1) + 0.1,
+        "mixed {} separated {}",
+        waf(0),
+        waf(1)
+    );
+    let stats = &fdp["statistics"];
+    let total = stats["media_bytes_with_metadata_written"].as_u64().unwrap();
+    assert_eq!(
+        g(0, "media_bytes_with_metadata_written") + g(1, "media_bytes_with_metadata_written"),
+        total
+    );
+    let handles = fdp["per_handle"].as_array().unwrap();
+    let h = |k: usize, key: &str| handles[k][key].as_u64().unwrap();
+    let shared = fdp["gc_bytes_moved_shared"].as_u64().unwrap();
+    let media: u64 = (0..8).map(|k| h(k, "media_bytes")).sum();
+    assert_eq!(media + shared, total);
+    assert_eq!(
+        h(1, "host_bytes"),
+        write_bytes(&j, 3),
+        "handle 1: hot1 only"
+    );
+    assert_eq!(
+        h(0, "host_bytes"),
+        write_bytes(&j, 0) + write_bytes(&j, 1) + write_bytes(&j, 2)
+    );
+}
+
+/// Reclaim groups and fio's setup: with 8 handles in 2 groups the namespace
+/// has 16 placement identifiers, so index 15 is taken and 16 is fio's
+/// refusal; a group count that does not divide the dies is refused naming
+/// the key.
+#[test]
+fn reclaim_groups_widen_fios_index_range_and_must_split_the_dies() {
+    let base = "[j]\nfilename=/dev/ng0n1\nioengine=io_uring_cmd\ncmd_type=nvme\nbs=4k\n\
+                rw=randwrite\nnumber_ios=10\nsize=1m\nfdp=1\n";
+    let go = |extra: &str, groups: &str| {
+        let sets: Vec<String> = SMALL
+            .iter()
+            .map(|s| s.to_string())
+            .chain([format!("device.fdp.reclaim_groups={groups}")])
+            .collect();
+        run_text(
+            &format!("{base}{extra}"),
+            "job.fio",
+            Path::new("."),
+            "nvme-fdp-like",
+            &sets,
+            1,
+        )
+    };
+    go("fdp_pli=15\n", "2").expect("index 15 of 16");
+    let e = go("fdp_pli=16\n", "2")
+        .err()
+        .expect("index 16 of 16")
+        .to_string();
+    assert!(
+        e.contains("fio: for /dev/ng0n1 PID index 16 must be smaller than 16"),
+        "{e}"
+    );
+    let e = go("", "3").err().expect("3 groups of 2 dies").to_string();
+    assert!(
+        e.contains("device.fdp.reclaim_groups = 3") && e.contains("2 dies"),
+        "{e}"
+    );
+}

@@ -226,12 +226,7 @@ impl Fdp {
             .map_err(|m| InputError::new(p.file_of("device.fdp.ruhs"), None, m))?;
         let mut ftl = flash_device_from_profile(p, seed)?;
         ftl.load_whole_map();
-        Ok(Fdp::with_groups(
-            ftl,
-            k.ruhs,
-            k.isolation,
-            k.reclaim_groups,
-        ))
+        Ok(Fdp::with_groups(ftl, k.ruhs, k.isolation, k.reclaim_groups))
     }
 
     /// The placement identifier of handle `ph` in group `rg`.
@@ -879,17 +874,27 @@ mod tests {
                 let pid = f.pid((i % 2) as u32, ph);
                 f.placement(Hint::Placement(pid));
                 // Handle 1 rewrites a small range: hot; handle 0 all of it.
-                let lpn = if ph == 1 { lcg(&mut x, user / 10) } else { lcg(&mut x, user) };
+                let lpn = if ph == 1 {
+                    lcg(&mut x, user / 10)
+                } else {
+                    lcg(&mut x, user)
+                };
                 t = f.write(t, lpn * UNIT, UNIT as u32).at;
             }
             f.flush(t);
             let mut out = serde_json::Map::new();
             f.counters(&mut out);
             let j = &out["fdp"];
-            let total = j["statistics"]["media_bytes_with_metadata_written"].as_u64().unwrap();
+            let total = j["statistics"]["media_bytes_with_metadata_written"]
+                .as_u64()
+                .unwrap();
             let erased = j["statistics"]["media_bytes_erased"].as_u64().unwrap();
             let sum = |k: &str, key: &str| -> u64 {
-                j[k].as_array().unwrap().iter().map(|x| x[key].as_u64().unwrap()).sum()
+                j[k].as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x[key].as_u64().unwrap())
+                    .sum()
             };
             assert_eq!(sum("per_group", "media_bytes_with_metadata_written"), total);
             assert_eq!(sum("per_group", "media_bytes_erased"), erased);

@@ -104,7 +104,9 @@ impl FlashDevice {
         for &l in &pending {
             let l = u64::from(l);
             let ver = self.lpn_version(l);
-            row = self.row_div.div(u64::from(self.place(l, die, false, t, ver))) as u32;
+            row = self
+                .row_div
+                .div(u64::from(self.place(l, die, false, t, ver))) as u32;
             if self.timed {
                 // Read-modify-write of the entry's map page; a miss reads it
                 // from NAND. The data program does not wait for it (the

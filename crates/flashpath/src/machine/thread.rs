@@ -835,7 +835,14 @@ impl Machine {
             return;
         }
         let fio = &self.threads[thread as usize].fio;
-        let wake_needed = self.host.task_state(thread) == TaskState::WaitIo && fio.enough_to_wake();
+        // A thread asleep in a zone reset's ioctl (a zbd trim sent with
+        // other I/O in flight: zbd_do_io_u_trim calls BLKRESETZONE from
+        // td_io_queue) sleeps on until the reset returns; woken by a
+        // completion it would go on as if the reset had returned, and
+        // a second reset would lose the first one's zone lock.
+        let wake_needed = self.host.task_state(thread) == TaskState::WaitIo
+            && fio.enough_to_wake()
+            && !fio.in_zone_reset();
         if !wake_needed {
             if last {
                 self.cpu_idle(cpu, at);

@@ -828,6 +828,13 @@ impl FioThread {
         }
     }
 
+    /// Whether the thread is inside a zone reset's BLKRESETZONE ioctl:
+    /// completions of its other I/Os then wait in the ring, they do not
+    /// wake it (the ioctl returns only with the reset).
+    pub fn in_zone_reset(&self) -> bool {
+        self.zone_reset.is_some()
+    }
+
     /// Back at `now` from a zone reset (`err`: its errno, 0 when it
     /// worked): the zone is empty in fio's books, and a trim that was the
     /// reset completes with it.

@@ -134,56 +134,89 @@ def test_direct_does_not_change_the_move(tmp_path: Path) -> None:
     assert a["jobs"][0]["write"]["clat_ns"] == b["jobs"][0]["write"]["clat_ns"]
 
 
-# What fio 3.33 fails (each checked against the real fio below), and what
-# flashpath does not model.
-REFUSALS = [
-    (
-        "no-donor",
-        "[j]\nioengine=e4defrag\nfilename=f\nsize=1M\nfilesize=1M\nrw=write\n",
-        "'donorname' options required",
-    ),
+def e4(extra: str, rw: str = "write") -> str:
+    return f"[j]\nioengine=e4defrag\nfilename=f\nsize=1M\nrw={rw}\n{extra}"
+
+
+# What fio 3.33 fails, with its message and the job's errno (None: it fails
+# at start, before any I/O), each checked against the real fio below.
+FIO_FAILS = [
+    ("no-donor", e4("filesize=1M\n"), "'donorname' options required", None),
     (
         "no-filesize",
-        "[j]\nioengine=e4defrag\nfilename=f\ndonorname=d\nsize=1M\nrw=write\n",
+        e4("donorname=d\n"),
         "e4defrag.c:113, func=io_queue_init, error=Invalid argument",
+        None,
     ),
     (
         "read",
-        "[j]\nioengine=e4defrag\nfilename=f\ndonorname=d\nsize=1M\ninplace=1\nrw=read\n",
+        e4("donorname=d\ninplace=1\n", "read"),
         "func=td_io_queue, error=Invalid argument",
+        22,
     ),
     (
         "trim",
-        "[j]\nioengine=e4defrag\nfilename=f\ndonorname=d\nsize=1M\ninplace=1\nrw=randtrim\n",
+        e4("donorname=d\ninplace=1\n", "randtrim"),
         "func=td_io_queue, error=Invalid argument",
+        22,
     ),
+    # fio's layout without new_layout (filesetup.c extend_file): none
+    # creates the file empty, keep allocates without the size, truncate
+    # leaves a hole: the move has nothing to move.
+    (
+        "fallocate-none",
+        e4("donorname=d\ninplace=1\nfallocate=none\n"),
+        "error=Invalid argument",
+        22,
+    ),
+    ("fallocate-0", e4("donorname=d\ninplace=1\nfallocate=0\n"), "error=Invalid argument", 22),
+    (
+        "fallocate-keep",
+        e4("donorname=d\ninplace=1\nfallocate=keep\n"),
+        "error=Invalid argument",
+        22,
+    ),
+    (
+        "fallocate-truncate",
+        e4("donorname=d\ninplace=1\nfallocate=truncate\n"),
+        "error=No data available",
+        61,
+    ),
+]
+
+# What flashpath does not model (the kernel copies the data).
+NOT_MODELLED = [
     (
         "raw",
-        "[j]\nioengine=e4defrag\nfilename=/dev/nullb0\ndonorname=d\nsize=1M\ninplace=1\nrw=write\n",
+        e4("donorname=d\ninplace=1\n").replace("filename=f", "filename=/dev/nullb0"),
         "needs a regular file on ext4",
     ),
-    (
-        "overwrite",
-        "[j]\nioengine=e4defrag\nfilename=f\ndonorname=d\nsize=1M\ninplace=1\n"
-        "overwrite=1\nrw=write\n",
-        "a file fio lays out with data",
-    ),
+    ("overwrite", e4("donorname=d\ninplace=1\noverwrite=1\n"), "a file fio lays out with data"),
     (
         "read-first",
-        "[r]\nfilename=f\nsize=1M\nrw=read\n\n[j]\nioengine=e4defrag\nfilename=f\n"
-        "donorname=d\nsize=1M\ninplace=1\nrw=write\n",
+        "[r]\nfilename=f\nsize=1M\nrw=read\n\n" + e4("donorname=d\ninplace=1\n"),
         "a file fio lays out with data",
     ),
 ]
 
 
-@pytest.mark.parametrize(("case", "text", "message"), REFUSALS)
+@pytest.mark.parametrize(
+    ("case", "text", "message"),
+    [f[:3] for f in FIO_FAILS] + NOT_MODELLED,
+)
 def test_refuses_with_a_message(tmp_path: Path, case: str, text: str, message: str) -> None:
     err = refusal(tmp_path, text)
     assert message in err, err
     # The line is the e4defrag job's header.
     line = text[: text.index("ioengine=e4defrag")].count("\n")
     assert f"job.fio:{line}" in err, err
+
+
+def test_posix_and_native_layouts_run(tmp_path: Path) -> None:
+    # fallocate=posix (and its alias 1) and native give unwritten extents.
+    for mode in ("posix", "1", "native"):
+        doc = run_ours(tmp_path, job_text(tmp_path, extra=f"fallocate={mode}\n"))
+        assert counts(doc)[1] == (32, 1 << 20, 0)
 
 
 @pytest.fixture
@@ -232,14 +265,16 @@ def test_counts_and_shape_match_the_real_fio(
 
 
 @need_fio
-@pytest.mark.parametrize(("case", "text", "message"), REFUSALS[:4])
-def test_the_real_fio_fails_these_jobs(ext4_dir: Path, case: str, text: str, message: str) -> None:
+@pytest.mark.parametrize(("case", "text", "message", "errno"), FIO_FAILS)
+def test_the_real_fio_fails_these_jobs(
+    ext4_dir: Path, case: str, text: str, message: str, errno: int | None
+) -> None:
     real = run_fio(ext4_dir, text)
     out = real.stdout + real.stderr
     assert message in out, out
-    if case in ("read", "trim"):
+    if errno is not None:
         doc = json.loads(real.stdout[real.stdout.index("{") :])
-        assert doc["jobs"][0]["error"] == 22
+        assert doc["jobs"][0]["error"] == errno
 
 
 @need_fio

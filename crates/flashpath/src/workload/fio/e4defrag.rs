@@ -22,11 +22,10 @@ pub fn check_e4defrag(jobs: &JobFile) -> Result<()> {
     // data when that job reads it or has overwrite=1 (filesetup.c
     // extend_file `new_layout`), else unlinked and fallocated (fio's
     // default fallocate=native: unwritten extents).
-    let mut written: BTreeMap<String, bool> = BTreeMap::new();
+    let mut creator: BTreeMap<String, &JobSpec> = BTreeMap::new();
     for spec in &jobs.jobs {
         for clone in 0..spec.numjobs.max(1) {
-            let with_data = spec.overwrite || spec.rw.has(Ddir::Read);
-            written.entry(file_key(spec, clone)).or_insert(with_data);
+            creator.entry(file_key(spec, clone)).or_insert(spec);
         }
     }
     for spec in jobs
@@ -71,7 +70,10 @@ pub fn check_e4defrag(jobs: &JobFile) -> Result<()> {
         }
         for clone in 0..spec.numjobs.max(1) {
             let key = file_key(spec, clone);
-            if written.get(&key).copied().unwrap_or(false) {
+            let Some(first) = creator.get(&key) else {
+                continue;
+            };
+            if first.overwrite || first.rw.has(Ddir::Read) {
                 return fail(format!(
                     "ioengine=e4defrag on '{key}', a file fio lays out with data (overwrite=1, \
                      or its first job reads it), is not modelled by flashpath: the kernel reads \
@@ -80,9 +82,35 @@ pub fn check_e4defrag(jobs: &JobFile) -> Result<()> {
                      unwritten extents fio's own layout of a write job gives"
                 ));
             }
+            if let Some(why) = layout_fails(first.fallocate) {
+                return fail(format!(
+                    "'{key}' is laid out with fallocate={} ({why}), where the first move fails: \
+                     fio fails the job's first write: {}",
+                    first.fallocate,
+                    if first.fallocate == "truncate" {
+                        "err=61, func=td_io_queue, error=No data available"
+                    } else {
+                        "err=22, func=td_io_queue, error=Invalid argument"
+                    }
+                ));
+            }
         }
     }
     Ok(())
+}
+
+/// Why a write job's file laid out with this fallocate= mode has nothing
+/// for EXT4_IOC_MOVE_EXT to move (filesetup.c extend_file without
+/// new_layout; the real fio 3.33 on ext4: none and keep fail the first
+/// move with EINVAL, truncate with ENODATA). native and posix give the
+/// unwritten extents the model moves.
+fn layout_fails(fallocate: &str) -> Option<&'static str> {
+    match fallocate {
+        "none" => Some("the file is created empty"),
+        "keep" => Some("FALLOC_FL_KEEP_SIZE leaves its size 0"),
+        "truncate" => Some("ftruncate leaves it a hole"),
+        _ => None,
+    }
 }
 
 /// Why fio_e4defrag_init's fallocate(donor, 0, start_offset,

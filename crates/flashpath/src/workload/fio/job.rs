@@ -463,6 +463,10 @@ pub struct JobSpec {
     /// overwrite=1: fio lays a file out by writing it (filesetup.c
     /// extend_file `new_layout`); only e4defrag's model depends on it.
     pub overwrite: bool,
+    /// fallocate=: how fio allocates a file it lays out (none, native,
+    /// posix, keep, truncate; fio 3.33's default native, the aliases 0 and
+    /// 1 read as none and posix). Only e4defrag's model depends on it.
+    pub fallocate: &'static str,
     /// prioclass= and prio=: the class and level fio's thread sets with
     /// ioprio_set before its I/O (backend.c thread_main); None when
     /// neither is given.
@@ -780,6 +784,7 @@ impl Default for JobSpec {
             donorname: None,
             inplace: false,
             overwrite: false,
+            fallocate: "native",
             prioclass: None,
             prio: None,
             cmdprio_percentage: [0; 2],

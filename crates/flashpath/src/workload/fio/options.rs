@@ -877,7 +877,16 @@ pub static OPTIONS: &[OptDef] = &[
         "fallocate",
         &[],
         STR.values(&["none", "native", "posix", "keep", "truncate", "0", "1"]),
-        Handling::Ignore,
+        // How fio lays out a file it creates (filesetup.c extend_file): only
+        // e4defrag's model depends on it (workload/fio/e4defrag.rs).
+        sets(|s, g| {
+            s.fallocate = match posval_match(g.def.kind.values, g.v()) {
+                Some("0") => "none",
+                Some("1") => "posix",
+                Some(w) => w,
+                None => "native",
+            }
+        }),
     ),
     o(
         "fadvise_hint",

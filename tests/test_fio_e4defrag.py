@@ -304,3 +304,45 @@ def test_the_real_fio_fails_on_a_block_device(ext4_dir: Path) -> None:
         assert "func=td_io_queue, error=Invalid argument" in err
     finally:
         subprocess.run(["losetup", "-d", dev], check=True)
+
+
+def example_like(folder: Path) -> str:
+    # examples/e4defrag2.fio's e4defrag groups at 1 MiB, reported per job:
+    # four clones sharing one donor, two jobs each using a donor named
+    # after the other, and the random 4 KiB in-place mover.
+    return (
+        f"[global]\nioengine=e4defrag\ndirectory={folder}\nnrfiles=1\nfilesize=1M\nsize=1M\n"
+        "donorname=file.def\nbs=32k\n\n"
+        "[parallel-e4defrag]\nbuffered=0\ninplace=0\nrw=write\nnumjobs=4\n\n"
+        "[e4defrag-1]\nstonewall\ninplace=0\nrw=write\ndonorname=e4defrag-2\n\n"
+        "[e4defrag-2]\ninplace=0\nrw=write\ndonorname=e4defrag-1\n\n"
+        "[e4defrag-fuzzer-4k]\nstonewall\ninplace=1\nbs=4k\nrw=randwrite\nfilename=file\n"
+        "donorname=file.def\n"
+    )
+
+
+def per_job(doc: dict) -> list[tuple[str, int, int, int]]:  # type: ignore[type-arg]
+    return [
+        (j["jobname"], j["error"], j["write"]["total_ios"], j["write"]["io_bytes"])
+        for j in doc["jobs"]
+    ]
+
+
+def test_the_examples_groups_run(tmp_path: Path) -> None:
+    doc = run_ours(tmp_path, example_like(tmp_path))
+    assert per_job(doc) == [("parallel-e4defrag", 0, 32, 1 << 20)] * 4 + [
+        ("e4defrag-1", 0, 32, 1 << 20),
+        ("e4defrag-2", 0, 32, 1 << 20),
+        ("e4defrag-fuzzer-4k", 0, 256, 1 << 20),
+    ]
+
+
+@need_fio
+def test_the_examples_groups_match_the_real_fio(ext4_dir: Path) -> None:
+    real_dir, ours_dir = ext4_dir / "real", ext4_dir / "ours"
+    real_dir.mkdir()
+    ours_dir.mkdir()
+    real = run_fio(real_dir, example_like(real_dir))
+    assert real.returncode == 0, real.stderr
+    ours = run_ours(ours_dir, example_like(ours_dir))
+    assert per_job(ours) == per_job(json.loads(real.stdout))

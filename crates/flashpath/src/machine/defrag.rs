@@ -5,7 +5,7 @@
 //!
 //! The kernel's move (fs/ext4/move_extent.c ext4_move_extents) walks the
 //! range one page at a time (move_extent_per_page): a journal handle, the
-//! two files' folios locked (mext_page_double_lock, created when not
+//! two files' folios locked (mext_folio_double_lock, created when not
 //! cached), and ext4_swap_extents under both inodes' i_data_sem. What it
 //! does with the data depends on the file's extent: an unwritten one (what
 //! fio's own layout of a write job gives: filesetup.c extend_file unlinks

@@ -160,6 +160,13 @@ FIO_FAILS = [
         "func=td_io_queue, error=Invalid argument",
         22,
     ),
+    # A verifying write job reads its data back through the engine.
+    (
+        "verify",
+        e4("donorname=d\ninplace=1\nverify=md5\n"),
+        "func=td_io_queue, error=Invalid argument",
+        22,
+    ),
     # fio's layout without new_layout (filesetup.c extend_file): none
     # creates the file empty, keep allocates without the size, truncate
     # leaves a hole: the move has nothing to move.

@@ -60,6 +60,19 @@ pub fn check_e4defrag(jobs: &JobFile) -> Result<()> {
                     .into(),
             );
         }
+        // A write job that verifies reads its data back through its engine
+        // (backend.c do_verify, or verify_backlog's reads as it writes):
+        // the first such read fails as any e4defrag read does (the real fio
+        // 3.33 with verify=md5: err=22 at td_io_queue).
+        if spec.verify.is_some() && spec.do_verify && (!spec.time_based || spec.verify_backlog > 0)
+        {
+            return fail(
+                "ioengine=e4defrag with verify= reads the data back through the engine, which \
+                 does only writes; fio fails the first verify read: func=td_io_queue, \
+                 error=Invalid argument"
+                    .into(),
+            );
+        }
         if let Some(dev) = spec.filename.as_deref().filter(|f| f.starts_with("/dev/")) {
             return fail(format!(
                 "ioengine=e4defrag needs a regular file on ext4, not the block device {dev}: \

@@ -47,8 +47,9 @@ from fio_coverage import (
 # (uring-cmd-ng.fio and uring-cmd-zoned.fio, which then fail on the
 # nullblk disk as fio fails on a character device that is not an NVMe
 # namespace: NVME_IOCTL_ID); 114 with serialize_overlap across the jobs
-# of an offloaded run (t0013, rate-submit.c check_overlap).
-FLOOR = 114
+# of an offloaded run (t0013, rate-submit.c check_overlap); 116 with the
+# e4defrag engine (examples/e4defrag.fio and e4defrag2.fio).
+FLOOR = 116
 
 
 @pytest.mark.skipif(shutil.which("fio") is None, reason="the real fio is not installed")

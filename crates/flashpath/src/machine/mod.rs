@@ -17,6 +17,7 @@
 //! (`thread.rs`).
 
 mod buffered;
+mod defrag;
 mod offload;
 mod overlap;
 mod sqpoll;
@@ -153,6 +154,9 @@ struct Thread {
     sq_cpu: Option<u32>,
     sq_last: Ns,
     cq_spin: bool,
+    /// e4defrag's inplace=1: each move is bracketed by the donor's
+    /// fallocate and ftruncate (`defrag.rs`).
+    defrag_inplace: bool,
 }
 
 /// What io_uring's buffered I/O did (the `"flashpath"` section's
@@ -271,6 +275,7 @@ impl Machine {
             tasks.push(Task::new(plan.cpu, std::mem::take(&mut plan.allowed)));
             let sq_cpu = plan.sq_cpu;
             threads.push(Thread {
+                defrag_inplace: spec.inplace,
                 fio: FioThread::new(spec, plan, polled, parts.thp, seed),
                 hybrid_ready: None,
                 pace_spin: None,

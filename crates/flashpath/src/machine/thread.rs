@@ -306,6 +306,10 @@ impl Machine {
                         now = self.null_submit(tid, unit, now);
                         continue;
                     }
+                    if fio.engine == IoEngine::E4defrag {
+                        now = self.defrag_submit(tid, unit, now);
+                        continue;
+                    }
                     if fio.engine.syscall_only() {
                         now = self.syscall_submit(tid, unit, now);
                         continue;

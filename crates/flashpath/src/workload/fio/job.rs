@@ -178,13 +178,25 @@ pub enum IoEngine {
     /// FIO_FAKEIO): each write one ftruncate(2) of the file to the I/O's
     /// offset; a read or a trim fails with EINVAL. No data moves.
     Ftruncate,
+    /// fio's e4defrag engine (engines/e4defrag.c, FIO_SYNCIO): each write
+    /// one EXT4_IOC_MOVE_EXT ioctl that swaps the file's blocks in the
+    /// range with the donor file's (`donorname`), after a fallocate(2) of
+    /// the donor's range when `inplace=1` and followed by its
+    /// ftruncate(2) to 0; a read or a trim fails with EINVAL. The kernel's
+    /// side is machine/defrag.rs.
+    E4defrag,
 }
 
 impl IoEngine {
     /// Engines whose I/O is a single system call on the file that moves no
     /// data (falloc, ftruncate): no page cache, no request, no device I/O.
+    /// e4defrag's ioctl moves no data through the job's buffer either (the
+    /// kernel's own page cache work is machine/defrag.rs's).
     pub fn syscall_only(self) -> bool {
-        matches!(self, IoEngine::Falloc | IoEngine::Ftruncate)
+        matches!(
+            self,
+            IoEngine::Falloc | IoEngine::Ftruncate | IoEngine::E4defrag
+        )
     }
 
     /// Engines that move data: a buffered job's I/O goes through the page
@@ -216,6 +228,7 @@ impl IoEngine {
                 | IoEngine::Libzbc
                 | IoEngine::Falloc
                 | IoEngine::Ftruncate
+                | IoEngine::E4defrag
         )
     }
 
@@ -236,6 +249,7 @@ impl IoEngine {
             "libzbc" => IoEngine::Libzbc,
             "falloc" => IoEngine::Falloc,
             "ftruncate" => IoEngine::Ftruncate,
+            "e4defrag" => IoEngine::E4defrag,
             _ => return None,
         })
     }
@@ -256,6 +270,7 @@ impl IoEngine {
             IoEngine::Libzbc => "libzbc",
             IoEngine::Falloc => "falloc",
             IoEngine::Ftruncate => "ftruncate",
+            IoEngine::E4defrag => "e4defrag",
         }
     }
 }
@@ -462,6 +477,19 @@ pub struct JobSpec {
     /// io_uring_cmd's write_mode=zone_append (fio after 3.41, commit
     /// ebf4b46d): its writes are NVMe Zone Appends.
     pub zone_append: bool,
+    /// e4defrag's donorname=: the donor file (in `directory`), None when
+    /// not given (engines/e4defrag.c fio_e4defrag_init fails the job).
+    pub donorname: Option<String>,
+    /// e4defrag's inplace=1: the donor's range is fallocated before each
+    /// move and the donor truncated to 0 after it.
+    pub inplace: bool,
+    /// overwrite=1: fio lays a file out by writing it (filesetup.c
+    /// extend_file `new_layout`); only e4defrag's model depends on it.
+    pub overwrite: bool,
+    /// fallocate=: how fio allocates a file it lays out (none, native,
+    /// posix, keep, truncate; fio 3.33's default native, the aliases 0 and
+    /// 1 read as none and posix). Only e4defrag's model depends on it.
+    pub fallocate: &'static str,
     /// prioclass= and prio=: the class and level fio's thread sets with
     /// ioprio_set before its I/O (backend.c thread_main); None when
     /// neither is given.
@@ -782,6 +810,10 @@ impl Default for JobSpec {
             sqthread_poll_cpu: None,
             sg_write_mode: SgWriteMode::Write,
             zone_append: false,
+            donorname: None,
+            inplace: false,
+            overwrite: false,
+            fallocate: "native",
             prioclass: None,
             prio: None,
             cmdprio_percentage: [0; 2],

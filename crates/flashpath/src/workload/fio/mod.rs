@@ -9,6 +9,7 @@
 mod bc;
 mod callbacks;
 mod draft;
+pub mod e4defrag;
 pub mod errors;
 pub mod flow;
 mod ini;

@@ -595,6 +595,8 @@ pub static OPTIONS: &[OptDef] = &[
                         d.spec.hipri = false;
                         d.spec.sg_write_mode = super::job::SgWriteMode::Write;
                         d.spec.zone_append = false;
+                        d.spec.donorname = None;
+                        d.spec.inplace = false;
                     }
                     d.spec.ioengine = io;
                     Ok(())
@@ -602,7 +604,7 @@ pub static OPTIONS: &[OptDef] = &[
                 None if KNOWN_ENGINES.contains(&e) => Err(format!(
                     "ioengine '{e}' is not modelled by flashpath (modelled: sync, psync, vsync, \
                      pvsync, pvsync2, libaio, io_uring, posixaio, null, sg, io_uring_cmd, libzbc, \
-                     falloc, ftruncate)"
+                     falloc, ftruncate, e4defrag)"
                 )),
                 None => {
                     let hint = if e.len() <= 64 {
@@ -894,7 +896,16 @@ pub static OPTIONS: &[OptDef] = &[
         "fallocate",
         &[],
         STR.values(&["none", "native", "posix", "keep", "truncate", "0", "1"]),
-        Handling::Ignore,
+        // How fio lays out a file it creates (filesetup.c extend_file): only
+        // e4defrag's model depends on it (workload/fio/e4defrag.rs).
+        sets(|s, g| {
+            s.fallocate = match posval_match(g.def.kind.values, g.v()) {
+                Some("0") => "none",
+                Some("1") => "posix",
+                Some(w) => w,
+                None => "native",
+            }
+        }),
     ),
     o(
         "fadvise_hint",
@@ -934,7 +945,7 @@ pub static OPTIONS: &[OptDef] = &[
     o("atomic", &[], BOOL, Handling::RefuseUnless(&["0"])),
     // The inverse of direct: the same field, .neg (the parser inverted it).
     o("buffered", &[], BOOL.neg(), sets(|s, g| s.direct = g.on())),
-    o("overwrite", &[], BOOL, Handling::Ignore),
+    o("overwrite", &[], BOOL, sets(|s, g| s.overwrite = g.on())),
     o("loops", &[], INT, sets(|s, g| s.loops = g.n() as u32)),
     o("numjobs", &[], INT, sets(|s, g| s.numjobs = g.n() as u32)),
     o(
@@ -1989,6 +2000,21 @@ pub static OPTIONS: &[OptDef] = &[
         }),
     ),
     e("userspace_reap", &["libaio"], SET, Handling::Ignore),
+    // engines/e4defrag.c (fio 3.33 --enghelp=e4defrag): the donor file,
+    // in the job's directory, and whether each move allocates the donor's
+    // range and frees it (0 or 1: the option's minval and maxval).
+    e(
+        "donorname",
+        &["e4defrag"],
+        STORE,
+        sets(|s, g| s.donorname = Some(g.v().to_string())),
+    ),
+    e(
+        "inplace",
+        &["e4defrag"],
+        INT.min(0).max(1),
+        sets(|s, g| s.inplace = g.n() == 1),
+    ),
 ];
 
 /// Look an option up by name or alias.

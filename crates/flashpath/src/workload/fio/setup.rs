@@ -312,6 +312,7 @@ pub fn check_verify_state(jobs: &JobFile, dir: &std::path::Path) -> Result<()> {
 /// What fio runs but flashpath does not simulate (yet): refused with the
 /// option named, rather than simulated wrongly.
 pub fn check_modelled(jobs: &JobFile) -> Result<()> {
+    super::e4defrag::check_e4defrag(jobs)?;
     for (si, spec) in jobs.jobs.iter().enumerate() {
         // init.c wait_for_ok: the waitee is one job defined before this one.
         if let Some(w) = &spec.wait_for {

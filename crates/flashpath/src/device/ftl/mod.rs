@@ -917,8 +917,9 @@ impl FlashDevice {
         self.read_ppn(t, lpn, ppn)
     }
 
-    /// The NAND part of a read of `lpn` at `ppn`, from `t`.
-    #[inline]
+    /// The NAND part of a read of `lpn` at `ppn`, from `t`. Inlined into
+    /// the read loops: a call per unit cost more than its arithmetic.
+    #[inline(always)]
     fn read_ppn(&mut self, t: Ns, lpn: u64, ppn: u32) -> Ns {
         let die = self.die_of_ppn(ppn);
         debug_assert_eq!(die, self.die_of_lpn(lpn), "LPN left its die");
@@ -956,7 +957,7 @@ impl FlashDevice {
     }
 
     /// Sense end of `row` (of `die`) if the current request sensed it.
-    #[inline]
+    #[inline(always)]
     fn sensed(&self, die: u32, row: u32) -> Option<Ns> {
         let (req, mut k) = self.scratch_head[die as usize];
         if req != self.scratch_req {

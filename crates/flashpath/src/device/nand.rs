@@ -317,8 +317,10 @@ impl Nand {
 
     /// [`Nand::read_for`] with the transfer's time `x` (= [`Nand::xfer_ns`]
     /// of its bytes) of the caller's: a caller that moves many units of one
-    /// size computes it once, not a 64-bit division per unit.
-    #[inline]
+    /// size computes it once, not a 64-bit division per unit. Always
+    /// inlined: the FTL's read loop calls it once per unit read, and the
+    /// call cost more than the booking's arithmetic (docs/performance.md).
+    #[inline(always)]
     pub fn read_for_xfer(&mut self, now: Ns, die: u32, t_read: Ns, x: Ns) -> (Ns, Ns) {
         let d = die as usize;
         let start = now.max(self.die_busy[d]);
@@ -346,7 +348,7 @@ impl Nand {
 
     /// [`Nand::read_more`] with the transfer's time `x` of the caller's (as
     /// [`Nand::read_for_xfer`]).
-    #[inline]
+    #[inline(always)]
     pub fn read_more_xfer(&mut self, now: Ns, die: u32, sense_end: Ns, x: Ns) -> Ns {
         let seen = self.now;
         let ch = self.channel(die);

@@ -72,7 +72,7 @@ impl FlashDevice {
     pub(super) fn factory_ppns_into(&self, lpn: u64, out: &mut [Ppn]) {
         let dies = u64::from(self.dies);
         let per_die = u64::from(self.blocks_per_die) * u64::from(self.slots_per_block);
-        let (mut d, mut i) = (lpn % dies, lpn / dies);
+        let (mut d, mut i) = (self.dies_div.rem(lpn), self.dies_div.div(lpn));
         for o in out {
             *o = (d * per_die + i) as u32;
             d += 1;

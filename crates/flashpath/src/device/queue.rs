@@ -852,6 +852,65 @@ mod tests {
     }
 
     #[test]
+    fn a_shared_queue_gives_a_passed_write_the_first_free_server() {
+        // Two servers before one shared queue, reads first: a write waits
+        // while two reads pass it, then the first server to come free
+        // takes it, whichever it is (no server's own queue holds it).
+        let mut p = params(2);
+        p.policy = Policy::ReadsFirst;
+        let mut d = QueueDevice::new(p);
+        let w = Command::new(Ddir::Write, 0, 0);
+        let done = drive(
+            &mut d,
+            &[
+                (0, w),
+                (0, read(0)),
+                (1, w),
+                (2, read(0)),
+                (2, read(0)),
+                (2, read(0)),
+            ],
+        );
+        // At 0 the first read passes the first write (both wait; one
+        // server each). Then server 1 (free at 100 us) serves two reads
+        // passing the second write (100-200, 200-300). At 300 us both
+        // are free: the write (starved) takes server 0, the last read
+        // server 1.
+        assert_eq!(
+            done,
+            vec![300_000, 100_000, 600_000, 200_000, 300_000, 400_000]
+        );
+        assert_eq!(d.reads_passed, 3);
+        // Three servers, two of them held by long writes: the waiting
+        // write goes to the one server that keeps coming free.
+        let mut p = params(3);
+        p.policy = Policy::ReadsFirst;
+        p.writes_starved = 1;
+        let mut d = QueueDevice::new(p);
+        let done = drive(
+            &mut d,
+            &[
+                (0, w),
+                (0, w),
+                (0, read(0)),
+                (1, w),
+                (2, read(0)),
+                (3, read(0)),
+            ],
+        );
+        // At 0 the read passes the first two writes (bound 1 reached),
+        // which then take the other two servers until 300 us. The read's
+        // server, free at 100 us, serves one more read past the third
+        // write (100-200), then that write (200-500), though a read
+        // waits: the bound, not the server, decides. The last read
+        // takes a write's server at 300.
+        assert_eq!(
+            done,
+            vec![300_000, 300_000, 100_000, 500_000, 200_000, 400_000]
+        );
+    }
+
+    #[test]
     fn the_queue_in_arrival_order_is_the_arrival_time_model() {
         // The queued path with FIFO picks gives every command the
         // completion `submit` fixes on arrival, on either dispatch, with

@@ -461,8 +461,11 @@ impl IoStream {
         }
         let ddir = self.next_ddir();
         let f = self.file_idx;
-        // file_service_type=roundrobin: switch file after every I/O.
-        self.file_idx = (self.file_idx + 1) % self.nfiles;
+        // file_service_type=roundrobin: switch file after every I/O. (No
+        // 64-bit division per I/O for the one file of most jobs.)
+        if self.nfiles > 1 {
+            self.file_idx = (self.file_idx + 1) % self.nfiles;
+        }
         let mut len = self.next_buflen(ddir);
         // io_u.c should_do_random: percentage_random picks random or
         // sequential per I/O.
@@ -675,7 +678,8 @@ impl IoStream {
         // rw=randread:N: a new random offset only every N I/Os; the ones in
         // between follow on sequentially (rw_sequencer=sequential).
         self.seq_count += 1;
-        if !self.seq_count.is_multiple_of(self.seq_nr) {
+        // (Every count is a multiple of 1: no division per I/O without N.)
+        if self.seq_nr > 1 && !self.seq_count.is_multiple_of(self.seq_nr) {
             let last = self.last_pos[f as usize][ddir.index()];
             if last + *len <= self.file_len && last != 0 {
                 if self.use_map {

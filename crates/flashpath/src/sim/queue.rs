@@ -224,6 +224,25 @@ impl<E> EventQueue<E> {
         }
     }
 
+    /// An entry for `at` that would be the next one popped (nothing
+    /// pending is due at or before `at`: one due at `at` was scheduled
+    /// earlier, so it would go first) takes its turn at once instead of
+    /// being scheduled: its sequence number is used, the clock moves to
+    /// `at` and it counts as popped, and the caller runs its handler now.
+    /// That is the same run only when the caller does nothing after it
+    /// before the loop pops again (the loop would have popped it then).
+    /// Returns false, changing nothing, when something else is due first.
+    pub fn turn_now(&mut self, at: Ns) -> bool {
+        if self.peek_time().is_some_and(|t| t <= at) {
+            return false;
+        }
+        debug_assert!(at >= self.now, "a turn in the past: {at} < {}", self.now);
+        self.next_seq += 1;
+        self.now = at;
+        self.popped += 1;
+        true
+    }
+
     /// Time of the next entry (possibly a cancelled timer's).
     pub fn peek_time(&self) -> Option<Ns> {
         let heap = self.heap.peek().map(|e| e.at);
@@ -350,7 +369,7 @@ mod tests {
             for (delay, op) in ops {
                 if op == 0 {
                     let got = q.pop();
-                    let want = reference.pop_first().map(|(t, i)| (t, i));
+                    let want = reference.pop_first();
                     prop_assert_eq!(got, want);
                 } else {
                     let at = q.now() + delay;
@@ -366,6 +385,48 @@ mod tests {
                 prop_assert_eq!(Some(got), reference.pop_first());
             }
             prop_assert!(reference.is_empty());
+        }
+
+        #[test]
+        fn a_turn_taken_now_runs_as_the_scheduled_entry_would(
+            ops in proptest::collection::vec((0u64..16, 0u8..4), 1..300)
+        ) {
+            // Two queues see the same operations; on a turn, one schedules
+            // the entry and pops it, the other takes `turn_now` when it
+            // allows. Both must hand out the same (time, payload) sequence,
+            // clock and event count, and the turn must be refused exactly
+            // when the scheduled entry would not be the next popped.
+            let mut sched = EventQueue::with_capacity(4);
+            let mut turns = EventQueue::with_capacity(4);
+            for (i, &(delay, op)) in ops.iter().enumerate() {
+                match op {
+                    0 => prop_assert_eq!(sched.pop(), turns.pop()),
+                    1 => {
+                        let at = sched.now() + delay;
+                        let due_first = sched.peek_time().is_some_and(|t| t <= at);
+                        let took = turns.turn_now(at);
+                        prop_assert_eq!(took, !due_first);
+                        sched.schedule(at, i);
+                        if took {
+                            prop_assert_eq!(sched.pop(), Some((at, i)));
+                        } else {
+                            turns.schedule(at, i);
+                        }
+                    }
+                    _ => {
+                        let at = sched.now() + delay;
+                        sched.schedule(at, i);
+                        turns.schedule(at, i);
+                    }
+                }
+                prop_assert_eq!(sched.now(), turns.now());
+                prop_assert_eq!(sched.events_popped(), turns.events_popped());
+                prop_assert_eq!(sched.len(), turns.len());
+            }
+            while let Some(e) = sched.pop() {
+                prop_assert_eq!(Some(e), turns.pop());
+            }
+            prop_assert_eq!(turns.pop(), None);
         }
 
         #[test]

@@ -1,5 +1,7 @@
-//! Events per I/O: the heap operations a request costs end to end, on the
-//! four workloads of bench/mqsim/compare.py. The device books its NAND
+//! Events per I/O: the events a request costs end to end (those popped,
+//! and those that take their turn at once, `EventQueue::turn_now`: the
+//! queue counts both alike), on the four workloads of
+//! bench/mqsim/compare.py. The device books its NAND
 //! work on timelines and computes its completion time (device/nand.rs), so
 //! a request's events are those of the host side: docs/performance.md
 //! measured 4.0 per I/O on every workload (the JSON's `"events"`), and a

@@ -33,16 +33,27 @@ impl BlockLayer {
     where
         E: From<BlockEvent> + From<DeviceSignal>,
     {
+        let end = self.map_for_dispatch(key, cpu, at, ctx);
+        ctx.schedule(end, BlockEvent::Dispatch(key));
+        end
+    }
+
+    /// `map_and_dispatch` without the dispatch: the caller dispatches the
+    /// request at the returned time (by a `Dispatch` event it schedules
+    /// next, or, when that event would be the next one popped, by calling
+    /// `dispatch` at once).
+    pub fn map_for_dispatch<E>(&mut self, key: u32, cpu: u32, at: Ns, ctx: &mut BlkCtx<'_, E>) -> Ns
+    where
+        E: From<BlockEvent> + From<DeviceSignal>,
+    {
         let hctx = self.tags.hctx_of_cpu(cpu);
-        let end = match ctx.dma.as_deref_mut() {
+        match ctx.dma.as_deref_mut() {
             Some(dma) if self.tags.tag_free(hctx) && !self.elevator_has_work() => {
                 let data = self.mark_mapped(key);
                 dma.map(ctx.host, cpu, key, data, at)
             }
             _ => at,
-        };
-        ctx.schedule(end, BlockEvent::Dispatch(key));
-        end
+        }
     }
 
     /// The submit path of request `key` reaches its hardware queue at

@@ -8,7 +8,7 @@ use super::{blk_ctx, Ev, Machine};
 use crate::block::complete::Completion;
 use crate::block::flush::flush_policy;
 use crate::block::merge::NO_BIO;
-use crate::block::{Request, RqKind};
+use crate::block::{BlockEvent, Request, RqKind};
 use crate::driver::{BlkStatus, CompletionSignal};
 use crate::host::task::TaskState;
 use crate::sim::Ns;
@@ -188,16 +188,34 @@ impl Machine {
 
     /// The thread runs fio's loop from `now` (after reaping what is ready
     /// when `reap_first`), carrying out each step on its core until it
-    /// sleeps, spins, or hands the next submission to a later event.
+    /// sleeps, spins, or hands the next submission to a later event. (Every
+    /// caller calls it last in the handler of the event it runs from: see
+    /// `thread_pass`.)
     pub(super) fn thread_run(&mut self, tid: u32, now: Ns, reap_first: bool) {
+        let mut next = self.thread_pass(tid, now, reap_first);
+        while let Some(at) = next {
+            next = self.thread_pass(tid, at, false);
+        }
+    }
+
+    /// One pass of the thread's loop, as the handler of a `Run` or `Submit`
+    /// event. After an asynchronous submission the block layer's dispatch
+    /// and the thread's next pass (`Submit`) are due at the same time, in
+    /// that order; when nothing else is due by then they would be the next
+    /// two events popped, so they take their turns at once instead
+    /// (`EventQueue::turn_now`: the same sequence numbers, clock and event
+    /// count as scheduled and popped): the dispatch runs here and the next
+    /// pass's time is returned. The handler that called `thread_run` does
+    /// nothing after it, so nothing runs between them either way.
+    fn thread_pass(&mut self, tid: u32, now: Ns, reap_first: bool) -> Option<Ns> {
         let ti = tid as usize;
         if self.host.task_state(tid) == TaskState::Done {
-            return;
+            return None;
         }
         if self.host.held_by_other(self.host.task_cpu(tid), tid) {
             // Another thread spins on this core: wait until it lets go.
             self.host.defer(tid, 0, None);
-            return;
+            return None;
         }
         self.host.set_running(tid);
         let mut now = now;
@@ -208,7 +226,7 @@ impl Machine {
             && !self.device_flush(tid, now)
         {
             // Back from an fsync's writeback: its device flush sleeps.
-            return;
+            return None;
         }
         // Back from an fsync=N sync it slept in.
         self.threads[ti].fio.sync_returned(now);
@@ -222,7 +240,7 @@ impl Machine {
             if let Some(end) = self.buffered_step(tid, now) {
                 self.queue.schedule(end, Ev::Submit(tid));
             }
-            return;
+            return None;
         }
         let mut last_unit: Option<IoUnit> = None;
         let stop = loop {
@@ -240,7 +258,7 @@ impl Machine {
                     self.host.account_sys(tid, spin);
                     if sleep > 0 {
                         self.sleep_timer(tid, spun, spun + sleep);
-                        return;
+                        return None;
                     }
                     now = spun;
                 }
@@ -255,7 +273,7 @@ impl Machine {
                 }
                 Step::Sync => match self.fsync_call(tid, now) {
                     Some(end) => now = end,
-                    None => return,
+                    None => return None,
                 },
                 Step::ZoneReset {
                     offset,
@@ -263,7 +281,7 @@ impl Machine {
                     ..
                 } => {
                     self.zone_reset_call(tid, now, offset);
-                    return;
+                    return None;
                 }
                 Step::ZoneReset { device: false, .. } => {
                     // Emulated zones: fio's own work for the I/O, as the
@@ -274,7 +292,7 @@ impl Machine {
                 }
                 Step::SleepUntil(at) => {
                     self.sleep_timer(tid, now, at);
-                    return;
+                    return None;
                 }
                 Step::ReapUntil(at) => {
                     if fio.inflight == 0 {
@@ -286,7 +304,7 @@ impl Machine {
                         continue;
                     }
                     self.pace_spin(tid, now, at);
-                    return;
+                    return None;
                 }
                 Step::Submit(unit) => {
                     if fio.offload {
@@ -300,7 +318,7 @@ impl Machine {
                             // in time order.
                             self.queue.schedule(end, Ev::Submit(tid));
                         }
-                        return;
+                        return None;
                     }
                     if fio.engine == IoEngine::Null {
                         now = self.null_submit(tid, unit, now);
@@ -314,12 +332,26 @@ impl Machine {
                         now = self.syscall_submit(tid, unit, now);
                         continue;
                     }
-                    now = self.direct_submit(tid, unit, now);
+                    let (end, undispatched) = self.direct_submit(tid, unit, now);
+                    now = end;
                     last_unit = Some(unit);
                     let fio = &mut self.threads[ti].fio;
                     if !fio.sync {
+                        if let Some(key) = undispatched {
+                            if self.queue.turn_now(now) {
+                                // The dispatch's turn, then the next pass's
+                                // (its sequence number before any event the
+                                // dispatch schedules).
+                                let next = self.queue.turn_now(now);
+                                debug_assert!(next, "nothing became due");
+                                self.block.dispatch(key, now, blk_ctx!(self));
+                                return Some(now);
+                            }
+                            self.queue
+                                .schedule(now, Ev::Block(BlockEvent::Dispatch(key)));
+                        }
                         self.queue.schedule(now, Ev::Submit(tid));
-                        return;
+                        return None;
                     }
                     break fio.stop();
                 }
@@ -327,6 +359,7 @@ impl Machine {
             }
         };
         self.thread_stop(tid, now, stop, last_unit);
+        None
     }
 
     /// fio's fsync=N sync from `now`: the call and the page cache's
@@ -461,10 +494,14 @@ impl Machine {
 
     /// A direct I/O from `now`: fio's user-space work, then the system
     /// call into the block layer and the driver's queue_rq on the thread's
-    /// core. Returns when the submitter is done.
-    fn direct_submit(&mut self, tid: u32, unit: IoUnit, now: Ns) -> Ns {
+    /// core. Returns when the submitter is done, and, for an asynchronous
+    /// call that goes in by itself, the request whose dispatch is due then:
+    /// the caller dispatches it (by an event, scheduled before anything
+    /// else, or at once: `thread_pass`); every other request's dispatch is
+    /// scheduled here.
+    fn direct_submit(&mut self, tid: u32, unit: IoUnit, now: Ns) -> (Ns, Option<u32>) {
         if let Some(status) = self.block.fails_at_submit(unit.ddir) {
-            return self.failed_submit(tid, unit, status, now);
+            return (self.failed_submit(tid, unit, status, now), None);
         }
         let sq_cpu = self.threads[tid as usize].sq_cpu;
         // With iodepth_batch_submit the submission is counted per commit.
@@ -526,7 +563,7 @@ impl Machine {
                 end
             };
             self.breakdown.submit_ns += u128::from(end - now);
-            return end;
+            return (end, None);
         }
         if sq_cpu.is_some() {
             // fio's commit right away (iodepth_batch_submit 1): the tail,
@@ -536,17 +573,22 @@ impl Machine {
             let mapped = self.submit_rq(key, cpu, sq_done);
             self.sq_touched(tid, mapped);
             self.breakdown.submit_ns += u128::from(mapped - now);
-            return fio_end;
+            return (fio_end, None);
         }
         // dma_map_sg in the driver's queue_rq, inline on the thread's core
         // at the event's time (the thread holds its core, so the allocator
         // is called in time order) when the request will get a tag at once.
         // One that will wait for a tag is mapped when it is dispatched, by
         // the run that hands it the tag (`restart_dispatch`).
-        let mapped = self.submit_rq(key, cpu, end);
+        let (mapped, undispatched) = if sync {
+            (self.submit_rq(key, cpu, end), None)
+        } else {
+            let mapped = self.block.map_for_dispatch(key, cpu, end, blk_ctx!(self));
+            (mapped, Some(key))
+        };
         self.host.account_sys(tid, mapped - end);
         self.breakdown.submit_ns += u128::from(mapped - now);
-        mapped
+        (mapped, undispatched)
     }
 
     /// fio's td_io_commit at `now` (ioengines.c): the I/Os thread `tid`

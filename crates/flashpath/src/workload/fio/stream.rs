@@ -645,6 +645,10 @@ impl IoStream {
     /// `nr_files * (r / (max + 1))`, drawn again on a done file); once
     /// every file is done a new pass starts with all of them.
     fn next_file(&mut self) -> u64 {
+        // One file (most jobs): no pick, and no 64-bit division per I/O.
+        if self.nfiles == 1 {
+            return 0;
+        }
         let (kind, nr) = self.file_service;
         if kind == FileService::RoundRobin && nr == 1 {
             let f = self.file_idx;
@@ -756,7 +760,8 @@ impl IoStream {
         // rw=randread:N: a new random offset only every N I/Os; the ones in
         // between follow on sequentially (rw_sequencer=sequential).
         self.seq_count += 1;
-        if !self.seq_count.is_multiple_of(self.seq_nr) {
+        // (Every count is a multiple of 1: no division per I/O without N.)
+        if self.seq_nr > 1 && !self.seq_count.is_multiple_of(self.seq_nr) {
             let last = self.last_pos[f as usize][ddir.index()];
             if last + *len <= self.file_len && last != 0 {
                 if self.use_map {

@@ -200,10 +200,10 @@ fn direct_io_needs_whole_sectors() {
 fn parse_only_refuses_what_the_run_refuses() {
     let path = write(
         "job.fio",
-        "[j]\nioengine=psync\ndirect=1\nsize=1m\ncpus_allowed_policy=split\n",
+        "[j]\nioengine=psync\ndirect=1\nsize=1m\nnrfiles=2\nfile_service_type=zipf:1.2\n",
     );
     let e = parse_only(&path, "nullblk", &[]).unwrap_err();
-    assert!(e.message.contains("cpus_allowed_policy=split"), "{e}");
+    assert!(e.message.contains("file_service_type=zipf"), "{e}");
     assert!(e.message.contains("not modelled by flashpath"), "{e}");
     let path = write("job.fio", "[j]\nioengine=psync\ndirect=1\nsize=100\n");
     let e = parse_only(&path, "nullblk", &[]).unwrap_err();

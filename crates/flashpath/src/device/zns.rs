@@ -243,6 +243,39 @@ pub struct ZnsStats {
     pub conventional_erases: u64,
 }
 
+/// Bytes of the zoned layer's own structures: the capacities of its
+/// vectors (what it asked the allocator for), as the page FTL counts its
+/// own ([`super::ftl::ModelBytes`]). They are sized when the namespace is
+/// made, by its zones, so they grow with the zones and never with the I/O
+/// a run makes. Shown in the JSON's `zns` (or `zbc`) object as
+/// `model_bytes` and summed into the run's `model_bytes.device`. The NAND
+/// timeline's bytes are not counted, as the FTL's count leaves them out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ZnsModelBytes {
+    /// Each zone's state, write pointer and open order.
+    pub zones: usize,
+    /// When each zone's buffer rows are free again (`buffer_rows` a zone).
+    pub write_buffer: usize,
+    /// The conventional zones' page map (a ZBC device's; empty on ZNS).
+    pub conventional_map: usize,
+}
+
+impl ZnsModelBytes {
+    pub fn total(&self) -> usize {
+        self.zones + self.write_buffer + self.conventional_map
+    }
+
+    /// The JSON object (`zns.model_bytes`).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "zones": self.zones,
+            "write_buffer": self.write_buffer,
+            "conventional_map": self.conventional_map,
+            "total": self.total(),
+        })
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Zone {
     state: ZoneState,
@@ -467,6 +500,16 @@ impl Zns {
 
     pub fn nand(&self) -> &Nand {
         &self.nand
+    }
+
+    /// Bytes of the layer's own structures (see [`ZnsModelBytes`]).
+    pub fn model_bytes(&self) -> ZnsModelBytes {
+        use std::mem::size_of;
+        ZnsModelBytes {
+            zones: self.zones.capacity() * size_of::<Zone>(),
+            write_buffer: self.row_free.capacity() * size_of::<Ns>(),
+            conventional_map: self.conv_map.capacity() * size_of::<u32>(),
+        }
     }
 
     /// Zones open and active now.
@@ -1080,6 +1123,7 @@ impl TranslationLayer for Zns {
                 "host_read_units": s.host_read_units,
                 "unwritten_reads": s.unwritten_reads,
                 "buffer_read_hits": s.buffer_read_hits,
+                "model_bytes": self.model_bytes().to_json(),
         });
         // A ZBC device's section has its conventional zones' counters and
         // its own name; a ZNS namespace's stays as it was.

@@ -521,7 +521,8 @@ fn model_bytes_grow_with_the_zones_not_with_the_io() {
 /// The run's JSON shows the zoned layer's bytes in its section and counts
 /// them in the top-level `model_bytes.device` (a zoned namespace has no
 /// page FTL, so they are the device's whole count); a ZBC LU's (zoned UFS)
-/// include its conventional zones' map, 4 bytes a 4 KiB unit.
+/// include its conventional zones' log: 4 bytes a 4 KiB unit of their map
+/// and of the log's positions, and 8 a segment.
 #[test]
 fn the_json_counts_the_zone_state_in_model_bytes() {
     for (profile, section) in [("nvme-zn540-like", "zns"), ("ufs40-zoned-like", "zbc")] {
@@ -559,10 +560,19 @@ fn the_json_counts_the_zone_state_in_model_bytes() {
         );
         let conventional = dev[section]["conventional_zones"].as_u64().unwrap_or(0);
         assert_eq!(section == "zbc", conventional > 0, "{profile}");
+        // The log's segments: the conventional zones' and the spare ones'.
+        let segments = if conventional > 0 {
+            conventional + dev[section]["conventional_spare_zones"].as_u64().unwrap()
+        } else {
+            0
+        };
         let zone_units = 64 * MIB / 4096;
+        // 4 bytes a conventional unit (the map), a log position (the
+        // reverse map) and a segment (its valid count, its place in the
+        // erased list).
         assert_eq!(
             mb["conventional_map"].as_u64().unwrap(),
-            conventional * zone_units * 4,
+            (conventional * zone_units + segments * zone_units + 2 * segments) * 4,
             "{profile}: {mb}"
         );
     }

@@ -24,7 +24,13 @@
 //! buffer, `buffer_rows` rows of it (the controller memory that an open
 //! zone holds, which is why open zones are a limited resource); a row is
 //! programmed as soon as it is full, and a write waits for a buffer row
-//! whose previous program has not ended. A write completes when its data
+//! whose previous program has not ended. The controller's buffer is
+//! `max_open x buffer_rows` rows in all (every open zone's): a full row
+//! holds one of them until its program ends, also once its zone is full
+//! and closed for writing, so a full row also waits for one of those to be
+//! free (without that bound a stream moving on to a new zone had a fresh
+//! buffer while its last zone's rows still drained, and a buffer of a
+//! whole zone took any amount of data at the link's speed). A write completes when its data
 //! is in the buffer, so the buffer is assumed power-loss protected (the
 //! ZN540 is a datacentre drive): a Flush waits for the programs in flight.
 //!
@@ -57,6 +63,8 @@
 //! blocks the zone wrote and gives it back Empty with its whole capacity.
 
 use std::any::Any;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 use super::flash::nand_from_profile;
 use super::ftl::layer::{BufferCounters, ReadDone, TranslationLayer, ZoneGeometry};
@@ -273,7 +281,8 @@ pub struct ZnsStats {
 pub struct ZnsModelBytes {
     /// Each zone's state, write pointer and open order.
     pub zones: usize,
-    /// When each zone's buffer rows are free again (`buffer_rows` a zone).
+    /// When each zone's buffer rows are free again (`buffer_rows` a zone),
+    /// and the controller's rows waiting for or under a program.
     pub write_buffer: usize,
     /// The conventional zones' log: their page map, its reverse map over
     /// the log's positions and per-segment counts (a ZBC device's; empty
@@ -324,6 +333,13 @@ pub struct Zns {
     /// When each zone's buffer row is free again: `buffer_rows` per zone,
     /// row `r` of a zone in slot `r % buffer_rows`.
     row_free: Vec<Ns>,
+    /// The controller's buffer rows for data waiting for or under a
+    /// program, `max_open x buffer_rows` of them (the write buffer of the
+    /// open zones; with no open limit, every zone's): when each is free
+    /// again, earliest on top. A zone's rows stay in the buffer until
+    /// programmed, also once the zone is full and no longer open, so a full
+    /// row takes one of these as well as its zone's slot.
+    drain: BinaryHeap<Reverse<Ns>>,
     open: u32,
     active: u32,
     seq: u64,
@@ -504,6 +520,17 @@ impl Zns {
             zones,
             // The spare segments' blocks have buffer rows as a zone's.
             row_free: vec![0; (p.zones + spare) as usize * p.buffer_rows as usize],
+            drain: {
+                let open = if p.max_open == 0 {
+                    p.zones
+                } else {
+                    p.max_open.min(p.zones)
+                };
+                let rows = open as usize * p.buffer_rows as usize;
+                let mut heap = BinaryHeap::with_capacity(rows);
+                heap.extend(std::iter::repeat_n(Reverse(0), rows));
+                heap
+            },
             nand,
             geo,
             dies,
@@ -572,7 +599,7 @@ impl Zns {
         use std::mem::size_of;
         ZnsModelBytes {
             zones: self.zones.capacity() * size_of::<Zone>(),
-            write_buffer: self.row_free.capacity() * size_of::<Ns>(),
+            write_buffer: (self.row_free.capacity() + self.drain.capacity()) * size_of::<Ns>(),
             conventional_map: (self.conv_map.capacity() + self.conv_rev.capacity())
                 * size_of::<u32>()
                 + (self.conv_valid.capacity() + self.conv_free.capacity()) * size_of::<u32>(),
@@ -739,9 +766,16 @@ impl Zns {
             }
             let upto = end.min(row_end);
             if upto == row_end {
+                // A full row takes one of the controller's rows until its
+                // program ends: the data a device holds for its dies is
+                // bounded by its buffer, not by the zones it has filled.
+                let Reverse(free) = self.drain.pop().expect("the buffer has rows");
+                accepted = accepted.max(free);
                 let (die, _, _) = self.locate(z, wp);
                 let bytes = (row_end - row * self.row_units) * UNIT;
-                self.row_free[slot] = self.nand.program(accepted, die, bytes);
+                let end = self.nand.program(accepted, die, bytes);
+                self.row_free[slot] = end;
+                self.drain.push(Reverse(end));
                 self.stats.rows_programmed += 1;
             }
             wp = upto;

@@ -458,3 +458,122 @@ fn one_zones_write_rate_is_its_buffer_or_its_dies_over_tprog() {
         );
     }
 }
+
+/// The zoned layer's own bytes (`zns.model_bytes`, summed into the run's
+/// `model_bytes.device`): its structures are sized by the zones when the
+/// namespace is made, so they grow with the zones, by the same bytes for
+/// each (a zone's state and its `buffer_rows` rows' free times, at least
+/// 8 bytes a row), and a run's I/O (writes filling zones, appends, resets,
+/// finishes) leaves them as they were.
+#[test]
+fn model_bytes_grow_with_the_zones_not_with_the_io() {
+    let with_zones = |zones: u32| {
+        let sets = [
+            "device.zns.zone_size=64MiB".to_string(),
+            "device.zns.zone_capacity=48MiB".to_string(),
+            format!("device.zns.zones={zones}"),
+        ];
+        let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
+        NvmeFlashSsd::from_profile(&common::profile("nvme-zn540-like", &sets), 0).unwrap()
+    };
+    let four = zns(&with_zones(4)).model_bytes();
+    let mut d = with_zones(8);
+    let eight = zns(&d).model_bytes();
+    assert_eq!(eight.conventional_map, 0);
+    assert_eq!(eight.total(), 2 * four.total(), "{four:?} {eight:?}");
+    let rows = u64::from(zns(&d).params().buffer_rows);
+    assert!(eight.write_buffer as u64 >= 8 * rows * 8, "{eight:?}");
+    assert!(
+        eight.zones >= 8 * 9,
+        "a write pointer and a state a zone: {eight:?}"
+    );
+    // Every zone written, some full, finished, reset and written again.
+    let mut t = 0;
+    for round in 0..2 {
+        for z in 0..8u64 {
+            let len = if z % 2 == 0 { CAP } else { 4 * MIB };
+            let mut off = 0;
+            while off < len {
+                let c = d.submit(t, &cmd(Op::Write, z * ZONE + off, 128 * 1024));
+                assert_eq!(c.status, Status::Ok, "round {round} zone {z}");
+                t = c.at;
+                off += 128 * 1024;
+            }
+            let a = d.submit(t, &cmd(Op::ZoneAppend, z * ZONE, 4096));
+            if z % 2 == 1 {
+                assert_eq!(a.status, Status::Ok);
+                let f = d.submit(a.at, &cmd(Op::ZoneMgmt(ZoneAction::Finish), z * ZONE, 0));
+                assert_eq!(f.status, Status::Ok);
+                t = f.at;
+            }
+        }
+        assert_eq!(zns(&d).model_bytes(), eight, "after round {round}");
+        for z in 0..8u64 {
+            let r = d.submit(t, &cmd(Op::ZoneMgmt(ZoneAction::Reset), z * ZONE, 0));
+            assert_eq!(r.status, Status::Ok);
+            t = r.at;
+        }
+    }
+    assert!(zns(&d).stats().resets >= 8);
+    assert_eq!(zns(&d).model_bytes(), eight);
+}
+
+/// The run's JSON shows the zoned layer's bytes in its section and counts
+/// them in the top-level `model_bytes.device` (a zoned namespace has no
+/// page FTL, so they are the device's whole count); a ZBC LU's (zoned UFS)
+/// include its conventional zones' log: 4 bytes a 4 KiB unit of their map
+/// and of the log's positions, and 8 a segment.
+#[test]
+fn the_json_counts_the_zone_state_in_model_bytes() {
+    for (profile, section) in [("nvme-zn540-like", "zns"), ("ufs40-zoned-like", "zbc")] {
+        let out = run_text(
+            "[j]\nrw=write\nbs=128k\nsize=4m\nioengine=psync\ndirect=1\n",
+            "job.fio",
+            Path::new("."),
+            profile,
+            &[],
+            1,
+        )
+        .expect("the job runs");
+        let j = json(&out);
+        // The NVMe driver's counters hold the device's; the UFS driver's
+        // are the device's.
+        let driver = &j["flashpath"]["driver"];
+        let dev = if driver["device"].is_object() {
+            &driver["device"]
+        } else {
+            driver
+        };
+        let mb = &dev[section]["model_bytes"];
+        let total = mb["total"].as_u64().unwrap();
+        let parts: u64 = ["zones", "write_buffer", "conventional_map"]
+            .iter()
+            .map(|k| mb[k].as_u64().unwrap())
+            .sum();
+        assert_eq!(total, parts, "{profile}: {mb}");
+        assert!(dev.get("ftl").is_none(), "{profile}: no page FTL");
+        assert_eq!(j["flashpath"]["model_bytes"]["device"], total, "{profile}");
+        let zones = dev[section]["zones"].as_u64().unwrap();
+        assert!(
+            mb["zones"].as_u64().unwrap() >= zones * 9,
+            "{profile}: {mb}"
+        );
+        let conventional = dev[section]["conventional_zones"].as_u64().unwrap_or(0);
+        assert_eq!(section == "zbc", conventional > 0, "{profile}");
+        // The log's segments: the conventional zones' and the spare ones'.
+        let segments = if conventional > 0 {
+            conventional + dev[section]["conventional_spare_zones"].as_u64().unwrap()
+        } else {
+            0
+        };
+        let zone_units = 64 * MIB / 4096;
+        // 4 bytes a conventional unit (the map), a log position (the
+        // reverse map) and a segment (its valid count, its place in the
+        // erased list).
+        assert_eq!(
+            mb["conventional_map"].as_u64().unwrap(),
+            (conventional * zone_units + segments * zone_units + 2 * segments) * 4,
+            "{profile}: {mb}"
+        );
+    }
+}

@@ -24,7 +24,13 @@
 //! buffer, `buffer_rows` rows of it (the controller memory that an open
 //! zone holds, which is why open zones are a limited resource); a row is
 //! programmed as soon as it is full, and a write waits for a buffer row
-//! whose previous program has not ended. A write completes when its data
+//! whose previous program has not ended. The controller's buffer is
+//! `max_open x buffer_rows` rows in all (every open zone's): a full row
+//! holds one of them until its program ends, also once its zone is full
+//! and closed for writing, so a full row also waits for one of those to be
+//! free (without that bound a stream moving on to a new zone had a fresh
+//! buffer while its last zone's rows still drained, and a buffer of a
+//! whole zone took any amount of data at the link's speed). A write completes when its data
 //! is in the buffer, so the buffer is assumed power-loss protected (the
 //! ZN540 is a datacentre drive): a Flush waits for the programs in flight.
 //!
@@ -57,6 +63,8 @@
 //! blocks the zone wrote and gives it back Empty with its whole capacity.
 
 use std::any::Any;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 use super::flash::nand_from_profile;
 use super::ftl::layer::{BufferCounters, ReadDone, TranslationLayer, ZoneGeometry};
@@ -132,6 +140,10 @@ pub struct ZnsParams {
     /// Conventional zones at the start of the LBA space (a ZBC device's;
     /// an NVMe Zoned Namespace has none).
     pub conventional: u32,
+    /// Zones' worth of blocks the conventional zones' log has beyond their
+    /// capacity (its over-provisioning, which its garbage collection works
+    /// in).
+    pub conventional_spare: u32,
 }
 
 /// Whose rules the zones follow: the front end's command set. The zone
@@ -210,6 +222,17 @@ crate::params! {
                  system's metadata there); an NVMe Zoned Namespace has none",
             )
         ),
+        /// Spare zones' worth of blocks behind the conventional zones' log (its garbage collection's room).
+        conventional_spare_zones: u32 = default(0) count_u32(
+            "device.zns.conventional_spare_zones",
+            range(
+                0.0,
+                1_048_576.0,
+                "blocks, in zones' worth, that the conventional zones' page-mapped log has \
+                 beyond their capacity (its over-provisioning, after the last zone's blocks); \
+                 at least 2 with conventional zones",
+            )
+        ),
     }
 }
 
@@ -237,10 +260,50 @@ pub struct ZnsStats {
     /// The most zones open and active at once.
     pub max_open_seen: u32,
     pub max_active_seen: u32,
-    /// Units written to conventional zones, and the erases their log made
-    /// when it came round to a region it had written.
+    /// Units written to conventional zones, and the blocks their log
+    /// erased to reclaim a segment.
     pub conventional_write_units: u64,
     pub conventional_erases: u64,
+    /// The conventional log's garbage collection: segments reclaimed and
+    /// the valid units it moved out of them first.
+    pub conventional_gc_segments: u64,
+    pub conventional_gc_units: u64,
+}
+
+/// Bytes of the zoned layer's own structures: the capacities of its
+/// vectors (what it asked the allocator for), as the page FTL counts its
+/// own ([`super::ftl::ModelBytes`]). They are sized when the namespace is
+/// made, by its zones, so they grow with the zones and never with the I/O
+/// a run makes. Shown in the JSON's `zns` (or `zbc`) object as
+/// `model_bytes` and summed into the run's `model_bytes.device`. The NAND
+/// timeline's bytes are not counted, as the FTL's count leaves them out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ZnsModelBytes {
+    /// Each zone's state, write pointer and open order.
+    pub zones: usize,
+    /// When each zone's buffer rows are free again (`buffer_rows` a zone),
+    /// and the controller's rows waiting for or under a program.
+    pub write_buffer: usize,
+    /// The conventional zones' log: their page map, its reverse map over
+    /// the log's positions and per-segment counts (a ZBC device's; empty
+    /// on ZNS).
+    pub conventional_map: usize,
+}
+
+impl ZnsModelBytes {
+    pub fn total(&self) -> usize {
+        self.zones + self.write_buffer + self.conventional_map
+    }
+
+    /// The JSON object (`zns.model_bytes`).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "zones": self.zones,
+            "write_buffer": self.write_buffer,
+            "conventional_map": self.conventional_map,
+            "total": self.total(),
+        })
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -270,18 +333,34 @@ pub struct Zns {
     /// When each zone's buffer row is free again: `buffer_rows` per zone,
     /// row `r` of a zone in slot `r % buffer_rows`.
     row_free: Vec<Ns>,
+    /// The controller's buffer rows for data waiting for or under a
+    /// program, `max_open x buffer_rows` of them (the write buffer of the
+    /// open zones; with no open limit, every zone's): when each is free
+    /// again, earliest on top. A zone's rows stay in the buffer until
+    /// programmed, also once the zone is full and no longer open, so a full
+    /// row takes one of these as well as its zone's slot.
+    drain: BinaryHeap<Reverse<Ns>>,
     open: u32,
     active: u32,
     seq: u64,
     stats: ZnsStats,
     rules: ZoneRules,
     /// The conventional zones' page map: where each of their units is in
-    /// their log (its position, `UNMAPPED` if never written). Only these
-    /// zones have a map, which is why it fits the controller's SRAM.
+    /// their log (its position, `UNMAPPED` if never written or trimmed).
+    /// Only these zones have a map, which is why it fits the controller's
+    /// SRAM.
     conv_map: Vec<u32>,
-    /// Units written to the conventional log so far; position
-    /// `conv_head % conv_units` is next.
-    conv_head: u64,
+    /// The log's segments, a zone's worth of blocks each (the
+    /// conventional zones' own, then the spare ones' after the last
+    /// zone's): position `seg * cap_units + i` is unit `i` of segment
+    /// `seg`. Each position's unit (`UNMAPPED`: never written there, or
+    /// stale), each segment's valid units, the erased segments (taken
+    /// from the end), the segment filling and its units written.
+    conv_rev: Vec<u32>,
+    conv_valid: Vec<u32>,
+    conv_free: Vec<u32>,
+    conv_active: u32,
+    conv_fill: u64,
     conv_units: u64,
 }
 
@@ -377,24 +456,51 @@ impl Zns {
         let rows = cap_units.div_ceil(row_units);
         let rows_per_die = rows.div_ceil(u64::from(dies));
         let bpz = rows_per_die.div_ceil(u64::from(geo.pages_per_block));
-        let needed = bpz * u64::from(p.zones);
+        if p.conventional > 0 && p.conventional_spare < 2 {
+            // One segment is kept erased for the collection to move into;
+            // with only that one spare, a full conventional area leaves a
+            // victim no stale unit but the one being written (each segment
+            // opened moves a segment less a unit).
+            return Err((
+                "device.zns.conventional_spare_zones",
+                format!(
+                    "device.zns.conventional_zones {} with device.zns.conventional_spare_zones \
+                     {}: the conventional zones' log needs at least two spare zones' blocks (one \
+                     kept erased for its garbage collection to move into, one for stale data)",
+                    p.conventional, p.conventional_spare
+                ),
+            ));
+        }
+        // The spare blocks only serve conventional zones.
+        let spare = if p.conventional == 0 {
+            0
+        } else {
+            p.conventional_spare
+        };
+        let needed = bpz * (u64::from(p.zones) + u64::from(spare));
         if needed > u64::from(geo.blocks_per_plane) {
             return Err((
                 "device.zns.zones",
                 format!(
-                    "device.zns.zones: {} zones of {} bytes of capacity need {needed} blocks on \
-                 each die ({bpz} a zone); the NAND has {}",
+                    "device.zns.zones: {} zones and {spare} spare of {} bytes of capacity need \
+                     {needed} blocks on each die ({bpz} a zone); the NAND has {}",
                     p.zones, p.zone_capacity, geo.blocks_per_plane
                 ),
             ));
         }
         let conv_units = u64::from(p.conventional) * cap_units;
-        if conv_units >= u64::from(UNMAPPED) {
+        let segs = if p.conventional == 0 {
+            0
+        } else {
+            p.conventional + spare
+        };
+        let positions = u64::from(segs) * cap_units;
+        if positions >= u64::from(UNMAPPED) {
             return Err((
                 "device.zns.conventional_zones",
                 format!(
-                    "device.zns.conventional_zones {}: {conv_units} units of conventional \
-                     zones are more than their map's 32-bit entries address",
+                    "device.zns.conventional_zones {} and {spare} spare: {positions} units of \
+                     the conventional log are more than their map's 32-bit entries address",
                     p.conventional
                 ),
             ));
@@ -412,7 +518,19 @@ impl Zns {
         }
         Ok(Zns {
             zones,
-            row_free: vec![0; p.zones as usize * p.buffer_rows as usize],
+            // The spare segments' blocks have buffer rows as a zone's.
+            row_free: vec![0; (p.zones + spare) as usize * p.buffer_rows as usize],
+            drain: {
+                let open = if p.max_open == 0 {
+                    p.zones
+                } else {
+                    p.max_open.min(p.zones)
+                };
+                let rows = open as usize * p.buffer_rows as usize;
+                let mut heap = BinaryHeap::with_capacity(rows);
+                heap.extend(std::iter::repeat_n(Reverse(0), rows));
+                heap
+            },
             nand,
             geo,
             dies,
@@ -426,7 +544,13 @@ impl Zns {
             stats: ZnsStats::default(),
             rules,
             conv_map: vec![UNMAPPED; conv_units as usize],
-            conv_head: 0,
+            conv_rev: vec![UNMAPPED; positions as usize],
+            conv_valid: vec![0; segs as usize],
+            // Taken from the end: segment 0 first, then 1, 2, ...
+            conv_free: (0..segs).rev().collect(),
+            conv_active: 0,
+            // Full: the first write opens segment 0.
+            conv_fill: cap_units,
             conv_units,
             p,
         })
@@ -452,6 +576,7 @@ impl Zns {
             zasl: k.zasl,
             buffer_rows: k.buffer_rows,
             conventional: k.conventional_zones,
+            conventional_spare: k.conventional_spare_zones,
         };
         Zns::new(params, Nand::new(geo, timing, channel), rules)
             .map_err(|(key, m)| InputError::new(p.file_of(key), None, m))
@@ -467,6 +592,18 @@ impl Zns {
 
     pub fn nand(&self) -> &Nand {
         &self.nand
+    }
+
+    /// Bytes of the layer's own structures (see [`ZnsModelBytes`]).
+    pub fn model_bytes(&self) -> ZnsModelBytes {
+        use std::mem::size_of;
+        ZnsModelBytes {
+            zones: self.zones.capacity() * size_of::<Zone>(),
+            write_buffer: (self.row_free.capacity() + self.drain.capacity()) * size_of::<Ns>(),
+            conventional_map: (self.conv_map.capacity() + self.conv_rev.capacity())
+                * size_of::<u32>()
+                + (self.conv_valid.capacity() + self.conv_free.capacity()) * size_of::<u32>(),
+        }
     }
 
     /// Zones open and active now.
@@ -629,9 +766,16 @@ impl Zns {
             }
             let upto = end.min(row_end);
             if upto == row_end {
+                // A full row takes one of the controller's rows until its
+                // program ends: the data a device holds for its dies is
+                // bounded by its buffer, not by the zones it has filled.
+                let Reverse(free) = self.drain.pop().expect("the buffer has rows");
+                accepted = accepted.max(free);
                 let (die, _, _) = self.locate(z, wp);
                 let bytes = (row_end - row * self.row_units) * UNIT;
-                self.row_free[slot] = self.nand.program(accepted, die, bytes);
+                let end = self.nand.program(accepted, die, bytes);
+                self.row_free[slot] = end;
+                self.drain.push(Reverse(end));
                 self.stats.rows_programmed += 1;
             }
             wp = upto;
@@ -658,38 +802,166 @@ impl Zns {
         (done, erased)
     }
 
+    /// The zone whose blocks the conventional log's segment `seg` is:
+    /// the conventional zones' own, then the spare ones' after the last
+    /// zone's.
+    #[inline]
+    fn seg_zone(&self, seg: u32) -> usize {
+        if seg < self.p.conventional {
+            seg as usize
+        } else {
+            (self.p.zones + seg - self.p.conventional) as usize
+        }
+    }
+
+    /// Unit `lu` of the conventional zones is no longer where the map put
+    /// it (written again, or unmapped): its position is stale.
+    #[inline]
+    fn conv_invalidate(&mut self, lu: u64) {
+        let old = self.conv_map[lu as usize];
+        if old != UNMAPPED {
+            self.conv_rev[old as usize] = UNMAPPED;
+            self.conv_valid[(u64::from(old) / self.cap_units) as usize] -= 1;
+            self.conv_map[lu as usize] = UNMAPPED;
+        }
+    }
+
     /// A write of `n` units at unit `u` of the conventional zones (their
     /// units numbered from the device's start), data in the controller
-    /// from `t`. Their data goes into a log over the conventional zones'
-    /// own blocks, filled row by row as a sequential zone is; the map
-    /// keeps each unit's place. When the log comes round to a zone's
-    /// blocks it wrote before, it erases them first: their data is
-    /// assumed stale by then (no garbage collection is modelled, so the
-    /// cost of moving valid data out is not booked: an assumption,
-    /// stated in docs/model.md, that holds while the host's live data in
-    /// the conventional zones is small against them).
+    /// from `t`. Their data goes into a page-mapped log over the
+    /// conventional zones' own blocks and the spare ones' (segments of a
+    /// zone's worth of blocks, each filled row by row as a sequential zone
+    /// is); the map keeps each unit's place. A full segment is followed by
+    /// an erased one, and when that leaves none erased the log collects
+    /// garbage first ([`Zns::conv_open`]), in the host write's time
+    /// (foreground, as the page FTL's GC).
     fn conv_write(&mut self, t: Ns, u: u64, n: u64) -> Ns {
+        // The write's units are stale where they were before it goes in
+        // (the page FTL invalidates the old copy as it maps the new one):
+        // so the collection never moves what this write replaces, and it
+        // always finds a victim with a stale unit (see conv_open).
+        for lu in u..u + n {
+            self.conv_invalidate(lu);
+        }
         let mut accepted = t;
+        let mut start = t;
         let mut done = 0;
         while done < n {
-            let pos = self.conv_head % self.conv_units;
-            let (pz, local) = ((pos / self.cap_units) as usize, pos % self.cap_units);
-            if local == 0 && self.conv_head >= self.conv_units {
-                let from = t.max(self.programs_done(pz));
-                let (_, erased) = self.erase_written(t, from, self.cap_units);
-                self.stats.conventional_erases += erased;
+            if self.conv_fill == self.cap_units {
+                // The host's data goes in behind what the collection moved.
+                start = start.max(self.conv_open(start));
             }
-            let k = (n - done).min(self.cap_units - local);
+            let k = (n - done).min(self.cap_units - self.conv_fill);
+            let base = u64::from(self.conv_active) * self.cap_units + self.conv_fill;
             for i in 0..k {
-                self.conv_map[(u + done + i) as usize] = (pos + i) as u32;
+                let lu = u + done + i;
+                self.conv_map[lu as usize] = (base + i) as u32;
+                self.conv_rev[(base + i) as usize] = lu as u32;
             }
-            accepted = accepted.max(self.program(t, pz, local, k));
-            self.conv_head += k;
+            self.conv_valid[self.conv_active as usize] += k as u32;
+            let z = self.seg_zone(self.conv_active);
+            accepted = accepted.max(self.program(start, z, self.conv_fill, k));
+            self.conv_fill += k;
             done += k;
         }
         self.stats.host_write_units += n;
         self.stats.conventional_write_units += n;
         accepted
+    }
+
+    /// Open the log's next segment, an erased one, from `t`. If it was the
+    /// last erased one, collect one victim into it first: the full segment
+    /// with the fewest valid units (greedy, the page FTL's rule); its
+    /// valid units are read from NAND (once its own programs have ended),
+    /// programmed at the start of the new segment through its buffer
+    /// rows, and the victim's blocks erased, so one segment is erased
+    /// again. Returns when the moved data is in the buffer.
+    ///
+    /// Bounded: one victim per segment opened. The victim's valid units
+    /// fit, since the new segment is empty. And the host gets room: the
+    /// `conventional + spare - 1` full segments hold at most `conventional
+    /// x cap` valid units (less the units of the write that opens the
+    /// segment, which it made stale), so with 2 spare or more the fewest
+    /// any holds is below `cap` by at least `cap / (conventional + 1)`.
+    fn conv_open(&mut self, t: Ns) -> Ns {
+        let seg = self
+            .conv_free
+            .pop()
+            .expect("the conventional log keeps a segment erased");
+        self.conv_active = seg;
+        self.conv_fill = 0;
+        if !self.conv_free.is_empty() {
+            return t;
+        }
+        let active = self.conv_active;
+        let victim = (0..self.conv_valid.len() as u32)
+            .filter(|&v| v != active)
+            .min_by_key(|&v| (self.conv_valid[v as usize], v))
+            .expect("the log has a segment besides the one filling");
+        let valid = u64::from(self.conv_valid[victim as usize]);
+        debug_assert!(valid < self.cap_units, "a victim with no stale unit");
+        let (vz, az) = (self.seg_zone(victim), self.seg_zone(active));
+        let from = t.max(self.programs_done(vz));
+        self.nand.set_now(from);
+        let mut last_row = (u32::MAX, u32::MAX, u32::MAX, 0);
+        let mut read_done = from;
+        let first = u64::from(victim) * self.cap_units;
+        for local in 0..self.cap_units {
+            if self.conv_rev[(first + local) as usize] != UNMAPPED {
+                read_done = read_done.max(self.read_unit(from, vz, local, &mut last_row));
+            }
+        }
+        let to = u64::from(active) * self.cap_units;
+        let mut moved = 0;
+        for local in 0..self.cap_units {
+            let lu = self.conv_rev[(first + local) as usize];
+            if lu == UNMAPPED {
+                continue;
+            }
+            self.conv_rev[(first + local) as usize] = UNMAPPED;
+            self.conv_rev[(to + moved) as usize] = lu;
+            self.conv_map[lu as usize] = (to + moved) as u32;
+            moved += 1;
+        }
+        let accepted = self.program(read_done, az, 0, moved);
+        self.conv_fill = moved;
+        self.conv_valid[active as usize] += moved as u32;
+        self.conv_valid[victim as usize] = 0;
+        self.stats.conventional_gc_units += moved;
+        self.stats.conventional_gc_segments += 1;
+        // Erased once its data is read out.
+        let (_, erased) = self.erase_written(read_done, read_done, self.cap_units);
+        self.stats.conventional_erases += erased;
+        self.conv_free.push(victim);
+        accepted
+    }
+
+    /// Whether the conventional log's books agree: each mapped unit's
+    /// position names it back, each segment's valid count is its mapped
+    /// positions', no erased segment holds data, and one segment is kept
+    /// erased (a test aid: it walks the whole log).
+    pub fn conventional_log_consistent(&self) -> bool {
+        if self.conv_units == 0 {
+            return true;
+        }
+        let mut valid = vec![0u32; self.conv_valid.len()];
+        for (lu, &pos) in self.conv_map.iter().enumerate() {
+            if pos != UNMAPPED {
+                if self.conv_rev[pos as usize] != lu as u32 {
+                    return false;
+                }
+                valid[(u64::from(pos) / self.cap_units) as usize] += 1;
+            }
+        }
+        let rev = self.conv_rev.iter().filter(|&&l| l != UNMAPPED).count();
+        let mapped = self.conv_map.iter().filter(|&&p| p != UNMAPPED).count();
+        valid == self.conv_valid
+            && rev == mapped
+            && !self.conv_free.is_empty()
+            && self
+                .conv_free
+                .iter()
+                .all(|&f| self.conv_valid[f as usize] == 0)
     }
 
     /// When every row program of zone `z` has ended.
@@ -847,7 +1119,7 @@ impl Zns {
     /// Read `n` units at unit `u` of the conventional zones from `t`:
     /// each unit where the map puts it in the log.
     fn conv_read(&mut self, t: Ns, u: u64, n: u64) -> ReadDone {
-        let head = self.conv_head % self.conv_units;
+        let head = u64::from(self.conv_active) * self.cap_units + self.conv_fill;
         let (cap_units, row_units) = (self.cap_units, self.row_units);
         let filling = |pos: u64| (pos / cap_units, pos % cap_units / row_units);
         let partial = !(head % self.cap_units).is_multiple_of(self.row_units);
@@ -866,7 +1138,8 @@ impl Zns {
                 hits += 1;
                 continue;
             }
-            let (pz, local) = ((pos / self.cap_units) as usize, pos % self.cap_units);
+            let (seg, local) = ((pos / self.cap_units) as u32, pos % self.cap_units);
+            let pz = self.seg_zone(seg);
             done = done.max(self.read_unit(t, pz, local, &mut last_row));
         }
         self.stats.buffer_read_hits += hits;
@@ -992,14 +1265,15 @@ impl TranslationLayer for Zns {
         // units' places in the map.
         let (u, n) = (offset / UNIT, u64::from(len).div_ceil(UNIT));
         let end = (u + n).min(self.conv_units);
-        if u < end {
-            self.conv_map[u as usize..end as usize].fill(UNMAPPED);
+        for lu in u..end {
+            self.conv_invalidate(lu);
         }
         Completion::ok(t)
     }
 
     fn flush(&mut self, t: Ns) -> Ns {
-        (0..self.zones.len())
+        // Every zone's rows and the conventional log's spare segments'.
+        (0..self.row_free.len() / self.p.buffer_rows as usize)
             .map(|z| self.programs_done(z))
             .fold(t, Ns::max)
     }
@@ -1080,6 +1354,7 @@ impl TranslationLayer for Zns {
                 "host_read_units": s.host_read_units,
                 "unwritten_reads": s.unwritten_reads,
                 "buffer_read_hits": s.buffer_read_hits,
+                "model_bytes": self.model_bytes().to_json(),
         });
         // A ZBC device's section has its conventional zones' counters and
         // its own name; a ZNS namespace's stays as it was.
@@ -1089,6 +1364,16 @@ impl TranslationLayer for Zns {
                 zones["conventional_zones"] = self.p.conventional.into();
                 zones["conventional_write_units"] = s.conventional_write_units.into();
                 zones["conventional_erases"] = s.conventional_erases.into();
+                zones["conventional_spare_zones"] = self.p.conventional_spare.into();
+                zones["conventional_gc_segments"] = s.conventional_gc_segments.into();
+                zones["conventional_gc_units"] = s.conventional_gc_units.into();
+                let w = s.conventional_write_units;
+                zones["conventional_waf"] = if w == 0 {
+                    1.0
+                } else {
+                    (w + s.conventional_gc_units) as f64 / w as f64
+                }
+                .into();
                 "zbc"
             }
         };

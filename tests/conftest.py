@@ -36,18 +36,24 @@ def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]
     )
 
 
-def real_fio_json(folder: Path, job: str = "job.fio") -> dict:  # type: ignore[type-arg]
-    """The real fio's JSON output for `job` run in `folder`; the test fails
-    (not skips) when fio exits non-zero. Callers mark themselves to skip
-    where fio is not installed."""
+def real_fio(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The real fio run in `folder` with `args`; the test fails (not skips)
+    when fio is missing. Callers mark themselves to skip where fio is not
+    installed."""
     fio = shutil.which("fio")
     assert fio is not None, "the real fio is not installed"
-    r = subprocess.run(
-        [fio, "--output-format=json", job],
+    return subprocess.run(
+        [fio, *args],
         cwd=folder,
         capture_output=True,
         text=True,
         timeout=120,
     )
+
+
+def real_fio_json(folder: Path, job: str = "job.fio") -> dict:  # type: ignore[type-arg]
+    """The real fio's JSON output for `job` run in `folder`; the test fails
+    (not skips) when fio exits non-zero."""
+    r = real_fio(folder, "--output-format=json", job)
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)  # type: ignore[no-any-return]

@@ -15,12 +15,11 @@ its file runs out.
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import cli
+from conftest import cli, real_fio
 
 FIO = shutil.which("fio")
 need_fio = pytest.mark.skipif(FIO is None, reason="the real fio is not installed")
@@ -33,14 +32,7 @@ def ios(folder: Path, job: str, real: bool) -> list[tuple[str, int]]:
     folder.mkdir()
     (folder / "job.fio").write_text(job + "write_iolog=io.log\n")
     if real:
-        assert FIO is not None
-        r = subprocess.run(
-            [FIO, "--output-format=terse", "job.fio"],
-            cwd=folder,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        r = real_fio(folder, "--output-format=terse", "job.fio")
     else:
         r = cli("run", "job.fio", "--device", "nullblk", cwd=folder)
     assert r.returncode == 0, r.stderr

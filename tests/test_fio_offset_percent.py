@@ -113,12 +113,12 @@ NRFILES = (
 
 def test_null_engine_nrfiles_offset_percent_is_of_each_file(tmp_path: Path) -> None:
     # Each of two files is size / nrfiles = 512 KiB: both start at 256 KiB
-    # and write their io_size (512 KiB) from there. flashpath's iolog names
-    # the job's files as one, a.0.0, file k's blocks k * 512 KiB on.
+    # and write their io_size (512 KiB) from there, in turn; the iolog
+    # names each I/O's own file, a.0.0 and a.0.1, as fio's does.
     r = ours(tmp_path, NRFILES)
     assert r.returncode == 0, r.stderr
-    got = [off for _, off, _ in iolog_writes(tmp_path / "io.log")]
-    want = [k * 2**19 + 2**18 + 4096 * i for i in range(128) for k in (0, 1)]
+    got = [(f, off) for f, off, _ in iolog_writes(tmp_path / "io.log")]
+    want = [(f"a.0.{k}", 2**18 + 4096 * i) for i in range(128) for k in (0, 1)]
     assert got == want
 
 
@@ -128,12 +128,8 @@ def test_null_engine_nrfiles_matches_fio(tmp_path: Path) -> None:
     (tmp_path / "ours").mkdir()
     real_fio(tmp_path / "fio", NRFILES)
     assert ours(tmp_path / "ours", NRFILES).returncode == 0
-    # fio's file a.0.k as flashpath places it: k * 512 KiB on.
-    theirs = [
-        int(f.rsplit(".", 1)[1]) * 2**19 + off
-        for f, off, _ in iolog_writes(tmp_path / "fio" / "io.log")
-    ]
-    assert [off for _, off, _ in iolog_writes(tmp_path / "ours" / "io.log")] == theirs
+    # Every I/O, in order, with its own file, offset and length.
+    assert iolog_writes(tmp_path / "ours" / "io.log") == iolog_writes(tmp_path / "fio" / "io.log")
 
 
 NEW_FILE = "[a]\nfilename=f1\nsize=256k\noffset=50%\nrw=write\nbs=4k\nwrite_iolog=io.log\n"

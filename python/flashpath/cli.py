@@ -498,7 +498,7 @@ def profile_group() -> None:
 def profile_show(name: str, overrides: tuple[str, ...]) -> None:
     """Every parameter of profile NAME with its unit and source."""
     try:
-        click.echo(_core.profile_show(name, list(overrides), check_values=True), nl=False)
+        click.echo(_core.profile_show(name, list(overrides)), nl=False)
     except FlashpathError as err:
         _fail(err)
 

@@ -442,26 +442,14 @@ fn profile_description(py: Python<'_>, name: Text) -> PyResult<String> {
     guarded(py, move || Ok(Profile::load(&name.0)?.description))
 }
 
-/// Every parameter of a profile with its unit and source. With
-/// `check_values`, a machine's profile (one with a device) is also built,
-/// so that its values are checked as `run` checks them (each part reads
-/// its keys and their ranges): what `flashpath profile show` prints is a
-/// profile that runs. A host fragment has no machine to build.
+/// Every parameter of a profile with its unit and source.
 #[pyfunction]
-#[pyo3(signature = (name, overrides=Vec::new(), check_values=false))]
-fn profile_show(
-    py: Python<'_>,
-    name: Text,
-    overrides: Vec<Text>,
-    check_values: bool,
-) -> PyResult<String> {
+#[pyo3(signature = (name, overrides=Vec::new()))]
+fn profile_show(py: Python<'_>, name: Text, overrides: Vec<Text>) -> PyResult<String> {
     guarded(py, move || {
         let mut p = Profile::load(&name.0)?;
         for o in &strings(overrides) {
             flashpath::parameters::apply_override(&mut p, o)?;
-        }
-        if check_values && p.has("device.kind") {
-            flashpath::model::build_model(&p)?;
         }
         Ok(flashpath::parameters::describe(&p))
     })

@@ -51,6 +51,33 @@ def real_fio(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def real_fio_offload_json(job: Path, timeout_s: float, tries: int) -> dict:  # type: ignore[type-arg]
+    """The real fio's JSON output for an `io_submit_mode=offload` job, run
+    in the job's folder. fio 3.33 can hang at start-up there (workqueue.c
+    start_worker overwrites a fast worker's SW_F_RUNNING, so
+    workqueue_init waits forever, and it ignores SIGTERM): a run that takes
+    over `timeout_s` is killed and tried again, up to `tries` times."""
+    fio = shutil.which("fio")
+    assert fio is not None, "the real fio is not installed"
+    for _ in range(tries):
+        p = subprocess.Popen(
+            [fio, "--output-format=json", job.name],
+            cwd=job.parent,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            out, err = p.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            continue
+        assert p.returncode == 0, err
+        return json.loads(out[out.index("{") :])  # type: ignore[no-any-return]
+    pytest.fail(f"the real fio hung {tries} times on {job.name}")
+
+
 def real_fio_json(folder: Path, job: str = "job.fio") -> dict:  # type: ignore[type-arg]
     """The real fio's JSON output for `job` run in `folder`; the test fails
     (not skips) when fio exits non-zero."""

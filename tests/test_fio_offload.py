@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli
+from conftest import cli, real_fio_offload_json
 
 FIO = shutil.which("fio")
 need_fio = pytest.mark.skipif(FIO is None, reason="the real fio is not installed")
@@ -43,25 +43,7 @@ TRIES = 3
 
 
 def run_fio(job: Path) -> dict:  # type: ignore[type-arg]
-    assert FIO is not None
-    for _ in range(TRIES):
-        p = subprocess.Popen(
-            [FIO, "--output-format=json", job.name],
-            cwd=job.parent,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            out, err = p.communicate(timeout=TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            # Hung in workqueue_init: fio ignores SIGTERM there.
-            p.kill()
-            p.communicate()
-            continue
-        assert p.returncode == 0, err
-        return json.loads(out[out.index("{") :])  # type: ignore[no-any-return]
-    pytest.fail(f"the real fio hung {TRIES} times on {job.name}")
+    return real_fio_offload_json(job, TIMEOUT_S, TRIES)
 
 
 def shape(doc: dict) -> tuple:  # type: ignore[type-arg]
